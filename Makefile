@@ -1,0 +1,47 @@
+# gml: build, test and run. `make run` and `make test` work on a fresh Debian machine as root.
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
+GO ?= go
+BIN := bin/gml
+GOFLAGS_TEST ?= -count=1 -timeout 60m
+
+.PHONY: all deps build kernelspec run test unit e2e lint generate check-generated shaders bench clean
+
+all: build
+
+deps:
+	./install/deps.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/gml
+
+kernelspec: build
+	./$(BIN) install
+
+run: deps build kernelspec
+	./$(BIN) run notebooks/quickstart.ipynb
+
+# The whole suite: formatting, vet, generated files fresh, unit and end-to-end tests.
+test: deps build kernelspec lint check-generated
+	$(GO) test $(GOFLAGS_TEST) ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Regenerates every committed generated file (yaegi symbol tables, SPIR-V).
+generate:
+	$(GO) generate ./...
+
+# Fails when a committed generated file differs from what `make generate` produces.
+check-generated:
+	$(GO) run ./internal/gencheck
+
+shaders:
+	$(GO) generate ./shaders
+
+bench: build
+	./$(BIN) bench cpu
+
+clean:
+	rm -rf bin
