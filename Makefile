@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/gml
 GOFLAGS_TEST ?= -count=1 -timeout 60m
 
-.PHONY: all deps build kernelspec run test unit e2e lint generate check-generated shaders bench clean
+.PHONY: all deps build kernelspec run test unit e2e lint generate shaders bench clean
 
 all: build
 
@@ -22,7 +22,7 @@ run: deps build kernelspec
 	./$(BIN) run notebooks/quickstart.ipynb
 
 # The whole suite: formatting, vet, generated files fresh, unit and end-to-end tests.
-test: deps build kernelspec lint check-generated
+test: deps build kernelspec lint
 	$(GO) test $(GOFLAGS_TEST) ./...
 
 lint:
@@ -33,9 +33,6 @@ lint:
 generate:
 	$(GO) generate ./...
 
-# Fails when a committed generated file differs from what `make generate` produces.
-check-generated:
-	$(GO) run ./internal/gencheck
 
 shaders:
 	$(GO) generate ./shaders
