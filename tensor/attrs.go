@@ -1,0 +1,192 @@
+package tensor
+
+// Attribute structs: each op that has parameters stores one of these in Node.Attr.
+// Backends type-assert the value for the op they implement. Axes stored here are
+// already resolved to non-negative values by the builders.
+
+// AlphaAttr is the slope or scale parameter of LeakyRelu and Elu.
+type AlphaAttr struct{ Alpha float32 }
+
+// GeluForm selects the exact (erf) or tanh-approximated GELU.
+type GeluForm uint8
+
+// The GELU forms.
+const (
+	GeluErf GeluForm = iota
+	GeluTanh
+)
+
+// GeluAttr is OpGelu's attribute.
+type GeluAttr struct{ Form GeluForm }
+
+// HardSigmoidAttr is max(0, min(1, Alpha*x + Beta)).
+type HardSigmoidAttr struct{ Alpha, Beta float32 }
+
+// ClampAttr limits values to [Min, Max].
+type ClampAttr struct{ Min, Max float32 }
+
+// ScaleAttr is x*Scale + Bias.
+type ScaleAttr struct{ Scale, Bias float32 }
+
+// CastAttr converts to dtype To.
+type CastAttr struct{ To DType }
+
+// ReduceAttr is the attribute of the reductions. Axes are sorted and unique; an empty list
+// reduces over every axis. Correction is used by OpVar only (0 population, 1 sample).
+type ReduceAttr struct {
+	Axes       []int
+	KeepDims   bool
+	Correction int
+}
+
+// ArgReduceAttr is the attribute of ArgMax and ArgMin.
+type ArgReduceAttr struct {
+	Axis     int
+	KeepDims bool
+}
+
+// CumSumAttr is OpCumSum's attribute.
+type CumSumAttr struct {
+	Axis               int
+	Exclusive, Reverse bool
+}
+
+// TopKAttr selects the K largest (or smallest) along Axis, sorted.
+type TopKAttr struct {
+	K       int
+	Axis    int
+	Largest bool
+}
+
+// MatMul: C = op(A) @ op(B) where op transposes the last two axes when set.
+type MatMulAttr struct{ TransA, TransB bool }
+
+// ConvAttr describes a 1-D or 2-D convolution (len(Stride) spatial dims). Pads are given
+// per spatial axis as begin and end values ("same" padding is resolved by the builder).
+type ConvAttr struct {
+	Stride        []int
+	Dilation      []int
+	PadBegin      []int
+	PadEnd        []int
+	OutputPadding []int // ConvTranspose only
+	Groups        int
+	FilterShape   Shape // ConvFilterGrad only: the weight shape to produce
+}
+
+// PoolAttr describes max or average pooling.
+type PoolAttr struct {
+	Kernel          []int
+	Stride          []int
+	PadBegin        []int
+	PadEnd          []int
+	CountIncludePad bool  // average pooling: divide by the full window even over padding
+	InputShape      Shape // AvgPoolGrad only
+}
+
+// SoftmaxAttr is the attribute of Softmax and LogSoftmax: softmax(x*Scale + mask) on Axis.
+// A Scale of 0 means 1.
+type SoftmaxAttr struct {
+	Axis  int
+	Scale float32
+}
+
+// NormAttr is the attribute of LayerNorm and RMSNorm: normalise over the trailing Axes.
+type NormAttr struct {
+	Axes []int
+	Eps  float32
+}
+
+// AttentionAttr is scaled dot-product attention softmax(q kᵀ * Scale + mask) v over
+// (batch, heads, time, dim) inputs. A Scale of 0 means 1/sqrt(dim).
+type AttentionAttr struct {
+	Causal bool
+	Scale  float32
+}
+
+// RoPEAttr rotates the first Dims features of each position pairwise (interleaved pairs
+// (0,1), (2,3), ...) by angle pos * Base^(-2i/Dims). Dims 0 means the whole last axis.
+type RoPEAttr struct {
+	Base float32
+	Dims int
+}
+
+// ReshapeAttr is the target shape of OpReshape and OpExpand (fully resolved, no -1).
+type ReshapeAttr struct{ Shape Shape }
+
+// PermuteAttr reorders axes: output axis i is input axis Perm[i].
+type PermuteAttr struct{ Perm []int }
+
+// AxisAttr is the attribute of ops with one axis parameter (Concat, Gather, TakeAlong).
+type AxisAttr struct{ Axis int }
+
+// SliceAttr selects Starts[i]:Ends[i]:Steps[i] on every axis i (resolved to the input's
+// shape; steps may be negative, in which case Start > End).
+type SliceAttr struct{ Starts, Ends, Steps []int }
+
+// PadMode selects how Pad fills.
+type PadMode uint8
+
+// The pad modes.
+const (
+	PadConstant PadMode = iota
+	PadReflect
+	PadEdge
+)
+
+// PadAttr adds Before[i] and After[i] elements on axis i.
+type PadAttr struct {
+	Before, After []int
+	Mode          PadMode
+	Value         float32
+}
+
+// TileAttr repeats the input Reps[i] times along axis i.
+type TileAttr struct{ Reps []int }
+
+// ScatterReduce selects how Scatter combines.
+type ScatterReduce uint8
+
+// The scatter reductions.
+const (
+	ScatterNone ScatterReduce = iota
+	ScatterAdd
+)
+
+// ScatterAttr is OpScatter's attribute.
+type ScatterAttr struct {
+	Axis   int
+	Reduce ScatterReduce
+}
+
+// OneHotAttr expands indices to Depth classes of type DType (1 at the index, 0 elsewhere;
+// an index outside [0, Depth) gives an all-zero row).
+type OneHotAttr struct {
+	Depth int
+	DType DType
+}
+
+// DepthToSpaceAttr rearranges (N, C*b*b, H, W) to (N, C, H*b, W*b). Mode "DCR" or "CRD"
+// as in ONNX.
+type DepthToSpaceAttr struct {
+	Block int
+	Mode  string
+}
+
+// DropoutAttr zeroes each element with probability Rate and scales the rest by 1/(1-Rate).
+type DropoutAttr struct{ Rate float32 }
+
+// SGDAttr is the attribute of OpSGDUpdate: v = Momentum*v + g + WeightDecay*p;
+// p -= lr * (Nesterov ? g + Momentum*v : v).
+type SGDAttr struct {
+	Momentum    float32
+	WeightDecay float32
+	Nesterov    bool
+}
+
+// AdamAttr is the attribute of OpAdamUpdate. With Decoupled (AdamW) the weight decay is
+// applied as p -= lr*WeightDecay*p; otherwise it is added to the gradient.
+type AdamAttr struct {
+	Beta1, Beta2, Eps float32
+	WeightDecay       float32
+	Decoupled         bool
+}

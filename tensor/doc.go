@@ -1,0 +1,25 @@
+// Package tensor holds gml's data types and its one graph IR.
+//
+// Host data: Tensor is a dense row-major array in host memory (shapes outermost first,
+// as NumPy), with constructors from []float32, []float64, [][]float64 and gonum
+// matrices, and conversions back. DType covers F32 (the default), F16, BF16, I32, I64
+// and Bool; quantised block types are to be added after them.
+//
+// Graphs: a Graph records Nodes; building a node never computes anything. Each Node has
+// one Op from a single flat enumeration (op.go), an output dtype and shape, inputs and
+// an attribute struct (attrs.go). Every non-source op has one shape rule, registered in
+// the ops_*.go files, and every node is built through Apply, so graph transforms
+// (autodiff, ONNX import, lowering) rebuild nodes generically. Builders panic with
+// *Error on misuse (shape mismatches are programming errors); Catch converts that panic
+// into an error at API edges.
+//
+// Persistent state: a Variable (weights, optimizer moments, counters) lives in the
+// runtime across graph runs and across graphs; graphs read it through Var nodes and
+// update it with in-place ops (Assign, SGDUpdate, AdamUpdate), which the op table marks.
+//
+// Randomness inside graphs is counter-based (DropoutKeep): a pure function of a seed
+// fed per run and the element index, so CPU and GPU agree and a step can be replayed.
+//
+// Autodiff is a graph transform (Grad): from a scalar loss node and a list of nodes to
+// differentiate, it appends the backward nodes using one gradient rule per op.
+package tensor

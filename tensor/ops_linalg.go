@@ -1,0 +1,71 @@
+package tensor
+
+import "fmt"
+
+func init() {
+	registerShape(OpMatMul, matMulRule)
+	registerShape(OpReshape, reshapeRule)
+}
+
+// MatMul returns a @ b over the last two axes, batched over the leading axes with
+// broadcasting (a [B, M, K] @ b [K, N] is allowed). Rank-1 operands are not promoted:
+// reshape them first.
+func MatMul(a, b *Node) *Node { return Apply(OpMatMul, MatMulAttr{}, a, b) }
+
+// MatMulT returns op(a) @ op(b), where op transposes the last two axes when the
+// corresponding flag is set. Backends read the transposed operand in place.
+func MatMulT(a, b *Node, transA, transB bool) *Node {
+	return Apply(OpMatMul, MatMulAttr{TransA: transA, TransB: transB}, a, b)
+}
+
+func matMulRule(attr any, in []*Node) (DType, Shape, any, error) {
+	at, ok := attr.(MatMulAttr)
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("attribute must be MatMulAttr, got %T", attr)
+	}
+	a, b := in[0], in[1]
+	if a.dtype != b.dtype || !a.dtype.IsFloat() {
+		return 0, nil, nil, fmt.Errorf("needs two inputs of the same float dtype, have %s", shapesOf(in))
+	}
+	if a.shape.Rank() < 2 || b.shape.Rank() < 2 {
+		return 0, nil, nil, fmt.Errorf("needs rank >= 2 operands, have %v and %v", a.shape, b.shape)
+	}
+	m, k := a.shape[a.shape.Rank()-2], a.shape[a.shape.Rank()-1]
+	if at.TransA {
+		m, k = k, m
+	}
+	k2, n := b.shape[b.shape.Rank()-2], b.shape[b.shape.Rank()-1]
+	if at.TransB {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		return 0, nil, nil, fmt.Errorf("inner dimensions differ: %v (transA=%v) @ %v (transB=%v): %d vs %d", a.shape, at.TransA, b.shape, at.TransB, k, k2)
+	}
+	batch, ok := Broadcast(a.shape[:a.shape.Rank()-2], b.shape[:b.shape.Rank()-2])
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("batch dimensions of %v and %v do not broadcast", a.shape, b.shape)
+	}
+	return a.dtype, append(batch.Clone(), m, n), at, nil
+}
+
+// Reshape returns x with a new shape of the same size; one dimension may be -1.
+// The result shares x's storage on every backend.
+func Reshape(x *Node, shape ...int) *Node {
+	s, err := ResolveReshape(x.shape, shape)
+	if err != nil {
+		panic(&Error{Op: "reshape", Err: err})
+	}
+	return Apply(OpReshape, ReshapeAttr{Shape: s}, x)
+}
+
+func reshapeRule(attr any, in []*Node) (DType, Shape, any, error) {
+	at, ok := attr.(ReshapeAttr)
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("attribute must be ReshapeAttr, got %T", attr)
+	}
+	s, err := ResolveReshape(in[0].shape, at.Shape)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return in[0].dtype, s, ReshapeAttr{Shape: s}, nil
+}
