@@ -1,0 +1,190 @@
+package runtime
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Pool classifies what a buffer holds, which decides its lifetime and the line of the
+// memory report it is counted on.
+type Pool uint8
+
+// The pools.
+const (
+	PoolWeights     Pool = iota // model variables: resident across runs and cells
+	PoolOptimizer               // optimizer moments and counters: resident
+	PoolActivations             // intermediate values of one run, reused across runs
+	PoolScratch                 // backend temporaries (packing, im2col) and transfer buffers
+	PoolIO                      // graph inputs and outputs
+	NumPools
+)
+
+var poolNames = [NumPools]string{"weights", "optimizer", "activations", "scratch", "io"}
+
+func (p Pool) String() string {
+	if p < NumPools {
+		return poolNames[p]
+	}
+	return fmt.Sprintf("pool(%d)", uint8(p))
+}
+
+// Buffer is backend memory that holds one contiguous row-major tensor. Only the backend
+// that allocated a buffer can read or write it.
+type Buffer interface {
+	// Size is the buffer's capacity in bytes.
+	Size() int64
+}
+
+// Backend is the narrow interface every device implements: the CPU backend in
+// runtime/cpu, the Vulkan backend in gpu. The scheduler decides which nodes a backend
+// runs (Supports), allocates every buffer through it, and hands it whole segments of a
+// graph to prepare once and run many times. Optional abilities (asynchronous runs,
+// timestamps) are separate interfaces found by type assertion.
+type Backend interface {
+	// Name identifies the backend in logs and tables: "cpu", "vulkan".
+	Name() string
+	// Info describes the device.
+	Info() DeviceInfo
+	// Supports reports whether Prepare accepts node n (its op, dtypes and attributes).
+	// Unsupported nodes run on the CPU backend; the scheduler counts those fallbacks.
+	Supports(n *tensor.Node) bool
+	// Alloc returns a buffer of at least bytes bytes, zero-filled, counted on pool.
+	// Out of memory is an error that says how much was asked and how much is free.
+	Alloc(bytes int64, pool Pool) (Buffer, error)
+	// Free releases a buffer from Alloc.
+	Free(b Buffer)
+	// Upload copies src into b starting at byte 0.
+	Upload(b Buffer, src []byte) error
+	// Download copies the first len(dst) bytes of b into dst.
+	Download(b Buffer, dst []byte) error
+	// Prepare compiles a segment (pipelines, command buffers, kernels) for repeated runs.
+	Prepare(seg *Segment) (Program, error)
+	// Close releases every device object; the backend is unusable afterwards.
+	Close() error
+}
+
+// Segment is a run of consecutive nodes of one graph assigned to one backend.
+// The scheduler has allocated a buffer for every node the segment reads or writes:
+// Buffers maps each node in Nodes, and each input of those nodes, to its buffer.
+// Nodes whose op is OpReshape share their input's buffer (the scheduler aliases them),
+// and in-place ops (tensor.Op.Writes) share the buffer of the input they write, so
+// backends treat Reshape as a no-op and write updates straight into variable buffers.
+type Segment struct {
+	Nodes   []*tensor.Node
+	Buffers map[*tensor.Node]Buffer
+}
+
+// Program is a prepared segment.
+type Program interface {
+	// Run computes the segment's nodes into their buffers. When prof is non-nil the
+	// backend records each node's time in it (profiling is opt-in and costs nothing
+	// when off). Run returns when results are visible to Download.
+	Run(prof *Profile) error
+	// Release frees what Prepare built (not the segment's buffers).
+	Release()
+}
+
+// DeviceInfo describes a device for `gml devices`, rt.Devices() and logs.
+type DeviceInfo struct {
+	Backend      string // "cpu", "vulkan"
+	Name         string // "AMD EPYC 9B14 (2 threads)", "NVIDIA H200"
+	Kind         string // "cpu", "discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu-gpu" (lavapipe)
+	Driver       string
+	MemoryBytes  int64 // device-local memory
+	MaxAlloc     int64 // largest single allocation
+	FP16, BF16   bool
+	CoopMatKHR   bool // VK_KHR_cooperative_matrix
+	CoopMatNV    bool // VK_NV_cooperative_matrix / cooperative_matrix2
+	SubgroupSize int
+	Threads      int // CPU: worker goroutines
+	Notes        []string
+}
+
+// Profile accumulates per-op-kind time and work across runs. It is safe for concurrent
+// use by backends.
+type Profile struct {
+	mu    sync.Mutex
+	stats map[tensor.Op]*OpStat
+}
+
+// OpStat is one row of a profile.
+type OpStat struct {
+	Op    tensor.Op
+	Count int
+	Time  time.Duration
+	FLOPs float64
+}
+
+// NewProfile returns an empty profile.
+func NewProfile() *Profile { return &Profile{stats: map[tensor.Op]*OpStat{}} }
+
+// Record adds one execution of node n that took d.
+func (p *Profile) Record(n *tensor.Node, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.stats[n.Op()]
+	if s == nil {
+		s = &OpStat{Op: n.Op()}
+		p.stats[n.Op()] = s
+	}
+	s.Count++
+	s.Time += d
+	s.FLOPs += FLOPs(n)
+}
+
+// Stats returns the rows sorted by total time, largest first.
+func (p *Profile) Stats() []OpStat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]OpStat, 0, len(p.stats))
+	for _, s := range p.stats {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Time > out[j].Time })
+	return out
+}
+
+// Factory opens a backend. It returns an error, never panics, when the device is
+// missing (no Vulkan loader, no GPU, an old driver).
+type Factory func() (Backend, error)
+
+type registration struct {
+	name     string
+	priority int
+	open     Factory
+}
+
+var (
+	registryMu sync.Mutex
+	registry   []registration
+)
+
+// Register makes a backend available under name ("cpu", "gpu"). Backends call it from
+// init; "auto" device selection prefers higher priority. The runtime never imports a
+// backend: programs link them in (package backends imports all of them).
+func Register(name string, priority int, open Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, r := range registry {
+		if r.name == name {
+			panic("runtime: backend registered twice: " + name)
+		}
+	}
+	registry = append(registry, registration{name, priority, open})
+	sort.SliceStable(registry, func(i, j int) bool { return registry[i].priority > registry[j].priority })
+}
+
+// Registered lists the registered backend names, highest priority first.
+func Registered() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, len(registry))
+	for i, r := range registry {
+		names[i] = r.name
+	}
+	return names
+}

@@ -1,0 +1,233 @@
+package gemm
+
+import (
+	"sync"
+
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+)
+
+// Micro-tile: each micro-kernel call updates an mr×nr tile of C held in 12 of the 16 AVX2
+// registers (6 rows × two 8-wide vectors).
+const (
+	mr = 6
+	nr = 16
+)
+
+// Cache blocking for AMD Zen 3 (32 KiB L1d, 512 KiB L2 per core, shared L3): a packed
+// k×nr B micro-panel (blockK*nr*4 bytes) stays in L1, the packed blockM×blockK A block in
+// L2, and the blockK×blockN B panel in L3. Measured with `gml bench cpu`.
+const (
+	blockM = 144
+	blockK = 256
+	blockN = 3072
+)
+
+// minParallelFlops is the multiply-add count below which one goroutine does the whole
+// product: under it, starting goroutines and packing twice costs more than it saves.
+const minParallelFlops = 1 << 18
+
+// microKernel adds the product of a packed mr×k A panel and a packed k×nr B panel to the
+// mr×nr tile of c whose rows are ldc floats apart.
+type microKernel func(k int, a, b, c []float32, ldc int)
+
+// matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
+// transposed when trans is set.
+type matrix struct {
+	data  []float32
+	ld    int
+	trans bool
+}
+
+// rowsFrom returns op(x) without its first i rows.
+func (x matrix) rowsFrom(i int) matrix {
+	if x.trans {
+		x.data = x.data[i:]
+	} else {
+		x.data = x.data[i*x.ld:]
+	}
+	return x
+}
+
+// colsFrom returns op(x) without its first j columns.
+func (x matrix) colsFrom(j int) matrix {
+	if x.trans {
+		x.data = x.data[j*x.ld:]
+	} else {
+		x.data = x.data[j:]
+	}
+	return x
+}
+
+// workspace holds one goroutine's packing buffers and edge tile.
+type workspace struct {
+	packedA, packedB []float32
+	tile             [mr * nr]float32
+}
+
+var workspaces = sync.Pool{New: func() any { return new(workspace) }}
+
+// grow returns buf with length n, reallocating only when its capacity is short.
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
+}
+
+func roundUp(x, to int) int { return (x + to - 1) / to * to }
+
+// sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
+// splitting C between goroutines when parallel is set and the product is large enough.
+func sgemm(kern microKernel, parallelOK bool, m, n, k int, alpha float32, a, b matrix,
+	beta float32, c []float32, ldc int) {
+	if !parallelOK || m*n*k < minParallelFlops || parallel.Workers() == 1 {
+		sgemmBlock(kern, m, n, k, alpha, a, b, beta, c, ldc)
+		return
+	}
+	// Split the longer side of C into one contiguous part per worker, aligned to the
+	// micro-tile so that only the last part has edge tiles.
+	if n >= m {
+		parallel.For((n+nr-1)/nr, 1, func(lo, hi int) {
+			j0, j1 := lo*nr, min(hi*nr, n)
+			sgemmBlock(kern, m, j1-j0, k, alpha, a, b.colsFrom(j0), beta, c[j0:], ldc)
+		})
+		return
+	}
+	parallel.For((m+mr-1)/mr, 1, func(lo, hi int) {
+		i0, i1 := lo*mr, min(hi*mr, m)
+		sgemmBlock(kern, i1-i0, n, k, alpha, a.rowsFrom(i0), b, beta, c[i0*ldc:], ldc)
+	})
+}
+
+// sgemmBlock is the single-goroutine blocked product (the BLIS loop order): for each
+// blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
+// blockM rows at a time and sweeps the micro-kernel over the tiles.
+func sgemmBlock(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta float32,
+	c []float32, ldc int) {
+	scale(m, n, beta, c, ldc)
+	if k == 0 || alpha == 0 {
+		return
+	}
+	ws := workspaces.Get().(*workspace)
+	defer workspaces.Put(ws)
+	ws.packedA = grow(ws.packedA, roundUp(min(m, blockM), mr)*min(k, blockK))
+	ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	for jc := 0; jc < n; jc += blockN {
+		nb := min(blockN, n-jc)
+		for pc := 0; pc < k; pc += blockK {
+			kb := min(blockK, k-pc)
+			packB(ws.packedB, b, pc, kb, jc, nb)
+			for ic := 0; ic < m; ic += blockM {
+				mb := min(blockM, m-ic)
+				packA(ws.packedA, a, ic, mb, pc, kb, alpha)
+				macroKernel(kern, ws, mb, nb, kb, c[ic*ldc+jc:], ldc)
+			}
+		}
+	}
+}
+
+// macroKernel multiplies the packed mb×kb A block by the packed kb×nb B panel into the
+// mb×nb block of c. Edge tiles go through ws.tile so the micro-kernel always writes a
+// whole mr×nr tile.
+func macroKernel(kern microKernel, ws *workspace, mb, nb, kb int, c []float32, ldc int) {
+	for jr := 0; jr < nb; jr += nr {
+		cols := min(nr, nb-jr)
+		bp := ws.packedB[jr*kb:]
+		for ir := 0; ir < mb; ir += mr {
+			rows := min(mr, mb-ir)
+			ap := ws.packedA[ir*kb:]
+			off := ir*ldc + jr
+			if rows == mr && cols == nr {
+				kern(kb, ap, bp, c[off:], ldc)
+				continue
+			}
+			clear(ws.tile[:])
+			kern(kb, ap, bp, ws.tile[:], nr)
+			for i := 0; i < rows; i++ {
+				dst := c[off+i*ldc : off+i*ldc+cols]
+				for j := range dst {
+					dst[j] += ws.tile[i*nr+j]
+				}
+			}
+		}
+	}
+}
+
+// scale multiplies the m×n block of c by beta; beta == 0 writes zeros, so NaNs already in
+// C do not survive (the BLAS convention).
+func scale(m, n int, beta float32, c []float32, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// packA copies rows [i0, i0+mb) and columns [p0, p0+kb) of op(A), times alpha, into dst
+// as strips of mr rows; within a strip the mr values of one column are adjacent. Rows
+// past mb in the last strip are zero.
+func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
+	for s := 0; s < mb; s += mr {
+		rows := min(mr, mb-s)
+		d := dst[s*kb : (s+mr)*kb]
+		if a.trans {
+			for p := 0; p < kb; p++ {
+				src := a.data[(p0+p)*a.ld+i0+s:][:rows]
+				dp := d[p*mr : p*mr+mr]
+				for i, v := range src {
+					dp[i] = alpha * v
+				}
+				clear(dp[rows:])
+			}
+			continue
+		}
+		for i := 0; i < rows; i++ {
+			src := a.data[(i0+s+i)*a.ld+p0:][:kb]
+			for p, v := range src {
+				d[p*mr+i] = alpha * v
+			}
+		}
+		for i := rows; i < mr; i++ {
+			for p := 0; p < kb; p++ {
+				d[p*mr+i] = 0
+			}
+		}
+	}
+}
+
+// packB copies rows [p0, p0+kb) and columns [j0, j0+nb) of op(B) into dst as strips of
+// nr columns; within a strip the nr values of one row are adjacent. Columns past nb in
+// the last strip are zero.
+func packB(dst []float32, b matrix, p0, kb, j0, nb int) {
+	for s := 0; s < nb; s += nr {
+		cols := min(nr, nb-s)
+		d := dst[s*kb : (s+nr)*kb]
+		if !b.trans {
+			for p := 0; p < kb; p++ {
+				dp := d[p*nr : p*nr+nr]
+				copy(dp, b.data[(p0+p)*b.ld+j0+s:][:cols])
+				clear(dp[cols:])
+			}
+			continue
+		}
+		for j := 0; j < cols; j++ {
+			src := b.data[(j0+s+j)*b.ld+p0:][:kb]
+			for p, v := range src {
+				d[p*nr+j] = v
+			}
+		}
+		for j := cols; j < nr; j++ {
+			for p := 0; p < kb; p++ {
+				d[p*nr+j] = 0
+			}
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package gemm
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/gml-dev/gml/internal/openblas"
+)
+
+// Impl names a GEMM implementation.
+type Impl uint8
+
+const (
+	// Native is gml's own blocked GEMM with the AVX2+FMA assembly micro-kernel, parallel
+	// over all CPUs. It is unavailable on CPUs without AVX2 and FMA.
+	Native Impl = iota
+	// PureGo is the same blocked GEMM with a portable Go micro-kernel; it always works.
+	PureGo
+	// OpenBLAS is cblas_sgemm/cblas_dgemm of an OpenBLAS found at run time.
+	OpenBLAS
+)
+
+var implNames = [...]string{Native: "native", PureGo: "go", OpenBLAS: "openblas"}
+
+// String returns the name GML_BLAS uses for the implementation.
+func (i Impl) String() string {
+	if int(i) < len(implNames) {
+		return implNames[i]
+	}
+	return fmt.Sprintf("Impl(%d)", uint8(i))
+}
+
+// ParseImpl maps a GML_BLAS value ("native", "go" or "openblas") to its Impl.
+func ParseImpl(name string) (Impl, error) {
+	for i, n := range implNames {
+		if n == name {
+			return Impl(i), nil
+		}
+	}
+	return 0, fmt.Errorf("gemm: unknown implementation %q (want one of %s)", name,
+		strings.Join(implNames[:], ", "))
+}
+
+// Available returns nil when the implementation can run on this machine, or the reason
+// it cannot.
+func (i Impl) Available() error {
+	switch i {
+	case Native:
+		_, err := nativeKernel()
+		return err
+	case PureGo:
+		return nil
+	case OpenBLAS:
+		return openblas.Load()
+	}
+	return fmt.Errorf("gemm: unknown implementation %v", i)
+}
+
+var (
+	defaultOnce sync.Once
+	defaultImpl Impl
+	defaultNote string
+)
+
+// Default returns the implementation Sgemm and Dgemm use: the one GML_BLAS names when it
+// is available, otherwise Native, otherwise PureGo.
+func Default() Impl {
+	defaultOnce.Do(func() {
+		defaultImpl, defaultNote = chooseDefault(os.Getenv("GML_BLAS"))
+	})
+	return defaultImpl
+}
+
+// DefaultNote explains the choice Default made when it differs from what GML_BLAS asked
+// for (for example "GML_BLAS=openblas: openblas: not available ..."), and is "" otherwise.
+func DefaultNote() string {
+	Default()
+	return defaultNote
+}
+
+// chooseDefault resolves a GML_BLAS value to an available implementation and a note on
+// any fallback.
+func chooseDefault(env string) (Impl, string) {
+	want := Native
+	var note string
+	if env != "" {
+		w, err := ParseImpl(env)
+		if err != nil {
+			note = "GML_BLAS: " + err.Error()
+		} else {
+			want = w
+		}
+	}
+	for _, impl := range []Impl{want, Native, PureGo} {
+		err := impl.Available()
+		if err == nil {
+			return impl, note
+		}
+		if impl == want && env != "" {
+			note = fmt.Sprintf("GML_BLAS=%s: %v", env, err)
+		}
+	}
+	return PureGo, note
+}
+
+// Sgemm computes C = alpha*op(A)*op(B) + beta*C with the Default implementation. See
+// Impl.Sgemm.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	return Default().Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Sgemm computes C = alpha*op(A)*op(B) + beta*C in row-major order with the usual BLAS
+// meaning: op(A) is m×k (A is stored k×m when transA), op(B) is k×n (stored n×k when
+// transB), C is m×n, and lda, ldb, ldc are the distances between rows of the stored
+// matrices. beta == 0 overwrites C without reading it. It returns an error, and leaves C
+// untouched, when a dimension is negative, a leading dimension is shorter than its row,
+// a slice is too short, or the implementation is unavailable.
+func (i Impl) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	if err := checkArgs("Sgemm", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		return err
+	}
+	return i.sgemm(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemm runs validated arguments through the implementation; parallelOK lets the native
+// kernels split the product between goroutines.
+func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
+	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	if m == 0 || n == 0 {
+		return nil
+	}
+	kern := kernelGo
+	switch i {
+	case OpenBLAS:
+		if err := openblas.Load(); err != nil {
+			return err
+		}
+		openblas.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return nil
+	case Native:
+		nk, err := nativeKernel()
+		if err != nil {
+			return err
+		}
+		kern = nk
+	case PureGo:
+	default:
+		return fmt.Errorf("gemm: unknown implementation %v", i)
+	}
+	sgemm(kern, parallelOK, m, n, k, alpha, matrix{a, lda, transA}, matrix{b, ldb, transB},
+		beta, c, ldc)
+	return nil
+}
+
+// checkArgs validates GEMM dimensions, leading dimensions and slice lengths, naming the
+// function and the offending value.
+func checkArgs(fn string, transA, transB bool, m, n, k, lenA, lda, lenB, ldb, lenC, ldc int) error {
+	if m < 0 || n < 0 || k < 0 {
+		return fmt.Errorf("gemm.%s: negative dimension (m=%d, n=%d, k=%d)", fn, m, n, k)
+	}
+	rowsA, colsA := m, k
+	if transA {
+		rowsA, colsA = k, m
+	}
+	rowsB, colsB := k, n
+	if transB {
+		rowsB, colsB = n, k
+	}
+	for _, op := range []struct {
+		name                   string
+		rows, cols, ld, length int
+	}{
+		{"A", rowsA, colsA, lda, lenA},
+		{"B", rowsB, colsB, ldb, lenB},
+		{"C", m, n, ldc, lenC},
+	} {
+		if op.ld < max(op.cols, 1) {
+			return fmt.Errorf("gemm.%s: leading dimension of %s is %d, less than its %d columns",
+				fn, op.name, op.ld, max(op.cols, 1))
+		}
+		if need := needLen(op.rows, op.cols, op.ld); op.length < need {
+			return fmt.Errorf("gemm.%s: %s is %d×%d with leading dimension %d and needs %d elements, has %d",
+				fn, op.name, op.rows, op.cols, op.ld, need, op.length)
+		}
+	}
+	return nil
+}
+
+// needLen is the number of elements a rows×cols matrix with leading dimension ld spans.
+func needLen(rows, cols, ld int) int {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (rows-1)*ld + cols
+}

@@ -1,0 +1,114 @@
+#include "textflag.h"
+
+// STEP performs one rank-1 update of the 6x16 accumulator tile held in Y4..Y15:
+// two 8-wide vectors of the packed B row at offset bo (bytes) from DI, and six broadcast
+// values of the packed A column at offset ao (bytes) from SI.
+#define STEP(ao, bo) \
+	VMOVUPS bo(DI), Y0; \
+	VMOVUPS bo+32(DI), Y1; \
+	VBROADCASTSS ao(SI), Y2; \
+	VFMADD231PS Y0, Y2, Y4; \
+	VFMADD231PS Y1, Y2, Y5; \
+	VBROADCASTSS ao+4(SI), Y3; \
+	VFMADD231PS Y0, Y3, Y6; \
+	VFMADD231PS Y1, Y3, Y7; \
+	VBROADCASTSS ao+8(SI), Y2; \
+	VFMADD231PS Y0, Y2, Y8; \
+	VFMADD231PS Y1, Y2, Y9; \
+	VBROADCASTSS ao+12(SI), Y3; \
+	VFMADD231PS Y0, Y3, Y10; \
+	VFMADD231PS Y1, Y3, Y11; \
+	VBROADCASTSS ao+16(SI), Y2; \
+	VFMADD231PS Y0, Y2, Y12; \
+	VFMADD231PS Y1, Y2, Y13; \
+	VBROADCASTSS ao+20(SI), Y3; \
+	VFMADD231PS Y0, Y3, Y14; \
+	VFMADD231PS Y1, Y3, Y15
+
+// ADDROW adds two accumulators to the 16 floats at DX and stores them back, then
+// advances DX by one row of C.
+#define ADDROW(lo, hi) \
+	VADDPS (DX), lo, lo; \
+	VMOVUPS lo, (DX); \
+	VADDPS 32(DX), hi, hi; \
+	VMOVUPS hi, 32(DX); \
+	ADDQ R8, DX
+
+// func kernelAVX2(k int, a, b, c []float32, ldc int)
+TEXT ·kernelAVX2(SB), NOSPLIT, $0-88
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ b_base+32(FP), DI
+	MOVQ c_base+56(FP), DX
+	MOVQ ldc+80(FP), R8
+	SHLQ $2, R8
+
+	// Bring the C tile towards L1 while the products are computed.
+	MOVQ DX, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 60(R9)
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   tail
+
+loop4:
+	PREFETCHT0 384(SI)
+	PREFETCHT0 512(DI)
+	STEP(0, 0)
+	STEP(24, 64)
+	STEP(48, 128)
+	STEP(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	STEP(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop1
+
+store:
+	ADDROW(Y4, Y5)
+	ADDROW(Y6, Y7)
+	ADDROW(Y8, Y9)
+	ADDROW(Y10, Y11)
+	ADDROW(Y12, Y13)
+	ADDROW(Y14, Y15)
+	VZEROUPPER
+	RET

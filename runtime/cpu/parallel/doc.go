@@ -1,0 +1,14 @@
+// Package parallel holds the goroutine parallel-for used by the CPU kernels (GEMM,
+// convolution, and the CPU backend's elementwise and reduction loops).
+//
+// Decisions:
+//   - One primitive, For, that splits an index range into at most GOMAXPROCS contiguous
+//     chunks. Contiguous chunks keep each goroutine on its own cache lines; a grain size
+//     keeps small loops on the calling goroutine, where starting goroutines would cost
+//     more than the work.
+//   - Goroutines are started per call rather than kept in a pool: a start costs about a
+//     microsecond, which is small next to any loop worth splitting, and there is no pool
+//     state to shut down or leak.
+//   - A panic in a worker would otherwise kill the process (nothing can recover a panic
+//     on another goroutine); For carries it back to the caller instead.
+package parallel

@@ -1,0 +1,59 @@
+package parallel
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Workers returns how many goroutines For uses at most: runtime.GOMAXPROCS(0), which is
+// the number of CPUs unless the user lowered it.
+func Workers() int { return runtime.GOMAXPROCS(0) }
+
+// For calls body on contiguous, disjoint ranges [lo, hi) that together cover [0, n), on up
+// to Workers() goroutines, and returns when every call has returned. Each range holds at
+// least grain items (the last may hold fewer), so a small n runs in one call on the
+// calling goroutine without starting any. A panic in body is re-raised on the calling
+// goroutine (with the first panic's value), so callers can recover from it as from a
+// panic in straight-line code.
+func For(n, grain int, body func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	grain = max(grain, 1)
+	chunks := min(Workers(), n/grain)
+	if chunks <= 1 {
+		body(0, n)
+		return
+	}
+	size := (n + chunks - 1) / chunks
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		panicked any
+	)
+	for lo := size; lo < n; lo += size {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { panicked = r })
+				}
+			}()
+			body(lo, hi)
+		}(lo, min(lo+size, n))
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				once.Do(func() { panicked = r })
+			}
+		}()
+		body(0, min(size, n))
+	}()
+	wg.Wait()
+	if panicked != nil {
+		panic(fmt.Sprintf("parallel.For: worker panicked: %v", panicked))
+	}
+}

@@ -1,0 +1,48 @@
+package parallel
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func TestForCoversRangeOnce(t *testing.T) {
+	for _, tc := range []struct{ n, grain int }{
+		{0, 1}, {1, 1}, {2, 1}, {7, 3}, {1000, 1}, {1000, 999}, {1000, 5000}, {5, 0},
+	} {
+		hits := make([]int32, tc.n)
+		var calls atomic.Int32
+		For(tc.n, tc.grain, func(lo, hi int) {
+			calls.Add(1)
+			if hi-lo < tc.grain && hi != tc.n {
+				t.Errorf("n=%d grain=%d: chunk [%d,%d) smaller than the grain", tc.n, tc.grain, lo, hi)
+			}
+			for i := lo; i < hi; i++ {
+				atomic.AddInt32(&hits[i], 1)
+			}
+		})
+		for i, h := range hits {
+			if h != 1 {
+				t.Fatalf("n=%d grain=%d: index %d visited %d times", tc.n, tc.grain, i, h)
+			}
+		}
+		if int(calls.Load()) > max(Workers(), 1) {
+			t.Errorf("n=%d: %d calls, more than %d workers", tc.n, calls.Load(), Workers())
+		}
+	}
+}
+
+func TestForCarriesPanic(t *testing.T) {
+	defer func() {
+		r := recover()
+		if r == nil || !strings.Contains(r.(string), "boom") {
+			t.Fatalf("recovered %v, want the worker's panic", r)
+		}
+	}()
+	For(100, 1, func(lo, hi int) {
+		if hi == 100 {
+			panic("boom")
+		}
+	})
+	t.Fatal("For returned normally after a worker panicked")
+}

@@ -1,0 +1,14 @@
+// Package runtime compiles graphs from package tensor and runs them on backends.
+//
+// A Backend (backend.go) is a device: the CPU backend (runtime/cpu) or the Vulkan
+// backend (gpu). Backends register themselves; runtime imports none of them. The
+// scheduler assigns every node to the preferred backend, falls back to the CPU for ops
+// a backend does not support (counting and, with GML_LOG_DEVICE=1, logging each
+// fallback), inserts copies where the assignment changes, plans buffers with lifetimes
+// (pools: weights, optimizer, activations, scratch, io) and prepares each segment once
+// so that later runs only bind inputs and go. Variables stay resident on their device
+// across runs, graphs and notebook cells; host<->device crossings are counted.
+//
+// Long-running loops in compiled code call Interrupted between steps; the Jupyter kernel
+// binds each cell's context with BindInterrupt, so Interrupt stops Fit mid-epoch.
+package runtime

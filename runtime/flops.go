@@ -1,0 +1,40 @@
+package runtime
+
+import "github.com/gml-dev/gml/tensor"
+
+// FLOPs estimates the floating-point operations node n performs, for the profiler's
+// GFLOP/s column: 2·M·N·K per matmul, 2·(output elements)·(kernel volume)·(in channels
+// per group) per convolution, and one per output element for everything else.
+func FLOPs(n *tensor.Node) float64 {
+	out := float64(n.Shape().Size())
+	switch n.Op() {
+	case tensor.OpMatMul:
+		a := n.Input(0).Shape()
+		k := a[len(a)-1]
+		if at, _ := n.Attr().(tensor.MatMulAttr); at.TransA {
+			k = a[len(a)-2]
+		}
+		return 2 * out * float64(k)
+	case tensor.OpConv, tensor.OpConvTranspose, tensor.OpConvFilterGrad:
+		// Weight shape (O, I/groups, k...): every output element of a forward conv costs
+		// 2·(I/groups)·k... ; the transposed and filter-gradient convs do the same work
+		// as the forward conv they differentiate.
+		var w tensor.Shape
+		switch n.Op() {
+		case tensor.OpConvFilterGrad:
+			w = n.Attr().(tensor.ConvAttr).FilterShape
+			out = float64(n.Input(1).Shape().Size()) // gradient of the forward output
+		case tensor.OpConvTranspose:
+			w = n.Input(1).Shape()
+			out = float64(n.Input(0).Shape().Size()) // the forward conv's output
+		default:
+			w = n.Input(1).Shape()
+		}
+		kvol := 1
+		for _, d := range w[1:] {
+			kvol *= d
+		}
+		return 2 * out * float64(kvol)
+	}
+	return out
+}
