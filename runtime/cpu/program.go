@@ -1,0 +1,123 @@
+package cpu
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gml-dev/gml/runtime"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// program is a prepared segment: one closure per computing node, in order.
+type program struct {
+	nodes []*tensor.Node
+	steps []func() error
+}
+
+// Prepare resolves every node of seg to its kernel closure. Constants are copied into
+// their buffers here, once; inputs and variables are uploaded by the runtime. A Reshape
+// whose output shares its input's buffer (the scheduler's aliasing) costs nothing; one
+// given its own buffer is a copy.
+func (c *Backend) Prepare(seg *runtime.Segment) (runtime.Program, error) {
+	if c.closed.Load() {
+		return nil, fmt.Errorf("cpu: Prepare after Close")
+	}
+	p := &program{}
+	for _, n := range seg.Nodes {
+		out, err := nodeMemory(seg, n)
+		if err != nil {
+			return nil, err
+		}
+		switch n.Op() {
+		case tensor.OpInput, tensor.OpVariable:
+			continue
+		case tensor.OpConst:
+			copy(out, n.Value().Bytes())
+			continue
+		}
+		in := make([][]byte, len(n.Inputs()))
+		for i, x := range n.Inputs() {
+			if in[i], err = nodeMemory(seg, x); err != nil {
+				return nil, fmt.Errorf("%w (input %d of %v)", err, i, n)
+			}
+		}
+		step, err := prepareNode(n, out, in)
+		if err != nil {
+			return nil, fmt.Errorf("cpu: %v: %w", n, err)
+		}
+		if step != nil {
+			p.nodes = append(p.nodes, n)
+			p.steps = append(p.steps, step)
+		}
+	}
+	return p, nil
+}
+
+// prepareNode returns the closure computing n, or nil when n needs no work.
+func prepareNode(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	if n.Op() == tensor.OpReshape {
+		if sameMemory(out, in[0]) {
+			return nil, nil
+		}
+		return func() error { copy(out, in[0]); return nil }, nil
+	}
+	if f := lookup(n.Op(), keyDType(n)); f != nil {
+		return f(n, out, in)
+	}
+	if needsWidening(n) {
+		if f := lookup(n.Op(), tensor.F32); f != nil {
+			return widen(n, out, in, f)
+		}
+	}
+	return nil, fmt.Errorf("no CPU kernel for %v on %v inputs", n.Op(), keyDType(n))
+}
+
+// nodeMemory returns the bytes of n's buffer in seg, sliced to n's size.
+func nodeMemory(seg *runtime.Segment, n *tensor.Node) ([]byte, error) {
+	b, ok := seg.Buffers[n]
+	if !ok {
+		return nil, fmt.Errorf("cpu: segment has no buffer for %v", n)
+	}
+	data, err := hostBytes(b)
+	if err != nil {
+		return nil, err
+	}
+	size := n.Shape().Size() * n.DType().Size()
+	if len(data) < size {
+		return nil, fmt.Errorf("cpu: buffer of %d bytes is too small for %v (%d bytes)", len(data), n, size)
+	}
+	return data[:size:size], nil
+}
+
+// sameMemory reports whether two slices start at the same address.
+func sameMemory(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	return &a[0] == &b[0]
+}
+
+// Run executes the steps in order; with a profile it times each node.
+func (p *program) Run(prof *runtime.Profile) error {
+	if prof == nil {
+		for i, step := range p.steps {
+			if err := step(); err != nil {
+				return fmt.Errorf("cpu: %v: %w", p.nodes[i], err)
+			}
+		}
+		return nil
+	}
+	for i, step := range p.steps {
+		t0 := time.Now()
+		if err := step(); err != nil {
+			return fmt.Errorf("cpu: %v: %w", p.nodes[i], err)
+		}
+		prof.Record(p.nodes[i], time.Since(t0))
+	}
+	return nil
+}
+
+// Release drops the closures; the segment's buffers belong to the runtime.
+func (p *program) Release() {
+	p.nodes, p.steps = nil, nil
+}
