@@ -16,7 +16,7 @@ const (
 // Cache blocking for AMD Zen 3 (32 KiB L1d, 512 KiB L2 per core, shared L3): a packed
 // k×nr B micro-panel (blockK*nr*4 bytes) stays in L1, the packed blockM×blockK A block in
 // L2, and the blockK×blockN B panel in L3. Measured with `gml bench cpu`.
-const (
+var (
 	blockM = 144
 	blockK = 256
 	blockN = 3072
@@ -178,7 +178,8 @@ func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
 	for s := 0; s < mb; s += mr {
 		rows := min(mr, mb-s)
 		d := dst[s*kb : (s+mr)*kb]
-		if a.trans {
+		switch {
+		case a.trans:
 			for p := 0; p < kb; p++ {
 				src := a.data[(p0+p)*a.ld+i0+s:][:rows]
 				dp := d[p*mr : p*mr+mr]
@@ -187,17 +188,26 @@ func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
 				}
 				clear(dp[rows:])
 			}
-			continue
-		}
-		for i := 0; i < rows; i++ {
-			src := a.data[(i0+s+i)*a.ld+p0:][:kb]
-			for p, v := range src {
-				d[p*mr+i] = alpha * v
+		case rows == mr:
+			base := (i0+s)*a.ld + p0
+			r0 := a.data[base:][:kb]
+			r1 := a.data[base+a.ld:][:kb]
+			r2 := a.data[base+2*a.ld:][:kb]
+			r3 := a.data[base+3*a.ld:][:kb]
+			r4 := a.data[base+4*a.ld:][:kb]
+			r5 := a.data[base+5*a.ld:][:kb]
+			for p := range r0 {
+				dp := (*[mr]float32)(d[p*mr:])
+				dp[0], dp[1], dp[2] = alpha*r0[p], alpha*r1[p], alpha*r2[p]
+				dp[3], dp[4], dp[5] = alpha*r3[p], alpha*r4[p], alpha*r5[p]
 			}
-		}
-		for i := rows; i < mr; i++ {
-			for p := 0; p < kb; p++ {
-				d[p*mr+i] = 0
+		default:
+			clear(d)
+			for i := 0; i < rows; i++ {
+				src := a.data[(i0+s+i)*a.ld+p0:][:kb]
+				for p, v := range src {
+					d[p*mr+i] = alpha * v
+				}
 			}
 		}
 	}
@@ -207,26 +217,32 @@ func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
 // nr columns; within a strip the nr values of one row are adjacent. Columns past nb in
 // the last strip are zero.
 func packB(dst []float32, b matrix, p0, kb, j0, nb int) {
+	if !b.trans {
+		// Row by row, so the source streams through the cache in order.
+		full := nb / nr * nr
+		for p := 0; p < kb; p++ {
+			src := b.data[(p0+p)*b.ld+j0:][:nb]
+			for s := 0; s < full; s += nr {
+				*(*[nr]float32)(dst[s*kb+p*nr:]) = *(*[nr]float32)(src[s:])
+			}
+			if full < nb {
+				dp := dst[full*kb+p*nr:][:nr]
+				copy(dp, src[full:])
+				clear(dp[nb-full:])
+			}
+		}
+		return
+	}
 	for s := 0; s < nb; s += nr {
 		cols := min(nr, nb-s)
 		d := dst[s*kb : (s+nr)*kb]
-		if !b.trans {
-			for p := 0; p < kb; p++ {
-				dp := d[p*nr : p*nr+nr]
-				copy(dp, b.data[(p0+p)*b.ld+j0+s:][:cols])
-				clear(dp[cols:])
-			}
-			continue
+		if cols < nr {
+			clear(d)
 		}
 		for j := 0; j < cols; j++ {
 			src := b.data[(j0+s+j)*b.ld+p0:][:kb]
 			for p, v := range src {
 				d[p*nr+j] = v
-			}
-		}
-		for j := cols; j < nr; j++ {
-			for p := 0; p < kb; p++ {
-				d[p*nr+j] = 0
 			}
 		}
 	}
