@@ -1,0 +1,320 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Runtime compiles graphs for one preferred device, with the CPU as fallback, and owns
+// the device buffers of the variables its graphs use. A notebook usually has one
+// (Default); programs may make several, for instance one per device to compare them.
+type Runtime struct {
+	mu        sync.Mutex
+	preferred Backend
+	cpu       Backend
+	vars      map[*tensor.Variable]*resident
+	mem       *accounting
+	stats     Stats
+	prof      *Profile
+	log       io.Writer // nil unless GML_LOG_DEVICE=1
+	closed    bool
+}
+
+// resident is a variable's buffer on its home backend.
+type resident struct {
+	backend Backend
+	buf     Buffer
+	pool    Pool
+}
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	device string
+}
+
+// Device selects the preferred device: "auto" (a real GPU when one is found, else the
+// CPU; software Vulkan such as lavapipe is chosen only by "gpu"), "gpu" (the best
+// Vulkan device, lavapipe included; an error when there is none), or "cpu". Without
+// this option the environment variable GML_DEVICE decides, and then "auto".
+func Device(name string) Option { return func(c *config) { c.device = name } }
+
+var (
+	openMu  sync.Mutex
+	opened  = map[string]Backend{}
+	openErr = map[string]error{}
+)
+
+// open returns the process-wide instance of a registered backend, opening it once.
+func open(name string) (Backend, error) {
+	openMu.Lock()
+	defer openMu.Unlock()
+	if b, ok := opened[name]; ok {
+		return b, nil
+	}
+	if err, ok := openErr[name]; ok {
+		return nil, err
+	}
+	registryMu.Lock()
+	var f Factory
+	for _, r := range registry {
+		if r.name == name {
+			f = r.open
+		}
+	}
+	registryMu.Unlock()
+	if f == nil {
+		err := fmt.Errorf("runtime: no %q backend is linked into this program (import github.com/gml-dev/gml/backends)", name)
+		return nil, err
+	}
+	b, err := f()
+	if err != nil {
+		openErr[name] = err
+		return nil, err
+	}
+	opened[name] = b
+	return b, nil
+}
+
+// Shutdown closes every opened backend and forgets them; the next New opens them again.
+// The kernel calls it on restart so that no device object outlives its interpreter.
+func Shutdown() error {
+	openMu.Lock()
+	defer openMu.Unlock()
+	var errs []error
+	for name, b := range opened {
+		if err := b.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("runtime: closing %s: %w", name, err))
+		}
+		delete(opened, name)
+	}
+	clear(openErr)
+	defaultMu.Lock()
+	defaultRT = nil
+	defaultMu.Unlock()
+	return errors.Join(errs...)
+}
+
+// New opens the devices and returns a runtime. The CPU backend is always opened: it
+// runs whatever the preferred device cannot.
+func New(opts ...Option) (*Runtime, error) {
+	c := config{device: os.Getenv("GML_DEVICE")}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.device == "" {
+		c.device = "auto"
+	}
+	cpu, err := open("cpu")
+	if err != nil {
+		return nil, err
+	}
+	r := newRuntime(cpu, cpu)
+	switch strings.ToLower(c.device) {
+	case "cpu":
+	case "gpu", "vulkan":
+		g, err := open("gpu")
+		if err != nil {
+			return nil, fmt.Errorf("runtime: device \"gpu\" requested: %w", err)
+		}
+		r.preferred = g
+	case "auto":
+		if g, err := open("gpu"); err == nil && g.Info().Kind != "cpu-gpu" {
+			r.preferred = g
+		} else {
+			note := "no GPU backend linked"
+			switch {
+			case err != nil && !strings.Contains(err.Error(), "no \"gpu\" backend"):
+				note = err.Error()
+			case err == nil:
+				note = g.Info().Name + " is a software implementation; use Device(\"gpu\") to run on it"
+			}
+			r.logf("gml: using the CPU (%s)", note)
+		}
+	default:
+		return nil, fmt.Errorf("runtime: unknown device %q (want auto, gpu or cpu)", c.device)
+	}
+	info := r.preferred.Info()
+	r.logf("gml: device %s: %s", r.preferred.Name(), info.Name)
+	return r, nil
+}
+
+// newRuntime makes a runtime over opened backends.
+func newRuntime(preferred, cpu Backend) *Runtime {
+	r := &Runtime{cpu: cpu, preferred: preferred, vars: map[*tensor.Variable]*resident{}, mem: newAccounting()}
+	if os.Getenv("GML_LOG_DEVICE") == "1" {
+		r.log = os.Stderr
+	}
+	return r
+}
+
+var (
+	defaultMu sync.Mutex
+	defaultRT *Runtime
+)
+
+// Default returns the process-wide runtime, creating it on first use with the device
+// named by GML_DEVICE (or "auto").
+func Default() (*Runtime, error) {
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if defaultRT != nil {
+		return defaultRT, nil
+	}
+	r, err := New()
+	if err != nil {
+		return nil, err
+	}
+	defaultRT = r
+	return r, nil
+}
+
+// Backend names the preferred backend in use: "cpu" or "vulkan".
+func (r *Runtime) Backend() string { return r.preferred.Name() }
+
+// DeviceInfo describes the preferred device.
+func (r *Runtime) DeviceInfo() DeviceInfo { return r.preferred.Info() }
+
+func (r *Runtime) logf(format string, args ...any) {
+	if r.log != nil {
+		fmt.Fprintf(r.log, format+"\n", args...)
+	}
+}
+
+// home decides which backend keeps a variable: the preferred one unless it cannot run
+// one of the in-place ops that write it.
+func (r *Runtime) variable(v *tensor.Variable, on Backend) (*resident, error) {
+	if res, ok := r.vars[v]; ok {
+		return res, nil
+	}
+	pool := PoolWeights
+	if strings.Contains(v.Name(), "optimizer/") || strings.HasPrefix(v.Name(), "opt/") {
+		pool = PoolOptimizer
+	}
+	bytes := int64(v.Shape().Size() * v.DType().Size())
+	buf, err := r.alloc(on, bytes, pool)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %v: %w", v, err)
+	}
+	if err := r.upload(on, buf, v.Init().Bytes()); err != nil {
+		r.free(on, buf, pool)
+		return nil, fmt.Errorf("runtime: uploading %v: %w", v, err)
+	}
+	res := &resident{backend: on, buf: buf, pool: pool}
+	r.vars[v] = res
+	return res, nil
+}
+
+// Read returns the current value of a variable; its initial value if no graph has used it.
+func (r *Runtime) Read(v *tensor.Variable) (*tensor.Tensor, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.vars[v]
+	if !ok {
+		return v.Init().Clone(), nil
+	}
+	t := tensor.New(v.DType(), v.Shape()...)
+	if err := r.download(res.backend, res.buf, t.Bytes()); err != nil {
+		return nil, fmt.Errorf("runtime: reading %v: %w", v, err)
+	}
+	return t, nil
+}
+
+// Write overwrites a variable's value on its device.
+func (r *Runtime) Write(v *tensor.Variable, t *tensor.Tensor) error {
+	if t.DType() != v.DType() || !t.Shape().Equal(v.Shape()) {
+		return fmt.Errorf("runtime: writing %v%v into %v", t.DType(), t.Shape(), v)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, err := r.variable(v, r.preferred)
+	if err != nil {
+		return err
+	}
+	return r.upload(res.backend, res.buf, t.Bytes())
+}
+
+// Release frees a variable's device buffer; a later use uploads its initial value again.
+func (r *Runtime) Release(v *tensor.Variable) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if res, ok := r.vars[v]; ok {
+		r.free(res.backend, res.buf, res.pool)
+		delete(r.vars, v)
+	}
+}
+
+// Close frees every variable buffer the runtime holds. Executables compiled by it must
+// be freed first. The shared backends stay open (see Shutdown).
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for v, res := range r.vars {
+		r.free(res.backend, res.buf, res.pool)
+		delete(r.vars, v)
+	}
+	r.closed = true
+	return nil
+}
+
+// Stats counts what the scheduler and the transfers did since the runtime was made.
+type Stats struct {
+	Fallbacks     int   // nodes compiled onto the CPU because the preferred device lacks the op
+	Uploads       int   // host -> device transfers
+	UploadBytes   int64 // bytes moved host -> device
+	Downloads     int   // device -> host transfers
+	DownloadBytes int64 // bytes moved device -> host
+}
+
+// Stats returns the counters.
+func (r *Runtime) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// Profile turns per-op profiling on (with a fresh profile) or off.
+func (r *Runtime) Profile(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if on {
+		r.prof = NewProfile()
+	} else {
+		r.prof = nil
+	}
+}
+
+// ProfileReport returns the profile gathered since Profile(true), rendered as a table.
+func (r *Runtime) ProfileReport() ProfileReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.prof == nil {
+		return ProfileReport{}
+	}
+	return ProfileReport{Device: r.preferred.Name(), Rows: r.prof.Stats()}
+}
+
+func (r *Runtime) isHost(b Backend) bool { return b == r.cpu }
+
+func (r *Runtime) upload(b Backend, buf Buffer, src []byte) error {
+	if !r.isHost(b) {
+		r.stats.Uploads++
+		r.stats.UploadBytes += int64(len(src))
+	}
+	return b.Upload(buf, src)
+}
+
+func (r *Runtime) download(b Backend, buf Buffer, dst []byte) error {
+	if !r.isHost(b) {
+		r.stats.Downloads++
+		r.stats.DownloadBytes += int64(len(dst))
+	}
+	return b.Download(buf, dst)
+}

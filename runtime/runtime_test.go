@@ -1,0 +1,281 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+var allFake = []tensor.Op{tensor.OpAdd, tensor.OpMul, tensor.OpRelu, tensor.OpNeg, tensor.OpReshape, tensor.OpAssign}
+
+func vec(v ...float32) *tensor.Tensor {
+	t, err := tensor.FromFloat32s(tensor.Shape{len(v)}, v)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func TestRunPlacesAndComputes(t *testing.T) {
+	cases := []struct {
+		name          string
+		gpuOps        []tensor.Op // nil: the CPU is the preferred device
+		wantFallbacks int
+		wantCrossings bool
+	}{
+		{"cpu only", nil, 0, false},
+		{"gpu runs everything", allFake, 0, true},
+		{"gpu lacks relu and mul", []tensor.Op{tensor.OpAdd, tensor.OpNeg, tensor.OpReshape, tensor.OpAssign}, 2, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cpu := newFake("cpu", allFake...)
+			pref := Backend(cpu)
+			if c.gpuOps != nil {
+				pref = newFake("gpu", c.gpuOps...)
+			}
+			r := newRuntime(pref, cpu)
+			g := tensor.NewGraph()
+			x := g.Input("x", tensor.F32, 4)
+			w := g.Var(tensor.NewVariable("w", vec(1, -5, 2, -1)))
+			h := tensor.Relu(tensor.Add(x, w))       // relu(x+w)
+			y := tensor.Mul(h, x)                    // relu(x+w)*x
+			z := tensor.Neg(tensor.Reshape(y, 2, 2)) // -(...) as 2x2
+			e, err := r.Compile([]*tensor.Node{z, h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Free()
+			out, err := e.Run(map[*tensor.Node]*tensor.Tensor{x: vec(1, 2, 3, 4)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := vec(-2, 0, -15, -12); !out[0].Clone().AllClose(mustReshape(want, 2, 2), 0, 0) {
+				t.Errorf("z = %v, want %v", out[0], want)
+			}
+			if want := vec(2, 0, 5, 3); !out[1].AllClose(want, 0, 0) {
+				t.Errorf("h = %v, want %v", out[1], want)
+			}
+			if got := len(e.Fallbacks()); got != c.wantFallbacks {
+				t.Errorf("fallbacks = %d, want %d", got, c.wantFallbacks)
+			}
+			if st := r.Stats(); (st.Uploads > 0) != c.wantCrossings || st.Fallbacks != c.wantFallbacks {
+				t.Errorf("stats = %+v, want crossings %v and %d fallbacks", st, c.wantCrossings, c.wantFallbacks)
+			}
+		})
+	}
+}
+
+func mustReshape(t *tensor.Tensor, shape ...int) *tensor.Tensor {
+	r, err := t.Reshape(shape...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func TestActivationBuffersAreReused(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	r := newRuntime(cpu, cpu)
+	g := tensor.NewGraph()
+	x := g.Input("x", tensor.F32, 1024)
+	y := x
+	for i := 0; i < 20; i++ {
+		y = tensor.Neg(y)
+	}
+	e, err := r.Compile([]*tensor.Node{y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Free()
+	// The input, the output, and two buffers ping-ponging in between.
+	if got := len(e.place.owned); got > 4 {
+		t.Errorf("a chain of 20 negations allocated %d buffers, want at most 4", got)
+	}
+	in := make([]float32, 1024)
+	in[7] = 3
+	xt, _ := tensor.FromFloat32s(tensor.Shape{1024}, in)
+	out, err := e.Run(map[*tensor.Node]*tensor.Tensor{x: xt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := out[0].Float32s()[7]; v != 3 {
+		t.Errorf("after 20 negations element 7 = %v, want 3", v)
+	}
+}
+
+func TestVariablesPersistAndUpdateInPlace(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	gpu := newFake("gpu", allFake...)
+	r := newRuntime(gpu, cpu)
+	v := tensor.NewVariable("counter", vec(0, 0))
+	g := tensor.NewGraph()
+	one := g.Const(vec(1, 1))
+	vn := g.Var(v)
+	read := tensor.Neg(vn) // reads the old value; must run before the update
+	upd := tensor.Apply(tensor.OpAssign, nil, vn, tensor.Add(vn, one))
+	e, err := r.Compile([]*tensor.Node{upd, read})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		out, err := e.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out[1].Float32s()[0]; got != -float32(i) {
+			t.Fatalf("run %d read %v, want the value before the update, %v", i, got, -float32(i))
+		}
+	}
+	got, err := r.Read(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.AllClose(vec(3, 3), 0, 0) {
+		t.Errorf("after 3 updates variable = %v, want [3 3]", got)
+	}
+	// A second graph sees the updated value: variables outlive executables.
+	g2 := tensor.NewGraph()
+	e2, err := r.Compile([]*tensor.Node{tensor.Neg(g2.Var(v))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := e2.Run(nil)
+	if out[0].Float32s()[1] != -3 {
+		t.Errorf("second graph read %v, want -3", out[0])
+	}
+	e.Free()
+	e2.Free()
+	r.Close()
+	if n := len(gpu.live) + len(cpu.live); n != 0 {
+		t.Errorf("%d buffers still allocated after Free and Close", n)
+	}
+	if total := r.Memory().Total(); total != 0 {
+		t.Errorf("memory report says %d bytes in use after Close", total)
+	}
+}
+
+func TestThousandRunsLeakNothing(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	gpu := newFake("gpu", tensor.OpAdd)
+	r := newRuntime(gpu, cpu)
+	for i := 0; i < 1000; i++ {
+		g := tensor.NewGraph()
+		x := g.Input("x", tensor.F32, 2)
+		e, err := r.Compile([]*tensor.Node{tensor.Relu(tensor.Add(x, x))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Run(map[*tensor.Node]*tensor.Tensor{x: vec(1, -1)}); err != nil {
+			t.Fatal(err)
+		}
+		e.Free()
+	}
+	if n := len(gpu.live) + len(cpu.live); n != 0 {
+		t.Errorf("%d buffers leaked after 1000 compile/run/free cycles", n)
+	}
+	if gpu.prepared != gpu.released {
+		t.Errorf("prepared %d programs, released %d", gpu.prepared, gpu.released)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	r := newRuntime(cpu, cpu)
+	g := tensor.NewGraph()
+	x := g.Input("x", tensor.F32, 3)
+	e, err := r.Compile([]*tensor.Node{tensor.Neg(x)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := tensor.NewGraph().Input("x", tensor.F32, 3)
+	cases := []struct {
+		name  string
+		feeds map[*tensor.Node]*tensor.Tensor
+		want  string
+	}{
+		{"missing", nil, `input "x" (f32[3]) was not fed`},
+		{"wrong shape", map[*tensor.Node]*tensor.Tensor{x: vec(1, 2)}, `input "x" wants f32[3], was fed f32[2]`},
+		{"wrong dtype", map[*tensor.Node]*tensor.Tensor{x: tensor.New(tensor.I32, 3)}, `wants f32[3], was fed i32[3]`},
+		{"foreign input", map[*tensor.Node]*tensor.Tensor{x: vec(1, 2, 3), other: vec(1, 2, 3)}, "the outputs do not depend on"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := e.Run(c.feeds)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	if _, err := r.Compile(nil); err == nil {
+		t.Error("Compile(nil) succeeded")
+	}
+	if _, err := r.Compile([]*tensor.Node{tensor.Neg(x), other}); err == nil || !strings.Contains(err.Error(), "another graph") {
+		t.Errorf("mixing graphs: %v", err)
+	}
+	e.Free()
+	if _, err := e.Run(nil); err == nil || !strings.Contains(err.Error(), "freed") {
+		t.Errorf("Run after Free: %v", err)
+	}
+}
+
+func TestRunStopsWhenInterrupted(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	r := newRuntime(cpu, cpu)
+	g := tensor.NewGraph()
+	x := g.Input("x", tensor.F32, 1)
+	e, err := r.Compile([]*tensor.Node{tensor.Neg(x)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Free()
+	ctx, cancel := context.WithCancel(context.Background())
+	restore := BindInterrupt(ctx)
+	defer restore()
+	cancel()
+	if _, err := e.Run(map[*tensor.Node]*tensor.Tensor{x: vec(1)}); !errors.Is(err, ErrInterrupted) {
+		t.Errorf("Run after cancel: %v, want ErrInterrupted", err)
+	}
+}
+
+func TestProfileReport(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	r := newRuntime(cpu, cpu)
+	g := tensor.NewGraph()
+	x := g.Input("x", tensor.F32, 2)
+	e, _ := r.Compile([]*tensor.Node{tensor.Add(tensor.Neg(x), x)})
+	defer e.Free()
+	r.Profile(true)
+	for i := 0; i < 3; i++ {
+		if _, err := e.Run(map[*tensor.Node]*tensor.Tensor{x: vec(1, 2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := r.ProfileReport()
+	if len(rep.Rows) != 2 || rep.Rows[0].Count != 3 {
+		t.Fatalf("profile rows %+v, want 2 op kinds run 3 times each", rep.Rows)
+	}
+	if s := rep.String(); !strings.Contains(s, "neg") || !strings.Contains(s, "add") {
+		t.Errorf("profile table lacks the ops:\n%s", s)
+	}
+	if _, ok := rep.MIMEBundle()["text/html"]; !ok {
+		t.Error("profile report has no HTML rendering")
+	}
+}
+
+func TestCollectOrdersWritesAfterReads(t *testing.T) {
+	g := tensor.NewGraph()
+	v := g.Var(tensor.NewVariable("v", vec(1)))
+	upd := tensor.Apply(tensor.OpAssign, nil, v, tensor.Neg(v))
+	late := tensor.Relu(v) // built after the update but reads the old value
+	nodes, err := collect([]*tensor.Node{upd, late})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes[len(nodes)-1] != upd {
+		t.Errorf("the assign is not last: %v", nodes)
+	}
+}
