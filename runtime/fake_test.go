@@ -32,8 +32,10 @@ func newFake(name string, ops ...tensor.Op) *fakeBackend {
 	return f
 }
 
-func (f *fakeBackend) Name() string     { return f.name }
-func (f *fakeBackend) Info() DeviceInfo { return DeviceInfo{Backend: f.name, Name: "fake " + f.name, Kind: "cpu"} }
+func (f *fakeBackend) Name() string { return f.name }
+func (f *fakeBackend) Info() DeviceInfo {
+	return DeviceInfo{Backend: f.name, Name: "fake " + f.name, Kind: "cpu"}
+}
 func (f *fakeBackend) Supports(n *tensor.Node) bool {
 	return f.ops[n.Op()] && n.DType() == tensor.F32
 }

@@ -171,9 +171,9 @@ type owned struct {
 // placement is the output of the place pass.
 type placement struct {
 	bufs      map[valueKey]Buffer
-	pre       [][]transfer                   // per segment: transfers before it runs
-	feeds     map[*tensor.Node][]valueKey    // per input node: where to upload the feed
-	consts    map[*tensor.Node][]valueKey    // per const node: where it was uploaded
+	pre       [][]transfer                // per segment: transfers before it runs
+	feeds     map[*tensor.Node][]valueKey // per input node: where to upload the feed
+	consts    map[*tensor.Node][]valueKey // per const node: where it was uploaded
 	owned     []owned
 	variables map[*tensor.Variable]*resident // variables this graph uses, after homing
 }
