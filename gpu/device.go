@@ -1,0 +1,338 @@
+package gpu
+
+/*
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+typedef struct { int32_t sType; void *pNext; uint32_t features[55]; } gml_features2;
+typedef struct { int32_t sType; void *pNext; uint32_t shaderFloat16, shaderInt8; } gml_f16i8_features;
+typedef struct { int32_t sType; void *pNext; uint32_t coopmat, robust; } gml_coopmat_features;
+typedef struct { int32_t sType; void *pNext; uint32_t type, dot, coopmat; } gml_bf16_features;
+typedef struct {
+	gml_features2 f2;
+	gml_f16i8_features f16;
+	gml_coopmat_features khr;
+	gml_coopmat_features nv;
+	gml_bf16_features bf16;
+} gml_feature_chain;
+
+// gml_keep_wanted clears every feature gml does not use, so that vkCreateDevice enables
+// only what shaders need (robust buffer access, for one, costs speed).
+static void gml_keep_wanted(gml_feature_chain *c) {
+	uint32_t int64 = c->f2.features[39]; // shaderInt64
+	uint32_t int16 = c->f2.features[40]; // shaderInt16
+	memset(c->f2.features, 0, sizeof(c->f2.features));
+	c->f2.features[39] = int64;
+	c->f2.features[40] = int16;
+	c->f16.shaderInt8 = 0;
+	c->khr.robust = 0;
+	c->nv.robust = 0;
+	c->bf16.dot = 0;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	vk "github.com/goki/vulkan"
+)
+
+// Device is an opened Vulkan device with its queue, memory allocator, pipeline cache and
+// command pool. All methods are safe for concurrent use; work is serialised on one queue.
+type Device struct {
+	Info Info
+
+	inst  vk.Instance
+	pd    vk.PhysicalDevice
+	dev   vk.Device
+	queue vk.Queue
+	qfam  uint32
+
+	mu     sync.Mutex
+	closed bool
+	mem    *allocator
+	pipes  *pipelineCache
+	pool   vk.CommandPool
+	fence  vk.Fence
+	stage  *staging
+	timing bool
+}
+
+func check(res vk.Result, what string) error {
+	if res == vk.Success {
+		return nil
+	}
+	if res == vk.ErrorOutOfDeviceMemory || res == vk.ErrorOutOfHostMemory {
+		return fmt.Errorf("gpu: %s: out of memory (%v)", what, vk.Error(res))
+	}
+	return fmt.Errorf("gpu: %s: %v", what, vk.Error(res))
+}
+
+// newInstance creates a Vulkan 1.3 instance (the loader clamps to what it supports).
+func newInstance() (vk.Instance, error) {
+	if err := loadLoader(); err != nil {
+		return nil, err
+	}
+	app := &vk.ApplicationInfo{
+		SType:            vk.StructureTypeApplicationInfo,
+		PApplicationName: "gml\x00",
+		PEngineName:      "gml\x00",
+		ApiVersion:       vk.MakeVersion(1, 3, 0),
+	}
+	var inst vk.Instance
+	res := vk.CreateInstance(&vk.InstanceCreateInfo{SType: vk.StructureTypeInstanceCreateInfo, PApplicationInfo: app}, nil, &inst)
+	if res == vk.ErrorIncompatibleDriver {
+		return nil, fmt.Errorf("%w: the Vulkan loader is older than 1.1 (vkCreateInstance: %v); update libvulkan1", ErrNoVulkan, vk.Error(res))
+	}
+	if res != vk.Success {
+		return nil, fmt.Errorf("%w: vkCreateInstance: %v", ErrNoVulkan, vk.Error(res))
+	}
+	if err := vk.InitInstance(inst); err != nil {
+		vk.DestroyInstance(inst, nil)
+		return nil, fmt.Errorf("%w: %v", ErrNoVulkan, err)
+	}
+	return inst, nil
+}
+
+func physicalDevices(inst vk.Instance) ([]vk.PhysicalDevice, []Info, error) {
+	var n uint32
+	if err := check(vk.EnumeratePhysicalDevices(inst, &n, nil), "vkEnumeratePhysicalDevices"); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNoVulkan, err)
+	}
+	if n == 0 {
+		return nil, nil, fmt.Errorf("%w: the Vulkan loader found no device (install a driver; mesa-vulkan-drivers provides a CPU device)", ErrNoVulkan)
+	}
+	pds := make([]vk.PhysicalDevice, n)
+	if err := check(vk.EnumeratePhysicalDevices(inst, &n, pds), "vkEnumeratePhysicalDevices"); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNoVulkan, err)
+	}
+	infos := make([]Info, 0, n)
+	for i, pd := range pds[:n] {
+		in, err := queryInfo(inst, pd, i)
+		if err != nil {
+			return nil, nil, err
+		}
+		infos = append(infos, in)
+	}
+	return pds[:n], infos, nil
+}
+
+// Devices lists every Vulkan device the loader reports, in enumeration order. It
+// returns an error wrapping ErrNoVulkan when there is no loader or no device.
+func Devices() (Infos, error) {
+	inst, err := newInstance()
+	if err != nil {
+		return nil, err
+	}
+	defer vk.DestroyInstance(inst, nil)
+	_, infos, err := physicalDevices(inst)
+	return infos, err
+}
+
+// choose picks a device: the one GML_VK_DEVICE names (an index or a case-insensitive
+// name substring), else the best by type (discrete > integrated > virtual > cpu), then by
+// device-local memory. Devices below Vulkan 1.1 are never picked automatically.
+func choose(infos []Info, want string) (int, error) {
+	if want != "" {
+		if i, err := strconv.Atoi(want); err == nil {
+			if i < 0 || i >= len(infos) {
+				return 0, fmt.Errorf("gpu: GML_VK_DEVICE=%d but there are %d devices (0..%d)", i, len(infos), len(infos)-1)
+			}
+			return i, nil
+		}
+		for i, in := range infos {
+			if strings.Contains(strings.ToLower(in.Name), strings.ToLower(want)) {
+				return i, nil
+			}
+		}
+		names := make([]string, len(infos))
+		for i, in := range infos {
+			names[i] = strconv.Itoa(i) + ": " + in.Name
+		}
+		return 0, fmt.Errorf("gpu: GML_VK_DEVICE=%q matches no device (have %s)", want, strings.Join(names, "; "))
+	}
+	order := make([]int, 0, len(infos))
+	for i, in := range infos {
+		if in.apiVersion >= vk.MakeVersion(1, 1, 0) {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return 0, fmt.Errorf("%w: every device is older than Vulkan 1.1 (%s is %s); update the driver", ErrNoVulkan, infos[0].Name, infos[0].APIVersion)
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := infos[order[a]], infos[order[b]]
+		if typeRank(x.Type) != typeRank(y.Type) {
+			return typeRank(x.Type) > typeRank(y.Type)
+		}
+		return x.DeviceLocalBytes() > y.DeviceLocalBytes()
+	})
+	return order[0], nil
+}
+
+// Open opens the device GML_VK_DEVICE names, or the best one. Its error wraps
+// ErrNoVulkan when Vulkan is unusable here, so callers can fall back to the CPU.
+func Open() (*Device, error) {
+	inst, err := newInstance()
+	if err != nil {
+		return nil, err
+	}
+	d, err := openOn(inst, os.Getenv("GML_VK_DEVICE"))
+	if err != nil {
+		vk.DestroyInstance(inst, nil)
+		return nil, err
+	}
+	return d, nil
+}
+
+func openOn(inst vk.Instance, want string) (*Device, error) {
+	pds, infos, err := physicalDevices(inst)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := choose(infos, want)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{Info: infos[idx], inst: inst, pd: pds[idx]}
+	if d.Info.apiVersion < vk.MakeVersion(1, 1, 0) {
+		return nil, fmt.Errorf("%w: %s supports only Vulkan %s; gml needs 1.1", ErrNoVulkan, d.Info.Name, d.Info.APIVersion)
+	}
+	if err := d.createDevice(); err != nil {
+		return nil, err
+	}
+	if err := d.init(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// computeQueueFamily returns the first queue family with compute and timestamps,
+// preferring a compute-only one.
+func computeQueueFamily(pd vk.PhysicalDevice) (uint32, error) {
+	var n uint32
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &n, nil)
+	qs := make([]vk.QueueFamilyProperties, n)
+	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &n, qs)
+	best, found := uint32(0), false
+	for i := range qs[:n] {
+		qs[i].Deref()
+		q := qs[i]
+		if q.QueueFlags&vk.QueueFlags(vk.QueueComputeBit) == 0 || q.TimestampValidBits == 0 && found {
+			continue
+		}
+		if !found || q.QueueFlags&vk.QueueFlags(vk.QueueGraphicsBit) != 0 {
+			if !found {
+				best, found = uint32(i), true
+			}
+			continue
+		}
+		best = uint32(i)
+	}
+	if !found {
+		return 0, fmt.Errorf("%w: the device has no compute queue", ErrNoVulkan)
+	}
+	return best, nil
+}
+
+func (d *Device) createDevice() error {
+	qfam, err := computeQueueFamily(d.pd)
+	if err != nil {
+		return err
+	}
+	d.qfam = qfam
+	in := d.Info
+	fc := queryFeatures(instanceProc(d.inst, "vkGetPhysicalDeviceFeatures2"), d.pd, in)
+	defer C.free(unsafe.Pointer(fc))
+	C.gml_keep_wanted(fc)
+	var exts []string
+	for _, e := range []string{"VK_KHR_shader_float16_int8", "VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix", "VK_KHR_shader_bfloat16"} {
+		if in.extensions[e] {
+			exts = append(exts, e+"\x00")
+		}
+	}
+	prio := []float32{1}
+	info := &vk.DeviceCreateInfo{
+		SType:                   vk.StructureTypeDeviceCreateInfo,
+		PNext:                   unsafe.Pointer(fc),
+		QueueCreateInfoCount:    1,
+		PQueueCreateInfos:       []vk.DeviceQueueCreateInfo{{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: qfam, QueueCount: 1, PQueuePriorities: prio}},
+		EnabledExtensionCount:   uint32(len(exts)),
+		PpEnabledExtensionNames: exts,
+	}
+	var dev vk.Device
+	if err := check(vk.CreateDevice(d.pd, info, nil, &dev), "vkCreateDevice on "+in.Name); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoVulkan, err)
+	}
+	d.dev = dev
+	var q vk.Queue
+	vk.GetDeviceQueue(dev, qfam, 0, &q)
+	d.queue = q
+	return nil
+}
+
+func (d *Device) init() error {
+	var pool vk.CommandPool
+	err := check(vk.CreateCommandPool(d.dev, &vk.CommandPoolCreateInfo{
+		SType:            vk.StructureTypeCommandPoolCreateInfo,
+		Flags:            vk.CommandPoolCreateFlags(vk.CommandPoolCreateResetCommandBufferBit),
+		QueueFamilyIndex: d.qfam,
+	}, nil, &pool), "vkCreateCommandPool")
+	if err != nil {
+		return err
+	}
+	d.pool = pool
+	var fence vk.Fence
+	if err := check(vk.CreateFence(d.dev, &vk.FenceCreateInfo{SType: vk.StructureTypeFenceCreateInfo}, nil, &fence), "vkCreateFence"); err != nil {
+		return err
+	}
+	d.fence = fence
+	d.mem = newAllocator(d)
+	d.pipes = newPipelineCache(d)
+	d.stage = &staging{d: d}
+	return nil
+}
+
+// ErrClosed is returned by every method of a Device after Close.
+var ErrClosed = errors.New("gpu: device is closed")
+
+// Close waits for the device to go idle and frees every object it created. Buffers still
+// held by callers become invalid. Close is idempotent.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if d.dev != nil {
+		vk.DeviceWaitIdle(d.dev)
+		if d.stage != nil {
+			d.stage.free()
+		}
+		if d.pipes != nil {
+			d.pipes.destroy()
+		}
+		if d.mem != nil {
+			d.mem.destroy()
+		}
+		if d.fence != vk.NullFence {
+			vk.DestroyFence(d.dev, d.fence, nil)
+		}
+		if d.pool != vk.NullCommandPool {
+			vk.DestroyCommandPool(d.dev, d.pool, nil)
+		}
+		vk.DestroyDevice(d.dev, nil)
+	}
+	vk.DestroyInstance(d.inst, nil)
+	return nil
+}

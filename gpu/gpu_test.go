@@ -1,0 +1,350 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// openTest opens the default device, skipping only when Vulkan is absent altogether.
+func openTest(t testing.TB) *Device {
+	t.Helper()
+	d, err := Open()
+	if errors.Is(err, ErrNoVulkan) {
+		t.Skipf("no Vulkan loader or device on this machine: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func TestDevicesRender(t *testing.T) {
+	d := openTest(t)
+	infos, err := Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) == 0 {
+		t.Fatal("Devices returned no device although Open succeeded")
+	}
+	text := infos.String()
+	for _, want := range []string{d.Info.Name, "subgroup size", "max allocation", "memory heaps"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("device table lacks %q:\n%s", want, text)
+		}
+	}
+	mime := d.Info.MIMEBundle()
+	if h, _ := mime["text/html"].(string); !strings.Contains(h, "<table>") || !strings.Contains(h, "fp16") {
+		t.Errorf("text/html is not a device table: %q", h)
+	}
+	if _, ok := mime["text/plain"].(string); !ok {
+		t.Error("MIMEBundle has no text/plain")
+	}
+}
+
+func TestChoose(t *testing.T) {
+	v := uint32(1<<22 | 3<<12)
+	infos := []Info{
+		{Index: 0, Name: "llvmpipe", Type: "cpu", apiVersion: v},
+		{Index: 1, Name: "Intel UHD", Type: "integrated", apiVersion: v, Heaps: []Heap{{Size: 1 << 30, DeviceLocal: true}}},
+		{Index: 2, Name: "NVIDIA H200", Type: "discrete", apiVersion: v, Heaps: []Heap{{Size: 1 << 37, DeviceLocal: true}}},
+		{Index: 3, Name: "old", Type: "discrete", apiVersion: 1 << 22},
+	}
+	cases := []struct {
+		want    string
+		infos   []Info
+		pick    int
+		wantErr string
+	}{
+		{"", infos, 2, ""},
+		{"", infos[:2], 1, ""},
+		{"", infos[:1], 0, ""},
+		{"0", infos, 0, ""},
+		{"uhd", infos, 1, ""},
+		{"7", infos, 0, "there are 4 devices"},
+		{"radeon", infos, 0, "matches no device"},
+		{"", infos[3:], 0, "older than Vulkan 1.1"},
+	}
+	for _, c := range cases {
+		got, err := choose(c.infos, c.want)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("choose(%q): error %v, want one containing %q", c.want, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != c.pick {
+			t.Errorf("choose(%q) = %d, %v; want %d", c.want, got, err, c.pick)
+		}
+	}
+}
+
+func TestOutOfMemoryMessage(t *testing.T) {
+	e := &OutOfMemoryError{Asked: 3 << 30, InUse: 1 << 30, Heap: 2 << 30}
+	for _, want := range []string{"asked for 3.0 GiB", "1.0 GiB in use", "1.0 GiB free of 2.0 GiB"} {
+		if !strings.Contains(e.Error(), want) {
+			t.Errorf("%q lacks %q", e.Error(), want)
+		}
+	}
+}
+
+func TestAllocTooLarge(t *testing.T) {
+	d := openTest(t)
+	_, err := d.Alloc(1 << 50)
+	if err == nil || !strings.Contains(err.Error(), "PiB") {
+		t.Fatalf("allocating 1 PiB: got %v, want an error naming the size", err)
+	}
+}
+
+func TestUploadDownloadRoundTrip(t *testing.T) {
+	d := openTest(t)
+	sizes := []int{1, 3, 1000, 70000}
+	bufs := make([]*Buffer, len(sizes))
+	ups := make([]Copy, len(sizes))
+	for i, n := range sizes {
+		b, err := d.Alloc(uint64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		data := make([]byte, n)
+		for j := range data {
+			data[j] = byte(j*7 + i)
+		}
+		bufs[i], ups[i] = b, Copy{Buf: b, Data: data}
+	}
+	if err := d.Upload(ups...); err != nil {
+		t.Fatal(err)
+	}
+	downs := make([]Copy, len(sizes))
+	for i, n := range sizes {
+		downs[i] = Copy{Buf: bufs[i], Data: make([]byte, n)}
+	}
+	if err := d.Download(downs...); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sizes {
+		if string(downs[i].Data) != string(ups[i].Data) {
+			t.Errorf("buffer %d (%d bytes) came back different", i, sizes[i])
+		}
+	}
+	if err := d.Upload(Copy{Buf: bufs[0], Offset: 1, Data: []byte{1}}); err == nil {
+		t.Error("an upload past the end of a buffer returned no error")
+	}
+}
+
+// refMatMul computes the product in float64 on the host, for comparison.
+func refMatMul(p MatMul, a, b, c []float32) []float32 {
+	out := append([]float32(nil), c...)
+	sA, sB, sC := p.M*p.K, p.K*p.N, p.M*p.N
+	if p.BroadcastA {
+		sA = 0
+	}
+	if p.BroadcastB {
+		sB = 0
+	}
+	for z := 0; z < p.Batch; z++ {
+		for i := 0; i < p.M; i++ {
+			for j := 0; j < p.N; j++ {
+				var s float64
+				for k := 0; k < p.K; k++ {
+					av := a[z*sA+i*p.K+k]
+					if p.TransA {
+						av = a[z*sA+k*p.M+i]
+					}
+					bv := b[z*sB+k*p.N+j]
+					if p.TransB {
+						bv = b[z*sB+j*p.K+k]
+					}
+					s += float64(av) * float64(bv)
+				}
+				idx := z*sC + i*p.N + j
+				out[idx] = float32(s + float64(p.Beta)*float64(c[idx]))
+			}
+		}
+	}
+	return out
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s
+}
+
+// relErr is ‖got − want‖ / ‖want‖; NaN in got counts as failure.
+func relErr(got, want []float32) float64 {
+	var num, den float64
+	for i := range want {
+		if math.IsNaN(float64(got[i])) {
+			return math.Inf(1)
+		}
+		d := float64(got[i]) - float64(want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	return math.Sqrt(num / math.Max(den, 1e-30))
+}
+
+// runMatMul uploads random operands, runs p on the device and returns the result with
+// the host reference. C is poisoned with NaN (or random values when Beta is set) first.
+func runMatMul(t *testing.T, d *Device, p MatMul, r *rand.Rand) (got, want []float32) {
+	t.Helper()
+	na, nb := p.Batch*p.M*p.K, p.Batch*p.K*p.N
+	if p.BroadcastA {
+		na = p.M * p.K
+	}
+	if p.BroadcastB {
+		nb = p.K * p.N
+	}
+	a, b := randSlice(r, na), randSlice(r, nb)
+	c := make([]float32, p.Batch*p.M*p.N)
+	for i := range c {
+		c[i] = float32(math.NaN())
+		if p.Beta != 0 {
+			c[i] = float32(r.NormFloat64())
+		}
+	}
+	var ab, bb []byte
+	switch p.Input {
+	case F32:
+		ab, bb = Float32Bytes(a), Float32Bytes(b)
+	case F16, BF16:
+		conv, back := F16Bits, F16Value
+		if p.Input == BF16 {
+			conv, back = BF16Bits, BF16Value
+		}
+		ah, bh := make([]uint16, na), make([]uint16, nb)
+		for i := range a {
+			ah[i] = conv(a[i])
+			a[i] = back(ah[i])
+		}
+		for i := range b {
+			bh[i] = conv(b[i])
+			b[i] = back(bh[i])
+		}
+		ab, bb = Uint16Bytes(ah), Uint16Bytes(bh)
+	}
+	bufs := make([]*Buffer, 3)
+	for i, n := range []int{len(ab), len(bb), 4 * len(c)} {
+		buf, err := d.Alloc(uint64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer buf.Free()
+		bufs[i] = buf
+	}
+	p.A, p.B, p.C = bufs[0], bufs[1], bufs[2]
+	if err := d.Upload(Copy{Buf: p.A, Data: ab}, Copy{Buf: p.B, Data: bb}, Copy{Buf: p.C, Data: Float32Bytes(c)}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := d.NewRecorder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.MatMul(p); err != nil {
+		rec.Discard()
+		t.Fatal(err)
+	}
+	if _, err := rec.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	got = make([]float32, len(c))
+	if err := d.Download(Copy{Buf: p.C, Data: Float32Bytes(got)}); err != nil {
+		t.Fatal(err)
+	}
+	return got, refMatMul(p, a, b, c)
+}
+
+func TestMatMulF32(t *testing.T) {
+	d := openTest(t)
+	r := rand.New(rand.NewPCG(1, 2))
+	large := tileF32Large
+	cases := []MatMul{
+		{M: 1, N: 1, K: 1},
+		{M: 3, N: 5, K: 7},
+		{M: 8, N: 300, K: 33, TransB: true},
+		{M: 5, N: 64, K: 64, Batch: 3},
+		{M: 37, N: 29, K: 41},
+		{M: 64, N: 64, K: 64},
+		{M: 65, N: 130, K: 17, TransA: true},
+		{M: 100, N: 70, K: 90, TransB: true},
+		{M: 33, N: 47, K: 19, TransA: true, TransB: true},
+		{M: 20, N: 36, K: 12, Batch: 4},
+		{M: 20, N: 36, K: 12, Batch: 3, BroadcastB: true},
+		{M: 9, N: 16, K: 24, Batch: 2, BroadcastA: true, Beta: 0.5},
+		{M: 129, N: 257, K: 77, Tile: &large},
+		{M: 256, N: 128, K: 64, TransA: true, Tile: &large},
+		{M: 200, N: 131, K: 96, TransB: true, Tile: &large},
+	}
+	for _, c := range cases {
+		if c.Batch == 0 {
+			c.Batch = 1
+		}
+		name := fmt.Sprintf("M%d_N%d_K%d_b%d_tA%v_tB%v_bcA%v_bcB%v_beta%v_large%v", c.M, c.N, c.K, c.Batch, c.TransA, c.TransB, c.BroadcastA, c.BroadcastB, c.Beta, c.Tile != nil)
+		t.Run(name, func(t *testing.T) {
+			got, want := runMatMul(t, d, c, r)
+			if e := relErr(got, want); e > 1e-5 {
+				t.Errorf("relative error %.3g > 1e-5", e)
+			}
+		})
+	}
+}
+
+func TestMatMulCoop(t *testing.T) {
+	d := openTest(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, in := range []DType{F16, BF16} {
+		if _, err := coopShader(d.Info, in); err != nil {
+			t.Logf("%s: skipped on %s: %v", in, d.Info.Name, err)
+			continue
+		}
+		for _, c := range []MatMul{{M: 128, N: 128, K: 64}, {M: 77, N: 136, K: 40}, {M: 300, N: 264, K: 520, Batch: 2}, {M: 64, N: 64, K: 32, Beta: 1}} {
+			c.Input = in
+			if c.Batch == 0 {
+				c.Batch = 1
+			}
+			t.Run(fmt.Sprintf("%s_M%d_N%d_K%d_b%d", in, c.M, c.N, c.K, c.Batch), func(t *testing.T) {
+				got, want := runMatMul(t, d, c, r)
+				if e := relErr(got, want); e > 1e-3 {
+					t.Errorf("relative error %.3g > 1e-3", e)
+				}
+			})
+		}
+	}
+}
+
+func TestMatMulBadInput(t *testing.T) {
+	d := openTest(t)
+	small, err := d.Alloc(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Free()
+	rec, err := d.NewRecorder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Discard()
+	cases := []struct {
+		p    MatMul
+		want string
+	}{
+		{MatMul{M: 0, N: 1, K: 1, A: small, B: small, C: small}, "positive sizes"},
+		{MatMul{M: 4, N: 4, K: 4, A: small, B: small, C: small}, "needs 64 bytes"},
+		{MatMul{M: 2, N: 2, K: 2, A: small, B: nil, C: small}, "needs buffers"},
+		{MatMul{M: 2, N: 2, K: 2, A: small, B: small, C: small, LDA: 1}, "leading dimensions"},
+	}
+	for _, c := range cases {
+		if err := rec.MatMul(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("MatMul(%+v): error %v, want one containing %q", c.p, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,282 @@
+package gpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// DType is the element type of matrix-product inputs. Outputs are always f32.
+type DType int
+
+// Input element types.
+const (
+	F32 DType = iota
+	F16
+	BF16
+)
+
+func (t DType) String() string {
+	switch t {
+	case F32:
+		return "f32"
+	case F16:
+		return "f16"
+	case BF16:
+		return "bf16"
+	}
+	return fmt.Sprintf("DType(%d)", int(t))
+}
+
+// Size is the element size in bytes.
+func (t DType) Size() int {
+	if t == F32 {
+		return 4
+	}
+	return 2
+}
+
+// Tile overrides the tiled shaders' block sizes (for tuning): BM×BN outputs per
+// workgroup, BK deep slabs; TM×TN outputs per thread (f32) or WM×WN per subgroup
+// (cooperative matrix).
+type Tile struct {
+	BM, BN, BK     uint32
+	TM, TN, WM, WN uint32
+}
+
+// MatMul describes C = op(A)·op(B) + Beta·C for Batch matrices, where op transposes
+// when TransA/TransB is set. A is M×K (K×M stored when TransA), B is K×N (N×K when
+// TransB), C is M×N, all row-major with leading dimensions LDA, LDB, LDC (0 means
+// dense). Batch matrices follow each other densely, except that BroadcastA/BroadcastB
+// reuse one matrix for every batch.
+type MatMul struct {
+	M, N, K, Batch         int
+	TransA, TransB         bool
+	BroadcastA, BroadcastB bool
+	A, B, C                *Buffer
+	LDA, LDB, LDC          int
+	Beta                   float32
+	Input                  DType
+	// Tile, when set, replaces the automatic choice of block sizes.
+	Tile *Tile
+	// Label names the dispatch in profiles; "matmul" when empty.
+	Label string
+}
+
+type mmPush struct {
+	m, n, k, lda, ldb, ldc, offA, offB, offC, sA, sB, sC uint32
+	beta                                                 float32
+}
+
+func (p mmPush) bytes() []byte {
+	w := []uint32{p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.offA, p.offB, p.offC, p.sA, p.sB, p.sC, math.Float32bits(p.beta)}
+	b := make([]byte, 4*len(w))
+	for i, v := range w {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+// normalize fills default strides and checks that every operand fits its buffer.
+func (p *MatMul) normalize() (mmPush, error) {
+	if p.Batch == 0 {
+		p.Batch = 1
+	}
+	if p.M <= 0 || p.N <= 0 || p.K <= 0 || p.Batch < 0 {
+		return mmPush{}, fmt.Errorf("gpu: matmul needs positive sizes, got M=%d N=%d K=%d batch=%d", p.M, p.N, p.K, p.Batch)
+	}
+	if p.A == nil || p.B == nil || p.C == nil {
+		return mmPush{}, fmt.Errorf("gpu: matmul needs buffers A, B and C")
+	}
+	ar, ac := p.M, p.K
+	if p.TransA {
+		ar, ac = p.K, p.M
+	}
+	br, bc := p.K, p.N
+	if p.TransB {
+		br, bc = p.N, p.K
+	}
+	if p.LDA == 0 {
+		p.LDA = ac
+	}
+	if p.LDB == 0 {
+		p.LDB = bc
+	}
+	if p.LDC == 0 {
+		p.LDC = p.N
+	}
+	if p.LDA < ac || p.LDB < bc || p.LDC < p.N {
+		return mmPush{}, fmt.Errorf("gpu: matmul leading dimensions (%d, %d, %d) smaller than rows (%d, %d, %d)", p.LDA, p.LDB, p.LDC, ac, bc, p.N)
+	}
+	sA, sB, sC := ar*p.LDA, br*p.LDB, p.M*p.LDC
+	if p.BroadcastA {
+		sA = 0
+	}
+	if p.BroadcastB {
+		sB = 0
+	}
+	es := p.Input.Size()
+	need := func(name string, b *Buffer, stride, rows, ld, cols, size int) error {
+		n := (p.Batch-1)*stride + (rows-1)*ld + cols
+		if uint64(n*size) > b.size {
+			return fmt.Errorf("gpu: matmul operand %s needs %d bytes, its buffer has %d", name, n*size, b.size)
+		}
+		if uint64(n) > math.MaxUint32 {
+			return fmt.Errorf("gpu: matmul operand %s has %d elements, more than 32-bit indexing allows", name, n)
+		}
+		return nil
+	}
+	if err := need("A", p.A, sA, ar, p.LDA, ac, es); err != nil {
+		return mmPush{}, err
+	}
+	if err := need("B", p.B, sB, br, p.LDB, bc, es); err != nil {
+		return mmPush{}, err
+	}
+	if err := need("C", p.C, sC, p.M, p.LDC, p.N, 4); err != nil {
+		return mmPush{}, err
+	}
+	return mmPush{
+		m: uint32(p.M), n: uint32(p.N), k: uint32(p.K), lda: uint32(p.LDA), ldb: uint32(p.LDB), ldc: uint32(p.LDC),
+		offA: uint32(p.A.off / uint64(es)), offB: uint32(p.B.off / uint64(es)), offC: uint32(p.C.off / 4),
+		sA: uint32(sA), sB: uint32(sB), sC: uint32(sC), beta: p.Beta,
+	}, nil
+}
+
+// f32 tile choices: big tiles for big products, smaller ones otherwise.
+var (
+	tileF32Large = Tile{BM: 128, BN: 128, BK: 8, TM: 8, TN: 8}
+	tileF32Small = Tile{BM: 64, BN: 64, BK: 16, TM: 4, TN: 4}
+	tileCoop     = Tile{BM: 128, BN: 128, BK: 32, WM: 64, WN: 32}
+)
+
+// ErrUnsupported is wrapped when a device or shape has no shader for an operation.
+var ErrUnsupported = fmt.Errorf("gpu: unsupported on this device")
+
+// MatMul records the product described by p into r.
+func (r *Recorder) MatMul(p MatMul) error {
+	push, err := p.normalize()
+	if err != nil {
+		return err
+	}
+	label := p.Label
+	if label == "" {
+		label = "matmul"
+	}
+	d := r.d
+	switch p.Input {
+	case F32:
+		if p.M <= 8 && !p.TransA && p.Tile == nil {
+			k, err := d.Kernel("matvec_f32", 3, 256, 8, b32(p.TransB))
+			if err != nil {
+				return err
+			}
+			groups := [3]uint32{uint32((p.N + 255) / 256), 1, uint32(p.Batch)}
+			if p.TransB {
+				groups[0] = uint32(p.N)
+			}
+			return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
+		}
+		t := tileF32Small
+		if p.M >= 128 && p.N >= 128 && (p.M/128)*(p.N/128)*p.Batch >= 32 && d.Info.MaxInvocations >= 256 {
+			t = tileF32Large
+		}
+		if p.Tile != nil {
+			t = *p.Tile
+		}
+		if err := t.checkF32(d); err != nil {
+			return err
+		}
+		vec := push.lda%4 == 0 && push.ldb%4 == 0 && push.sA%4 == 0 && push.sB%4 == 0 && push.offA%4 == 0 && push.offB%4 == 0
+		if p.TransA {
+			vec = vec && p.M%4 == 0
+		} else {
+			vec = vec && p.K%4 == 0
+		}
+		if p.TransB {
+			vec = vec && p.K%4 == 0
+		} else {
+			vec = vec && p.N%4 == 0
+		}
+		threads := (t.BM / t.TM) * (t.BN / t.TN)
+		k, err := d.Kernel("matmul_f32", 3, threads, t.BM, t.BN, t.BK, t.TM, t.TN, b32(p.TransA), b32(p.TransB), b32(vec))
+		if err != nil {
+			return err
+		}
+		groups := [3]uint32{ceilDiv(p.N, t.BN), ceilDiv(p.M, t.BM), uint32(p.Batch)}
+		return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
+	case F16, BF16:
+		shader, err := coopShader(d.Info, p.Input)
+		if err != nil {
+			return err
+		}
+		if p.TransA || p.TransB || p.K%8 != 0 || p.N%8 != 0 || push.lda%8 != 0 || push.ldb%8 != 0 || push.sA%8 != 0 || push.sB%8 != 0 || push.offA%8 != 0 || push.offB%8 != 0 {
+			return fmt.Errorf("%w: %s matmul needs untransposed operands with K, N and strides multiples of 8 (M=%d N=%d K=%d)", ErrUnsupported, p.Input, p.M, p.N, p.K)
+		}
+		t := tileCoop
+		if p.Tile != nil {
+			t = *p.Tile
+		}
+		if err := t.checkCoop(d); err != nil {
+			return err
+		}
+		threads := (t.BM / t.WM) * (t.BN / t.WN) * 32
+		k, err := d.Kernel(shader, 3, threads, t.BM, t.BN, t.BK, t.WM, t.WN)
+		if err != nil {
+			return err
+		}
+		groups := [3]uint32{ceilDiv(p.N, t.BN), ceilDiv(p.M, t.BM), uint32(p.Batch)}
+		return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
+	}
+	return fmt.Errorf("gpu: matmul input type %v", p.Input)
+}
+
+// coopShader picks the cooperative-matrix variant for the input type: the NV 16x8x16
+// shape (fastest on NVIDIA) when present, else 16x16x16.
+func coopShader(in Info, t DType) (string, error) {
+	if in.SubgroupSize != 32 {
+		return "", fmt.Errorf("%w: %s matmul needs NV cooperative matrices with 32-wide subgroups (%s has %d)", ErrUnsupported, t, in.Name, in.SubgroupSize)
+	}
+	switch {
+	case in.HasCoopMat(false, 16, 8, 16, "f16", "f32"):
+		if t == BF16 {
+			return "matmul_coop_bf16_16x8x16", nil
+		}
+		return "matmul_coop_f16_16x8x16", nil
+	case in.HasCoopMat(false, 16, 16, 16, "f16", "f32") && t == F16:
+		return "matmul_coop_f16_16x16x16", nil
+	}
+	return "", fmt.Errorf("%w: %s has no NV cooperative matrix with f16 inputs and f32 accumulation", ErrUnsupported, in.Name)
+}
+
+func (t Tile) checkF32(d *Device) error {
+	if t.TM%4 != 0 || t.TN%4 != 0 || t.TM == 0 || t.TN == 0 || t.BM%t.TM != 0 || t.BN%t.TN != 0 || t.BK%4 != 0 {
+		return fmt.Errorf("gpu: f32 tile %+v: TM, TN, BK must be multiples of 4 dividing BM, BN", t)
+	}
+	threads := (t.BM / t.TM) * (t.BN / t.TN)
+	shared := 4 * t.BK * (t.BM + t.BN + 8)
+	if threads > d.Info.MaxInvocations || shared > d.Info.SharedMemory || t.BM*t.BK%(4*threads) != 0 || t.BN*t.BK%(4*threads) != 0 || t.BM*t.BK < 4*threads || t.BN*t.BK < 4*threads {
+		return fmt.Errorf("gpu: f32 tile %+v does not fit the device (%d threads, %d bytes shared) or its loads", t, threads, shared)
+	}
+	return nil
+}
+
+func (t Tile) checkCoop(d *Device) error {
+	if t.WM == 0 || t.WN == 0 || t.BM%t.WM != 0 || t.BN%t.WN != 0 || t.WM%16 != 0 || t.WN%16 != 0 || t.BK%16 != 0 {
+		return fmt.Errorf("gpu: cooperative tile %+v: WM, WN, BK must be multiples of 16 dividing BM, BN", t)
+	}
+	warps := (t.BM / t.WM) * (t.BN / t.WN)
+	shared := 2*16*(t.BM*(t.BK/8+1)+t.BK*(t.BN/8+1)) + warps*16*16*4
+	if warps*32 > d.Info.MaxInvocations || shared > d.Info.SharedMemory {
+		return fmt.Errorf("gpu: cooperative tile %+v does not fit the device (%d threads, %d bytes shared)", t, warps*32, shared)
+	}
+	return nil
+}
+
+func b32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func ceilDiv(a int, b uint32) uint32 { return uint32((a + int(b) - 1) / int(b)) }

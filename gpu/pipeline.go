@@ -1,0 +1,237 @@
+package gpu
+
+// #include <stdlib.h>
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	vk "github.com/goki/vulkan"
+
+	"github.com/gml-dev/gml/shaders"
+)
+
+// maxBindings is the most storage buffers one kernel binds.
+const maxBindings = 8
+
+// pushSize is the push-constant range every pipeline layout declares (Vulkan's minimum).
+const pushSize = 128
+
+// Kernel is a compute pipeline: one shader variant with fixed specialisation constants.
+// Constant 0 is always the workgroup size along x.
+type Kernel struct {
+	name   string
+	pipe   vk.Pipeline
+	layout *layout
+	Local  uint32 // workgroup size along x
+}
+
+type layout struct {
+	nbind  int
+	dsl    vk.DescriptorSetLayout
+	layout vk.PipelineLayout
+}
+
+type kernelKey struct {
+	shader string
+	nbind  int
+	spec   string
+}
+
+type setKey struct {
+	dsl  vk.DescriptorSetLayout
+	bufs [maxBindings]vk.Buffer
+}
+
+type cachedSet struct {
+	set  vk.DescriptorSet
+	pool vk.DescriptorPool
+}
+
+// pipelineCache owns shader modules, pipelines, layouts and descriptor sets. Descriptor
+// sets bind whole blocks (operand offsets travel in push constants), so a handful of
+// sets serves every dispatch and each is written once.
+type pipelineCache struct {
+	d       *Device
+	cache   vk.PipelineCache
+	modules map[string]vk.ShaderModule
+	layouts map[int]*layout
+	kernels map[kernelKey]*Kernel
+	sets    map[setKey]cachedSet
+	pools   []vk.DescriptorPool
+}
+
+func newPipelineCache(d *Device) *pipelineCache {
+	return &pipelineCache{d: d, modules: map[string]vk.ShaderModule{}, layouts: map[int]*layout{}, kernels: map[kernelKey]*Kernel{}, sets: map[setKey]cachedSet{}}
+}
+
+func (c *pipelineCache) destroy() {
+	dev := c.d.dev
+	for _, k := range c.kernels {
+		vk.DestroyPipeline(dev, k.pipe, nil)
+	}
+	for _, l := range c.layouts {
+		vk.DestroyPipelineLayout(dev, l.layout, nil)
+		vk.DestroyDescriptorSetLayout(dev, l.dsl, nil)
+	}
+	for _, m := range c.modules {
+		vk.DestroyShaderModule(dev, m, nil)
+	}
+	for _, p := range c.pools {
+		vk.DestroyDescriptorPool(dev, p, nil)
+	}
+	c.kernels, c.layouts, c.modules, c.sets, c.pools = nil, nil, nil, nil, nil
+}
+
+func (c *pipelineCache) module(name string) (vk.ShaderModule, error) {
+	if m, ok := c.modules[name]; ok {
+		return m, nil
+	}
+	code, err := shaders.SPIRV(name)
+	if err != nil {
+		return nil, err
+	}
+	words := make([]uint32, len(code)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(code[4*i:])
+	}
+	var m vk.ShaderModule
+	if err := check(vk.CreateShaderModule(c.d.dev, &vk.ShaderModuleCreateInfo{SType: vk.StructureTypeShaderModuleCreateInfo, CodeSize: uint64(len(code)), PCode: words}, nil, &m), "vkCreateShaderModule "+name); err != nil {
+		return nil, err
+	}
+	c.modules[name] = m
+	return m, nil
+}
+
+func (c *pipelineCache) layoutFor(nbind int) (*layout, error) {
+	if l, ok := c.layouts[nbind]; ok {
+		return l, nil
+	}
+	binds := make([]vk.DescriptorSetLayoutBinding, nbind)
+	for i := range binds {
+		binds[i] = vk.DescriptorSetLayoutBinding{Binding: uint32(i), DescriptorType: vk.DescriptorTypeStorageBuffer, DescriptorCount: 1, StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit)}
+	}
+	var dsl vk.DescriptorSetLayout
+	if err := check(vk.CreateDescriptorSetLayout(c.d.dev, &vk.DescriptorSetLayoutCreateInfo{SType: vk.StructureTypeDescriptorSetLayoutCreateInfo, BindingCount: uint32(nbind), PBindings: binds}, nil, &dsl), "vkCreateDescriptorSetLayout"); err != nil {
+		return nil, err
+	}
+	var pl vk.PipelineLayout
+	err := check(vk.CreatePipelineLayout(c.d.dev, &vk.PipelineLayoutCreateInfo{
+		SType: vk.StructureTypePipelineLayoutCreateInfo, SetLayoutCount: 1, PSetLayouts: []vk.DescriptorSetLayout{dsl},
+		PushConstantRangeCount: 1, PPushConstantRanges: []vk.PushConstantRange{{StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit), Size: pushSize}},
+	}, nil, &pl), "vkCreatePipelineLayout")
+	if err != nil {
+		vk.DestroyDescriptorSetLayout(c.d.dev, dsl, nil)
+		return nil, err
+	}
+	l := &layout{nbind: nbind, dsl: dsl, layout: pl}
+	c.layouts[nbind] = l
+	return l, nil
+}
+
+// Kernel returns the cached pipeline for a shader variant with nbind storage buffers and
+// the given specialisation constants (constant i gets spec[i]; spec[0] is the workgroup
+// size along x), building it on first use.
+func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, error) {
+	if nbind < 1 || nbind > maxBindings || len(spec) == 0 {
+		return nil, fmt.Errorf("gpu: kernel %s: need 1..%d bindings and a workgroup size", shader, maxBindings)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	c := d.pipes
+	key := kernelKey{shader, nbind, fmt.Sprint(spec)}
+	if k, ok := c.kernels[key]; ok {
+		return k, nil
+	}
+	mod, err := c.module(shader)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.layoutFor(nbind)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]vk.SpecializationMapEntry, len(spec))
+	data := C.malloc(C.size_t(4 * len(spec)))
+	defer C.free(data)
+	for i, v := range spec {
+		entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
+		*(*uint32)(unsafe.Add(data, 4*i)) = v
+	}
+	name := C.CString("main")
+	defer C.free(unsafe.Pointer(name))
+	info := vk.ComputePipelineCreateInfo{
+		SType: vk.StructureTypeComputePipelineCreateInfo,
+		Stage: vk.PipelineShaderStageCreateInfo{
+			SType: vk.StructureTypePipelineShaderStageCreateInfo, Stage: vk.ShaderStageComputeBit, Module: mod, PName: "main\x00",
+			PSpecializationInfo: []vk.SpecializationInfo{{MapEntryCount: uint32(len(spec)), PMapEntries: entries, DataSize: uint64(4 * len(spec)), PData: data}},
+		},
+		Layout: l.layout,
+	}
+	pipes := make([]vk.Pipeline, 1)
+	if err := check(vk.CreateComputePipelines(d.dev, c.cache, 1, []vk.ComputePipelineCreateInfo{info}, nil, pipes), fmt.Sprintf("vkCreateComputePipelines %s %v", shader, spec)); err != nil {
+		return nil, err
+	}
+	k := &Kernel{name: shader, pipe: pipes[0], layout: l, Local: spec[0]}
+	c.kernels[key] = k
+	return k, nil
+}
+
+// set returns a descriptor set binding bufs (whole blocks) to l, writing it on first use.
+func (c *pipelineCache) set(l *layout, bufs []vk.Buffer) (vk.DescriptorSet, error) {
+	key := setKey{dsl: l.dsl}
+	copy(key.bufs[:], bufs)
+	if s, ok := c.sets[key]; ok {
+		return s.set, nil
+	}
+	var set vk.DescriptorSet
+	var pool vk.DescriptorPool
+	for attempt := 0; ; attempt++ {
+		if len(c.pools) > 0 {
+			pool = c.pools[len(c.pools)-1]
+			res := vk.AllocateDescriptorSets(c.d.dev, &vk.DescriptorSetAllocateInfo{SType: vk.StructureTypeDescriptorSetAllocateInfo, DescriptorPool: pool, DescriptorSetCount: 1, PSetLayouts: []vk.DescriptorSetLayout{l.dsl}}, &set)
+			if res == vk.Success {
+				break
+			}
+			if attempt > 0 || (res != vk.ErrorOutOfPoolMemory && res != vk.ErrorFragmentedPool) {
+				return nil, check(res, "vkAllocateDescriptorSets")
+			}
+		}
+		const sets = 256
+		var np vk.DescriptorPool
+		err := check(vk.CreateDescriptorPool(c.d.dev, &vk.DescriptorPoolCreateInfo{
+			SType: vk.StructureTypeDescriptorPoolCreateInfo, Flags: vk.DescriptorPoolCreateFlags(vk.DescriptorPoolCreateFreeDescriptorSetBit),
+			MaxSets: sets, PoolSizeCount: 1, PPoolSizes: []vk.DescriptorPoolSize{{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: sets * maxBindings}},
+		}, nil, &np), "vkCreateDescriptorPool")
+		if err != nil {
+			return nil, err
+		}
+		c.pools = append(c.pools, np)
+	}
+	writes := make([]vk.WriteDescriptorSet, len(bufs))
+	for i, b := range bufs {
+		writes[i] = vk.WriteDescriptorSet{SType: vk.StructureTypeWriteDescriptorSet, DstSet: set, DstBinding: uint32(i), DescriptorCount: 1, DescriptorType: vk.DescriptorTypeStorageBuffer,
+			PBufferInfo: []vk.DescriptorBufferInfo{{Buffer: b, Offset: 0, Range: vk.DeviceSize(vk.WholeSize)}}}
+	}
+	vk.UpdateDescriptorSets(c.d.dev, uint32(len(writes)), writes, 0, nil)
+	c.sets[key] = cachedSet{set, pool}
+	return set, nil
+}
+
+// forgetBuffer frees the descriptor sets that bind buf, before buf is destroyed.
+func (c *pipelineCache) forgetBuffer(buf vk.Buffer) {
+	for k, s := range c.sets {
+		for _, b := range k.bufs {
+			if b == buf {
+				vk.FreeDescriptorSets(c.d.dev, s.pool, 1, &s.set)
+				delete(c.sets, k)
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package gpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	vk "github.com/goki/vulkan"
+)
+
+// Arg is one buffer a dispatch binds, with the byte range it touches and whether it
+// writes it. Binding i of the kernel gets Args[i]'s block; the shader finds the operand
+// at the offset the caller passes in push constants (Buffer.Offset gives it).
+type Arg struct {
+	Buf   *Buffer
+	Write bool
+}
+
+// In and Out build read and write arguments.
+func In(b *Buffer) Arg  { return Arg{Buf: b} }
+func Out(b *Buffer) Arg { return Arg{Buf: b, Write: true} }
+
+// Offset is the buffer's byte offset inside the block its kernels bind; shaders add it
+// (divided by the element size) to their indices.
+func (b *Buffer) Offset() uint64 { return b.off }
+
+type region struct {
+	buf       vk.Buffer
+	off, size uint64
+}
+
+func (r region) overlaps(o region) bool {
+	return r.buf == o.buf && r.off < o.off+o.size && o.off < r.off+r.size
+}
+
+// Timing is the GPU time of one dispatch, from timestamp queries.
+type Timing struct {
+	Label string
+	Ns    float64
+}
+
+// Recorder records many dispatches into one command buffer and submits them at once. It
+// inserts a buffer memory barrier only before a dispatch that reads or writes what an
+// earlier, unsynchronised dispatch wrote (or writes what one read): independent
+// dispatches run back to back. A Recorder is used by one goroutine and once.
+type Recorder struct {
+	d       *Device
+	pool    vk.CommandPool
+	cb      vk.CommandBuffer
+	dirty   []region // written since the last barrier that covered them
+	read    []region // read since the last barrier
+	queries vk.QueryPool
+	nq      uint32
+	labels  []string
+	// Barriers counts the barriers inserted, for tests and profiles.
+	Barriers int
+	done     bool
+}
+
+// maxTimed bounds the dispatches timed per recording.
+const maxTimed = 4096
+
+// NewRecorder starts a recording. With profiling on (SetProfiling), each dispatch is
+// bracketed by timestamps; off, no query is written.
+func (d *Device) NewRecorder() (*Recorder, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	r := &Recorder{d: d}
+	var pool vk.CommandPool
+	if err := check(vk.CreateCommandPool(d.dev, &vk.CommandPoolCreateInfo{SType: vk.StructureTypeCommandPoolCreateInfo, Flags: vk.CommandPoolCreateFlags(vk.CommandPoolCreateTransientBit), QueueFamilyIndex: d.qfam}, nil, &pool), "vkCreateCommandPool"); err != nil {
+		return nil, err
+	}
+	r.pool = pool
+	cb, err := d.allocCommandBuffer(r.pool)
+	if err != nil {
+		r.release()
+		return nil, err
+	}
+	r.cb = cb
+	if err := check(vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit)}), "vkBeginCommandBuffer"); err != nil {
+		r.release()
+		return nil, err
+	}
+	if d.timing {
+		var qp vk.QueryPool
+		if err := check(vk.CreateQueryPool(d.dev, &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: 2 * maxTimed}, nil, &qp), "vkCreateQueryPool"); err != nil {
+			r.release()
+			return nil, err
+		}
+		r.queries = qp
+		vk.CmdResetQueryPool(cb, qp, 0, 2*maxTimed)
+	}
+	fullBarrier(cb)
+	return r, nil
+}
+
+// SetProfiling turns per-dispatch timestamps on or off for recorders created afterwards.
+func (d *Device) SetProfiling(on bool) {
+	d.mu.Lock()
+	d.timing = on && d.Info.TimestampPeriod > 0
+	d.mu.Unlock()
+}
+
+func (r *Recorder) release() {
+	if r.queries != vk.NullQueryPool {
+		vk.DestroyQueryPool(r.d.dev, r.queries, nil)
+		r.queries = vk.NullQueryPool
+	}
+	if r.pool != vk.NullCommandPool {
+		vk.DestroyCommandPool(r.d.dev, r.pool, nil)
+		r.pool = vk.NullCommandPool
+	}
+}
+
+// fullBarrier makes all earlier memory writes visible to all later commands and the host.
+func fullBarrier(cb vk.CommandBuffer) {
+	vk.CmdPipelineBarrier(cb, vk.PipelineStageFlags(vk.PipelineStageAllCommandsBit), vk.PipelineStageFlags(vk.PipelineStageAllCommandsBit|vk.PipelineStageHostBit), 0,
+		1, []vk.MemoryBarrier{{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessFlags(vk.AccessMemoryWriteBit), DstAccessMask: vk.AccessFlags(vk.AccessMemoryReadBit | vk.AccessMemoryWriteBit | vk.AccessHostReadBit)}}, 0, nil, 0, nil)
+}
+
+// Dispatch records kernel k over groups workgroups with push constants push (at most
+// 128 bytes) and args bound in order.
+func (r *Recorder) Dispatch(k *Kernel, groups [3]uint32, push []byte, label string, args ...Arg) error {
+	if r.done {
+		return fmt.Errorf("gpu: dispatch %s on a submitted recorder", label)
+	}
+	if len(args) != k.layout.nbind {
+		return fmt.Errorf("gpu: dispatch %s: kernel %s binds %d buffers, got %d", label, k.name, k.layout.nbind, len(args))
+	}
+	if len(push) > pushSize {
+		return fmt.Errorf("gpu: dispatch %s: %d bytes of push constants exceed %d", label, len(push), pushSize)
+	}
+	if groups[0] == 0 || groups[1] == 0 || groups[2] == 0 {
+		return nil
+	}
+	bufs := make([]vk.Buffer, len(args))
+	var regs [maxBindings]region
+	for i, a := range args {
+		if a.Buf == nil || a.Buf.freed {
+			return fmt.Errorf("gpu: dispatch %s: argument %d is a nil or freed buffer", label, i)
+		}
+		bufs[i] = a.Buf.blk.buf
+		regs[i] = region{a.Buf.blk.buf, a.Buf.off, a.Buf.size}
+	}
+	r.d.mu.Lock()
+	set, err := r.d.pipes.set(k.layout, bufs)
+	r.d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	r.syncFor(args, regs[:len(args)])
+	cb := r.cb
+	timed := r.queries != vk.NullQueryPool && r.nq < 2*maxTimed
+	if timed {
+		vk.CmdWriteTimestamp(cb, vk.PipelineStageTopOfPipeBit, r.queries, r.nq)
+	}
+	vk.CmdBindPipeline(cb, vk.PipelineBindPointCompute, k.pipe)
+	vk.CmdBindDescriptorSets(cb, vk.PipelineBindPointCompute, k.layout.layout, 0, 1, []vk.DescriptorSet{set}, 0, nil)
+	if len(push) > 0 {
+		vk.CmdPushConstants(cb, k.layout.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, uint32(len(push)), unsafe.Pointer(&push[0]))
+	}
+	vk.CmdDispatch(cb, groups[0], groups[1], groups[2])
+	if timed {
+		vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, r.queries, r.nq+1)
+		r.nq += 2
+		r.labels = append(r.labels, label)
+	}
+	return nil
+}
+
+// syncFor inserts the barrier a dispatch with these arguments needs, then records its
+// reads and writes.
+func (r *Recorder) syncFor(args []Arg, regs []region) {
+	var need []region
+	war := false
+	for i, a := range args {
+		for _, w := range r.dirty {
+			if w.overlaps(regs[i]) {
+				need = append(need, w)
+			}
+		}
+		if a.Write {
+			for _, rd := range r.read {
+				if rd.overlaps(regs[i]) {
+					war = true
+				}
+			}
+		}
+	}
+	if len(need) > 0 || war {
+		bars := make([]vk.BufferMemoryBarrier, 0, len(need))
+		for _, w := range need {
+			bars = append(bars, vk.BufferMemoryBarrier{SType: vk.StructureTypeBufferMemoryBarrier, SrcAccessMask: vk.AccessFlags(vk.AccessShaderWriteBit), DstAccessMask: vk.AccessFlags(vk.AccessShaderReadBit | vk.AccessShaderWriteBit),
+				SrcQueueFamilyIndex: vk.QueueFamilyIgnored, DstQueueFamilyIndex: vk.QueueFamilyIgnored, Buffer: w.buf, Offset: vk.DeviceSize(w.off), Size: vk.DeviceSize(w.size)})
+		}
+		stage := vk.PipelineStageFlags(vk.PipelineStageComputeShaderBit)
+		vk.CmdPipelineBarrier(r.cb, stage, stage, 0, 0, nil, uint32(len(bars)), bars, 0, nil)
+		r.Barriers++
+		// The execution dependency orders every earlier dispatch, so earlier reads are
+		// settled; only the writes made visible leave the dirty list.
+		r.read = r.read[:0]
+		kept := r.dirty[:0]
+		for _, w := range r.dirty {
+			covered := false
+			for _, n := range need {
+				if n == w {
+					covered = true
+				}
+			}
+			if !covered {
+				kept = append(kept, w)
+			}
+		}
+		r.dirty = kept
+	}
+	for i, a := range args {
+		if a.Write {
+			r.dirty = append(r.dirty, regs[i])
+		} else {
+			r.read = append(r.read, regs[i])
+		}
+	}
+}
+
+// Submit ends the recording, submits it as one batch, waits for it and frees the
+// command buffer. With profiling on, it returns each dispatch's GPU time.
+func (r *Recorder) Submit() ([]Timing, error) {
+	if r.done {
+		return nil, fmt.Errorf("gpu: recorder submitted twice")
+	}
+	r.done = true
+	d := r.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	defer r.release()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	fullBarrier(r.cb)
+	if err := check(vk.EndCommandBuffer(r.cb), "vkEndCommandBuffer"); err != nil {
+		return nil, err
+	}
+	if err := d.submitWait(r.cb); err != nil {
+		return nil, err
+	}
+	if r.nq == 0 {
+		return nil, nil
+	}
+	ts := make([]uint64, r.nq)
+	if err := check(vk.GetQueryPoolResults(d.dev, r.queries, 0, r.nq, uint64(8*r.nq), unsafe.Pointer(&ts[0]), 8, vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit)), "vkGetQueryPoolResults"); err != nil {
+		return nil, err
+	}
+	out := make([]Timing, len(r.labels))
+	for i, l := range r.labels {
+		out[i] = Timing{Label: l, Ns: float64(ts[2*i+1]-ts[2*i]) * float64(d.Info.TimestampPeriod)}
+	}
+	return out, nil
+}
+
+// Discard abandons an unsubmitted recording and frees it.
+func (r *Recorder) Discard() {
+	if r.done {
+		return
+	}
+	r.done = true
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
+	r.release()
+}

@@ -1,0 +1,235 @@
+package gpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	vk "github.com/goki/vulkan"
+)
+
+// staging is a host-visible buffer reused for uploads and downloads on devices whose
+// device-local memory is not mappable. It grows to the largest transfer, up to
+// maxStaging bytes; larger transfers go in several rounds.
+type staging struct {
+	d    *Device
+	buf  vk.Buffer
+	mem  vk.DeviceMemory
+	size uint64
+	ptr  unsafe.Pointer
+}
+
+const maxStaging = 256 << 20
+
+func (s *staging) free() {
+	if s.size == 0 {
+		return
+	}
+	vk.UnmapMemory(s.d.dev, s.mem)
+	vk.DestroyBuffer(s.d.dev, s.buf, nil)
+	vk.FreeMemory(s.d.dev, s.mem, nil)
+	s.size = 0
+}
+
+// ensure makes the staging buffer at least n bytes (n ≤ maxStaging).
+func (s *staging) ensure(n uint64) error {
+	if n <= s.size {
+		return nil
+	}
+	s.free()
+	size := uint64(1 << 20)
+	for size < n {
+		size *= 2
+	}
+	d := s.d
+	var buf vk.Buffer
+	usage := vk.BufferUsageFlags(vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit)
+	if err := check(vk.CreateBuffer(d.dev, &vk.BufferCreateInfo{SType: vk.StructureTypeBufferCreateInfo, Size: vk.DeviceSize(size), Usage: usage}, nil, &buf), "vkCreateBuffer (staging)"); err != nil {
+		return err
+	}
+	var req vk.MemoryRequirements
+	vk.GetBufferMemoryRequirements(d.dev, buf, &req)
+	req.Deref()
+	idx, ok := hostMemoryType(d.pd, req.MemoryTypeBits)
+	if !ok {
+		vk.DestroyBuffer(d.dev, buf, nil)
+		return fmt.Errorf("gpu: the device has no host-visible coherent memory for staging")
+	}
+	var mem vk.DeviceMemory
+	if err := check(vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: idx}, nil, &mem), "vkAllocateMemory (staging, "+FormatBytes(size)+")"); err != nil {
+		vk.DestroyBuffer(d.dev, buf, nil)
+		return err
+	}
+	var p unsafe.Pointer
+	vk.BindBufferMemory(d.dev, buf, mem, 0)
+	if err := check(vk.MapMemory(d.dev, mem, 0, vk.DeviceSize(vk.WholeSize), 0, &p), "vkMapMemory (staging)"); err != nil {
+		vk.DestroyBuffer(d.dev, buf, nil)
+		vk.FreeMemory(d.dev, mem, nil)
+		return err
+	}
+	s.buf, s.mem, s.size, s.ptr = buf, mem, size, p
+	return nil
+}
+
+// hostMemoryType picks host-visible coherent memory, preferring cached (fast reads back).
+func hostMemoryType(pd vk.PhysicalDevice, bits uint32) (uint32, bool) {
+	var mp vk.PhysicalDeviceMemoryProperties
+	vk.GetPhysicalDeviceMemoryProperties(pd, &mp)
+	mp.Deref()
+	want := vk.MemoryPropertyFlags(vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit)
+	best, found := uint32(0), false
+	for i := uint32(0); i < mp.MemoryTypeCount; i++ {
+		mp.MemoryTypes[i].Deref()
+		f := mp.MemoryTypes[i].PropertyFlags
+		if bits&(1<<i) == 0 || f&want != want {
+			continue
+		}
+		if !found || f&vk.MemoryPropertyFlags(vk.MemoryPropertyHostCachedBit) != 0 {
+			best, found = i, true
+		}
+	}
+	return best, found
+}
+
+// Copy is one host<->device transfer: Data to Buf at Offset (upload) or back (download).
+type Copy struct {
+	Buf    *Buffer
+	Offset uint64
+	Data   []byte
+}
+
+func (c Copy) check() error {
+	if c.Buf == nil || c.Buf.freed {
+		return fmt.Errorf("gpu: transfer to a nil or freed buffer")
+	}
+	if c.Offset+uint64(len(c.Data)) > c.Buf.size {
+		return fmt.Errorf("gpu: transfer of %d bytes at offset %d overruns a buffer of %d bytes", len(c.Data), c.Offset, c.Buf.size)
+	}
+	return nil
+}
+
+// Upload copies every Data into its buffer, batching them into as few submissions as
+// the staging buffer allows.
+func (d *Device) Upload(copies ...Copy) error { return d.transfer(copies, true) }
+
+// Download copies every buffer range back into its Data slice.
+func (d *Device) Download(copies ...Copy) error { return d.transfer(copies, false) }
+
+func (d *Device) transfer(copies []Copy, up bool) error {
+	for _, c := range copies {
+		if err := c.check(); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	if d.mem.mappable {
+		for _, c := range copies {
+			dev := unsafe.Slice((*byte)(unsafe.Add(c.Buf.blk.mapped, c.Buf.off+c.Offset)), len(c.Data))
+			if up {
+				copy(dev, c.Data)
+			} else {
+				copy(c.Data, dev)
+			}
+		}
+		return nil
+	}
+	// Split into rounds that fit the staging buffer; a single copy larger than it is cut.
+	type piece struct {
+		c        Copy
+		from, to int
+	}
+	var round []piece
+	var used uint64
+	flush := func() error {
+		if len(round) == 0 {
+			return nil
+		}
+		if err := d.stage.ensure(used); err != nil {
+			return err
+		}
+		var off uint64
+		if up {
+			for _, p := range round {
+				copy(unsafe.Slice((*byte)(unsafe.Add(d.stage.ptr, off)), p.to-p.from), p.c.Data[p.from:p.to])
+				off = alignUp(off+uint64(p.to-p.from), 16)
+			}
+		}
+		err := d.oneShot(func(cb vk.CommandBuffer) {
+			var off uint64
+			for _, p := range round {
+				n := uint64(p.to - p.from)
+				devOff := p.c.Buf.off + p.c.Offset + uint64(p.from)
+				if up {
+					vk.CmdCopyBuffer(cb, d.stage.buf, p.c.Buf.blk.buf, 1, []vk.BufferCopy{{SrcOffset: vk.DeviceSize(off), DstOffset: vk.DeviceSize(devOff), Size: vk.DeviceSize(n)}})
+				} else {
+					vk.CmdCopyBuffer(cb, p.c.Buf.blk.buf, d.stage.buf, 1, []vk.BufferCopy{{SrcOffset: vk.DeviceSize(devOff), DstOffset: vk.DeviceSize(off), Size: vk.DeviceSize(n)}})
+				}
+				off = alignUp(off+n, 16)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if !up {
+			off = 0
+			for _, p := range round {
+				copy(p.c.Data[p.from:p.to], unsafe.Slice((*byte)(unsafe.Add(d.stage.ptr, off)), p.to-p.from))
+				off = alignUp(off+uint64(p.to-p.from), 16)
+			}
+		}
+		round, used = round[:0], 0
+		return nil
+	}
+	for _, c := range copies {
+		for from := 0; from < len(c.Data); {
+			room := maxStaging - int(used)
+			if room <= 0 {
+				if err := flush(); err != nil {
+					return err
+				}
+				room = maxStaging
+			}
+			to := min(len(c.Data), from+room)
+			round = append(round, piece{c, from, to})
+			used = alignUp(used+uint64(to-from), 16)
+			from = to
+		}
+	}
+	return flush()
+}
+
+// oneShot records a command buffer with rec, submits it and waits. d.mu must be held.
+func (d *Device) oneShot(rec func(cb vk.CommandBuffer)) error {
+	cb, err := d.allocCommandBuffer(d.pool)
+	if err != nil {
+		return err
+	}
+	defer vk.FreeCommandBuffers(d.dev, d.pool, 1, []vk.CommandBuffer{cb})
+	if err := check(vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit)}), "vkBeginCommandBuffer"); err != nil {
+		return err
+	}
+	rec(cb)
+	if err := check(vk.EndCommandBuffer(cb), "vkEndCommandBuffer"); err != nil {
+		return err
+	}
+	return d.submitWait(cb)
+}
+
+func (d *Device) allocCommandBuffer(pool vk.CommandPool) (vk.CommandBuffer, error) {
+	cbs := make([]vk.CommandBuffer, 1)
+	err := check(vk.AllocateCommandBuffers(d.dev, &vk.CommandBufferAllocateInfo{SType: vk.StructureTypeCommandBufferAllocateInfo, CommandPool: pool, Level: vk.CommandBufferLevelPrimary, CommandBufferCount: 1}, cbs), "vkAllocateCommandBuffers")
+	return cbs[0], err
+}
+
+// submitWait submits one command buffer and waits for it. d.mu must be held.
+func (d *Device) submitWait(cb vk.CommandBuffer) error {
+	if err := check(vk.QueueSubmit(d.queue, 1, []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: []vk.CommandBuffer{cb}}}, d.fence), "vkQueueSubmit"); err != nil {
+		return err
+	}
+	err := check(vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0)), "vkWaitForFences")
+	vk.ResetFences(d.dev, 1, []vk.Fence{d.fence})
+	return err
+}

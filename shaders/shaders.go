@@ -1,0 +1,57 @@
+package shaders
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+//go:embed spv
+var spv embed.FS
+
+//go:embed src
+var src embed.FS
+
+// SPIRV returns the compiled module of the named variant.
+func SPIRV(name string) ([]byte, error) {
+	b, err := spv.ReadFile("spv/" + name + ".spv")
+	if err != nil {
+		return nil, fmt.Errorf("shaders: no compiled shader %q (run `go generate ./shaders`): %w", name, err)
+	}
+	return b, nil
+}
+
+// Compile runs glslc on v's source from the embedded src/ tree and writes outDir/Name.spv.
+func Compile(v Variant, outDir string) error {
+	tmp, err := os.MkdirTemp("", "gml-shaders-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	entries, err := src.ReadDir("src")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		b, err := src.ReadFile("src/" + e.Name())
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	args := []string{"-O", "--target-env=vulkan1.1", "-fshader-stage=comp"}
+	for _, d := range v.Defines {
+		args = append(args, "-D"+d)
+	}
+	out := filepath.Join(outDir, v.Name+".spv")
+	args = append(args, filepath.Join(tmp, v.Source), "-o", out)
+	cmd := exec.Command("glslc", args...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("shaders: glslc %s: %v\n%s", v.Name, err, msg)
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+package shaders
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestSPIRVFresh recompiles every variant and compares it with the committed SPIR-V.
+func TestSPIRVFresh(t *testing.T) {
+	if _, err := exec.LookPath("glslc"); err != nil {
+		t.Fatalf("glslc is needed to check the committed SPIR-V (Debian package glslc): %v", err)
+	}
+	dir := t.TempDir()
+	for _, v := range Variants {
+		t.Run(v.Name, func(t *testing.T) {
+			if err := Compile(v, dir); err != nil {
+				t.Fatal(err)
+			}
+			want, err := SPIRV(v.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, v.Name+".spv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("spv/%s.spv is stale: run `go generate ./shaders`", v.Name)
+			}
+		})
+	}
+}
+
+func TestSPIRVMissing(t *testing.T) {
+	if _, err := SPIRV("no_such_shader"); err == nil {
+		t.Fatal("SPIRV of an unknown name returned no error")
+	}
+}

@@ -1,0 +1,175 @@
+#version 450
+// Tiled f32 matrix product for every device: C = A·B (+ beta·C), batched over
+// gl_WorkGroupID.z with per-operand batch strides, optional transposes of A and B, any
+// M, N, K. Tile sizes and options are specialisation constants, so one SPIR-V serves every
+// configuration. Each thread computes TM×TN outputs held in registers; the next K-slab is
+// read from global memory into registers while the current one is consumed from shared
+// memory. VEC4 loads four elements at once and needs every offset, stride and the
+// contiguous dimension to be multiples of four (the host checks).
+#extension GL_GOOGLE_include_directive : require
+#include "matmul_common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BM = 64;
+layout(constant_id = 2) const uint BN = 64;
+layout(constant_id = 3) const uint BK = 8;
+layout(constant_id = 4) const uint TM = 4;
+layout(constant_id = 5) const uint TN = 4;
+layout(constant_id = 6) const bool TA = false;
+layout(constant_id = 7) const bool TB = false;
+layout(constant_id = 8) const bool VEC4 = false;
+
+layout(set = 0, binding = 0) readonly buffer A1 { float a1[]; };
+layout(set = 0, binding = 0) readonly buffer A4 { vec4 a4[]; };
+layout(set = 0, binding = 1) readonly buffer B1 { float b1[]; };
+layout(set = 0, binding = 1) readonly buffer B4 { vec4 b4[]; };
+layout(set = 0, binding = 2) buffer C1 { float c1[]; };
+
+const uint NT = (BM / TM) * (BN / TN);
+// Shared tiles are k-major: as[k][m], bs[k][n], padded by 4 against bank conflicts.
+const uint SA = BM + 4;
+const uint SB = BN + 4;
+shared float as[BK * SA];
+shared float bs[BK * SB];
+
+// Elements per thread per slab, loaded in groups of four.
+const uint LA = (BM * BK) / (4 * NT);
+const uint LB = (BN * BK) / (4 * NT);
+
+vec4 ra[LA];
+vec4 rb[LB];
+
+// loadA reads the slab of A starting at k0 into registers, zero outside the matrix.
+// Group g covers four consecutive elements along A's contiguous dimension.
+void loadA(uint abase, uint m0, uint k0) {
+	for (uint i = 0; i < LA; i++) {
+		uint g = gl_LocalInvocationID.x + i * NT;
+		// contiguous dimension: k (row-major A) or m (transposed A)
+		uint cw = TA ? BM / 4 : BK / 4;
+		uint c = (g % cw) * 4, r = g / cw;
+		uint m = TA ? m0 + c : m0 + r;
+		uint k = TA ? k0 + r : k0 + c;
+		uint rowIdx = TA ? k : m, colIdx = TA ? m : k;
+		uint rowLim = TA ? p.K : p.M, colLim = TA ? p.M : p.K;
+		vec4 v = vec4(0);
+		if (rowIdx < rowLim) {
+			uint base = abase + rowIdx * p.lda + colIdx;
+			if (VEC4) {
+				if (colIdx < colLim) v = a4[base / 4];
+			} else {
+				for (uint j = 0; j < 4; j++) {
+					if (colIdx + j < colLim) v[j] = a1[base + j];
+				}
+			}
+		}
+		ra[i] = v;
+	}
+}
+
+void storeA() {
+	for (uint i = 0; i < LA; i++) {
+		uint g = gl_LocalInvocationID.x + i * NT;
+		uint cw = TA ? BM / 4 : BK / 4;
+		uint c = (g % cw) * 4, r = g / cw;
+		if (TA) {
+			for (uint j = 0; j < 4; j++) as[r * SA + c + j] = ra[i][j];
+		} else {
+			for (uint j = 0; j < 4; j++) as[(c + j) * SA + r] = ra[i][j];
+		}
+	}
+}
+
+void loadB(uint bbase, uint n0, uint k0) {
+	for (uint i = 0; i < LB; i++) {
+		uint g = gl_LocalInvocationID.x + i * NT;
+		// contiguous dimension: n (row-major B) or k (transposed B)
+		uint cw = TB ? BK / 4 : BN / 4;
+		uint c = (g % cw) * 4, r = g / cw;
+		uint n = TB ? n0 + r : n0 + c;
+		uint k = TB ? k0 + c : k0 + r;
+		uint rowIdx = TB ? n : k, colIdx = TB ? k : n;
+		uint rowLim = TB ? p.N : p.K, colLim = TB ? p.K : p.N;
+		vec4 v = vec4(0);
+		if (rowIdx < rowLim) {
+			uint base = bbase + rowIdx * p.ldb + colIdx;
+			if (VEC4) {
+				if (colIdx < colLim) v = b4[base / 4];
+			} else {
+				for (uint j = 0; j < 4; j++) {
+					if (colIdx + j < colLim) v[j] = b1[base + j];
+				}
+			}
+		}
+		rb[i] = v;
+	}
+}
+
+void storeB() {
+	for (uint i = 0; i < LB; i++) {
+		uint g = gl_LocalInvocationID.x + i * NT;
+		uint cw = TB ? BK / 4 : BN / 4;
+		uint c = (g % cw) * 4, r = g / cw;
+		if (TB) {
+			for (uint j = 0; j < 4; j++) bs[(c + j) * SB + r] = rb[i][j];
+		} else {
+			for (uint j = 0; j < 4; j++) bs[r * SB + c + j] = rb[i][j];
+		}
+	}
+}
+
+void main() {
+	const uint batch = gl_WorkGroupID.z;
+	const uint m0 = gl_WorkGroupID.y * BM;
+	const uint n0 = gl_WorkGroupID.x * BN;
+	const uint abase = p.offA + batch * p.sA;
+	const uint bbase = p.offB + batch * p.sB;
+	const uint cbase = p.offC + batch * p.sC;
+
+	// Thread (tx, ty) owns rows ty*4 + i*(BM/2) .. and columns tx*4 + j*(BN/2) .., in
+	// groups of four, so shared reads are vec4-friendly and conflict-free.
+	const uint tx = gl_LocalInvocationID.x % (BN / TN);
+	const uint ty = gl_LocalInvocationID.x / (BN / TN);
+	const uint GM = TM / 4, GN = TN / 4;
+
+	float acc[TM * TN];
+	for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
+
+	loadA(abase, m0, 0);
+	loadB(bbase, n0, 0);
+	for (uint k0 = 0; k0 < p.K; k0 += BK) {
+		barrier();
+		storeA();
+		storeB();
+		barrier();
+		if (k0 + BK < p.K) {
+			loadA(abase, m0, k0 + BK);
+			loadB(bbase, n0, k0 + BK);
+		}
+		for (uint k = 0; k < BK; k++) {
+			float av[TM];
+			float bv[TN];
+			for (uint i = 0; i < GM; i++) {
+				for (uint j = 0; j < 4; j++) av[i * 4 + j] = as[k * SA + ty * 4 + i * (BM / GM) + j];
+			}
+			for (uint i = 0; i < GN; i++) {
+				for (uint j = 0; j < 4; j++) bv[i * 4 + j] = bs[k * SB + tx * 4 + i * (BN / GN) + j];
+			}
+			for (uint i = 0; i < TM; i++) {
+				for (uint j = 0; j < TN; j++) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
+			}
+		}
+	}
+
+	for (uint i = 0; i < TM; i++) {
+		uint m = m0 + ty * 4 + (i / 4) * (BM / GM) + (i % 4);
+		if (m >= p.M) continue;
+		for (uint j = 0; j < TN; j++) {
+			uint n = n0 + tx * 4 + (j / 4) * (BN / GN) + (j % 4);
+			if (n >= p.N) continue;
+			uint idx = cbase + m * p.ldc + n;
+			float v = acc[i * TN + j];
+			if (p.beta != 0.0) v += p.beta * c1[idx];
+			c1[idx] = v;
+		}
+	}
+}

@@ -1,0 +1,18 @@
+package shaders
+
+// Variant is one compiled SPIR-V module: a source file in src/ and the defines it is
+// compiled with.
+type Variant struct {
+	Name    string   // SPIR-V file is spv/Name.spv
+	Source  string   // file in src/
+	Defines []string // each "NAME" or "NAME=VALUE"
+}
+
+// Variants lists every SPIR-V module gml ships.
+var Variants = []Variant{
+	{Name: "matmul_f32", Source: "matmul_f32.comp"},
+	{Name: "matvec_f32", Source: "matvec.comp"},
+	{Name: "matmul_coop_f16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8"}},
+	{Name: "matmul_coop_f16_16x16x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=16"}},
+	{Name: "matmul_coop_bf16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8", "BF16"}},
+}
