@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gml-dev/gml/kernel/client"
 	"github.com/gml-dev/gml/kernel/wire"
 )
 
@@ -18,7 +19,7 @@ const timeout = 5 * time.Second
 // runKernel starts a kernel with the fake executor on ipc sockets in a temporary
 // directory, connects a client, and stops both when the test ends. The channel receives
 // Run's restart result when Run returns.
-func runKernel(t *testing.T) (*Kernel, *wire.Client, <-chan bool) {
+func runKernel(t *testing.T) (*Kernel, *client.Client, <-chan bool) {
 	t.Helper()
 	dir := t.TempDir()
 	info := wire.ConnectionInfo{Transport: "ipc", IP: filepath.Join(dir, "k"), ShellPort: 1, ControlPort: 2,
@@ -34,7 +35,7 @@ func runKernel(t *testing.T) (*Kernel, *wire.Client, <-chan bool) {
 		r, _ := k.Run(ctx)
 		restarted <- r
 	}()
-	c, err := wire.NewClient(info)
+	c, err := client.New(info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +64,9 @@ func TestExecute(t *testing.T) {
 		code    string
 		status  string
 		outputs string // msg types on IOPub besides status and execute_input
-		check   func(*wire.Exchange) error
+		check   func(*client.Exchange) error
 	}{
-		{"print hello", "ok", "stream", func(ex *wire.Exchange) error {
+		{"print hello", "ok", "stream", func(ex *client.Exchange) error {
 			var s wire.Stream
 			ex.Outputs()[0].DecodeContent(&s)
 			if s.Name != "stdout" || s.Text != "hello\n" {
@@ -74,7 +75,7 @@ func TestExecute(t *testing.T) {
 			return nil
 		}},
 		{"eprint oops", "ok", "stream", nil},
-		{"value 2", "ok", "execute_result", func(ex *wire.Exchange) error {
+		{"value 2", "ok", "execute_result", func(ex *client.Exchange) error {
 			var r wire.ExecuteResult
 			ex.Outputs()[0].DecodeContent(&r)
 			if r.Data["text/plain"] != "2" || r.ExecutionCount == 0 {
@@ -82,7 +83,7 @@ func TestExecute(t *testing.T) {
 			}
 			return nil
 		}},
-		{"fail boom", "error", "error", func(ex *wire.Exchange) error {
+		{"fail boom", "error", "error", func(ex *client.Exchange) error {
 			var r wire.ExecuteReply
 			ex.Reply.DecodeContent(&r)
 			if r.Error == nil || r.EName != "FakeError" || r.EValue != "boom" {

@@ -1,4 +1,4 @@
-package wire
+package client
 
 import (
 	"context"
@@ -10,37 +10,39 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
+
+	"github.com/gml-dev/gml/kernel/wire"
 )
 
 // Client is a minimal Jupyter front end: it sends requests and collects each one's reply
 // together with the IOPub messages it caused. Tests and `gml bench kernel` drive a kernel
 // process through it over the real sockets.
 type Client struct {
-	Ch      *Channels
+	Ch      *wire.Channels
 	Session string
 	// OnInput, when set, answers input_request messages on stdin with its result.
-	OnInput func(req InputRequest) string
+	OnInput func(req wire.InputRequest) string
 
 	cancel context.CancelFunc
 
 	// inbox holds received messages by the msg_id of their parent until Await takes them.
 	mu      sync.Mutex
-	replies map[string]*Message
-	iopub   map[string][]*Message
+	replies map[string]*wire.Message
+	iopub   map[string][]*wire.Message
 	arrived chan struct{} // closed and replaced whenever a message arrives
 }
 
 // Exchange is everything a request produced: its reply and the IOPub messages whose
 // parent it is, from status busy to status idle inclusive.
 type Exchange struct {
-	Reply *Message
-	IOPub []*Message
+	Reply *wire.Message
+	IOPub []*wire.Message
 }
 
 // Outputs returns the IOPub messages of the exchange other than status and
 // execute_input, in order.
-func (e *Exchange) Outputs() []*Message {
-	var out []*Message
+func (e *Exchange) Outputs() []*wire.Message {
+	var out []*wire.Message
 	for _, m := range e.IOPub {
 		if t := m.Header.MsgType; t != "status" && t != "execute_input" {
 			out = append(out, m)
@@ -50,16 +52,16 @@ func (e *Exchange) Outputs() []*Message {
 }
 
 // NewClient connects to the kernel described by info.
-func NewClient(info ConnectionInfo) (*Client, error) {
+func New(info wire.ConnectionInfo) (*Client, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	session := NewID()
-	ch, err := Dial(ctx, info, session, log.New(io.Discard, "", 0))
+	session := wire.NewID()
+	ch, err := wire.Dial(ctx, info, session, log.New(io.Discard, "", 0))
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	c := &Client{Ch: ch, Session: session, cancel: cancel, replies: map[string]*Message{},
-		iopub: map[string][]*Message{}, arrived: make(chan struct{})}
+	c := &Client{Ch: ch, Session: session, cancel: cancel, replies: map[string]*wire.Message{},
+		iopub: map[string][]*wire.Message{}, arrived: make(chan struct{})}
 	go c.pump(ch.Shell)
 	go c.pump(ch.Control)
 	go c.pump(ch.IOPub)
@@ -68,10 +70,10 @@ func NewClient(info ConnectionInfo) (*Client, error) {
 }
 
 // pump files verified messages from s in the inbox until s is closed.
-func (c *Client) pump(s *Socket) {
+func (c *Client) pump(s *wire.Socket) {
 	for {
 		m, err := s.Recv()
-		if errors.Is(err, ErrClosed) {
+		if errors.Is(err, wire.ErrClosed) {
 			return
 		}
 		if err != nil {
@@ -94,17 +96,17 @@ func (c *Client) pump(s *Socket) {
 func (c *Client) answerInput() {
 	for {
 		m, err := c.Ch.Stdin.Recv()
-		if errors.Is(err, ErrClosed) {
+		if errors.Is(err, wire.ErrClosed) {
 			return
 		}
 		if err != nil || m.Header.MsgType != "input_request" || c.OnInput == nil {
 			continue
 		}
-		var req InputRequest
+		var req wire.InputRequest
 		if m.DecodeContent(&req) != nil {
 			continue
 		}
-		if r, err := m.Child("input_reply", InputReply{Value: c.OnInput(req)}); err == nil {
+		if r, err := m.Child("input_reply", wire.InputReply{Value: c.OnInput(req)}); err == nil {
 			r.Identities = nil
 			_ = c.Ch.Stdin.Send(r)
 		}
@@ -119,8 +121,8 @@ func (c *Client) Close() error {
 }
 
 // Send sends a request of msgType on s (a DEALER of this client) and returns it.
-func (c *Client) Send(s *Socket, msgType string, content any) (*Message, error) {
-	m, err := NewMessage(msgType, c.Session, "gml-client", content)
+func (c *Client) Send(s *wire.Socket, msgType string, content any) (*wire.Message, error) {
+	m, err := wire.NewMessage(msgType, c.Session, "gml-client", content)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func (c *Client) Send(s *Socket, msgType string, content any) (*Message, error) 
 
 // Request sends msgType on the shell or control socket and waits until both its reply
 // and its status idle on IOPub have arrived, or timeout passes.
-func (c *Client) Request(s *Socket, msgType string, content any, timeout time.Duration) (*Exchange, error) {
+func (c *Client) Request(s *wire.Socket, msgType string, content any, timeout time.Duration) (*Exchange, error) {
 	m, err := c.Send(s, msgType, content)
 	if err != nil {
 		return nil, err
@@ -139,7 +141,17 @@ func (c *Client) Request(s *Socket, msgType string, content any, timeout time.Du
 
 // Await collects the reply to req and its IOPub messages up to status idle, and removes
 // them from the inbox. On timeout it returns what arrived with an error.
-func (c *Client) Await(req *Message, timeout time.Duration) (*Exchange, error) {
+func (c *Client) Await(req *wire.Message, timeout time.Duration) (*Exchange, error) {
+	return c.await(req, timeout, true)
+}
+
+// AwaitReply waits for the reply to req only, leaving its IOPub messages in the inbox.
+func (c *Client) AwaitReply(req *wire.Message, timeout time.Duration) (*wire.Message, error) {
+	ex, err := c.await(req, timeout, false)
+	return ex.Reply, err
+}
+
+func (c *Client) await(req *wire.Message, timeout time.Duration, wantIdle bool) (*Exchange, error) {
 	id := req.Header.MsgID
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -147,9 +159,11 @@ func (c *Client) Await(req *Message, timeout time.Duration) (*Exchange, error) {
 		c.mu.Lock()
 		ex := &Exchange{Reply: c.replies[id], IOPub: c.iopub[id]}
 		idle := len(ex.IOPub) > 0 && isIdle(ex.IOPub[len(ex.IOPub)-1])
-		if ex.Reply != nil && idle {
+		if ex.Reply != nil && (idle || !wantIdle) {
 			delete(c.replies, id)
-			delete(c.iopub, id)
+			if wantIdle {
+				delete(c.iopub, id)
+			}
 			c.mu.Unlock()
 			return ex, nil
 		}
@@ -165,14 +179,14 @@ func (c *Client) Await(req *Message, timeout time.Duration) (*Exchange, error) {
 }
 
 // isIdle reports whether m is a status message with execution_state idle.
-func isIdle(m *Message) bool {
-	var st Status
+func isIdle(m *wire.Message) bool {
+	var st wire.Status
 	return m.Header.MsgType == "status" && m.DecodeContent(&st) == nil && st.ExecutionState == "idle"
 }
 
 // Execute runs code with the default execute_request options.
 func (c *Client) Execute(code string, timeout time.Duration) (*Exchange, error) {
-	req := DefaultExecuteRequest()
+	req := wire.DefaultExecuteRequest()
 	req.Code = code
 	return c.Request(c.Ch.Shell, "execute_request", req, timeout)
 }
@@ -180,7 +194,7 @@ func (c *Client) Execute(code string, timeout time.Duration) (*Exchange, error) 
 // WaitReady sends kernel_info_request until a reply and its IOPub status arrive, which
 // shows that the kernel runs and this client's IOPub subscription is in place (a PUB
 // socket drops what it sends before the subscriber has joined).
-func (c *Client) WaitReady(timeout time.Duration) (*Message, error) {
+func (c *Client) WaitReady(timeout time.Duration) (*wire.Message, error) {
 	end := time.Now().Add(timeout)
 	for time.Now().Before(end) {
 		ex, err := c.Request(c.Ch.Shell, "kernel_info_request", struct{}{}, 200*time.Millisecond)

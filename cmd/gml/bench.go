@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// benchmark is one `gml bench NAME` program.
+type benchmark struct {
+	summary string
+	run     func(args []string) error
+}
+
+var benchmarks = map[string]benchmark{}
+
+// registerBench adds a benchmark; it is called from init functions of this package
+// (bench_kernel.go, bench_cpu.go, ...).
+func registerBench(name, summary string, run func(args []string) error) {
+	if _, dup := benchmarks[name]; dup {
+		panic("gml: benchmark registered twice: " + name)
+	}
+	benchmarks[name] = benchmark{summary: summary, run: run}
+}
+
+func init() {
+	register("bench", "run a benchmark, printing JSON lines: gml bench NAME [ARGS]", runBench)
+}
+
+func runBench(args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		names := make([]string, 0, len(benchmarks))
+		for n := range benchmarks {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintln(os.Stderr, "usage: gml bench NAME [ARGS]\n\nbenchmarks:")
+		for _, n := range names {
+			fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, benchmarks[n].summary)
+		}
+		if len(args) == 0 {
+			return fmt.Errorf("no benchmark named")
+		}
+		return nil
+	}
+	b, ok := benchmarks[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown benchmark %q (gml bench lists them)", args[0])
+	}
+	return b.run(args[1:])
+}
+
+// benchResult is one line of benchmark output. Ref, RefValue and Ratio compare with a
+// reference measured in the same run, when there is one.
+type benchResult struct {
+	Bench    string  `json:"bench"`
+	Case     string  `json:"case"`
+	Device   string  `json:"device,omitempty"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Ref      string  `json:"ref,omitempty"`
+	RefValue float64 `json:"ref_value,omitempty"`
+	Ratio    float64 `json:"ratio,omitempty"`
+}
+
+// emit prints r as one JSON line on stdout.
+func emit(r benchResult) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gml bench: encoding result: %v\n", err)
+		return
+	}
+	fmt.Println(string(data))
+}
