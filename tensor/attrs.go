@@ -148,8 +148,8 @@ type ScatterReduce uint8
 
 // The scatter reductions.
 const (
-	ScatterNone ScatterReduce = iota
-	ScatterAdd
+	ScatterReduceNone ScatterReduce = iota
+	ScatterReduceAdd
 )
 
 // ScatterAttr is OpScatter's attribute.

@@ -3,6 +3,7 @@ package tensor
 import "fmt"
 
 // Unary elementwise ops keep shape and dtype. The float-only ones reject integer inputs.
+// Binary ops broadcast as NumPy does; comparisons and logical ops yield Bool.
 
 func init() {
 	for _, op := range []Op{OpNeg, OpAbs, OpSign, OpExp, OpLog, OpSqrt, OpRsqrt, OpSquare, OpSin, OpCos,
@@ -13,15 +14,21 @@ func init() {
 	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMaximum, OpMinimum} {
 		registerShape(op, binaryRule(false))
 	}
-	for _, op := range []Op{OpEqual, OpNotEqual, OpLess, OpLessEqual, OpGreater, OpGreaterEqual, OpAnd, OpOr, OpXor} {
+	for _, op := range []Op{OpEqual, OpNotEqual, OpLess, OpLessEqual, OpGreater, OpGreaterEqual} {
 		registerShape(op, binaryRule(true))
 	}
+	for _, op := range []Op{OpAnd, OpOr, OpXor} {
+		registerShape(op, logicalRule)
+	}
+	registerShape(OpNot, notRule)
+	registerShape(OpCast, castRule)
+	registerShape(OpWhere, whereRule)
 }
 
 // floatOnly lists unary ops that make no sense on integers.
 var floatOnly = map[Op]bool{OpExp: true, OpLog: true, OpSqrt: true, OpRsqrt: true, OpSin: true, OpCos: true,
 	OpTanh: true, OpSigmoid: true, OpElu: true, OpGelu: true, OpSilu: true, OpSoftplus: true,
-	OpHardSigmoid: true, OpHardSwish: true, OpErf: true}
+	OpHardSigmoid: true, OpHardSwish: true, OpErf: true, OpFloor: true, OpCeil: true}
 
 // unaryAttrs gives each parameterised unary op its attribute type and default.
 var unaryAttrs = map[Op]any{
@@ -37,10 +44,10 @@ func unaryRule(op Op) shapeRule {
 	return func(attr any, in []*Node) (DType, Shape, any, error) {
 		x := in[0]
 		if floatOnly[op] && !x.dtype.IsFloat() {
-			return 0, nil, nil, fmt.Errorf("needs a floating-point input, have %v", x.dtype)
+			return 0, nil, nil, fmt.Errorf("needs a floating-point input, have %v%v", x.dtype, x.shape)
 		}
 		if x.dtype == Bool {
-			return 0, nil, nil, fmt.Errorf("does not take a bool input")
+			return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
 		}
 		def, parameterised := unaryAttrs[op]
 		switch {
@@ -51,38 +58,123 @@ func unaryRule(op Op) shapeRule {
 		case parameterised && fmt.Sprintf("%T", attr) != fmt.Sprintf("%T", def):
 			return 0, nil, nil, fmt.Errorf("attribute must be %T, got %T", def, attr)
 		}
+		if c, ok := attr.(ClampAttr); ok && c.Min > c.Max {
+			return 0, nil, nil, fmt.Errorf("lower bound %v exceeds upper bound %v", c.Min, c.Max)
+		}
 		return x.dtype, x.shape, attr, nil
 	}
 }
 
+// broadcastInputs checks that the inputs share a dtype and broadcast, and returns the
+// broadcast shape.
+func broadcastInputs(in []*Node) (Shape, error) {
+	s := in[0].shape
+	for _, x := range in[1:] {
+		if x.dtype != in[0].dtype {
+			return nil, fmt.Errorf("dtypes differ: %s (cast one input first)", shapesOf(in))
+		}
+		var ok bool
+		if s, ok = Broadcast(s, x.shape); !ok {
+			return nil, fmt.Errorf("shapes do not broadcast: %s", shapesOf(in))
+		}
+	}
+	return s, nil
+}
+
 func binaryRule(boolOut bool) shapeRule {
 	return func(attr any, in []*Node) (DType, Shape, any, error) {
-		a, b := in[0], in[1]
-		if a.dtype != b.dtype {
-			return 0, nil, nil, fmt.Errorf("dtypes differ: %s (cast one input first)", shapesOf(in))
+		if attr != nil {
+			return 0, nil, nil, fmt.Errorf("takes no attribute, got %T", attr)
 		}
-		s, ok := Broadcast(a.shape, b.shape)
-		if !ok {
-			return 0, nil, nil, fmt.Errorf("shapes %v and %v do not broadcast", a.shape, b.shape)
+		s, err := broadcastInputs(in)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		if in[0].dtype == Bool {
+			return 0, nil, nil, fmt.Errorf("does not take bool inputs (use And, Or, Xor, Not): %s", shapesOf(in))
 		}
 		if boolOut {
 			return Bool, s, nil, nil
 		}
-		if a.dtype == Bool {
-			return 0, nil, nil, fmt.Errorf("arithmetic on bool inputs: %s", shapesOf(in))
-		}
-		return a.dtype, s, nil, nil
+		return in[0].dtype, s, nil, nil
 	}
+}
+
+func logicalRule(attr any, in []*Node) (DType, Shape, any, error) {
+	s, err := broadcastInputs(in)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if in[0].dtype != Bool {
+		return 0, nil, nil, fmt.Errorf("needs bool inputs, have %s", shapesOf(in))
+	}
+	return Bool, s, nil, nil
+}
+
+func notRule(attr any, in []*Node) (DType, Shape, any, error) {
+	if in[0].dtype != Bool {
+		return 0, nil, nil, fmt.Errorf("needs a bool input, have %s", shapesOf(in))
+	}
+	return Bool, in[0].shape, nil, nil
+}
+
+func castRule(attr any, in []*Node) (DType, Shape, any, error) {
+	at, ok := attr.(CastAttr)
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("attribute must be CastAttr, got %T", attr)
+	}
+	if !at.To.Valid() {
+		return 0, nil, nil, fmt.Errorf("invalid target dtype %v", at.To)
+	}
+	return at.To, in[0].shape, at, nil
+}
+
+func whereRule(attr any, in []*Node) (DType, Shape, any, error) {
+	if in[0].dtype != Bool {
+		return 0, nil, nil, fmt.Errorf("condition must be bool, have %s", shapesOf(in))
+	}
+	if in[1].dtype != in[2].dtype {
+		return 0, nil, nil, fmt.Errorf("branch dtypes differ: %s", shapesOf(in))
+	}
+	s, ok := Broadcast(in[0].shape, in[1].shape)
+	if ok {
+		s, ok = Broadcast(s, in[2].shape)
+	}
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("shapes do not broadcast: %s", shapesOf(in))
+	}
+	return in[1].dtype, s, nil, nil
 }
 
 // Neg returns -x.
 func Neg(x *Node) *Node { return Apply(OpNeg, nil, x) }
+
+// Abs returns |x| elementwise.
+func Abs(x *Node) *Node { return Apply(OpAbs, nil, x) }
+
+// Sign returns -1, 0 or 1 by the sign of x.
+func Sign(x *Node) *Node { return Apply(OpSign, nil, x) }
 
 // Exp returns eˣ elementwise.
 func Exp(x *Node) *Node { return Apply(OpExp, nil, x) }
 
 // Log returns the natural logarithm elementwise.
 func Log(x *Node) *Node { return Apply(OpLog, nil, x) }
+
+// Sqrt returns the square root elementwise.
+func Sqrt(x *Node) *Node { return Apply(OpSqrt, nil, x) }
+
+// Rsqrt returns 1/√x elementwise.
+func Rsqrt(x *Node) *Node { return Apply(OpRsqrt, nil, x) }
+
+// Square returns x² elementwise.
+func Square(x *Node) *Node { return Apply(OpSquare, nil, x) }
+
+// Sin returns the sine elementwise.
+func Sin(x *Node) *Node { return Apply(OpSin, nil, x) }
+
+// Cos returns the cosine elementwise.
+func Cos(x *Node) *Node { return Apply(OpCos, nil, x) }
 
 // Tanh returns the hyperbolic tangent elementwise.
 func Tanh(x *Node) *Node { return Apply(OpTanh, nil, x) }
@@ -93,11 +185,53 @@ func Sigmoid(x *Node) *Node { return Apply(OpSigmoid, nil, x) }
 // Relu returns max(x, 0) elementwise.
 func Relu(x *Node) *Node { return Apply(OpRelu, nil, x) }
 
+// Silu returns x·sigmoid(x) elementwise.
+func Silu(x *Node) *Node { return Apply(OpSilu, nil, x) }
+
+// Softplus returns log(1+eˣ) elementwise, computed without overflow.
+func Softplus(x *Node) *Node { return Apply(OpSoftplus, nil, x) }
+
+// HardSwish returns x·max(0, min(1, x/6 + 1/2)) elementwise.
+func HardSwish(x *Node) *Node { return Apply(OpHardSwish, nil, x) }
+
+// Erf returns the error function elementwise.
+func Erf(x *Node) *Node { return Apply(OpErf, nil, x) }
+
+// Floor rounds down elementwise.
+func Floor(x *Node) *Node { return Apply(OpFloor, nil, x) }
+
+// Ceil rounds up elementwise.
+func Ceil(x *Node) *Node { return Apply(OpCeil, nil, x) }
+
 // LeakyRelu returns x for x > 0 and alpha*x otherwise.
 func LeakyRelu(x *Node, alpha float32) *Node { return Apply(OpLeakyRelu, AlphaAttr{alpha}, x) }
 
+// Elu returns x for x > 0 and alpha*(eˣ-1) otherwise.
+func Elu(x *Node, alpha float32) *Node { return Apply(OpElu, AlphaAttr{alpha}, x) }
+
+// Gelu returns x·Φ(x), exactly (GeluErf) or with the tanh approximation (GeluTanh).
+func Gelu(x *Node, form GeluForm) *Node { return Apply(OpGelu, GeluAttr{form}, x) }
+
+// HardSigmoid returns max(0, min(1, alpha*x + beta)) elementwise.
+func HardSigmoid(x *Node, alpha, beta float32) *Node {
+	return Apply(OpHardSigmoid, HardSigmoidAttr{alpha, beta}, x)
+}
+
+// Clamp limits x to [lo, hi] elementwise.
+func Clamp(x *Node, lo, hi float32) *Node { return Apply(OpClamp, ClampAttr{lo, hi}, x) }
+
 // ScaleBias returns x*scale + bias elementwise.
 func ScaleBias(x *Node, scale, bias float32) *Node { return Apply(OpScale, ScaleAttr{scale, bias}, x) }
+
+// Scale returns x*s elementwise.
+func Scale(x *Node, s float32) *Node { return Apply(OpScale, ScaleAttr{Scale: s}, x) }
+
+// Not returns the logical negation of a bool tensor.
+func Not(x *Node) *Node { return Apply(OpNot, nil, x) }
+
+// Cast converts x to dtype dt (floats to integers truncate toward zero; to Bool, nonzero
+// is true).
+func Cast(x *Node, dt DType) *Node { return Apply(OpCast, CastAttr{To: dt}, x) }
 
 // Add returns a + b with NumPy broadcasting.
 func Add(a, b *Node) *Node { return Apply(OpAdd, nil, a, b) }
@@ -108,5 +242,65 @@ func Sub(a, b *Node) *Node { return Apply(OpSub, nil, a, b) }
 // Mul returns a * b elementwise with NumPy broadcasting.
 func Mul(a, b *Node) *Node { return Apply(OpMul, nil, a, b) }
 
-// Div returns a / b elementwise with NumPy broadcasting.
+// Div returns a / b elementwise with NumPy broadcasting (integer division truncates).
 func Div(a, b *Node) *Node { return Apply(OpDiv, nil, a, b) }
+
+// Pow returns aᵇ elementwise with NumPy broadcasting.
+func Pow(a, b *Node) *Node { return Apply(OpPow, nil, a, b) }
+
+// Maximum returns the elementwise larger of a and b with broadcasting.
+func Maximum(a, b *Node) *Node { return Apply(OpMaximum, nil, a, b) }
+
+// Minimum returns the elementwise smaller of a and b with broadcasting.
+func Minimum(a, b *Node) *Node { return Apply(OpMinimum, nil, a, b) }
+
+// Equal returns a == b elementwise as Bool.
+func Equal(a, b *Node) *Node { return Apply(OpEqual, nil, a, b) }
+
+// NotEqual returns a != b elementwise as Bool.
+func NotEqual(a, b *Node) *Node { return Apply(OpNotEqual, nil, a, b) }
+
+// Less returns a < b elementwise as Bool.
+func Less(a, b *Node) *Node { return Apply(OpLess, nil, a, b) }
+
+// LessEqual returns a <= b elementwise as Bool.
+func LessEqual(a, b *Node) *Node { return Apply(OpLessEqual, nil, a, b) }
+
+// Greater returns a > b elementwise as Bool.
+func Greater(a, b *Node) *Node { return Apply(OpGreater, nil, a, b) }
+
+// GreaterEqual returns a >= b elementwise as Bool.
+func GreaterEqual(a, b *Node) *Node { return Apply(OpGreaterEqual, nil, a, b) }
+
+// And returns the logical and of two bool tensors with broadcasting.
+func And(a, b *Node) *Node { return Apply(OpAnd, nil, a, b) }
+
+// Or returns the logical or of two bool tensors with broadcasting.
+func Or(a, b *Node) *Node { return Apply(OpOr, nil, a, b) }
+
+// Xor returns the logical exclusive or of two bool tensors with broadcasting.
+func Xor(a, b *Node) *Node { return Apply(OpXor, nil, a, b) }
+
+// Where selects a where cond is true and b elsewhere; all three broadcast.
+func Where(cond, a, b *Node) *Node { return Apply(OpWhere, nil, cond, a, b) }
+
+// scalarLike returns a rank-0 constant of x's dtype in x's graph.
+func scalarLike(x *Node, v float64) *Node { return x.graph.Scalar(x.dtype, v) }
+
+// AddScalar returns x + v, with v converted to x's dtype.
+func AddScalar(x *Node, v float64) *Node { return Add(x, scalarLike(x, v)) }
+
+// MulScalar returns x * v, with v converted to x's dtype.
+func MulScalar(x *Node, v float64) *Node { return Mul(x, scalarLike(x, v)) }
+
+// Full returns a tensor of shape filled with v (a scalar constant expanded, so it costs
+// one element of constant memory).
+func Full(g *Graph, dt DType, shape Shape, v float64) *Node {
+	return Expand(g.Scalar(dt, v), shape...)
+}
+
+// ZerosLike returns zeros of x's dtype and shape.
+func ZerosLike(x *Node) *Node { return Full(x.graph, x.dtype, x.shape, 0) }
+
+// OnesLike returns ones of x's dtype and shape.
+func OnesLike(x *Node) *Node { return Full(x.graph, x.dtype, x.shape, 1) }

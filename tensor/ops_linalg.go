@@ -69,3 +69,11 @@ func reshapeRule(attr any, in []*Node) (DType, Shape, any, error) {
 	}
 	return in[0].dtype, s, ReshapeAttr{Shape: s}, nil
 }
+
+// Outer returns the outer product of two vectors: a [n], b [m] -> [n, m].
+func Outer(a, b *Node) *Node {
+	if a.shape.Rank() != 1 || b.shape.Rank() != 1 {
+		panic(&Error{Op: "outer", Err: fmt.Errorf("needs two vectors, have %s", shapesOf([]*Node{a, b}))})
+	}
+	return Mul(Reshape(a, a.shape[0], 1), Reshape(b, 1, b.shape[0]))
+}
