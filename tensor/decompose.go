@@ -1,0 +1,159 @@
+package tensor
+
+import "math"
+
+// Decompositions of the fused ops into primitives. They define what the fused ops
+// compute (every backend kernel is tested against them) and let a backend without a
+// kernel for a fused op run it; autodiff may differentiate them.
+
+// CanDecompose reports whether Decompose accepts nodes of op.
+func CanDecompose(op Op) bool {
+	switch op {
+	case OpSoftmax, OpLogSoftmax, OpLayerNorm, OpRMSNorm, OpAttention, OpRoPE:
+		return true
+	}
+	return false
+}
+
+// Decompose rebuilds node n of a fused op (Softmax, LogSoftmax, LayerNorm, RMSNorm,
+// Attention, RoPE) from primitive ops in n's graph, from n's inputs, and returns the node
+// that computes the same value. It panics with *Error for other ops (see CanDecompose).
+func Decompose(n *Node) *Node {
+	in := n.inputs
+	switch n.op {
+	case OpSoftmax, OpLogSoftmax:
+		at := n.attr.(SoftmaxAttr)
+		var mask *Node
+		if len(in) == 2 {
+			mask = in[1]
+		}
+		return softmaxOf(in[0], mask, at.Axis, at.Scale, n.op == OpLogSoftmax)
+	case OpLayerNorm:
+		at := n.attr.(NormAttr)
+		x := in[0]
+		mean := Mean(x, at.Axes, true)
+		d := Sub(x, mean)
+		variance := Mean(Mul(d, d), at.Axes, true)
+		y := Mul(d, Rsqrt(AddScalar(variance, float64(at.Eps))))
+		return normAffine(y, in[1:])
+	case OpRMSNorm:
+		at := n.attr.(NormAttr)
+		x := in[0]
+		ms := Mean(Mul(x, x), at.Axes, true)
+		return normAffine(Mul(x, Rsqrt(AddScalar(ms, float64(at.Eps)))), in[1:])
+	case OpAttention:
+		return attentionOf(n)
+	case OpRoPE:
+		return ropeOf(n)
+	}
+	fail(n.op, "has no decomposition (node %v)", n)
+	return nil
+}
+
+// normAffine multiplies by gamma and adds beta when present.
+func normAffine(y *Node, params []*Node) *Node {
+	if len(params) > 0 {
+		y = Mul(y, params[0])
+	}
+	if len(params) > 1 {
+		y = Add(y, params[1])
+	}
+	return y
+}
+
+// softmaxOf is softmax (or log-softmax) of x*scale + mask along axis, stabilised by
+// subtracting the maximum.
+func softmaxOf(x, mask *Node, axis int, scale float32, log bool) *Node {
+	z := x
+	if scale != 1 {
+		z = Scale(z, scale)
+	}
+	if mask != nil {
+		z = Add(z, mask)
+	}
+	z = Sub(z, Max(z, []int{axis}, true))
+	e := Exp(z)
+	s := Sum(e, []int{axis}, true)
+	if log {
+		return Sub(z, Log(s))
+	}
+	return Div(e, s)
+}
+
+// attentionOf decomposes OpAttention: scores = q kᵀ * scale (+ mask) (+ causal -Inf above
+// the shifted diagonal), softmax over keys, times v.
+func attentionOf(n *Node) *Node {
+	at := n.attr.(AttentionAttr)
+	q, k, v := n.inputs[0], n.inputs[1], n.inputs[2]
+	var mask *Node
+	if len(n.inputs) == 4 {
+		mask = n.inputs[3]
+	}
+	r := q.shape.Rank()
+	tq, tk := q.shape[r-2], k.shape[r-2]
+	if at.Causal {
+		cm := q.graph.Const(CausalMask(q.dtype, tq, tk))
+		if mask == nil {
+			mask = cm
+		} else {
+			mask = Add(mask, cm)
+		}
+	}
+	p := softmaxOf(MatMulT(q, k, false, true), mask, r-1, at.Scale, false)
+	return MatMul(p, v)
+}
+
+// CausalMask returns the additive (tq, tk) mask of causal attention: 0 where key j is
+// visible to query i (j <= i + tk - tq), -Inf elsewhere.
+func CausalMask(dt DType, tq, tk int) *Tensor {
+	t := New(dt, tq, tk)
+	for i := 0; i < tq; i++ {
+		for j := i + tk - tq + 1; j < tk; j++ {
+			if j >= 0 {
+				t.SetFloat(i*tk+j, math.Inf(-1))
+			}
+		}
+	}
+	return t
+}
+
+// RoPEFrequencies returns the dims/2 rotation frequencies base^(-2i/dims) in float32,
+// computed in float64 and rounded once, so every backend uses the same values.
+func RoPEFrequencies(base float32, dims int) []float32 {
+	f := make([]float32, dims/2)
+	for i := range f {
+		f[i] = float32(math.Pow(float64(base), -2*float64(i)/float64(dims)))
+	}
+	return f
+}
+
+// ropeOf decomposes OpRoPE: the angle of position p and pair i is float32(p)*freq[i]
+// (one float32 product); pairs (x0, x1) become (x0 cos - x1 sin, x0 sin + x1 cos).
+func ropeOf(n *Node) *Node {
+	at := n.attr.(RoPEAttr)
+	x, pos := n.inputs[0], n.inputs[1]
+	r := x.shape.Rank()
+	t, d, half := x.shape[r-2], x.shape[r-1], at.Dims/2
+	freqT := New(F32, 1, half)
+	copy(freqT.Float32s(), RoPEFrequencies(at.Base, at.Dims))
+	theta := Mul(Reshape(Cast(pos, F32), t, 1), x.graph.Const(freqT)) // (T, half)
+	if x.dtype != F32 {
+		theta = Cast(theta, x.dtype)
+	}
+	cos, sin := Cos(theta), Sin(theta)
+	rot := x
+	if at.Dims < d {
+		rot = SliceAxis(x, r-1, 0, at.Dims)
+	}
+	pairs := append(x.shape[:r-1].Clone(), half, 2)
+	rp := Reshape(rot, pairs...)
+	x0 := Reshape(SliceAxis(rp, r, 0, 1), pairs[:r]...)
+	x1 := Reshape(SliceAxis(rp, r, 1, 2), pairs[:r]...)
+	y0 := Sub(Mul(x0, cos), Mul(x1, sin))
+	y1 := Add(Mul(x0, sin), Mul(x1, cos))
+	y := Reshape(Concat(r, Unsqueeze(y0, r), Unsqueeze(y1, r)), rot.shape...)
+	if at.Dims < d {
+		y = Concat(r-1, y, SliceAxis(x, r-1, at.Dims, d))
+	}
+	return y
+}

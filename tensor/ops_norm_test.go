@@ -1,0 +1,144 @@
+package tensor
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestSoftmaxShapes(t *testing.T) {
+	g := NewGraph()
+	x := g.Input("x", F32, 2, 3, 4)
+	n := checkBuild(t, "softmax", func() *Node { return Softmax(x, -1) }, Shape{2, 3, 4}, "")
+	if at := n.Attr().(SoftmaxAttr); at.Axis != 2 || at.Scale != 1 {
+		t.Errorf("softmax attr %+v, want axis 2 and scale 1", at)
+	}
+	checkBuild(t, "log softmax axis 0", func() *Node { return LogSoftmax(x, 0) }, Shape{2, 3, 4}, "")
+	checkBuild(t, "axis out of range", func() *Node { return Softmax(x, 3) }, nil, "out of range")
+	checkBuild(t, "masked", func() *Node { return SoftmaxMasked(x, g.Input("m", F32, 3, 1), 1, 0.5) }, Shape{2, 3, 4}, "")
+	checkBuild(t, "mask too big", func() *Node { return SoftmaxMasked(x, g.Input("m", F32, 5, 2, 3, 4), 1, 0) },
+		nil, "does not broadcast")
+	checkBuild(t, "mask dtype", func() *Node { return SoftmaxMasked(x, g.Input("m", Bool, 3, 4), 1, 0) },
+		nil, "dtype")
+	checkBuild(t, "int input", func() *Node { return Softmax(g.Input("i", I32, 3), 0) }, nil, "float")
+}
+
+func TestNormShapes(t *testing.T) {
+	g := NewGraph()
+	x := g.Input("x", F32, 2, 3, 4)
+	n := checkBuild(t, "layer norm", func() *Node { return LayerNorm(x, nil, nil, nil, 1e-5) }, Shape{2, 3, 4}, "")
+	if at := n.Attr().(NormAttr); !slices.Equal(at.Axes, []int{2}) {
+		t.Errorf("default axes %v, want [2]", at.Axes)
+	}
+	g34 := g.Input("g", F32, 3, 4)
+	n = checkBuild(t, "two axes", func() *Node { return LayerNorm(x, g34, g34, []int{-1, -2}, 1e-5) }, Shape{2, 3, 4}, "")
+	if at := n.Attr().(NormAttr); !slices.Equal(at.Axes, []int{1, 2}) {
+		t.Errorf("axes %v, want [1 2]", at.Axes)
+	}
+	n = checkBuild(t, "beta only", func() *Node { return LayerNorm(x, nil, g.Input("b", F32, 4), nil, 0) }, Shape{2, 3, 4}, "")
+	if len(n.Inputs()) != 3 || n.Input(1).Op() != OpConst {
+		t.Errorf("beta only: inputs %v, want x, a constant gamma and beta", n.Inputs())
+	}
+	checkBuild(t, "not trailing", func() *Node { return LayerNorm(x, nil, nil, []int{0}, 0) }, nil, "trailing")
+	checkBuild(t, "repeated", func() *Node { return LayerNorm(x, nil, nil, []int{2, -1}, 0) }, nil, "repeat")
+	checkBuild(t, "gamma shape", func() *Node { return LayerNorm(x, g34, nil, nil, 0) }, nil, "normalised shape")
+	checkBuild(t, "negative eps", func() *Node { return LayerNorm(x, nil, nil, nil, -1) }, nil, "eps")
+	checkBuild(t, "rms", func() *Node { return RMSNorm(x, g.Input("g4", F32, 4), nil, 1e-6) }, Shape{2, 3, 4}, "")
+	checkBuild(t, "rms too many", func() *Node {
+		return Apply(OpRMSNorm, NormAttr{}, x, g.Input("g4", F32, 4), g.Input("b4", F32, 4))
+	}, nil, "at most 2")
+
+	img := g.Input("img", F32, 4, 6, 5, 5)
+	c6 := g.Input("c", F32, 6)
+	var mean, variance, y *Node
+	if err := Catch(func() { mean, variance, y = BatchNormTrain(img, c6, c6, []int{0, 2, 3}, 1e-3) }); err != nil {
+		t.Fatal(err)
+	}
+	if !mean.Shape().Equal(Shape{6}) || !variance.Shape().Equal(Shape{6}) || !y.Shape().Equal(img.Shape()) {
+		t.Errorf("batch norm train shapes %v %v %v", mean.Shape(), variance.Shape(), y.Shape())
+	}
+	checkBuild(t, "batch norm infer", func() *Node { return BatchNormInfer(img, c6, nil, c6, c6, 1e-3) }, img.Shape(), "")
+	checkBuild(t, "group norm", func() *Node { return GroupNorm(img, 3, c6, c6, 1e-5) }, img.Shape(), "")
+	checkBuild(t, "group norm groups", func() *Node { return GroupNorm(img, 4, nil, nil, 1e-5) }, nil, "must divide")
+	checkBuild(t, "instance norm", func() *Node { return InstanceNorm(img, nil, c6, 1e-5) }, img.Shape(), "")
+}
+
+func TestAttentionShapes(t *testing.T) {
+	g := NewGraph()
+	q := g.Input("q", F32, 2, 3, 5, 8)
+	k := g.Input("k", F32, 2, 3, 7, 8)
+	v := g.Input("v", F32, 2, 3, 7, 4)
+	n := checkBuild(t, "cross", func() *Node { return Attention(q, k, v, nil, AttentionAttr{}) }, Shape{2, 3, 5, 4}, "")
+	if s := n.Attr().(AttentionAttr).Scale; math.Abs(float64(s)-1/math.Sqrt(8)) > 1e-7 {
+		t.Errorf("default scale %v, want 1/sqrt(8)", s)
+	}
+	checkBuild(t, "mask 2-D", func() *Node { return Attention(q, k, v, g.Input("m", F32, 5, 7), AttentionAttr{Causal: true}) },
+		Shape{2, 3, 5, 4}, "")
+	checkBuild(t, "mask per head", func() *Node { return Attention(q, k, v, g.Input("m", F32, 3, 1, 7), AttentionAttr{}) },
+		Shape{2, 3, 5, 4}, "")
+	checkBuild(t, "mask wrong", func() *Node { return Attention(q, k, v, g.Input("m", F32, 5, 6), AttentionAttr{}) },
+		nil, "does not broadcast")
+	checkBuild(t, "feature mismatch", func() *Node { return Attention(q, v, v, nil, AttentionAttr{}) }, nil, "feature sizes")
+	checkBuild(t, "length mismatch", func() *Node { return Attention(q, k, q, nil, AttentionAttr{}) }, nil, "lengths differ")
+	checkBuild(t, "heads mismatch", func() *Node {
+		return Attention(q, g.Input("k2", F32, 2, 4, 7, 8), v, nil, AttentionAttr{})
+	}, nil, "leading")
+}
+
+func TestRoPEShapes(t *testing.T) {
+	g := NewGraph()
+	x := g.Input("x", F32, 1, 2, 5, 8)
+	pos := g.Input("pos", I32, 5)
+	n := checkBuild(t, "rope", func() *Node { return RoPE(x, pos, RoPEAttr{}) }, Shape{1, 2, 5, 8}, "")
+	if at := n.Attr().(RoPEAttr); at.Dims != 8 || at.Base != 10000 {
+		t.Errorf("defaults %+v, want dims 8 and base 10000", at)
+	}
+	checkBuild(t, "partial", func() *Node { return RoPE(x, g.Input("p64", I64, 5), RoPEAttr{Dims: 4, Base: 500}) }, x.Shape(), "")
+	checkBuild(t, "odd dims", func() *Node { return RoPE(x, pos, RoPEAttr{Dims: 3}) }, nil, "even")
+	checkBuild(t, "too many dims", func() *Node { return RoPE(x, pos, RoPEAttr{Dims: 10}) }, nil, "at most")
+	checkBuild(t, "positions length", func() *Node { return RoPE(x, g.Input("p", I32, 4), RoPEAttr{}) }, nil, "shape [5]")
+	checkBuild(t, "positions dtype", func() *Node { return RoPE(x, g.Input("p", F32, 5), RoPEAttr{}) }, nil, "I32 or I64")
+}
+
+func TestDecomposeShapes(t *testing.T) {
+	g := NewGraph()
+	x := g.Input("x", F32, 2, 3, 4)
+	q := g.Input("q", F32, 2, 3, 8)
+	fused := []*Node{
+		SoftmaxMasked(x, g.Input("m", F32, 4), 1, 2),
+		LogSoftmax(x, -1),
+		LayerNorm(x, g.Input("g", F32, 4), g.Input("b", F32, 4), nil, 1e-5),
+		RMSNorm(x, nil, []int{1, 2}, 1e-6),
+		Attention(q, q, x, nil, AttentionAttr{Causal: true}),
+		RoPE(q, g.Input("pos", I64, 3), RoPEAttr{Dims: 6}),
+	}
+	for _, n := range fused {
+		if !CanDecompose(n.Op()) {
+			t.Errorf("CanDecompose(%v) = false", n.Op())
+		}
+		d, err := build(func() *Node { return Decompose(n) })
+		if err != nil {
+			t.Errorf("Decompose(%v): %v", n, err)
+			continue
+		}
+		if d.DType() != n.DType() || !d.Shape().Equal(n.Shape()) {
+			t.Errorf("Decompose(%v) gives %v", n, d)
+		}
+	}
+	conv := Conv2D(g.Input("img", F32, 1, 1, 3, 3), g.Input("w", F32, 1, 1, 2, 2))
+	if CanDecompose(OpConv) {
+		t.Error("CanDecompose(conv) = true")
+	}
+	if _, err := build(func() *Node { return Decompose(conv) }); err == nil {
+		t.Error("Decompose(conv) did not fail")
+	}
+}
+
+func TestCausalMask(t *testing.T) {
+	m := CausalMask(F32, 2, 4).Float32s()
+	inf := float32(math.Inf(-1))
+	want := []float32{0, 0, 0, inf, 0, 0, 0, 0}
+	if !slices.Equal(m, want) {
+		t.Errorf("CausalMask(2, 4) = %v, want %v", m, want)
+	}
+}
