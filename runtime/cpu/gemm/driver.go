@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 )
@@ -77,32 +78,20 @@ func grow(buf []float32, n int) []float32 {
 func roundUp(x, to int) int { return (x + to - 1) / to * to }
 
 // sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
-// splitting C between goroutines when parallel is set and the product is large enough.
+// on all workers when parallelOK is set and the product is large enough.
 func sgemm(kern microKernel, parallelOK bool, m, n, k int, alpha float32, a, b matrix,
 	beta float32, c []float32, ldc int) {
 	if !parallelOK || m*n*k < minParallelFlops || parallel.Workers() == 1 {
-		sgemmBlock(kern, m, n, k, alpha, a, b, beta, c, ldc)
+		sgemmSerial(kern, m, n, k, alpha, a, b, beta, c, ldc)
 		return
 	}
-	// Split the longer side of C into one contiguous part per worker, aligned to the
-	// micro-tile so that only the last part has edge tiles.
-	if n >= m {
-		parallel.For((n+nr-1)/nr, 1, func(lo, hi int) {
-			j0, j1 := lo*nr, min(hi*nr, n)
-			sgemmBlock(kern, m, j1-j0, k, alpha, a, b.colsFrom(j0), beta, c[j0:], ldc)
-		})
-		return
-	}
-	parallel.For((m+mr-1)/mr, 1, func(lo, hi int) {
-		i0, i1 := lo*mr, min(hi*mr, m)
-		sgemmBlock(kern, i1-i0, n, k, alpha, a.rowsFrom(i0), b, beta, c[i0*ldc:], ldc)
-	})
+	sgemmParallel(kern, m, n, k, alpha, a, b, beta, c, ldc)
 }
 
-// sgemmBlock is the single-goroutine blocked product (the BLIS loop order): for each
+// sgemmSerial is the single-goroutine blocked product (the BLIS loop order): for each
 // blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
 // blockM rows at a time and sweeps the micro-kernel over the tiles.
-func sgemmBlock(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta float32,
+func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta float32,
 	c []float32, ldc int) {
 	scale(m, n, beta, c, ldc)
 	if k == 0 || alpha == 0 {
@@ -110,7 +99,6 @@ func sgemmBlock(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta 
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
-	ws.packedA = grow(ws.packedA, roundUp(min(m, blockM), mr)*min(k, blockK))
 	ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
 	for jc := 0; jc < n; jc += blockN {
 		nb := min(blockN, n-jc)
@@ -119,34 +107,96 @@ func sgemmBlock(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta 
 			packB(ws.packedB, b, pc, kb, jc, nb)
 			for ic := 0; ic < m; ic += blockM {
 				mb := min(blockM, m-ic)
+				ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
 				packA(ws.packedA, a, ic, mb, pc, kb, alpha)
-				macroKernel(kern, ws, mb, nb, kb, c[ic*ldc+jc:], ldc)
+				macroKernel(kern, ws.packedA, ws.packedB, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
 }
 
+// sgemmParallel has the loop order of sgemmSerial, with the work of each step shared
+// out: the workers pack the B panel together, then take (row block, column range) items
+// from a counter, each packing its own A block. Taking items dynamically keeps both
+// cores busy when another process slows one of them down.
+func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta float32,
+	c []float32, ldc int) {
+	parallel.For(m, max(1, 1<<14/n), func(lo, hi int) {
+		scale(hi-lo, n, beta, c[lo*ldc:], ldc)
+	})
+	if k == 0 || alpha == 0 {
+		return
+	}
+	workers := parallel.Workers()
+	shared := workspaces.Get().(*workspace)
+	defer workspaces.Put(shared)
+	shared.packedB = grow(shared.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	rowBlocks := (m + blockM - 1) / blockM
+	for jc := 0; jc < n; jc += blockN {
+		nb := min(blockN, n-jc)
+		strips := (nb + nr - 1) / nr
+		// Split the columns too when there are few row blocks, so every worker has
+		// several items to take.
+		colParts := min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
+		stripsPerPart := (strips + colParts - 1) / colParts
+		colParts = (strips + stripsPerPart - 1) / stripsPerPart
+		for pc := 0; pc < k; pc += blockK {
+			kb := min(blockK, k-pc)
+			pb := shared.packedB
+			parallel.For(strips, 8, func(lo, hi int) {
+				packB(pb[lo*nr*kb:], b, pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
+			})
+			var next atomic.Int64
+			items := rowBlocks * colParts
+			parallel.For(workers, 1, func(int, int) {
+				ws := workspaces.Get().(*workspace)
+				defer workspaces.Put(ws)
+				lastRow := -1
+				for {
+					item := int(next.Add(1)) - 1
+					if item >= items {
+						return
+					}
+					row, part := item/colParts, item%colParts
+					ic := row * blockM
+					mb := min(blockM, m-ic)
+					if row != lastRow {
+						ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
+						packA(ws.packedA, a, ic, mb, pc, kb, alpha)
+						lastRow = row
+					}
+					j0 := part * stripsPerPart * nr
+					j1 := min(j0+stripsPerPart*nr, nb)
+					macroKernel(kern, ws.packedA, pb[j0*kb:], &ws.tile, mb, j1-j0, kb,
+						c[ic*ldc+jc+j0:], ldc)
+				}
+			})
+		}
+	}
+}
+
 // macroKernel multiplies the packed mb×kb A block by the packed kb×nb B panel into the
-// mb×nb block of c. Edge tiles go through ws.tile so the micro-kernel always writes a
+// mb×nb block of c. Edge tiles go through tile so the micro-kernel always writes a
 // whole mr×nr tile.
-func macroKernel(kern microKernel, ws *workspace, mb, nb, kb int, c []float32, ldc int) {
+func macroKernel(kern microKernel, packedA, packedB []float32, tile *[mr * nr]float32,
+	mb, nb, kb int, c []float32, ldc int) {
 	for jr := 0; jr < nb; jr += nr {
 		cols := min(nr, nb-jr)
-		bp := ws.packedB[jr*kb:]
+		bp := packedB[jr*kb:]
 		for ir := 0; ir < mb; ir += mr {
 			rows := min(mr, mb-ir)
-			ap := ws.packedA[ir*kb:]
+			ap := packedA[ir*kb:]
 			off := ir*ldc + jr
 			if rows == mr && cols == nr {
 				kern(kb, ap, bp, c[off:], ldc)
 				continue
 			}
-			clear(ws.tile[:])
-			kern(kb, ap, bp, ws.tile[:], nr)
+			clear(tile[:])
+			kern(kb, ap, bp, tile[:], nr)
 			for i := 0; i < rows; i++ {
 				dst := c[off+i*ldc : off+i*ldc+cols]
 				for j := range dst {
-					dst[j] += ws.tile[i*nr+j]
+					dst[j] += tile[i*nr+j]
 				}
 			}
 		}

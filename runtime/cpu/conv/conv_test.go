@@ -1,0 +1,241 @@
+package conv
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// naive computes the convolution and both gradients in float64 with direct loops: y from
+// x and w, dx and dw from dy.
+func naive(p Params, x, w, dy []float32) (y, dx, dw []float64) {
+	p = p.normalized()
+	oh, ow := p.OutH(), p.OutW()
+	cg, kg := p.InChannels/p.Groups, p.OutChannels/p.Groups
+	y = make([]float64, p.OutputLen())
+	dx = make([]float64, p.InputLen())
+	dw = make([]float64, p.WeightLen())
+	for n := 0; n < p.Batch; n++ {
+		for k := 0; k < p.OutChannels; k++ {
+			g := k / kg
+			for o := 0; o < oh; o++ {
+				for q := 0; q < ow; q++ {
+					yi := ((n*p.OutChannels+k)*oh+o)*ow + q
+					for c := 0; c < cg; c++ {
+						for r := 0; r < p.KernelH; r++ {
+							for s := 0; s < p.KernelW; s++ {
+								ih := o*p.StrideH - p.PadTop + r*p.DilationH
+								iw := q*p.StrideW - p.PadLeft + s*p.DilationW
+								if ih < 0 || ih >= p.InH || iw < 0 || iw >= p.InW {
+									continue
+								}
+								xi := ((n*p.InChannels+g*cg+c)*p.InH+ih)*p.InW + iw
+								wi := ((k*cg+c)*p.KernelH+r)*p.KernelW + s
+								y[yi] += float64(x[xi]) * float64(w[wi])
+								dx[xi] += float64(w[wi]) * float64(dy[yi])
+								dw[wi] += float64(x[xi]) * float64(dy[yi])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return y, dx, dw
+}
+
+func random(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.Float64()*2 - 1)
+	}
+	return s
+}
+
+func compare(t *testing.T, what string, got []float32, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.Abs(float64(got[i])-want[i]) > tol*(1+math.Abs(want[i])) {
+			t.Fatalf("%s: element %d = %g, want %g", what, i, got[i], want[i])
+		}
+	}
+}
+
+func convCases() []Params {
+	return []Params{
+		{Batch: 2, InChannels: 3, InH: 8, InW: 8, OutChannels: 4, KernelH: 3, KernelW: 3,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		{Batch: 1, InChannels: 2, InH: 9, InW: 7, OutChannels: 5, KernelH: 3, KernelW: 2,
+			StrideH: 2, StrideW: 3, PadTop: 0, PadBottom: 2, PadLeft: 1, PadRight: 0},
+		{Batch: 2, InChannels: 3, InH: 11, InW: 10, OutChannels: 2, KernelH: 3, KernelW: 3,
+			DilationH: 2, DilationW: 3, PadTop: 2, PadBottom: 2, PadLeft: 3, PadRight: 1},
+		{Batch: 2, InChannels: 4, InH: 6, InW: 5, OutChannels: 6, KernelH: 3, KernelW: 3,
+			Groups: 2, PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		// Depthwise with a channel multiplier of 2.
+		{Batch: 3, InChannels: 5, InH: 7, InW: 7, OutChannels: 10, KernelH: 3, KernelW: 3,
+			Groups: 5, StrideH: 2, StrideW: 2, PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		// 1×1 direct, and 1×1 with a stride (not direct).
+		{Batch: 2, InChannels: 7, InH: 5, InW: 3, OutChannels: 3, KernelH: 1, KernelW: 1},
+		{Batch: 2, InChannels: 7, InH: 5, InW: 3, OutChannels: 3, KernelH: 1, KernelW: 1, StrideH: 2, StrideW: 2},
+		// 1-D: height 1.
+		{Batch: 2, InChannels: 3, InH: 1, InW: 17, OutChannels: 4, KernelH: 1, KernelW: 5,
+			StrideW: 2, DilationW: 2, PadLeft: 3, PadRight: 2},
+		// Odd sizes large enough for the parallel GEMM path.
+		{Batch: 3, InChannels: 17, InH: 13, InW: 15, OutChannels: 33, KernelH: 3, KernelW: 5,
+			PadTop: 1, PadBottom: 1, PadLeft: 2, PadRight: 2},
+		// Several chunks of images.
+		{Batch: 9, InChannels: 16, InH: 64, InW: 64, OutChannels: 2, KernelH: 3, KernelW: 3,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		// Empty batch and zero input channels.
+		{Batch: 0, InChannels: 2, InH: 4, InW: 4, OutChannels: 2, KernelH: 3, KernelW: 3},
+		{Batch: 2, InChannels: 0, InH: 4, InW: 4, OutChannels: 2, KernelH: 3, KernelW: 3},
+	}
+}
+
+func TestConvMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, p := range convCases() {
+		name := fmt.Sprintf("%+v", p)
+		x, w := random(r, p.InputLen()), random(r, p.WeightLen())
+		dy := random(r, p.OutputLen())
+		bias := random(r, p.OutChannels)
+		wantY, wantDX, wantDW := naive(p, x, w, dy)
+		for i := range wantY {
+			wantY[i] += float64(bias[i/max(p.OutH()*p.OutW(), 1)%p.OutChannels])
+		}
+		y := random(r, p.OutputLen()) // garbage that must be overwritten
+		if err := Forward(p, x, w, bias, y); err != nil {
+			t.Fatalf("%s: Forward: %v", name, err)
+		}
+		compare(t, name+" y", y, wantY, 1e-4)
+		dx := random(r, p.InputLen())
+		if err := BackwardData(p, dy, w, dx); err != nil {
+			t.Fatalf("%s: BackwardData: %v", name, err)
+		}
+		compare(t, name+" dx", dx, wantDX, 1e-4)
+		dw := random(r, p.WeightLen())
+		if err := BackwardFilter(p, x, dy, dw); err != nil {
+			t.Fatalf("%s: BackwardFilter: %v", name, err)
+		}
+		compare(t, name+" dw", dw, wantDW, 1e-4)
+		db := make([]float32, p.OutChannels)
+		if err := BiasGrad(p, dy, db); err != nil {
+			t.Fatalf("%s: BiasGrad: %v", name, err)
+		}
+		wantDB := make([]float64, p.OutChannels)
+		for i, v := range dy {
+			wantDB[i/(p.OutH()*p.OutW())%p.OutChannels] += float64(v)
+		}
+		compare(t, name+" db", db, wantDB, 1e-4)
+	}
+}
+
+// naiveTransposed scatters every input value through the kernel, as a transposed
+// convolution is defined.
+func naiveTransposed(t Transposed, x, w []float32) []float64 {
+	p := t.Conv()
+	oh, ow := p.InH, p.InW
+	cin, coutG := t.InChannels, t.OutChannels/p.Groups
+	cinG := cin / p.Groups
+	y := make([]float64, t.Batch*t.OutChannels*oh*ow)
+	for n := 0; n < t.Batch; n++ {
+		for ci := 0; ci < cin; ci++ {
+			g := ci / cinG
+			for h := 0; h < t.InH; h++ {
+				for v := 0; v < t.InW; v++ {
+					xv := float64(x[((n*cin+ci)*t.InH+h)*t.InW+v])
+					for co := 0; co < coutG; co++ {
+						for r := 0; r < t.KernelH; r++ {
+							for s := 0; s < t.KernelW; s++ {
+								yh := h*p.StrideH - t.PadTop + r*p.DilationH
+								yw := v*p.StrideW - t.PadLeft + s*p.DilationW
+								if yh < 0 || yh >= oh || yw < 0 || yw >= ow {
+									continue
+								}
+								wv := float64(w[((ci*coutG+co)*t.KernelH+r)*t.KernelW+s])
+								y[((n*t.OutChannels+g*coutG+co)*oh+yh)*ow+yw] += xv * wv
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return y
+}
+
+func TestTransposedMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		t            Transposed
+		wantH, wantW int // the output size by the formula of PyTorch's ConvTranspose2d
+	}{
+		{Transposed{Batch: 2, InChannels: 3, InH: 4, InW: 5, OutChannels: 2, KernelH: 3, KernelW: 3,
+			StrideH: 2, StrideW: 2, PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1,
+			OutputPadH: 1, OutputPadW: 1}, 8, 10},
+		{Transposed{Batch: 1, InChannels: 4, InH: 3, InW: 3, OutChannels: 6, KernelH: 2, KernelW: 3,
+			StrideH: 3, StrideW: 1, DilationH: 2, DilationW: 2, Groups: 2}, 9, 7},
+		{Transposed{Batch: 2, InChannels: 2, InH: 1, InW: 9, OutChannels: 3, KernelH: 1, KernelW: 4,
+			StrideW: 2, PadLeft: 1, PadRight: 2}, 1, 17},
+	} {
+		name := fmt.Sprintf("%+v", tc.t)
+		if err := tc.t.Validate(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if tc.t.OutH() != tc.wantH || tc.t.OutW() != tc.wantW {
+			t.Fatalf("%s: output %d×%d, want %d×%d", name, tc.t.OutH(), tc.t.OutW(), tc.wantH, tc.wantW)
+		}
+		p := tc.t.Conv()
+		x := random(r, tc.t.Batch*tc.t.InChannels*tc.t.InH*tc.t.InW)
+		w := random(r, p.WeightLen())
+		bias := random(r, tc.t.OutChannels)
+		want := naiveTransposed(tc.t, x, w)
+		plane := tc.wantH * tc.wantW
+		for i := range want {
+			want[i] += float64(bias[i/plane%tc.t.OutChannels])
+		}
+		y := random(r, len(want))
+		if err := TransposedForward(tc.t, x, w, bias, y); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		compare(t, name, y, want, 1e-4)
+	}
+}
+
+func TestConvErrors(t *testing.T) {
+	good := Params{Batch: 1, InChannels: 4, InH: 5, InW: 5, OutChannels: 2, KernelH: 3, KernelW: 3}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Params)
+		x, w   int // length adjustments
+		want   string
+	}{
+		{"groups", func(p *Params) { p.Groups = 3 }, 0, 0, "divisible by 3 groups"},
+		{"kernel", func(p *Params) { p.KernelH = 7 }, 0, 0, "larger than the padded input"},
+		{"stride", func(p *Params) { p.StrideW = -1 }, 0, 0, "must be positive"},
+		{"padding", func(p *Params) { p.PadLeft = -1 }, 0, 0, "negative padding"},
+		{"short x", func(*Params) {}, -1, 0, "x has 99 elements, want 100"},
+		{"long w", func(*Params) {}, 0, 1, "w has 73 elements, want 72"},
+	} {
+		p := good
+		tc.mutate(&p)
+		x := make([]float32, max(p.InputLen()+tc.x, 0))
+		w := make([]float32, max(p.WeightLen()+tc.w, 0))
+		y := make([]float32, max(p.OutputLen(), 0))
+		err := Forward(p, x, w, nil, y)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	bad := Transposed{Batch: 1, InChannels: 1, InH: 3, InW: 3, OutChannels: 1, KernelH: 3, KernelW: 3,
+		StrideH: 2, StrideW: 2, OutputPadH: 2}
+	if err := TransposedForward(bad, make([]float32, 9), make([]float32, 9), nil, nil); err == nil ||
+		!strings.Contains(err.Error(), "output padding") {
+		t.Errorf("output padding 2 with stride 2: error %v, want an output padding error", err)
+	}
+}
