@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -129,6 +130,157 @@ func TestSgemmMatchesReference(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+func TestSgemmStridedMatchesPerItem(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, impl := range impls(t) {
+		for _, tc := range []struct {
+			m, n, k, batch int
+			broadcastA, tB bool
+			alpha, beta    float32
+		}{
+			{5, 7, 3, 4, false, false, 1, 0},
+			{33, 17, 20, 3, true, true, 0.5, 1},
+			{200, 150, 180, 2, false, true, 1, 0.5}, // large items: sequential, each parallel
+			{1, 1, 1, 1, false, false, 2, 0},
+			{4, 4, 4, 0, false, false, 1, 0},
+		} {
+			name := fmt.Sprintf("%v/%+v", impl, tc)
+			strideA := tc.m * tc.k
+			if tc.broadcastA {
+				strideA = 0
+			}
+			a := randSlice(r, max(strideA*tc.batch, tc.m*tc.k))
+			b := randSlice(r, tc.k*tc.n*tc.batch)
+			c := randSlice(r, tc.m*tc.n*tc.batch)
+			want := make([]float64, len(c))
+			ldb := tc.n
+			if tc.tB {
+				ldb = tc.k
+			}
+			for i := 0; i < tc.batch; i++ {
+				one := refGemm(false, tc.tB, tc.m, tc.n, tc.k, float64(tc.alpha), a[i*strideA:], tc.k,
+					b[i*tc.k*tc.n:], ldb, float64(tc.beta), c[i*tc.m*tc.n:][:tc.m*tc.n], tc.n)
+				copy(want[i*tc.m*tc.n:], one)
+			}
+			if err := impl.SgemmStrided(false, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, tc.k, strideA,
+				b, ldb, tc.k*tc.n, tc.beta, c, tc.n, tc.m*tc.n, tc.batch); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for i, w := range want[:tc.batch*tc.m*tc.n] {
+				if math.Abs(float64(c[i])-w) > 1e-4*float64(tc.k) {
+					t.Fatalf("%s: element %d = %g, want %g", name, i, c[i], w)
+				}
+			}
+		}
+	}
+}
+
+func TestDgemmMatchesGonum(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, impl := range impls(t) {
+		for _, tc := range []struct {
+			tA, tB  bool
+			m, n, k int
+		}{{false, false, 37, 29, 41}, {true, false, 64, 3, 100}, {false, true, 1, 70, 5}, {true, true, 130, 131, 129}} {
+			rowsA, colsA := tc.m, tc.k
+			if tc.tA {
+				rowsA, colsA = tc.k, tc.m
+			}
+			rowsB, colsB := tc.k, tc.n
+			if tc.tB {
+				rowsB, colsB = tc.n, tc.k
+			}
+			a, b := make([]float64, rowsA*colsA), make([]float64, rowsB*colsB)
+			for i := range a {
+				a[i] = r.NormFloat64()
+			}
+			for i := range b {
+				b[i] = r.NormFloat64()
+			}
+			c := make([]float64, tc.m*tc.n)
+			if err := impl.Dgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, 1, a, colsA, b, colsB, 0, c, tc.n); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < tc.m; i++ {
+				for j := 0; j < tc.n; j++ {
+					var want float64
+					for p := 0; p < tc.k; p++ {
+						ai, bi := i*colsA+p, p*colsB+j
+						if tc.tA {
+							ai = p*colsA + i
+						}
+						if tc.tB {
+							bi = j*colsB + p
+						}
+						want += a[ai] * b[bi]
+					}
+					if got := c[i*tc.n+j]; math.Abs(got-want) > 1e-12*(1+math.Abs(want))*float64(tc.k) {
+						t.Fatalf("%v %+v: C[%d][%d] = %.17g, want %.17g", impl, tc, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGemmErrors(t *testing.T) {
+	buf := make([]float32, 100)
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"negative", func() error { return PureGo.Sgemm(false, false, -1, 2, 2, 1, buf, 2, buf, 2, 0, buf, 2) },
+			"negative dimension"},
+		{"short lda", func() error { return PureGo.Sgemm(false, false, 3, 4, 5, 1, buf, 4, buf, 4, 0, buf, 4) },
+			"leading dimension of A is 4, less than its 5 columns"},
+		{"short B", func() error { return PureGo.Sgemm(false, true, 3, 30, 5, 1, buf, 5, buf, 5, 0, buf[:90], 30) },
+			"B is 30×5 with leading dimension 5 and needs 150 elements, has 100"},
+		{"short C", func() error { return PureGo.Sgemm(false, false, 3, 4, 5, 1, buf, 5, buf, 4, 0, buf[:10], 4) },
+			"C is 3×4 with leading dimension 4 and needs 12 elements, has 10"},
+		{"overlapping batch", func() error {
+			return PureGo.SgemmStrided(false, false, 2, 2, 2, 1, buf, 2, 0, buf, 2, 0, 0, buf, 2, 3, 2)
+		}, "items overlap"},
+		{"batch too long", func() error {
+			return PureGo.SgemmStrided(false, false, 2, 2, 2, 1, buf, 2, 98, buf, 2, 0, 0, buf, 2, 4, 2)
+		}, "last of 2 items"},
+		{"dgemm", func() error {
+			return PureGo.Dgemm(true, false, 2, 2, 3, 1, make([]float64, 5), 2, make([]float64, 6), 2, 0, make([]float64, 4), 2)
+		}, "gemm.Dgemm: A is 3×2"},
+	} {
+		if err := tc.call(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestChooseDefault(t *testing.T) {
+	native := Native
+	if Native.Available() != nil {
+		native = PureGo
+	}
+	blas, blasNote := OpenBLAS, ""
+	if err := OpenBLAS.Available(); err != nil {
+		blas, blasNote = native, "GML_BLAS=openblas: "
+	}
+	for _, tc := range []struct {
+		env      string
+		want     Impl
+		wantNote string
+	}{
+		{"", native, ""},
+		{"native", native, ""},
+		{"go", PureGo, ""},
+		{"openblas", blas, blasNote},
+		{"mkl", native, `GML_BLAS: gemm: unknown implementation "mkl"`},
+	} {
+		got, note := chooseDefault(tc.env)
+		if got != tc.want || !strings.HasPrefix(note, tc.wantNote) || (tc.wantNote == "") != (note == "") {
+			t.Errorf("GML_BLAS=%q: chose %v (note %q), want %v (note starting %q)", tc.env, got, note, tc.want, tc.wantNote)
 		}
 	}
 }
