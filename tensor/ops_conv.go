@@ -116,7 +116,7 @@ func Conv2D(x, w *Node, opts ...ConvOptions) *Node {
 // ConvTranspose returns the transposed convolution (the adjoint of Conv with respect to
 // its input) of x (N, C_in, spatial...) with w (C_in, C_out/groups, k...). The output is
 // (N, C_out, out...) with out = (in-1)*stride - padBegin - padEnd + dilation*(k-1) + 1 +
-// outputPadding; OutputPadding (each value below the stride or the dilation) picks among
+// outputPadding; OutputPadding (each value below the stride) picks among
 // the input sizes a strided forward convolution maps to the same output size.
 func ConvTranspose(x, w *Node, attr ConvAttr) *Node { return Apply(OpConvTranspose, attr, x, w) }
 
@@ -277,9 +277,8 @@ func normConvAttr(at ConvAttr, spatial int, transpose bool) (ConvAttr, error) {
 		return out, err
 	}
 	for i, p := range out.OutputPadding {
-		if p >= max(out.Stride[i], out.Dilation[i]) {
-			return out, fmt.Errorf("output padding %v must be smaller than the stride %v or the dilation %v",
-				out.OutputPadding, out.Stride, out.Dilation)
+		if p >= out.Stride[i] {
+			return out, fmt.Errorf("output padding %v must be smaller than the stride %v", out.OutputPadding, out.Stride)
 		}
 	}
 	return out, nil
