@@ -13,8 +13,8 @@ import "fmt"
 //     argmin, top-k indices, one-hot) nor through sign, floor and ceil, whose derivative
 //     is zero wherever it exists: a wrt node reached only through them gets zeros.
 //   - Kinks take one side: relu, leaky relu and elu use the x <= 0 branch at 0; abs has
-//     gradient 0 at 0; clamp passes the gradient at its limits; hardsigmoid and hardswish
-//     use the outer (constant) branch at their corners.
+//     gradient 0 at 0; clamp passes the gradient at its limits; hardsigmoid uses its
+//     constant branches at the corners and hardswish its middle branch at ±3 (as PyTorch).
 //   - Ties: Maximum and Minimum split the gradient evenly between equal inputs; the Max
 //     and Min reductions split it evenly among the positions attaining the extremum
 //     (MaxPool's kernel, by contrast, routes it to the first maximum of a window).
