@@ -59,7 +59,7 @@ func softmaxKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 	maskStep := 0
 	if len(in) == 2 {
 		mask = f32s(in[1])
-		st := broadcastStrides(n.Input(1).Shape(), shape)
+		st := broadcastStrides(shape, n.Input(1).Shape())
 		maskOuter = offsets(shape[:at.Axis], st[:at.Axis])
 		maskInner = offsets(shape[at.Axis+1:], st[at.Axis+1:])
 		maskStep = st[at.Axis]
@@ -177,7 +177,7 @@ func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, err
 	var maskRow, maskCol int
 	if len(in) == 4 {
 		mask = f32s(in[3])
-		st := broadcastStrides(n.Input(3).Shape(), append(lead.Clone(), tq, tk))
+		st := broadcastStrides(append(lead.Clone(), tq, tk), n.Input(3).Shape())
 		maskBatch = offsets(lead, st[:r-2])
 		maskRow, maskCol = st[r-2], st[r-1]
 	}
