@@ -1,0 +1,380 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/traefik/yaegi/interp"
+	"github.com/traefik/yaegi/stdlib"
+
+	"github.com/gml-dev/gml/display"
+	"github.com/gml-dev/gml/kernel/exec/symbols"
+	"github.com/gml-dev/gml/runtime"
+)
+
+// Publisher is what a running cell uses to talk to its front end. The kernel implements
+// it over IOPub and stdin; `gml run` collects nbformat outputs; tests fake it. Execute
+// serialises its calls, so implementations need no locking of their own.
+type Publisher interface {
+	Stream(name, text string) // name is "stdout" or "stderr"
+	Display(data, metadata map[string]any, displayID string, update bool)
+	ClearOutput(wait bool)
+	Input(prompt string, password bool) (string, error)
+}
+
+// Result is the outcome of one cell.
+type Result struct {
+	// Data and Metadata are the MIME bundle of the cell's last expression; nil when the
+	// cell does not end with an expression that has a value.
+	Data, Metadata map[string]any
+	// Err is non-nil when the cell failed: compile error, panic, goroutine panic,
+	// interrupt.
+	Err *Error
+}
+
+// Option configures an interpreter.
+type Option func(*config)
+
+type config struct {
+	extra map[string]map[string]reflect.Value
+}
+
+// WithSymbols makes more compiled packages importable, in the form of yaegi's symbol
+// tables ("import/path/name" to symbol name to value).
+func WithSymbols(tables map[string]map[string]reflect.Value) Option {
+	return func(c *config) { c.extra = tables }
+}
+
+// Interp is one interpreter whose state persists across cells. Execute runs one cell at
+// a time; Complete and Inspect may be called while a cell runs.
+type Interp struct {
+	yi     *interp.Interpreter
+	frames *frameLog
+	stdin  *stdinReader
+
+	run   sync.Mutex // held by Execute
+	count int        // cells executed, for cell[N] names
+
+	mu      sync.Mutex // guards the fields below
+	imports map[string]string // package name in cells -> import path
+	decls   map[string]string // func and type names declared by cells -> "func" or "type"
+	cell    *cellState        // the running cell, nil between cells
+	late    []*Error          // goroutine panics that came after their cell ended
+	results []any             // values handed over by _gmlcell.Result
+	hasRes  bool
+}
+
+// cellState is what a goroutine panic needs to fail the running cell.
+type cellState struct {
+	id     int
+	cancel context.CancelFunc
+	goErr  *Error
+}
+
+// New returns an interpreter with the standard library, gonum and gml's packages
+// importable, and gml's packages pre-imported under their short names.
+func New(opts ...Option) (*Interp, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	i := &Interp{
+		frames:  &frameLog{out: os.Stderr},
+		imports: map[string]string{},
+		decls:   map[string]string{},
+	}
+	i.stdin = &stdinReader{}
+	i.stdin.asReader = i.stdin
+	i.yi = interp.New(interp.Options{
+		Stdin:  i.stdin,
+		Stdout: os.Stdout,
+		Stderr: i.frames,
+		Env:    os.Environ(),
+		Args:   []string{"gml"},
+	})
+	for _, tables := range []map[string]map[string]reflect.Value{stdlib.Symbols, symbols.Symbols, cfg.extra, i.cellSymbols()} {
+		if err := i.yi.Use(tables); err != nil {
+			return nil, fmt.Errorf("exec: loading symbols: %w", err)
+		}
+	}
+	// os.Stdin in cells reads through the front end's input prompt.
+	if err := i.yi.Use(interp.Exports{"os/os": {"Stdin": reflect.ValueOf(&i.stdin.asReader).Elem()}}); err != nil {
+		return nil, fmt.Errorf("exec: installing os.Stdin: %w", err)
+	}
+	var pre strings.Builder
+	fmt.Fprintf(&pre, "import %s %q\n", cellPkg, cellPkgPath)
+	for _, p := range symbols.Preimports {
+		fmt.Fprintf(&pre, "import %s %q\n", p.Name, p.Path)
+		i.imports[p.Name] = p.Path
+	}
+	if _, err := i.yi.Eval(pre.String()); err != nil {
+		return nil, fmt.Errorf("exec: pre-importing packages: %w", err)
+	}
+	return i, nil
+}
+
+// cellSymbols returns the helper package every kernel imports as _gmlcell: GoPanic,
+// called by the guard of rewritten go statements, and Result, which receives the values
+// of a cell's last expression. Result has yaegi's interface mapping so that values of
+// cell-defined types keep their MIMEBundle, String and Error methods on the way.
+func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
+	result := reflect.ValueOf(func(vals ...any) {
+		i.mu.Lock()
+		i.results, i.hasRes = vals, true
+		i.mu.Unlock()
+	})
+	goPanic := reflect.ValueOf(i.goPanic)
+	return map[string]map[string]reflect.Value{
+		cellPkgPath + "/cell": {"Result": result, "GoPanic": goPanic},
+		".": {"MapTypes": reflect.ValueOf(map[reflect.Value][]reflect.Type{
+			result: {
+				reflect.TypeOf((*display.Renderer)(nil)).Elem(),
+				reflect.TypeOf((*error)(nil)).Elem(),
+				reflect.TypeOf((*fmt.Stringer)(nil)).Elem(),
+			},
+		})},
+	}
+}
+
+// goPanic receives a panic recovered in a goroutine started by cell id. While that cell
+// runs, the panic fails it (and stops it, as a goroutine panic stops a Go program);
+// afterwards it is reported on stderr at the start of the next cell.
+func (i *Interp) goPanic(id int, r any) {
+	e := panicError(nameGoPanic, fmt.Sprintf("goroutine started in cell[%d]: ", id), r, i.frames.take())
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if c := i.cell; c != nil && c.id == id {
+		if c.goErr == nil {
+			c.goErr = e
+		}
+		c.cancel()
+		return
+	}
+	i.late = append(i.late, e)
+}
+
+// Close releases the interpreter. Goroutines started by cells are not stopped.
+func (i *Interp) Close() error { return nil }
+
+// Execute runs one cell. Output written to fd 1 and 2 (by interpreted or compiled code)
+// streams to pub while the cell runs; display calls go to pub; reading os.Stdin or
+// calling display.Input asks pub for input. Cancelling ctx interrupts the cell.
+func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result {
+	i.run.Lock()
+	defer i.run.Unlock()
+	i.count++
+	id := i.count
+	lp := &lockedPublisher{p: pub}
+	c, err := startCapture(lp.Stream)
+	if err != nil {
+		return Result{Err: &Error{Name: nameInternal, Value: err.Error(), Traceback: []string{err.Error()}}}
+	}
+	lp.capture = c
+	display.SetPublisher(lp)
+	i.stdin.set(lp)
+	cellCtx, cancel := context.WithCancel(ctx)
+	restore := runtime.BindInterrupt(cellCtx)
+	state := &cellState{id: id, cancel: cancel}
+	i.mu.Lock()
+	late := i.late
+	i.late, i.cell = nil, state
+	i.results, i.hasRes = nil, false
+	i.mu.Unlock()
+	for _, e := range late {
+		lp.Stream("stderr", strings.Join(e.Traceback, "\n")+"\n")
+	}
+	i.frames.take() // frames of panics recovered by earlier cells
+
+	res := i.runCell(cellCtx, ctx, id, code)
+
+	i.mu.Lock()
+	i.cell = nil
+	if state.goErr != nil && (res.Err == nil || res.Err.Name == nameInterrupt) {
+		res = Result{Err: state.goErr}
+	}
+	vals, hasRes := i.results, i.hasRes
+	i.results, i.hasRes = nil, false
+	i.mu.Unlock()
+	if res.Err == nil && hasRes {
+		res.Data, res.Metadata = bundle(vals), map[string]any{}
+	}
+	restore()
+	cancel()
+	i.stdin.set(nil)
+	display.SetPublisher(nil)
+	c.stop()
+	return res
+}
+
+// runCell splits, rewrites, compiles and runs the chunks of a cell in order, stopping
+// at the first failure.
+func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
+	name := fmt.Sprintf("cell[%d]", id)
+	chunks, err := splitCell(code)
+	if err != nil {
+		if be, ok := err.(*bracketError); ok {
+			err = fmt.Errorf("%s:%d:%d: %s", name, be.line, be.col, be.msg)
+		}
+		return Result{Err: compileError(err, id, code)}
+	}
+	for n, ch := range chunks {
+		last := n == len(chunks)-1
+		prog, err := i.compile(ch, code, name, id, last)
+		if err != nil {
+			return Result{Err: compileError(err, id, code)}
+		}
+		if _, err := i.yi.ExecuteWithContext(ctx, prog); err != nil {
+			if parent.Err() != nil {
+				return Result{Err: interruptError()}
+			}
+			return Result{Err: runError(err, i.frames.take())}
+		}
+	}
+	return Result{}
+}
+
+// compile parses and rewrites a chunk and compiles it. The last expression statement
+// of the cell's last chunk is wrapped to hand its values over; when the wrapped form
+// does not compile (the expression has no value, for example a call of a function
+// without results) the chunk is compiled again as written.
+func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*interp.Program, error) {
+	file, body, err := ch.parse(i.yi.FileSet(), code, name)
+	if err != nil {
+		return nil, err
+	}
+	rewriteGo(file, id)
+	rewriteLoopVars(file)
+	if ch.kind != itemStmt {
+		prog, err := i.yi.CompileAST(file)
+		if err == nil {
+			i.record(file)
+		}
+		return prog, err
+	}
+	if last && len(body.List) > 0 {
+		if es, ok := body.List[len(body.List)-1].(*ast.ExprStmt); ok && !isPrint(es.X) {
+			saved := body.List[len(body.List)-1]
+			body.List[len(body.List)-1] = resultCall(es.X)
+			if prog, err := i.yi.CompileAST(body); err == nil {
+				return prog, nil
+			}
+			body.List[len(body.List)-1] = saved
+		}
+	}
+	return i.yi.CompileAST(body)
+}
+
+// isPrint reports calls of fmt.Print*/Fprint* and log.*, whose (n, err) results would
+// only clutter the cell's output.
+func isPrint(x ast.Expr) bool {
+	call, ok := x.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	return (pkg.Name == "fmt" && (strings.HasPrefix(sel.Sel.Name, "Print") || strings.HasPrefix(sel.Sel.Name, "Fprint"))) || pkg.Name == "log"
+}
+
+// record remembers the imports and the func and type names of a compiled chunk, for
+// completion and inspection.
+func (i *Interp) record(f *ast.File) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for _, imp := range f.Imports {
+		path := strings.Trim(imp.Path.Value, `"`)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if name != "_" && name != "." {
+			i.imports[name] = path
+		}
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				i.decls[d.Name.Name] = "func"
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				if ts, ok := s.(*ast.TypeSpec); ok {
+					i.decls[ts.Name.Name] = "type"
+				}
+			}
+		}
+	}
+}
+
+// bundle returns the MIME bundle of a cell's values: the value's own bundle when it is a
+// display.Renderer, text/plain otherwise; several values show as a tuple.
+func bundle(vals []any) (b map[string]any) {
+	if len(vals) == 1 {
+		if r, ok := vals[0].(display.Renderer); ok && r != nil {
+			defer func() {
+				if p := recover(); p != nil {
+					b = map[string]any{"text/plain": fmt.Sprintf("%s (MIMEBundle panicked: %v)", formatValue(vals[0]), p)}
+				}
+			}()
+			if rb := r.MIMEBundle(); rb != nil {
+				if _, ok := rb["text/plain"]; !ok {
+					rb["text/plain"] = formatValue(vals[0])
+				}
+				return rb
+			}
+		}
+		return map[string]any{"text/plain": formatValue(vals[0])}
+	}
+	parts := make([]string, len(vals))
+	for k, v := range vals {
+		parts[k] = formatValue(v)
+	}
+	return map[string]any{"text/plain": "(" + strings.Join(parts, ", ") + ")"}
+}
+
+// lockedPublisher serialises calls to the cell's publisher and sends captured output
+// before anything else, so text printed before a display call or a prompt shows first.
+type lockedPublisher struct {
+	mu      sync.Mutex
+	p       Publisher
+	capture *capture
+}
+
+func (l *lockedPublisher) Stream(name, text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.p.Stream(name, text)
+}
+
+func (l *lockedPublisher) Display(data, metadata map[string]any, id string, update bool) {
+	l.capture.flush(true)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.p.Display(data, metadata, id, update)
+}
+
+func (l *lockedPublisher) ClearOutput(wait bool) {
+	l.capture.flush(true)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.p.ClearOutput(wait)
+}
+
+func (l *lockedPublisher) Input(prompt string, password bool) (string, error) {
+	l.capture.flush(true)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p.Input(prompt, password)
+}
