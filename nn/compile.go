@@ -1,0 +1,331 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	_ "github.com/gml-dev/gml/backends" // plain programs get every backend
+	"github.com/gml-dev/gml/runtime"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// head is one model output's training setup.
+type head struct {
+	loss    lossInfo
+	weight  float64
+	metrics []string
+}
+
+// compiled is what Compile attaches to a model: the optimizer, one head per output, the
+// runtime, and the compiled graphs per kind and batch shape.
+type compiled struct {
+	opt    Optimizer
+	heads  []head
+	rt     *runtime.Runtime
+	device string
+	seed   uint64
+	progs  map[string]*program
+	opts   settings
+}
+
+// program is one compiled graph and the nodes it is fed through.
+type program struct {
+	exe      *runtime.Executable
+	xs, ys   []*tensor.Node
+	ws       []*tensor.Node // sample weights per head (training and evaluation)
+	lr, step *tensor.Node
+	seed     *tensor.Node
+	names    []string // fetched scalars ("loss", "dense_2_loss", "accuracy", ...)
+	nOut     int      // predict: number of outputs fetched
+}
+
+// Compile prepares the model for training: an optimizer, one loss per output (Loss,
+// LossByName), loss weights (LossWeights, LossWeightsByName), metrics for every output
+// (Metrics), the device (Device: "auto", "cpu" or "gpu") and the seed of dropout and
+// shuffling (Seed). Graphs are compiled on first use per batch size. Compiling again
+// keeps the weights and starts fresh optimizer state.
+func (m *Net) Compile(opt Optimizer, opts ...Option) error {
+	if opt == nil {
+		return errors.New("nn: Compile needs an optimizer, e.g. nn.Adam(1e-3)")
+	}
+	if err := opt.base().err; err != nil {
+		return err
+	}
+	s := defaultSettings()
+	if err := applyOptions("Compile", &s, []string{"Loss", "LossByName", "LossWeights", "LossWeightsByName", "Metrics", "Device", "Seed"}, opts); err != nil {
+		return err
+	}
+	if len(s.losses) == 0 && len(s.lossMap) == 0 {
+		return errors.New("nn: Compile needs a loss, e.g. nn.Loss(\"sparse_categorical_crossentropy\")")
+	}
+	c := &compiled{opt: opt, device: s.device, seed: s.seed, progs: map[string]*program{}}
+	if m.comp != nil && m.comp.device == s.device {
+		c.rt = m.comp.rt
+		m.comp.free()
+	}
+	c.opts = s
+	m.comp = c
+	if m.Built() {
+		return m.resolveHeads()
+	}
+	return nil
+}
+
+// resolveHeads turns the Compile options into one head per output, once the model is
+// built (a Sequential model may learn its outputs only at the first Fit).
+func (m *Net) resolveHeads() error {
+	c := m.comp
+	s := c.opts
+	n := len(m.outputs)
+	names := m.OutputNames()
+	losses := make([]string, n)
+	switch {
+	case len(s.losses) == 1:
+		for i := range losses {
+			losses[i] = s.losses[0]
+		}
+	case len(s.losses) == n:
+		copy(losses, s.losses)
+	case len(s.losses) != 0:
+		return fmt.Errorf("nn: Compile: %d losses for %d outputs (%v): give one, or one per output", len(s.losses), n, names)
+	}
+	weights := make([]float64, n)
+	for i := range weights {
+		weights[i] = 1
+	}
+	if len(s.lossWeights) != 0 {
+		if len(s.lossWeights) != n {
+			return fmt.Errorf("nn: Compile: %d loss weights for %d outputs (%v)", len(s.lossWeights), n, names)
+		}
+		copy(weights, s.lossWeights)
+	}
+	index := map[string]int{}
+	for i, nm := range names {
+		index[nm] = i
+	}
+	for _, nm := range sortedKeys(s.lossMap) {
+		l := s.lossMap[nm]
+		i, ok := index[nm]
+		if !ok {
+			return fmt.Errorf("nn: Compile: loss for %q, which is not an output (outputs: %v)", nm, names)
+		}
+		losses[i] = l
+	}
+	for _, nm := range sortedKeys(s.weightMap) {
+		w := s.weightMap[nm]
+		i, ok := index[nm]
+		if !ok {
+			return fmt.Errorf("nn: Compile: loss weight for %q, which is not an output (outputs: %v)", nm, names)
+		}
+		weights[i] = w
+	}
+	c.heads = make([]head, n)
+	for i := range c.heads {
+		if losses[i] == "" {
+			return fmt.Errorf("nn: Compile: no loss for output %q", names[i])
+		}
+		li, err := lossByName(losses[i])
+		if err != nil {
+			return fmt.Errorf("nn: Compile: output %q: %w", names[i], err)
+		}
+		for _, mt := range s.metrics {
+			if mt == "accuracy" || mt == "acc" {
+				if !li.classify {
+					return fmt.Errorf("nn: Compile: metric accuracy on output %q needs a classification loss, it has %s", names[i], li.name)
+				}
+			} else if metricName(mt) != "mae" && metricName(mt) != "mse" {
+				return fmt.Errorf("nn: Compile: unknown metric %q (want accuracy, mae or mse)", mt)
+			}
+		}
+		c.heads[i] = head{loss: li, weight: weights[i], metrics: s.metrics}
+	}
+	return nil
+}
+
+// runtime returns the model's runtime, opening it on first use.
+func (c *compiled) runtime() (*runtime.Runtime, error) {
+	if c.rt != nil {
+		return c.rt, nil
+	}
+	var err error
+	if c.device == "" {
+		c.rt, err = runtime.Default()
+	} else {
+		c.rt, err = runtime.New(runtime.Device(c.device))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nn: opening the runtime: %w", err)
+	}
+	return c.rt, nil
+}
+
+// free releases every compiled graph.
+func (c *compiled) free() {
+	for k, p := range c.progs {
+		p.exe.Free()
+		delete(c.progs, k)
+	}
+}
+
+// scalarNames lists the per-step scalars a training or evaluation graph fetches, in
+// order: total loss, per-head losses (with several heads), then metrics per head.
+func (m *Net) scalarNames() []string {
+	names := []string{"loss"}
+	outs := m.OutputNames()
+	multi := len(m.outputs) > 1
+	if multi {
+		for _, o := range outs {
+			names = append(names, o+"_loss")
+		}
+	}
+	for i, h := range m.comp.heads {
+		for _, mt := range h.metrics {
+			if multi {
+				names = append(names, outs[i]+"_"+metricName(mt))
+			} else {
+				names = append(names, metricName(mt))
+			}
+		}
+	}
+	return names
+}
+
+// labelSpec returns the sample spec a head's labels are fed with, from the user's label
+// sample spec y: class ids as I64 (batch), other labels as F32 shaped like the output.
+func labelSpec(h head, out Spec, y Spec) Spec {
+	if h.loss.sparse {
+		return Spec{DType: tensor.I64, Shape: tensor.Shape{}}
+	}
+	if y.Shape.Size() == out.Shape.Size() {
+		return Spec{DType: tensor.F32, Shape: out.Shape.Clone()}
+	}
+	return Spec{DType: tensor.F32, Shape: y.Shape.Clone()}
+}
+
+// programKey identifies a compiled graph: kind, batch size and the label and weight
+// shapes it was built for.
+func programKey(kind string, batch int, ys []Spec, ws []tensor.Shape) string {
+	k := fmt.Sprintf("%s/%d", kind, batch)
+	for _, y := range ys {
+		k += "/" + y.String()
+	}
+	for _, w := range ws {
+		k += "/w" + w.String()
+	}
+	return k
+}
+
+// buildProgram builds and compiles a graph of kind "train", "eval" or "predict" for a
+// batch size; ys are the label specs fed (train, eval) and ws the sample-weight shapes
+// (batch axis included; nil entries mean no weights).
+func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape) (*program, error) {
+	key := programKey(kind, batch, ys, ws)
+	if p, ok := m.comp.progs[key]; ok {
+		return p, nil
+	}
+	rt, err := m.comp.runtime()
+	if err != nil {
+		return nil, err
+	}
+	p := &program{}
+	var fetch []*tensor.Node
+	err = tensor.Catch(func() {
+		g := tensor.NewGraph()
+		c := newFwd(g, kind == "train")
+		p.seed = c.seed
+		for i, in := range m.inputs {
+			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d_%s", i, in.name), in.spec.DType, append([]int{batch}, in.spec.Shape...)...))
+		}
+		outs := m.forward(c, p.xs)
+		if kind == "predict" {
+			fetch = outs
+			p.nOut = len(outs)
+			return
+		}
+		fetch = m.lossGraph(g, c, p, outs, batch, ys, ws)
+		p.names = m.scalarNames()
+		if kind == "train" {
+			fetch = append(fetch, m.updateGraph(g, p, fetch[0])...)
+			fetch = append(fetch, c.updates...)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nn: building the %s graph: %w", kind, err)
+	}
+	exe, err := rt.Compile(fetch)
+	if err != nil {
+		return nil, fmt.Errorf("nn: compiling the %s graph: %w", kind, err)
+	}
+	p.exe = exe
+	m.comp.progs[key] = p
+	return p, nil
+}
+
+// lossGraph adds label and weight inputs and returns the scalars: the weighted total
+// loss, per-head losses (several heads) and metrics.
+func (m *Net) lossGraph(g *tensor.Graph, c *fwd, p *program, outs []*tensor.Node, batch int, ys []Spec, ws []tensor.Shape) []*tensor.Node {
+	var total *tensor.Node
+	var headLoss, metrics []*tensor.Node
+	for i, h := range m.comp.heads {
+		y := g.Input(fmt.Sprintf("y%d", i), ys[i].DType, append([]int{batch}, ys[i].Shape...)...)
+		p.ys = append(p.ys, y)
+		var w *tensor.Node
+		if ws[i] != nil {
+			w = g.Input(fmt.Sprintf("w%d", i), tensor.F32, ws[i]...)
+		}
+		p.ws = append(p.ws, w)
+		pred := outs[i]
+		lg := c.logits[pred]
+		l := weightedMean(elementLoss(h.loss, pred, lg, y), w)
+		headLoss = append(headLoss, l)
+		scaled := l
+		if h.weight != 1 {
+			scaled = tensor.MulScalar(l, h.weight)
+		}
+		if total == nil {
+			total = scaled
+		} else {
+			total = tensor.Add(total, scaled)
+		}
+		for _, mt := range h.metrics {
+			mn, err := metricNode(mt, h.loss, pred, lg, y)
+			if err != nil {
+				panic(&tensor.Error{Op: "metric", Err: err})
+			}
+			metrics = append(metrics, mn)
+		}
+	}
+	fetch := []*tensor.Node{total}
+	if len(headLoss) > 1 {
+		fetch = append(fetch, headLoss...)
+	}
+	return append(fetch, metrics...)
+}
+
+// updateGraph appends the gradient of loss and one optimizer update per parameter.
+func (m *Net) updateGraph(g *tensor.Graph, p *program, loss *tensor.Node) []*tensor.Node {
+	params := m.Params()
+	nodes := make([]*tensor.Node, len(params))
+	for i, v := range params {
+		nodes[i] = g.Var(v)
+	}
+	grads := tensor.Grad(loss, nodes)
+	p.lr = g.Input("lr", tensor.F32)
+	p.step = g.Input("step", tensor.F32)
+	ups := make([]*tensor.Node, len(params))
+	for i, v := range params {
+		ups[i] = m.comp.opt.update(g, v, grads[i], p.lr, p.step)
+	}
+	return ups
+}
+
+// sortedKeys returns a map's keys in order, for stable error messages.
+func sortedKeys[V any](mp map[string]V) []string {
+	out := make([]string, 0, len(mp))
+	for k := range mp {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

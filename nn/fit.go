@@ -1,0 +1,380 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gml-dev/gml/display"
+	"github.com/gml-dev/gml/runtime"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Logs holds the values reported after a batch or an epoch: "loss", metrics, per-output
+// losses of multi-output models, and "val_" versions after validation.
+type Logs map[string]float64
+
+// fitOptions are the options Fit accepts.
+var fitOptions = []string{"Epochs", "BatchSize", "Shuffle", "ValidationSplit", "ValidationData", "ClassWeights",
+	"SampleWeights", "Callbacks", "InitialEpoch", "Verbose", "Seed"}
+
+// Batch is one step of data from a generator: inputs and labels, one tensor per model
+// input and output.
+type Batch struct {
+	X, Y []*tensor.Tensor
+}
+
+// Fit trains the model on inputs x and labels y (each a *tensor.Tensor, a
+// []*tensor.Tensor for several inputs or outputs, or [][]float64 rows). Each step runs
+// one compiled graph — forward, gradients and optimizer update — and downloads only the
+// loss and metric values. It returns the History of per-epoch logs. An interrupt (the
+// notebook's Interrupt button) stops after the current batch; the weights trained so far
+// are kept and Fit returns the history with runtime.ErrInterrupted.
+func (m *Net) Fit(x, y any, opts ...Option) (*History, error) {
+	s := defaultSettings()
+	if err := applyOptions("Fit", &s, fitOptions, opts); err != nil {
+		return nil, err
+	}
+	xs, err := toTensors(x)
+	if err != nil {
+		return nil, err
+	}
+	ys, err := toTensors(y)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.ready(xs); err != nil {
+		return nil, err
+	}
+	all, specs, err := m.prepare(xs, ys, &s)
+	if err != nil {
+		return nil, err
+	}
+	train, val := all, (*dataset)(nil)
+	if len(s.validationX) != 0 {
+		vx, vn, err := m.conformInputs(s.validationX)
+		if err != nil {
+			return nil, fmt.Errorf("%w (validation data)", err)
+		}
+		vy, _, err := m.conformLabels(s.validationY, vn)
+		if err != nil {
+			return nil, fmt.Errorf("%w (validation data)", err)
+		}
+		val = &dataset{xs: vx, ys: vy, ws: make([]*tensor.Tensor, len(vy)), n: vn}
+	} else if s.validationSplit > 0 {
+		cut := all.n - int(float64(all.n)*s.validationSplit)
+		if cut <= 0 || cut >= all.n {
+			return nil, fmt.Errorf("nn: validation split %v of %d samples leaves no training or no validation data", s.validationSplit, all.n)
+		}
+		if train, err = all.split(0, cut); err != nil {
+			return nil, err
+		}
+		if val, err = all.split(cut, all.n); err != nil {
+			return nil, err
+		}
+		val.ws = make([]*tensor.Tensor, len(val.ys))
+	}
+	steps := (train.n + s.batchSize - 1) / s.batchSize
+	next := func(epoch int) func() (*batch, error) {
+		idx := order(train.n, s.shuffle, s.seed, epoch)
+		i := 0
+		return func() (*batch, error) {
+			if i >= train.n {
+				return nil, nil
+			}
+			j := min(i+s.batchSize, train.n)
+			b, err := train.take(idx[i:j])
+			i = j
+			return b, err
+		}
+	}
+	return m.loop(&s, specs, steps, next, val)
+}
+
+// FitGenerator trains from a function returning the next Batch, or nil at the end of
+// an epoch (it is called again for the next epoch). For a generator that never ends,
+// StepsPerEpoch says how many batches make an epoch; one that ends before that is an
+// error. Options as Fit, except the validation split and weights.
+func (m *Net) FitGenerator(gen func() *Batch, opts ...Option) (*History, error) {
+	s := defaultSettings()
+	allowed := []string{"Epochs", "StepsPerEpoch", "ValidationData", "Callbacks", "InitialEpoch", "Verbose"}
+	if err := applyOptions("FitGenerator", &s, allowed, opts); err != nil {
+		return nil, err
+	}
+	if gen == nil {
+		return nil, errors.New("nn: FitGenerator: nil generator")
+	}
+	first := gen()
+	if first == nil {
+		return nil, errors.New("nn: FitGenerator: the generator returned no batch")
+	}
+	if err := m.ready(first.X); err != nil {
+		return nil, err
+	}
+	var val *dataset
+	if len(s.validationX) != 0 {
+		vx, vn, err := m.conformInputs(s.validationX)
+		if err != nil {
+			return nil, err
+		}
+		vy, _, err := m.conformLabels(s.validationY, vn)
+		if err != nil {
+			return nil, err
+		}
+		val = &dataset{xs: vx, ys: vy, ws: make([]*tensor.Tensor, len(vy)), n: vn}
+	}
+	pending := first
+	count := 0
+	next := func(epoch int) func() (*batch, error) {
+		step := 0
+		return func() (*batch, error) {
+			if s.stepsPerEpoch > 0 && step == s.stepsPerEpoch {
+				return nil, nil
+			}
+			b := pending
+			pending = nil
+			if b == nil {
+				b = gen()
+			}
+			count++
+			if b == nil {
+				if s.stepsPerEpoch > 0 {
+					return nil, fmt.Errorf("nn: FitGenerator: the generator ended after %d of %d steps of epoch %d (short epoch)", step, s.stepsPerEpoch, epoch+1)
+				}
+				return nil, nil
+			}
+			step++
+			d, _, err := m.prepare(b.X, b.Y, &s)
+			if err != nil {
+				return nil, fmt.Errorf("%w (generator batch %d)", err, count)
+			}
+			return &batch{xs: d.xs, ys: d.ys, ws: d.ws, n: d.n}, nil
+		}
+	}
+	return m.loop(&s, nil, s.stepsPerEpoch, next, val)
+}
+
+// ready builds a Sequential model from its first data and resolves the loss heads.
+func (m *Net) ready(xs []*tensor.Tensor) error {
+	if err := m.ensureBuilt(xs); err != nil {
+		return err
+	}
+	if m.comp == nil {
+		return errors.New("nn: the model is not compiled: call Compile(optimizer, nn.Loss(...)) first")
+	}
+	if m.comp.heads == nil {
+		return m.resolveHeads()
+	}
+	return nil
+}
+
+// loop runs the epochs: batches from next(epoch), validation, callbacks and progress.
+func (m *Net) loop(s *settings, specs []Spec, steps int, next func(epoch int) func() (*batch, error), val *dataset) (*History, error) {
+	if m.History == nil {
+		m.History = newHistory()
+	}
+	hist := m.History
+	tr := &Training{Model: m}
+	cbs := s.callbacks
+	for _, cb := range cbs {
+		if b, ok := cb.(TrainBeginCallback); ok {
+			if err := b.OnTrainBegin(tr); err != nil {
+				return hist, err
+			}
+		}
+	}
+	var runErr error
+	for epoch := s.initialEpoch; epoch < s.epochs && !tr.StopTraining && runErr == nil; epoch++ {
+		tr.Epoch = epoch
+		for _, cb := range cbs {
+			if b, ok := cb.(EpochBeginCallback); ok {
+				if err := b.OnEpochBegin(tr, epoch); err != nil {
+					return hist, err
+				}
+			}
+		}
+		var bar *display.Progress
+		if s.verbose == 1 {
+			bar = display.NewProgress(steps, display.WithLabel(fmt.Sprintf("Epoch %d/%d", epoch+1, s.epochs)))
+		}
+		start := time.Now()
+		acc := newAccumulator(m.scalarNames())
+		nextBatch := next(epoch)
+		for step := 0; ; step++ {
+			b, err := nextBatch()
+			if err != nil {
+				runErr = err
+				break
+			}
+			if b == nil {
+				break
+			}
+			if specs == nil {
+				specs = m.labelSpecsOf(b)
+			}
+			vals, err := m.trainStep(b, specs)
+			if err != nil {
+				runErr = err
+				break
+			}
+			acc.add(vals, b.n)
+			logs := acc.logs()
+			if bar != nil {
+				bar.Set(step + 1)
+				bar.Postfix(logs.String())
+			}
+			for _, cb := range cbs {
+				if bc, ok := cb.(BatchCallback); ok {
+					if err := bc.OnBatchEnd(tr, step, logs); err != nil {
+						runErr = err
+					}
+				}
+			}
+			if runErr != nil {
+				break
+			}
+			if err := runtime.Interrupted(); err != nil {
+				runErr = err
+				break
+			}
+		}
+		if acc.n == 0 {
+			if bar != nil {
+				bar.Done()
+			}
+			break
+		}
+		logs := acc.logs()
+		if val != nil && runErr == nil {
+			vl, err := m.evaluate(val, s.batchSize)
+			if err != nil {
+				runErr = err
+			}
+			for k, v := range vl {
+				logs["val_"+k] = v
+			}
+		}
+		if bar != nil {
+			bar.Postfix(logs.String())
+			bar.Done()
+		} else if s.verbose == 2 {
+			fmt.Printf("Epoch %d/%d - %.1fs - %s\n", epoch+1, s.epochs, time.Since(start).Seconds(), logs)
+		}
+		hist.add(epoch, logs)
+		if runErr != nil {
+			break
+		}
+		for _, cb := range cbs {
+			if err := cb.OnEpochEnd(tr, epoch, logs); err != nil {
+				return hist, err
+			}
+		}
+	}
+	for _, cb := range cbs {
+		if e, ok := cb.(TrainEndCallback); ok {
+			if err := e.OnTrainEnd(tr); err != nil && runErr == nil {
+				runErr = err
+			}
+		}
+	}
+	return hist, runErr
+}
+
+// labelSpecsOf returns the label specs of a prepared batch.
+func (m *Net) labelSpecsOf(b *batch) []Spec {
+	specs := make([]Spec, len(b.ys))
+	for i, y := range b.ys {
+		specs[i] = Spec{DType: y.DType(), Shape: y.Shape()[1:].Clone()}
+	}
+	return specs
+}
+
+// trainStep runs one training step and returns the fetched scalars.
+func (m *Net) trainStep(b *batch, specs []Spec) ([]float64, error) {
+	p, err := m.buildProgram("train", b.n, specs, weightShapes(b.ws, b.n))
+	if err != nil {
+		return nil, err
+	}
+	o := m.comp.opt.base()
+	feeds := m.feeds(p, b)
+	feeds[p.lr] = tensor.Scalar(tensor.F32, o.C.LR)
+	feeds[p.step] = tensor.Scalar(tensor.F32, float64(o.steps+1))
+	feeds[p.seed] = tensor.Scalar(tensor.I32, float64(int32(uint32(m.comp.seed)+uint32(o.steps)*2654435761)))
+	out, err := p.exe.Run(feeds)
+	if err != nil {
+		return nil, err
+	}
+	o.steps++
+	return scalars(out[:len(p.names)]), nil
+}
+
+// feeds maps a program's data inputs to a batch's tensors.
+func (m *Net) feeds(p *program, b *batch) map[*tensor.Node]*tensor.Tensor {
+	f := make(map[*tensor.Node]*tensor.Tensor, len(p.xs)+2*len(p.ys)+3)
+	for i, x := range p.xs {
+		f[x] = b.xs[i]
+	}
+	for i, y := range p.ys {
+		f[y] = b.ys[i]
+		if p.ws[i] != nil {
+			f[p.ws[i]] = b.ws[i]
+		}
+	}
+	return f
+}
+
+// scalars reads the first element of each tensor.
+func scalars(ts []*tensor.Tensor) []float64 {
+	out := make([]float64, len(ts))
+	for i, t := range ts {
+		out[i] = t.Float(0)
+	}
+	return out
+}
+
+// accumulator averages per-batch scalars weighted by batch size.
+type accumulator struct {
+	names []string
+	sums  []float64
+	n     int
+}
+
+func newAccumulator(names []string) *accumulator {
+	return &accumulator{names: names, sums: make([]float64, len(names))}
+}
+
+func (a *accumulator) add(vals []float64, n int) {
+	for i, v := range vals {
+		a.sums[i] += v * float64(n)
+	}
+	a.n += n
+}
+
+// logs returns the running means.
+func (a *accumulator) logs() Logs {
+	l := Logs{}
+	for i, nm := range a.names {
+		l[nm] = a.sums[i] / float64(max(a.n, 1))
+	}
+	return l
+}
+
+// String formats logs in a stable order: loss first, then the rest sorted.
+func (l Logs) String() string {
+	keys := sortedKeys(l)
+	var b strings.Builder
+	if v, ok := l["loss"]; ok {
+		fmt.Fprintf(&b, "loss=%.4f", v)
+	}
+	for _, k := range keys {
+		if k == "loss" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%.4f", k, l[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,113 @@
+package nn
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gml-dev/gml/display"
+)
+
+// History records the logs of each epoch trained. As a notebook value it renders as a
+// plot of the losses and of the metrics per epoch, train and validation, with a text
+// table as the fallback.
+type History struct {
+	Epochs []int                // 0-based epoch numbers, in training order
+	Values map[string][]float64 // per key ("loss", "val_accuracy", ...), one value per epoch
+	keys   []string             // keys in the order first seen
+}
+
+func newHistory() *History { return &History{Values: map[string][]float64{}} }
+
+// add appends one epoch's logs.
+func (h *History) add(epoch int, logs Logs) {
+	for _, k := range sortedKeys(logs) {
+		if _, ok := h.Values[k]; !ok {
+			h.keys = append(h.keys, k)
+			// A key first seen late is padded so every series lines up with Epochs.
+			h.Values[k] = make([]float64, len(h.Epochs))
+		}
+	}
+	h.Epochs = append(h.Epochs, epoch)
+	for _, k := range h.keys {
+		v, ok := logs[k]
+		if !ok {
+			v = nan()
+		}
+		h.Values[k] = append(h.Values[k], v)
+	}
+}
+
+// Keys lists the recorded quantities.
+func (h *History) Keys() []string { return append([]string(nil), h.keys...) }
+
+// Last returns the value of key after the last epoch (NaN when absent).
+func (h *History) Last(key string) float64 {
+	v := h.Values[key]
+	if len(v) == 0 {
+		return nan()
+	}
+	return v[len(v)-1]
+}
+
+// String renders the history as a text table, one row per epoch.
+func (h *History) String() string {
+	var b strings.Builder
+	b.WriteString("epoch")
+	for _, k := range h.keys {
+		fmt.Fprintf(&b, "  %12s", k)
+	}
+	b.WriteByte('\n')
+	for i, e := range h.Epochs {
+		fmt.Fprintf(&b, "%5d", e+1)
+		for _, k := range h.keys {
+			fmt.Fprintf(&b, "  %12.4f", h.Values[k][i])
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Plots returns the loss plot and, when metrics were recorded, the metric plot.
+func (h *History) Plots() []*display.Plot {
+	x := make([]float64, len(h.Epochs))
+	for i, e := range h.Epochs {
+		x[i] = float64(e + 1)
+	}
+	var losses, metrics []display.Series
+	for _, k := range h.keys {
+		s := display.Series{Name: k, X: x, Y: h.Values[k]}
+		if strings.HasSuffix(k, "loss") {
+			losses = append(losses, s)
+		} else {
+			metrics = append(metrics, s)
+		}
+	}
+	plots := []*display.Plot{display.LinePlot("Loss", "epoch", "loss", losses...)}
+	if len(metrics) > 0 {
+		plots = append(plots, display.LinePlot("Metrics", "epoch", "value", metrics...))
+	}
+	return plots
+}
+
+// MIMEBundle renders the history: one PNG with the loss and metric plots side by side
+// when they render, and the text table.
+func (h *History) MIMEBundle() map[string]any {
+	b := map[string]any{"text/plain": h.String()}
+	if len(h.Epochs) == 0 {
+		return b
+	}
+	var html strings.Builder
+	for _, p := range h.Plots() {
+		png, err := p.Encode("png")
+		if err != nil {
+			b["text/plain"] = h.String() + "\n(plot: " + err.Error() + ")"
+			return b
+		}
+		if _, ok := b["image/png"]; !ok {
+			b["image/png"] = encodeBase64(png)
+		}
+		fmt.Fprintf(&html, `<img style="display:inline-block" src="data:image/png;base64,%s"/>`, encodeBase64(png))
+	}
+	b["text/html"] = html.String()
+	return b
+}

@@ -1,0 +1,152 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Node is a symbolic value of the functional API: a model input or the output of a
+// layer applied to other nodes. It has a Spec (dtype and shape without the batch axis)
+// but no data. A node whose construction failed carries the error; Model reports it.
+type Node struct {
+	layer  Layer
+	inputs []*Node
+	spec   Spec
+	name   string
+	err    error
+}
+
+// Input declares a model input of the given shape (batch axis excluded), float32 unless
+// the DType option says otherwise; Name names it.
+func Input(shape []int, opts ...Option) *Node {
+	s := defaultSettings()
+	n := &Node{}
+	if err := applyOptions("Input", &s, []string{"Name", "DType"}, opts); err != nil {
+		n.err = err
+		return n
+	}
+	sh := tensor.Shape(shape).Clone()
+	if err := sh.Validate(); err != nil {
+		n.err = fmt.Errorf("nn: Input shape %v: %w", shape, err)
+		return n
+	}
+	dt := tensor.F32
+	if s.dtypeSet {
+		dt = s.dtype
+	}
+	n.spec = Spec{DType: dt, Shape: sh}
+	n.name = s.name
+	return n
+}
+
+// Shape returns the node's shape without the batch axis.
+func (n *Node) Shape() []int { return n.spec.Shape.Clone() }
+
+// DType returns the node's element type.
+func (n *Node) DType() tensor.DType { return n.spec.DType }
+
+// Err returns the error that building this node (or one it depends on) met, or nil.
+func (n *Node) Err() error { return n.err }
+
+// String describes the node: "Node(dense_1: f32[128])".
+func (n *Node) String() string {
+	if n.err != nil {
+		return fmt.Sprintf("Node(error: %v)", n.err)
+	}
+	who := "input"
+	if n.layer != nil {
+		who = n.layer.Name()
+	} else if n.name != "" {
+		who = "input " + n.name
+	}
+	return fmt.Sprintf("Node(%s: %v)", who, n.spec)
+}
+
+// applyLayer is Layer.Apply for every layer: it propagates input errors, sets the layer
+// up for the input specs and infers the output spec by building the layer's forward
+// computation on a scratch graph with a batch of one.
+func applyLayer(l Layer, inputs []*Node) *Node {
+	out := &Node{layer: l, inputs: inputs}
+	if err := l.base().err; err != nil {
+		out.err = err
+		return out
+	}
+	specs := make([]Spec, len(inputs))
+	for i, in := range inputs {
+		if in == nil {
+			out.err = fmt.Errorf("nn: layer %s: input %d is nil", l.Name(), i)
+			return out
+		}
+		if in.err != nil {
+			out.err = in.err
+			return out
+		}
+		specs[i] = in.spec
+	}
+	spec, err := inferSpec(l, specs)
+	if err != nil {
+		out.err = fmt.Errorf("nn: %w", err)
+		return out
+	}
+	out.spec = spec
+	return out
+}
+
+// inferSpec sets l up for in and returns its output spec.
+func inferSpec(l Layer, in []Spec) (Spec, error) {
+	if err := l.setup(in); err != nil {
+		return Spec{}, err
+	}
+	var spec Spec
+	err := tensor.Catch(func() {
+		g := tensor.NewGraph()
+		c := newFwd(g, false)
+		nodes := make([]*tensor.Node, len(in))
+		for i, s := range in {
+			nodes[i] = g.Input(fmt.Sprintf("x%d", i), s.DType, append([]int{1}, s.Shape...)...)
+		}
+		y := l.forward(c, nodes)
+		spec = Spec{DType: y.DType(), Shape: y.Shape()[1:].Clone()}
+	})
+	if err != nil {
+		return Spec{}, fmt.Errorf("layer %s (%s) on input %v: %w", l.Name(), l.Kind(), in, err)
+	}
+	return spec, nil
+}
+
+// fwd is the context in which layers emit their computation: the graph, whether it is a
+// training graph (dropout active, batch statistics used), the dropout seed fed per step,
+// the side-effect nodes layers add (running-statistics updates) and, for output heads,
+// the pre-activation values that losses use for numerically stable cross-entropy.
+type fwd struct {
+	g        *tensor.Graph
+	training bool
+	seed     *tensor.Node
+	seeds    int
+	updates  []*tensor.Node
+	logits   map[*tensor.Node]logit
+}
+
+// logit remembers that an activated node came from pre through activation act.
+type logit struct {
+	pre *tensor.Node
+	act string
+}
+
+func newFwd(g *tensor.Graph, training bool) *fwd {
+	c := &fwd{g: g, training: training, logits: map[*tensor.Node]logit{}}
+	if training {
+		c.seed = g.Input("dropout_seed", tensor.I32)
+	}
+	return c
+}
+
+// dropoutSeed returns a seed node distinct for each dropout site of the graph.
+func (c *fwd) dropoutSeed() *tensor.Node {
+	c.seeds++
+	return tensor.AddScalar(c.seed, float64(c.seeds*7919))
+}
+
+// v returns the graph's node for variable v.
+func (c *fwd) v(v *tensor.Variable) *tensor.Node { return c.g.Var(v) }

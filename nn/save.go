@@ -1,0 +1,305 @@
+package nn
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// The file format: the magic line, a little-endian uint64 header length, the JSON
+// header, then the raw little-endian bytes of every variable in header order.
+const saveMagic = "GMLNN1\n"
+
+type savedModel struct {
+	Name      string
+	Inputs    []savedInput
+	Layers    []savedLayer
+	Nodes     []savedNode
+	Outputs   []int // node references (see savedNode)
+	Variables []savedVar
+	Optimizer *savedOptimizer `json:",omitempty"`
+}
+
+type savedInput struct {
+	Name  string
+	DType string
+	Shape []int
+}
+
+type savedLayer struct {
+	Kind, Name string
+	Config     json.RawMessage
+}
+
+// savedNode applies layer Layer to Inputs, each a reference: -1-i for model input i,
+// j >= 0 for node j.
+type savedNode struct {
+	Layer  int
+	Inputs []int
+}
+
+type savedVar struct {
+	Name  string
+	DType string
+	Shape []int
+}
+
+type savedOptimizer struct {
+	Config      json.RawMessage
+	Steps       int
+	Losses      []string
+	LossWeights []float64
+	Metrics     []string
+}
+
+// layerKinds makes an empty layer of each kind, for Load.
+var layerKinds = map[string]func() Layer{
+	"dense": func() Layer { return &dense{} }, "flatten": func() Layer { return &flatten{} },
+	"reshape": func() Layer { return &reshape{} }, "permute": func() Layer { return &permute{} },
+	"dropout": func() Layer { return &dropout{} }, "add": func() Layer { return &merge{} },
+	"concatenate": func() Layer { return &merge{} }, "conv1d": func() Layer { return &conv{} },
+	"conv2d": func() Layer { return &conv{} }, "max_pooling2d": func() Layer { return &pool{} },
+	"average_pooling2d": func() Layer { return &pool{} }, "global_average_pooling2d": func() Layer { return &pool{} },
+	"batch_norm": func() Layer { return &batchNorm{} }, "layer_norm": func() Layer { return &featureNorm{} },
+	"rms_norm": func() Layer { return &featureNorm{} }, "embedding": func() Layer { return &embedding{} },
+	"positional_embedding": func() Layer { return &posEmbedding{} }, "lstm": func() Layer { return &recurrent{} },
+	"gru": func() Layer { return &recurrent{} }, "sequence_pooling": func() Layer { return &seqPool{} },
+	"attention": func() Layer { return &attention{} }, "transformer_block": func() Layer { return &transformerBlock{} },
+	"activation": func() Layer { return &actLayer{} },
+}
+
+// Save writes the model to one file: architecture, weights, and (when compiled) the
+// optimizer with its state and the losses and metrics, so Load in a fresh process
+// predicts identically and can resume training.
+func (m *Net) Save(path string) error {
+	if !m.Built() {
+		return errors.New("nn: Save: the model is not built yet (fit it, or give the first layer an InputShape)")
+	}
+	h := savedModel{Name: m.name}
+	for _, in := range m.inputs {
+		h.Inputs = append(h.Inputs, savedInput{Name: in.name, DType: in.spec.DType.String(), Shape: in.spec.Shape})
+	}
+	layerIdx := map[Layer]int{}
+	for i, l := range m.layers {
+		layerIdx[l] = i
+		cfg, err := json.Marshal(l.config())
+		if err != nil {
+			return fmt.Errorf("nn: Save: layer %s: %w", l.Name(), err)
+		}
+		h.Layers = append(h.Layers, savedLayer{Kind: l.Kind(), Name: l.Name(), Config: cfg})
+	}
+	ref := map[*Node]int{}
+	for i, in := range m.inputs {
+		ref[in] = -1 - i
+	}
+	for j, n := range m.nodes {
+		ref[n] = j
+		sn := savedNode{Layer: layerIdx[n.layer]}
+		for _, in := range n.inputs {
+			sn.Inputs = append(sn.Inputs, ref[in])
+		}
+		h.Nodes = append(h.Nodes, sn)
+	}
+	for _, o := range m.outputs {
+		h.Outputs = append(h.Outputs, ref[o])
+	}
+	vars := m.variables()
+	if m.comp != nil && m.comp.opt != nil {
+		o := m.comp.opt.base()
+		cfg, err := json.Marshal(o.C)
+		if err != nil {
+			return err
+		}
+		so := &savedOptimizer{Config: cfg, Steps: o.steps, Metrics: m.comp.opts.metrics}
+		for _, hd := range m.comp.heads {
+			so.Losses = append(so.Losses, hd.loss.name)
+			so.LossWeights = append(so.LossWeights, hd.weight)
+		}
+		h.Optimizer = so
+		vars = append(vars, o.allSlots(m.Params())...)
+	}
+	rt, err := m.rtime()
+	if err != nil {
+		return err
+	}
+	values := make([]*tensor.Tensor, len(vars))
+	for i, v := range vars {
+		if values[i], err = rt.Read(v); err != nil {
+			return fmt.Errorf("nn: Save: %w", err)
+		}
+		h.Variables = append(h.Variables, savedVar{Name: v.Name(), DType: v.DType().String(), Shape: v.Shape()})
+	}
+	head, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("nn: Save: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(saveMagic)
+	binary.Write(w, binary.LittleEndian, uint64(len(head)))
+	w.Write(head)
+	for _, t := range values {
+		w.Write(t.Bytes())
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("nn: Save: writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("nn: Save: %w", err)
+	}
+	return nil
+}
+
+// Load reads a model written by Save: the same architecture with the saved weights and,
+// when it was compiled, compiled again with its optimizer state, losses and metrics.
+func Load(path string) (*Net, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("nn: Load: %w", err)
+	}
+	defer f.Close()
+	m, err := decode(bufio.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("nn: Load %s: %w", path, err)
+	}
+	return m, nil
+}
+
+func decode(r io.Reader) (*Net, error) {
+	magic := make([]byte, len(saveMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != saveMagic {
+		return nil, errors.New("not a gml model file")
+	}
+	var n uint64
+	if err := binary.Read(r, binary.LittleEndian, &n); err != nil || n > 1<<30 {
+		return nil, errors.New("corrupt header length")
+	}
+	raw := make([]byte, n)
+	if _, err := io.ReadFull(r, raw); err != nil {
+		return nil, fmt.Errorf("reading header: %w", err)
+	}
+	var h savedModel
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	m, err := rebuild(&h)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]*tensor.Tensor{}
+	for _, sv := range h.Variables {
+		dt, err := tensor.ParseDType(sv.DType)
+		if err != nil {
+			return nil, err
+		}
+		t := tensor.New(dt, sv.Shape...)
+		if _, err := io.ReadFull(r, t.Bytes()); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", sv.Name, err)
+		}
+		values[sv.Name] = t
+	}
+	if so := h.Optimizer; so != nil {
+		o := newOptimizer("adam", 1, nil, nil).base()
+		if err := json.Unmarshal(so.Config, &o.C); err != nil {
+			return nil, fmt.Errorf("optimizer: %w", err)
+		}
+		o.steps = so.Steps
+		opts := []Option{Loss(so.Losses...), LossWeights(so.LossWeights...)}
+		if len(so.Metrics) > 0 {
+			opts = append(opts, Metrics(so.Metrics...))
+		}
+		if err := m.Compile(&optimizer{optBase: *o}, opts...); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.writeNamed(values); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// rebuild reconstructs the model graph from a header.
+func rebuild(h *savedModel) (*Net, error) {
+	layers := make([]Layer, len(h.Layers))
+	for i, sl := range h.Layers {
+		mk, ok := layerKinds[sl.Kind]
+		if !ok {
+			return nil, fmt.Errorf("unknown layer kind %q", sl.Kind)
+		}
+		l := mk()
+		l.base().name, l.base().kind = sl.Name, sl.Kind
+		if err := json.Unmarshal(sl.Config, l.config()); err != nil {
+			return nil, fmt.Errorf("layer %s: %w", sl.Name, err)
+		}
+		layers[i] = l
+	}
+	inputs := make([]*Node, len(h.Inputs))
+	for i, si := range h.Inputs {
+		inputs[i] = Input(si.Shape, Name(si.Name), DType(si.DType))
+	}
+	nodes := make([]*Node, len(h.Nodes))
+	resolve := func(r int) (*Node, error) {
+		switch {
+		case r < 0 && -1-r < len(inputs):
+			return inputs[-1-r], nil
+		case r >= 0 && r < len(nodes) && nodes[r] != nil:
+			return nodes[r], nil
+		}
+		return nil, fmt.Errorf("bad node reference %d", r)
+	}
+	for j, sn := range h.Nodes {
+		if sn.Layer < 0 || sn.Layer >= len(layers) {
+			return nil, fmt.Errorf("node %d: bad layer %d", j, sn.Layer)
+		}
+		args := make([]*Node, len(sn.Inputs))
+		for k, r := range sn.Inputs {
+			a, err := resolve(r)
+			if err != nil {
+				return nil, err
+			}
+			args[k] = a
+		}
+		nodes[j] = layers[sn.Layer].Apply(args...)
+	}
+	outs := make([]*Node, len(h.Outputs))
+	for i, r := range h.Outputs {
+		o, err := resolve(r)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = o
+	}
+	return Model(inputs, outs, Name(h.Name))
+}
+
+// writeNamed writes saved values into the model's variables and optimizer slots.
+func (m *Net) writeNamed(values map[string]*tensor.Tensor) error {
+	vars := m.variables()
+	if m.comp != nil && m.comp.opt != nil {
+		vars = append(vars, m.comp.opt.base().allSlots(m.Params())...)
+	}
+	rt, err := m.rtime()
+	if err != nil {
+		return err
+	}
+	for _, v := range vars {
+		t, ok := values[v.Name()]
+		if !ok {
+			return fmt.Errorf("the file lacks variable %s", v.Name())
+		}
+		if err := rt.Write(v, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
