@@ -160,7 +160,7 @@ func Check(rt *runtime.Runtime, c Case, seed uint64) (Result, error) {
 		return Result{}, fmt.Errorf("%s: compiling the gradient: %w", c.Name, err)
 	}
 	defer backward.Free()
-	res, err := backward.Run(feeds)
+	res, err := backward.Run(feedsFor(backward, feeds))
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: running the gradient: %w", c.Name, err)
 	}
@@ -169,10 +169,7 @@ func Check(rt *runtime.Runtime, c Case, seed uint64) (Result, error) {
 		return Result{}, fmt.Errorf("%s: compiling the forward graph: %w", c.Name, err)
 	}
 	defer forward.Free()
-	forwardFeeds := map[*tensor.Node]*tensor.Tensor{}
-	for _, n := range forward.Inputs() {
-		forwardFeeds[n] = feeds[n]
-	}
+	forwardFeeds := feedsFor(forward, feeds)
 	weights := seedT.Float64s()
 	objective := func() (float64, error) {
 		o, err := forward.Run(forwardFeeds)
@@ -217,6 +214,16 @@ func Check(rt *runtime.Runtime, c Case, seed uint64) (Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// feedsFor keeps the feeds of the inputs exe reads (the runtime rejects others). The
+// tensors are shared, so perturbing one changes what every executable is fed.
+func feedsFor(exe *runtime.Executable, feeds map[*tensor.Node]*tensor.Tensor) map[*tensor.Node]*tensor.Tensor {
+	out := map[*tensor.Node]*tensor.Tensor{}
+	for _, n := range exe.Inputs() {
+		out[n] = feeds[n]
+	}
+	return out
 }
 
 // inputTensor makes the host tensor of one input.

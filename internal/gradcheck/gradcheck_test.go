@@ -1,6 +1,8 @@
 package gradcheck
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -81,8 +83,9 @@ func TestEveryDifferentiableOpIsChecked(t *testing.T) {
 
 func TestCheckFindsAWrongGradient(t *testing.T) {
 	rt := cpuRuntime(t)
-	// The harness must flag disagreement: with a step of 1 the central difference of x⁴
-	// exceeds the derivative 4x³ by the truncation term 4x·h² = 4x.
+	// The harness must flag disagreement: with a step h of 1 the central difference of
+	// x⁴ exceeds the derivative 4x³ by the truncation term 4x·h², a relative error of
+	// 1/x² whatever the random weight the harness puts on each output element.
 	c := Case{Name: "x^4 with a huge step", Inputs: []Input{{Shape: tensor.Shape{3}, Values: []float64{1, 2, 3}}},
 		Step: 1, Tol: 1e-3, Build: func(x []*tensor.Node) *tensor.Node { return tensor.Square(tensor.Square(x[0])) }}
 	res, err := Check(rt, c, 1)
@@ -94,8 +97,97 @@ func TestCheckFindsAWrongGradient(t *testing.T) {
 	}
 	for i, m := range res.Mismatches {
 		x := float64(i + 1)
-		if d := m.Numeric - m.Analytic; d < 4*x-1e-3 || d > 4*x+1e-3 {
-			t.Errorf("element %d: numeric - analytic = %v, want the truncation error %v", i, d, 4*x)
+		if rel := (m.Numeric - m.Analytic) / m.Analytic; math.Abs(rel-1/(x*x)) > 1e-4 {
+			t.Errorf("element %d: relative difference %v, want the truncation error %v", i, rel, 1/(x*x))
 		}
+	}
+}
+
+// TestGradientsBuildInHalfPrecision builds every case with F16 instead of F32 inputs and
+// differentiates it: each rule must build its gradient in the dtype of its input (Grad
+// panics otherwise), so mixed-precision models get F16 gradients.
+func TestGradientsBuildInHalfPrecision(t *testing.T) {
+	for _, c := range allCases() {
+		g := tensor.NewGraph()
+		var wrt []*tensor.Node
+		nodes := make([]*tensor.Node, len(c.Inputs))
+		for i, in := range c.Inputs {
+			dt := in.DType
+			if dt == tensor.F32 {
+				dt = tensor.F16
+			}
+			nodes[i] = g.Input("x", dt, in.Shape...)
+			if dt == tensor.F16 && !in.Fixed {
+				wrt = append(wrt, nodes[i])
+			}
+		}
+		err := tensor.Catch(func() {
+			out := c.Build(nodes)
+			seed := g.Input("seed", out.DType(), out.Shape()...)
+			for i, gr := range tensor.GradWithSeed([]*tensor.Node{out}, []*tensor.Node{seed}, wrt) {
+				if gr.DType() != tensor.F16 {
+					t.Errorf("%s: gradient %d is %v, want f16", c.Name, i, gr.DType())
+				}
+			}
+		})
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+}
+
+// TestFusedRulesMatchDecompositions differentiates each fused op (softmax, norms,
+// attention, RoPE) both by its explicit rule and through the primitives of
+// tensor.Decompose, in one graph, and requires the two gradients to agree.
+func TestFusedRulesMatchDecompositions(t *testing.T) {
+	rt := cpuRuntime(t)
+	rng := rand.New(rand.NewPCG(2, 3))
+	for _, c := range normCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			g := tensor.NewGraph()
+			feeds := map[*tensor.Node]*tensor.Tensor{}
+			nodes := make([]*tensor.Node, len(c.Inputs))
+			var wrt []*tensor.Node
+			for i, in := range c.Inputs {
+				x, err := inputTensor(in, rng)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nodes[i] = g.Input("x", x.DType(), x.Shape()...)
+				feeds[nodes[i]] = x
+				if x.DType().IsFloat() {
+					wrt = append(wrt, nodes[i])
+				}
+			}
+			fused := c.Build(nodes)
+			if !tensor.CanDecompose(fused.Op()) {
+				t.Fatalf("case output %v is not a fused op", fused)
+			}
+			seed := g.Input("seed", fused.DType(), fused.Shape()...)
+			s, err := inputTensor(Input{Shape: fused.Shape()}, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			feeds[seed] = s
+			ruleGrads := tensor.GradWithSeed([]*tensor.Node{fused}, []*tensor.Node{seed}, wrt)
+			decGrads := tensor.GradWithSeed([]*tensor.Node{tensor.Decompose(fused)}, []*tensor.Node{seed}, wrt)
+			exe, err := rt.Compile(append(ruleGrads, decGrads...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer exe.Free()
+			res, err := exe.Run(feedsFor(exe, feeds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range wrt {
+				a, b := res[k].Float64s(), res[len(wrt)+k].Float64s()
+				for i := range a {
+					if math.Abs(a[i]-b[i]) > 1e-4*(1+math.Abs(b[i])) || math.IsNaN(a[i]) != math.IsNaN(b[i]) {
+						t.Errorf("input %d element %d: rule %v, decomposition %v", k, i, a[i], b[i])
+					}
+				}
+			}
+		})
 	}
 }
