@@ -103,3 +103,27 @@ func compositeCases() []Case {
 			Build: func(x []*t.Node) *t.Node { return t.GRUCell(x[0], x[1], x[2], x[3], x[4], x[5]) }},
 	}
 }
+
+// secondOrderCases differentiate gradients: each output is itself a gradient built by
+// tensor.Grad, so the check exercises the rules of the ops backward graphs are made of.
+func secondOrderCases() []Case {
+	gradOf := func(loss func(x []*t.Node) *t.Node, wrt int) func(x []*t.Node) *t.Node {
+		return func(x []*t.Node) *t.Node { return t.Grad(loss(x), []*t.Node{x[wrt]})[0] }
+	}
+	return []Case{
+		{Name: "second_order_mlp", Inputs: []Input{in(2, 3), in(3, 4)}, Build: gradOf(func(x []*t.Node) *t.Node {
+			return t.Sum(t.Tanh(t.MatMul(x[0], x[1])), nil, false)
+		}, 1)},
+		{Name: "second_order_softmax_norm", Inputs: []Input{in(2, 4), in(4)}, Build: gradOf(func(x []*t.Node) *t.Node {
+			y := t.LayerNorm(x[0], x[1], nil, nil, 1e-5)
+			return t.Sum(t.Mul(t.LogSoftmax(y, -1), t.Softmax(x[0], -1)), nil, false)
+		}, 0)},
+		{Name: "second_order_conv_pool", Inputs: []Input{in(1, 2, 5, 5), in(3, 2, 3, 3)}, Build: gradOf(func(x []*t.Node) *t.Node {
+			y := t.Conv(x[0], x[1], t.ConvAttr{Stride: []int{2, 2}, PadBegin: []int{1, 1}, PadEnd: []int{1, 1}})
+			return t.Sum(t.Square(t.AvgPool(y, t.PoolAttr{Kernel: []int{2, 2}, Stride: []int{1, 1}})), nil, false)
+		}, 0)},
+		{Name: "second_order_elementwise", Inputs: []Input{gen(positive, 2, 3), in(3)}, Build: gradOf(func(x []*t.Node) *t.Node {
+			return t.Sum(t.Mul(t.Pow(x[0], x[1]), t.Gelu(x[1], t.GeluTanh)), nil, false)
+		}, 0)},
+	}
+}
