@@ -2,25 +2,22 @@ package conv
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 )
-
-// chunkElems bounds the column buffer: images are processed in chunks whose column
-// matrices together hold about this many floats (16 MiB).
-const chunkElems = 4 << 20
 
 // geometry holds the sizes derived from validated, normalized Params.
 type geometry struct {
 	p            Params
 	plane        int // OutH*OutW
 	kg           int // output channels per group
-	crs          int // rows of one group's column block: InChannels/Groups*KernelH*KernelW
+	cg           int // input channels per group
+	crs          int // taps of one group: InChannels/Groups*KernelH*KernelW
 	inLen        int // one input image: InChannels*InH*InW
 	outLen       int // one output image: OutChannels*plane
-	colLen       int // one image's column matrix: InChannels*KernelH*KernelW*plane
-	chunk        int // images per chunk
 	direct       bool
 	lda, ldPlane int // leading dimensions, at least 1 so empty operands stay valid
 }
@@ -28,11 +25,10 @@ type geometry struct {
 func newGeometry(p Params) geometry {
 	g := geometry{p: p, plane: p.OutH() * p.OutW()}
 	g.kg = p.OutChannels / p.Groups
-	g.crs = p.InChannels / p.Groups * p.KernelH * p.KernelW
+	g.cg = p.InChannels / p.Groups
+	g.crs = g.cg * p.KernelH * p.KernelW
 	g.inLen = p.InChannels * p.InH * p.InW
 	g.outLen = p.OutChannels * g.plane
-	g.colLen = g.crs * p.Groups * g.plane
-	g.chunk = max(1, min(p.Batch, chunkElems/max(g.colLen, 1)))
 	// A 1×1 kernel with unit stride and no padding reads each input pixel once, in
 	// order: the image is its own column matrix.
 	g.direct = p.KernelH == 1 && p.KernelW == 1 && p.StrideH == 1 && p.StrideW == 1 &&
@@ -41,34 +37,46 @@ func newGeometry(p Params) geometry {
 	return g
 }
 
-// columns returns the column matrices of images [n0, n0+nb) of x and the distance between
-// consecutive images' matrices, building them in *buf unless the convolution is direct.
-func (g geometry) columns(x []float32, n0, nb int, buf *[]float32) ([]float32, int) {
+// columns returns group grp of image x's column matrix as a GEMM B operand (transposed
+// when transposed is set).
+func (g geometry) columns(x []float32, grp int, transposed bool) gemm.BPacker {
+	xg := x[grp*g.cg*g.p.InH*g.p.InW:]
 	if g.direct {
-		return x[n0*g.inLen:], g.inLen
+		return gemm.Dense(xg, g.ldPlane, transposed)
 	}
-	col := grow(buf, nb*g.colLen)
-	parallel.For(nb, 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			im2col(g.p, x[(n0+i)*g.inLen:], col[i*g.colLen:], false)
-		}
-	})
-	return col, g.colLen
+	return fieldPanel{p: g.p, x: xg, ow: g.p.OutW(), transposed: transposed}
 }
 
-// grow sets *buf to length n, reallocating only when its capacity is short.
-func grow(buf *[]float32, n int) []float32 {
-	if cap(*buf) < n {
-		*buf = make([]float32, n)
+// forImages calls body once for every image n in [0, batch). With at least two images
+// and two workers the images are shared out dynamically between workers (numbered from
+// 0 in worker) and body must keep its GEMMs on its own goroutine (parallelGEMM false);
+// otherwise images run in turn and their GEMMs may split. workersFor(batch) says how many
+// workers there will be, for sizing per-worker buffers.
+func forImages(batch int, body func(worker, n int, parallelGEMM bool)) {
+	workers := workersFor(batch)
+	if workers == 1 {
+		for n := range batch {
+			body(0, n, true)
+		}
+		return
 	}
-	*buf = (*buf)[:n]
-	return *buf
+	var next atomic.Int64
+	parallel.For(workers, 1, func(lo, hi int) {
+		for worker := lo; worker < hi; worker++ {
+			for n := int(next.Add(1)) - 1; n < batch; n = int(next.Add(1)) - 1 {
+				body(worker, n, false)
+			}
+		}
+	})
 }
+
+// workersFor is the number of workers forImages uses for batch images.
+func workersFor(batch int) int { return max(1, min(parallel.Workers(), batch)) }
 
 // Forward computes the convolution y = x ⋆ w (+ bias) described by p. bias, when not
 // nil, holds one value per output channel. y is overwritten. Each group of each image is
-// one GEMM, W_g (OutChannels/Groups × InChannels/Groups·KH·KW) times the image's column
-// matrix, run as strided batches over the images of a chunk.
+// one GEMM: W_g, (OutChannels/Groups)×(InChannels/Groups·KH·KW), times the image's
+// column matrix, which the GEMM packs straight from x.
 func Forward(p Params, x, w, bias, y []float32) error {
 	p = p.normalized()
 	if err := checkLens("Forward", p, operand{"x", len(x), p.InputLen()},
@@ -83,28 +91,28 @@ func Forward(p Params, x, w, bias, y []float32) error {
 	if len(y) == 0 {
 		return nil
 	}
-	var buf []float32
-	for n0 := 0; n0 < p.Batch; n0 += g.chunk {
-		nb := min(g.chunk, p.Batch-n0)
-		src, stride := g.columns(x, n0, nb, &buf)
+	impl := gemm.Default()
+	var failed firstError
+	forImages(p.Batch, func(_, n int, parallelGEMM bool) {
 		for grp := 0; grp < p.Groups; grp++ {
-			if err := gemm.SgemmStrided(false, false, g.kg, g.plane, g.crs, 1,
-				w[grp*g.kg*g.crs:], g.lda, 0,
-				src[grp*g.crs*g.plane:], g.ldPlane, stride,
-				0, y[n0*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.outLen, nb); err != nil {
-				return fmt.Errorf("conv.Forward: %w", err)
+			err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.plane, g.crs, 1,
+				w[grp*g.kg*g.crs:], g.lda, g.columns(x[n*g.inLen:], grp, false),
+				0, y[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane)
+			if err != nil {
+				failed.set(fmt.Errorf("conv.Forward: %w", err))
+				return
 			}
 		}
-	}
-	if bias != nil {
-		addBias(y, bias, p.Batch, g.plane)
-	}
-	return nil
+		if bias != nil {
+			addBias(y[n*g.outLen:][:g.outLen], bias, g.plane)
+		}
+	})
+	return failed.err
 }
 
 // BackwardData computes the gradient of the loss with respect to the input, dx, from
 // the gradient dy with respect to the output of the convolution described by p. dx is
-// overwritten. Per group and image: dcol = W_gᵀ·dy, then col2im adds dcol into dx.
+// overwritten. Per group and image: dcol = W_gᵀ·dy_g, then col2im adds dcol into dx.
 func BackwardData(p Params, dy, w, dx []float32) error {
 	p = p.normalized()
 	if err := checkLens("BackwardData", p, operand{"dy", len(dy), p.OutputLen()},
@@ -116,38 +124,40 @@ func BackwardData(p Params, dy, w, dx []float32) error {
 		clear(dx)
 		return nil
 	}
-	var buf []float32
-	for n0 := 0; n0 < p.Batch; n0 += g.chunk {
-		nb := min(g.chunk, p.Batch-n0)
-		dst, stride := dx[n0*g.inLen:], g.inLen
+	impl := gemm.Default()
+	cols := make([][]float32, workersFor(p.Batch))
+	var failed firstError
+	forImages(p.Batch, func(worker, n int, parallelGEMM bool) {
+		img := dx[n*g.inLen:][:g.inLen]
+		dst, ld := img, g.ldPlane
 		if !g.direct {
-			dst, stride = grow(&buf, nb*g.colLen), g.colLen
+			if cols[worker] == nil {
+				cols[worker] = make([]float32, p.Groups*g.crs*g.plane)
+			}
+			dst = cols[worker]
 		}
 		for grp := 0; grp < p.Groups; grp++ {
-			if err := gemm.SgemmStrided(true, false, g.crs, g.plane, g.kg, 1,
-				w[grp*g.kg*g.crs:], g.lda, 0,
-				dy[n0*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.outLen,
-				0, dst[grp*g.crs*g.plane:], g.ldPlane, stride, nb); err != nil {
-				return fmt.Errorf("conv.BackwardData: %w", err)
+			err := impl.SgemmPacked(parallelGEMM, true, g.crs, g.plane, g.kg, 1,
+				w[grp*g.kg*g.crs:], g.lda,
+				gemm.Dense(dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, false),
+				0, dst[grp*g.crs*g.plane:], ld)
+			if err != nil {
+				failed.set(fmt.Errorf("conv.BackwardData: %w", err))
+				return
 			}
 		}
-		if g.direct {
-			continue
+		if !g.direct {
+			clear(img)
+			col2im(p, dst, img)
 		}
-		parallel.For(nb, 1, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				img := dx[(n0+i)*g.inLen:][:g.inLen]
-				clear(img)
-				im2col(p, img, dst[i*g.colLen:], true)
-			}
-		})
-	}
-	return nil
+	})
+	return failed.err
 }
 
 // BackwardFilter computes the gradient of the loss with respect to the weights, dw, from
 // the input x and the output gradient dy of the convolution described by p. dw is
-// overwritten. Per group it sums dy_g·colᵀ over the images.
+// overwritten. Per group it sums dy_g·colᵀ over the images; each worker sums its images
+// into its own buffer, and the buffers are added at the end.
 func BackwardFilter(p Params, x, dy, dw []float32) error {
 	p = p.normalized()
 	if err := checkLens("BackwardFilter", p, operand{"x", len(x), p.InputLen()},
@@ -159,22 +169,30 @@ func BackwardFilter(p Params, x, dy, dw []float32) error {
 	if g.plane == 0 || g.crs == 0 {
 		return nil
 	}
-	var buf []float32
-	for n0 := 0; n0 < p.Batch; n0 += g.chunk {
-		nb := min(g.chunk, p.Batch-n0)
-		src, stride := g.columns(x, n0, nb, &buf)
-		for i := 0; i < nb; i++ {
-			for grp := 0; grp < p.Groups; grp++ {
-				if err := gemm.Sgemm(false, true, g.kg, g.crs, g.plane, 1,
-					dy[(n0+i)*g.outLen+grp*g.kg*g.plane:], g.ldPlane,
-					src[i*stride+grp*g.crs*g.plane:], g.ldPlane,
-					1, dw[grp*g.kg*g.crs:], g.lda); err != nil {
-					return fmt.Errorf("conv.BackwardFilter: %w", err)
-				}
+	impl := gemm.Default()
+	sums := make([][]float32, workersFor(p.Batch))
+	sums[0] = dw
+	var failed firstError
+	forImages(p.Batch, func(worker, n int, parallelGEMM bool) {
+		if sums[worker] == nil {
+			sums[worker] = make([]float32, len(dw))
+		}
+		for grp := 0; grp < p.Groups; grp++ {
+			err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,
+				dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(x[n*g.inLen:], grp, true),
+				1, sums[worker][grp*g.kg*g.crs:], g.lda)
+			if err != nil {
+				failed.set(fmt.Errorf("conv.BackwardFilter: %w", err))
+				return
 			}
 		}
+	})
+	for _, s := range sums[1:] {
+		for i, v := range s {
+			dw[i] += v
+		}
 	}
-	return nil
+	return failed.err
 }
 
 // BiasGrad computes the gradient of the loss with respect to the bias, db (one value per
@@ -218,20 +236,30 @@ func TransposedForward(t Transposed, x, w, bias, y []float32) error {
 		return fmt.Errorf("transposed: %w", err)
 	}
 	if bias != nil {
-		addBias(y, bias, p.Batch, p.InH*p.InW)
+		plane := p.InH * p.InW
+		parallel.For(p.Batch, 1, func(lo, hi int) {
+			for n := lo; n < hi; n++ {
+				addBias(y[n*p.InChannels*plane:][:p.InChannels*plane], bias, plane)
+			}
+		})
 	}
 	return nil
 }
 
-// addBias adds bias[c] to every element of channel c of the batch×len(bias)×plane tensor y.
-func addBias(y, bias []float32, batch, plane int) {
-	channels := len(bias)
-	parallel.For(batch*channels, max(1, 1<<14/max(plane, 1)), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			b := bias[i%channels]
-			for j, v := range y[i*plane:][:plane] {
-				y[i*plane+j] = v + b
-			}
+// firstError keeps the first error that concurrent workers report.
+type firstError struct {
+	once sync.Once
+	err  error
+}
+
+func (f *firstError) set(err error) { f.once.Do(func() { f.err = err }) }
+
+// addBias adds bias[c] to every element of channel c of one image y (len(bias)×plane).
+func addBias(y, bias []float32, plane int) {
+	for c, b := range bias {
+		row := y[c*plane:][:plane]
+		for j := range row {
+			row[j] += b
 		}
-	})
+	}
 }

@@ -1,11 +1,11 @@
 package conv
 
-// im2col copies the receptive fields of one image x (InChannels×InH×InW) into col, a
-// (InChannels*KernelH*KernelW)×(OutH*OutW) matrix: row (c, r, s) holds, for every output
-// position, the input value under kernel tap (r, s) of channel c, or 0 in the padding.
-// With scatter set it is the adjoint, col2im: it adds every entry of col back into x at
-// the position it was read from (x must be zeroed first for a plain col2im).
-func im2col(p Params, x, col []float32, scatter bool) {
+// col2im adds every entry of col, a (InChannels*KernelH*KernelW)×(OutH*OutW) column
+// matrix of one image, into x (InChannels×InH×InW) at the input position it belongs to:
+// row (c, r, s), column (o, q) goes to channel c at (o*StrideH - PadTop + r*DilationH,
+// q*StrideW - PadLeft + s*DilationW); entries that fall in the padding are dropped. It is
+// the adjoint of building the column matrix (im2col).
+func col2im(p Params, col, x []float32) {
 	oh, ow := p.OutH(), p.OutW()
 	plane := oh * ow
 	for c := 0; c < p.InChannels; c++ {
@@ -23,51 +23,29 @@ func im2col(p Params, x, col []float32, scatter bool) {
 				if last := p.InW - 1 - iw0; last >= 0 {
 					qhi = min(ow, last/p.StrideW+1)
 				}
-				qhi = max(qhi, qlo)
+				if qhi <= qlo {
+					continue
+				}
 				for o := 0; o < oh; o++ {
-					seg := row[o*ow:][:ow]
 					ih := o*p.StrideH - p.PadTop + r*p.DilationH
 					if ih < 0 || ih >= p.InH {
-						if !scatter {
-							clear(seg)
+						continue
+					}
+					src := row[o*ow+qlo : o*ow+qhi]
+					dst := xc[ih*p.InW:][:p.InW]
+					start := iw0 + qlo*p.StrideW
+					if p.StrideW == 1 {
+						d := dst[start:][:len(src)]
+						for q, v := range src {
+							d[q] += v
 						}
 						continue
 					}
-					xr := xc[ih*p.InW:][:p.InW]
-					if scatter {
-						scatterRow(seg[qlo:qhi], xr, iw0+qlo*p.StrideW, p.StrideW)
-						continue
+					for q, v := range src {
+						dst[start+q*p.StrideW] += v
 					}
-					clear(seg[:qlo])
-					clear(seg[qhi:])
-					gatherRow(seg[qlo:qhi], xr, iw0+qlo*p.StrideW, p.StrideW)
 				}
 			}
 		}
-	}
-}
-
-// gatherRow sets dst[q] = src[start + q*stride].
-func gatherRow(dst, src []float32, start, stride int) {
-	if stride == 1 {
-		copy(dst, src[start:])
-		return
-	}
-	for q := range dst {
-		dst[q] = src[start+q*stride]
-	}
-}
-
-// scatterRow adds src[q] to dst[start + q*stride].
-func scatterRow(src, dst []float32, start, stride int) {
-	if stride == 1 {
-		d := dst[start:][:len(src)]
-		for q, v := range src {
-			d[q] += v
-		}
-		return
-	}
-	for q, v := range src {
-		dst[start+q*stride] += v
 	}
 }

@@ -39,26 +39,6 @@ type matrix struct {
 	trans bool
 }
 
-// rowsFrom returns op(x) without its first i rows.
-func (x matrix) rowsFrom(i int) matrix {
-	if x.trans {
-		x.data = x.data[i:]
-	} else {
-		x.data = x.data[i*x.ld:]
-	}
-	return x
-}
-
-// colsFrom returns op(x) without its first j columns.
-func (x matrix) colsFrom(j int) matrix {
-	if x.trans {
-		x.data = x.data[j*x.ld:]
-	} else {
-		x.data = x.data[j:]
-	}
-	return x
-}
-
 // workspace holds one goroutine's packing buffers and edge tile.
 type workspace struct {
 	packedA, packedB []float32
@@ -79,7 +59,7 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 
 // sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
 // on all workers when parallelOK is set and the product is large enough.
-func sgemm(kern microKernel, parallelOK bool, m, n, k int, alpha float32, a, b matrix,
+func sgemm(kern microKernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
 	beta float32, c []float32, ldc int) {
 	if !parallelOK || m*n*k < minParallelFlops || parallel.Workers() == 1 {
 		sgemmSerial(kern, m, n, k, alpha, a, b, beta, c, ldc)
@@ -91,7 +71,7 @@ func sgemm(kern microKernel, parallelOK bool, m, n, k int, alpha float32, a, b m
 // sgemmSerial is the single-goroutine blocked product (the BLIS loop order): for each
 // blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
 // blockM rows at a time and sweeps the micro-kernel over the tiles.
-func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta float32,
+func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
 	c []float32, ldc int) {
 	scale(m, n, beta, c, ldc)
 	if k == 0 || alpha == 0 {
@@ -104,7 +84,7 @@ func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta
 		nb := min(blockN, n-jc)
 		for pc := 0; pc < k; pc += blockK {
 			kb := min(blockK, k-pc)
-			packB(ws.packedB, b, pc, kb, jc, nb)
+			b.PackB(ws.packedB, pc, kb, jc, nb)
 			for ic := 0; ic < m; ic += blockM {
 				mb := min(blockM, m-ic)
 				ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
@@ -119,7 +99,7 @@ func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta
 // out: the workers pack the B panel together, then take (row block, column range) items
 // from a counter, each packing its own A block. Taking items dynamically keeps both
 // cores busy when another process slows one of them down.
-func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a, b matrix, beta float32,
+func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
 	c []float32, ldc int) {
 	parallel.For(m, max(1, 1<<14/n), func(lo, hi int) {
 		scale(hi-lo, n, beta, c[lo*ldc:], ldc)
@@ -144,7 +124,7 @@ func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a, b matrix, be
 			kb := min(blockK, k-pc)
 			pb := shared.packedB
 			parallel.For(strips, 8, func(lo, hi int) {
-				packB(pb[lo*nr*kb:], b, pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
+				b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
 			})
 			var next atomic.Int64
 			items := rowBlocks * colParts
@@ -263,17 +243,18 @@ func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
 	}
 }
 
-// packB copies rows [p0, p0+kb) and columns [j0, j0+nb) of op(B) into dst as strips of
-// nr columns; within a strip the nr values of one row are adjacent. Columns past nb in
-// the last strip are zero.
-func packB(dst []float32, b matrix, p0, kb, j0, nb int) {
+// PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) of op(b) as BPacker describes.
+func (b matrix) PackB(dst []float32, p0, kb, j0, nb int) {
 	if !b.trans {
 		// Row by row, so the source streams through the cache in order.
 		full := nb / nr * nr
 		for p := 0; p < kb; p++ {
 			src := b.data[(p0+p)*b.ld+j0:][:nb]
 			for s := 0; s < full; s += nr {
-				*(*[nr]float32)(dst[s*kb+p*nr:]) = *(*[nr]float32)(src[s:])
+				// Through a local copy, which the compiler moves in registers; a direct
+				// array assignment calls memmove, as the two might overlap.
+				v := *(*[nr]float32)(src[s:])
+				*(*[nr]float32)(dst[s*kb+p*nr:]) = v
 			}
 			if full < nb {
 				dp := dst[full*kb+p*nr:][:nr]

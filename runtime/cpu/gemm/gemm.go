@@ -159,33 +159,47 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 // checkArgs validates GEMM dimensions, leading dimensions and slice lengths, naming the
 // function and the offending value.
 func checkArgs(fn string, transA, transB bool, m, n, k, lenA, lda, lenB, ldb, lenC, ldc int) error {
-	if m < 0 || n < 0 || k < 0 {
-		return fmt.Errorf("gemm.%s: negative dimension (m=%d, n=%d, k=%d)", fn, m, n, k)
-	}
-	rowsA, colsA := m, k
-	if transA {
-		rowsA, colsA = k, m
+	if err := checkDims(fn, m, n, k); err != nil {
+		return err
 	}
 	rowsB, colsB := k, n
 	if transB {
 		rowsB, colsB = n, k
 	}
-	for _, op := range []struct {
-		name                   string
-		rows, cols, ld, length int
-	}{
-		{"A", rowsA, colsA, lda, lenA},
-		{"B", rowsB, colsB, ldb, lenB},
-		{"C", m, n, ldc, lenC},
-	} {
-		if op.ld < max(op.cols, 1) {
-			return fmt.Errorf("gemm.%s: leading dimension of %s is %d, less than its %d columns",
-				fn, op.name, op.ld, max(op.cols, 1))
-		}
-		if need := needLen(op.rows, op.cols, op.ld); op.length < need {
-			return fmt.Errorf("gemm.%s: %s is %d×%d with leading dimension %d and needs %d elements, has %d",
-				fn, op.name, op.rows, op.cols, op.ld, need, op.length)
-		}
+	if err := checkOperand(fn, "B", rowsB, colsB, ldb, lenB); err != nil {
+		return err
+	}
+	return checkAC(fn, transA, m, n, k, lenA, lda, lenC, ldc)
+}
+
+func checkDims(fn string, m, n, k int) error {
+	if m < 0 || n < 0 || k < 0 {
+		return fmt.Errorf("gemm.%s: negative dimension (m=%d, n=%d, k=%d)", fn, m, n, k)
+	}
+	return nil
+}
+
+// checkAC validates the A and C operands.
+func checkAC(fn string, transA bool, m, n, k, lenA, lda, lenC, ldc int) error {
+	rowsA, colsA := m, k
+	if transA {
+		rowsA, colsA = k, m
+	}
+	if err := checkOperand(fn, "A", rowsA, colsA, lda, lenA); err != nil {
+		return err
+	}
+	return checkOperand(fn, "C", m, n, ldc, lenC)
+}
+
+// checkOperand validates one stored rows×cols matrix with leading dimension ld.
+func checkOperand(fn, name string, rows, cols, ld, length int) error {
+	if ld < max(cols, 1) {
+		return fmt.Errorf("gemm.%s: leading dimension of %s is %d, less than its %d columns",
+			fn, name, ld, max(cols, 1))
+	}
+	if need := needLen(rows, cols, ld); length < need {
+		return fmt.Errorf("gemm.%s: %s is %d×%d with leading dimension %d and needs %d elements, has %d",
+			fn, name, rows, cols, ld, need, length)
 	}
 	return nil
 }
