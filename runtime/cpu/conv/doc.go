@@ -6,16 +6,20 @@
 //   - Layouts are NCHW for activations and OIHW for weights (PyTorch's), so ONNX and
 //     PyTorch weights load without permutation; transposed convolutions take PyTorch's
 //     (in, out/groups, kH, kW) weights.
-//   - im2col + GEMM (package gemm): per group, the weights are an
+//   - Implicit GEMM (package gemm): per group, the weights are an
 //     (OutChannels/Groups)×(InChannels/Groups·kH·kW) matrix and each image's column
-//     matrix is (InChannels/Groups·kH·kW)×(OutH·OutW); the images of a chunk go through
-//     one strided-batched GEMM with the weights broadcast. The result lands directly in
-//     NCHW order, so no transpose follows. Column buffers are bounded to about 16 MiB by
-//     processing images in chunks; im2col runs in parallel over the images of a chunk.
-//   - A 1×1 kernel with unit stride and no padding skips im2col (the image is its own
-//     column matrix).
-//   - BackwardData is the adjoint: GEMM with the transposed weights into columns, then
-//     col2im, which is im2col with scatter-add (one traversal, two modes).
+//     (im2col) matrix is (InChannels/Groups·kH·kW)×(OutH·OutW). That matrix is never
+//     written out: fieldPanel packs GEMM's B panels straight from the input
+//     (gemm.SgemmPacked with a gemm.BPacker), which halves the memory traffic of
+//     im2col-then-pack. The product lands directly in NCHW order.
+//   - Parallelism: with at least two images, workers take whole images from a counter
+//     and run their GEMMs on their own goroutine (per-worker buffers; the weight
+//     gradient sums per-worker partial gradients at the end); a single image instead
+//     lets its GEMMs split between workers.
+//   - A 1×1 kernel with unit stride and no padding uses the input as its own column
+//     matrix (gemm.Dense).
+//   - BackwardData is the adjoint: GEMM with the transposed weights into a per-worker
+//     column buffer, then col2im (scatter-add) into the input gradient.
 //   - Transposed convolution is BackwardData of the convolution Transposed.Conv describes;
 //     output padding must be below the stride. Its gradients are Forward (input) and
 //     BackwardFilter (weights) of the same convolution, as TransposedForward documents,
