@@ -114,21 +114,38 @@ func TestSgemmMatchesReference(t *testing.T) {
 			c := randSlice(r, tc.m*ldc)
 			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
 				b, ldb, float64(tc.beta), c, ldc)
+			c0 := append([]float32(nil), c...)
 			if err := impl.Sgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb,
 				tc.beta, c, ldc); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			tol := 1e-5 * float64(tc.k+1) * math.Max(1, math.Abs(float64(tc.alpha)))
-			for i := 0; i < tc.m; i++ {
-				for j := 0; j < ldc; j++ {
-					got, w := float64(c[i*ldc+j]), want[i*ldc+j]
-					if j >= tc.n && got != w {
-						t.Fatalf("%s: padding C[%d][%d] changed from %g to %g", name, i, j, w, got)
-					}
-					if math.Abs(got-w) > tol {
-						t.Fatalf("%s: C[%d][%d] = %g, want %g", name, i, j, got, w)
-					}
+			checkGemm(t, name, c, want, tc, ldc)
+			// The same product through SgemmPacked, on one goroutine and split.
+			for _, par := range []bool{false, true} {
+				copy(c, c0)
+				if err := impl.SgemmPacked(par, tc.transA, tc.m, tc.n, tc.k, tc.alpha, a, lda,
+					Dense(b, ldb, tc.transB), tc.beta, c, ldc); err != nil {
+					t.Fatalf("%s: SgemmPacked: %v", name, err)
 				}
+				checkGemm(t, fmt.Sprintf("%s SgemmPacked(parallel=%v)", name, par), c, want, tc, ldc)
+			}
+		}
+	}
+}
+
+// checkGemm compares C with the reference, within a tolerance that grows with k, and
+// requires the padding beyond n columns to be untouched.
+func checkGemm(t *testing.T, name string, c []float32, want []float64, tc gemmCase, ldc int) {
+	t.Helper()
+	tol := 1e-5 * float64(tc.k+1) * math.Max(1, math.Abs(float64(tc.alpha)))
+	for i := 0; i < tc.m; i++ {
+		for j := 0; j < ldc; j++ {
+			got, w := float64(c[i*ldc+j]), want[i*ldc+j]
+			if j >= tc.n && got != w {
+				t.Fatalf("%s: padding C[%d][%d] changed from %g to %g", name, i, j, w, got)
+			}
+			if math.Abs(got-w) > tol {
+				t.Fatalf("%s: C[%d][%d] = %g, want %g", name, i, j, got, w)
 			}
 		}
 	}
