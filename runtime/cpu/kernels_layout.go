@@ -1,0 +1,242 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Layout kernels move elements without arithmetic, so they work on every dtype by
+// element size. Permute, Slice, Expand, Tile and DepthToSpace are one strided copy each
+// (a view of the input described by per-axis strides, walked as in broadcast.go);
+// Concat and Pad have loops of their own.
+
+func init() {
+	register(tensor.OpPermute, allTypes, permuteFactory)
+	register(tensor.OpSlice, allTypes, sliceFactory)
+	register(tensor.OpExpand, allTypes, expandFactory)
+	register(tensor.OpTile, allTypes, tileFactory)
+	register(tensor.OpDepthToSpace, allTypes, depthToSpaceFactory)
+	register(tensor.OpConcat, allTypes, concatFactory)
+	register(tensor.OpPad, allTypes, padFactory)
+}
+
+// stridedCopy prepares dst[i] = src[base + Σ index_k·strides_k] over the contiguous
+// shape of dst, for elements of esz bytes.
+func stridedCopy(esz int, shape tensor.Shape, strides []int, base int, dst, src []byte) (func() error, error) {
+	p, err := newWalk(shape, [][]int{strides})
+	if err != nil {
+		return nil, err
+	}
+	switch esz {
+	case 1:
+		p.row = copyRow(dst, src, base, p.ist[0])
+	case 2:
+		p.row = copyRow(typed[uint16](dst), typed[uint16](src), base, p.ist[0])
+	case 4:
+		p.row = copyRow(typed[uint32](dst), typed[uint32](src), base, p.ist[0])
+	case 8:
+		p.row = copyRow(typed[uint64](dst), typed[uint64](src), base, p.ist[0])
+	default:
+		return nil, fmt.Errorf("no copy for %d-byte elements", esz)
+	}
+	return func() error { p.run(); return nil }, nil
+}
+
+func copyRow[T any](d, s []T, base, st int) func(o int, off [3]int, n int) {
+	return func(o int, off [3]int, n int) {
+		so := base + off[0]
+		if st == 1 {
+			copy(d[o:o+n], s[so:so+n])
+			return
+		}
+		dd := d[o : o+n]
+		for i := range dd {
+			dd[i] = s[so+i*st]
+		}
+	}
+}
+
+func permuteFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	perm := n.Attr().(tensor.PermuteAttr).Perm
+	xs := n.Input(0).Shape().Strides()
+	st := make([]int, len(perm))
+	for i, p := range perm {
+		st[i] = xs[p]
+	}
+	return stridedCopy(n.DType().Size(), n.Shape(), st, 0, out, in[0])
+}
+
+func sliceFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.SliceAttr)
+	xs := n.Input(0).Shape().Strides()
+	st := make([]int, len(xs))
+	base := 0
+	for i := range xs {
+		st[i] = xs[i] * at.Steps[i]
+		if n.Shape()[i] > 0 {
+			base += at.Starts[i] * xs[i]
+		}
+	}
+	return stridedCopy(n.DType().Size(), n.Shape(), st, base, out, in[0])
+}
+
+func expandFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	st := broadcastStrides(n.Shape(), n.Input(0).Shape())
+	return stridedCopy(n.DType().Size(), n.Shape(), st, 0, out, in[0])
+}
+
+// tileFactory views the output [r0·d0, r1·d1, ...] as [r0, d0, r1, d1, ...] and reads
+// the input with stride 0 along each repeat axis.
+func tileFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	x := n.Input(0).Shape()
+	xs := x.Strides()
+	reps := n.Attr().(tensor.TileAttr).Reps
+	var shape tensor.Shape
+	var st []int
+	for i, r := range reps {
+		shape = append(shape, r, x[i])
+		st = append(st, 0, xs[i])
+	}
+	return stridedCopy(n.DType().Size(), shape, st, 0, out, in[0])
+}
+
+// depthToSpaceFactory writes the output viewed as (N, C, H, b, W, b) from the input
+// viewed as (N, b, b, C, H, W) (DCR) or (N, C, b, b, H, W) (CRD).
+func depthToSpaceFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.DepthToSpaceAttr)
+	b := at.Block
+	o := n.Shape()
+	nn, c, h, w := o[0], o[1], o[2]/b, o[3]/b
+	hw := h * w
+	var sC, sB1, sB2 int
+	if at.Mode == "CRD" {
+		sC, sB1, sB2 = b*b*hw, b*hw, hw
+	} else {
+		sB1, sB2, sC = b*c*hw, c*hw, hw
+	}
+	shape := tensor.Shape{nn, c, h, b, w, b}
+	st := []int{c * b * b * hw, sC, w, sB1, 1, sB2}
+	return stridedCopy(n.DType().Size(), shape, st, 0, out, in[0])
+}
+
+// concatFactory copies, for each outer index, each input's contiguous block into its
+// place in the output row.
+func concatFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	axis := n.Attr().(tensor.AxisAttr).Axis
+	s := n.Shape()
+	outer := s[:axis].Size()
+	esz := n.DType().Size()
+	rowOut := s[axis:].Size() * esz
+	chunks := make([]int, len(in))
+	for k, x := range n.Inputs() {
+		chunks[k] = x.Shape()[axis:].Size() * esz
+	}
+	body := func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			at := o * rowOut
+			for k, src := range in {
+				c := chunks[k]
+				copy(out[at:at+c], src[o*c:o*c+c])
+				at += c
+			}
+		}
+	}
+	grain := max(1, elemGrain*4/max(rowOut, 1))
+	return func() error { parallel.For(outer, grain, body); return nil }, nil
+}
+
+// padFactory maps each output coordinate of every axis to its source coordinate (or -1
+// for the constant fill) once, then fills output rows: a row whose outer coordinates
+// are all inside the input copies through the last axis's map, the others take the fill.
+func padFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.PadAttr)
+	x := n.Input(0).Shape()
+	o := n.Shape()
+	if o.Size() == 0 {
+		return func() error { return nil }, nil
+	}
+	if len(o) == 0 {
+		return func() error { copy(out, in[0]); return nil }, nil
+	}
+	maps := make([][]int, len(o))
+	for i := range o {
+		maps[i] = padMap(x[i], at.Before[i], o[i], at.Mode)
+	}
+	fill := tensor.Scalar(n.DType(), float64(at.Value)).Bytes()
+	switch n.DType().Size() {
+	case 1:
+		return padTyped(out, in[0], maps, x, o, typed[uint8](fill)[0])
+	case 2:
+		return padTyped(typed[uint16](out), typed[uint16](in[0]), maps, x, o, typed[uint16](fill)[0])
+	case 4:
+		return padTyped(typed[uint32](out), typed[uint32](in[0]), maps, x, o, typed[uint32](fill)[0])
+	}
+	return padTyped(typed[uint64](out), typed[uint64](in[0]), maps, x, o, typed[uint64](fill)[0])
+}
+
+// padMap gives, for each output coordinate of an axis of size d padded to size o with
+// before elements in front, the source coordinate or -1.
+func padMap(d, before, o int, mode tensor.PadMode) []int {
+	m := make([]int, o)
+	for j := range m {
+		s := j - before
+		switch {
+		case s >= 0 && s < d:
+		case mode == tensor.PadConstant:
+			s = -1
+		case mode == tensor.PadEdge:
+			s = min(max(s, 0), d-1)
+		default: // reflect without repeating the edge; the rule keeps pads below d
+			if s < 0 {
+				s = -s
+			}
+			if s >= d {
+				s = 2*(d-1) - s
+			}
+		}
+		m[j] = s
+	}
+	return m
+}
+
+func padTyped[T any](d, s []T, maps [][]int, x, o tensor.Shape, fill T) (func() error, error) {
+	r := len(o)
+	last := maps[r-1]
+	inner := o[r-1]
+	rows := o.Size() / inner
+	xs := x.Strides()
+	body := func(lo, hi int) {
+		var idx [maxRank]int
+		for row := lo; row < hi; row++ {
+			rem, src := row, 0
+			for a := r - 2; a >= 0; a-- {
+				idx[a] = rem % o[a]
+				rem /= o[a]
+			}
+			inside := true
+			for a := 0; a < r-1; a++ {
+				m := maps[a][idx[a]]
+				if m < 0 {
+					inside = false
+					break
+				}
+				src += m * xs[a]
+			}
+			dd := d[row*inner : (row+1)*inner]
+			for j := range dd {
+				if m := last[j]; inside && m >= 0 {
+					dd[j] = s[src+m]
+				} else {
+					dd[j] = fill
+				}
+			}
+		}
+	}
+	if r-1 > maxRank {
+		return nil, fmt.Errorf("pad of rank %d exceeds %d", r, maxRank+1)
+	}
+	grain := max(1, elemGrain/inner)
+	return func() error { parallel.For(rows, grain, body); return nil }, nil
+}

@@ -1,0 +1,393 @@
+package cpu
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Reductions. The input is viewed as rows: kept axes outside, reduced axes inside. When
+// the reduced axes are not already innermost, Prepare plans a transposing copy into
+// scratch memory first (one extra pass over the data, which keeps a single fast row
+// loop for every axis pattern). F32 data accumulates in float64; integers in int64.
+// A reduction of one long row (a full Sum or Mean) is split across goroutines.
+
+func init() {
+	for _, op := range []tensor.Op{tensor.OpSum, tensor.OpMean, tensor.OpMax, tensor.OpMin, tensor.OpProd, tensor.OpVar} {
+		register(op, floatTypes, reduceF32Factory)
+	}
+	for _, op := range []tensor.Op{tensor.OpSum, tensor.OpMax, tensor.OpMin, tensor.OpProd} {
+		register(op, []tensor.DType{tensor.I32}, reduceIntFactory[int32])
+		register(op, []tensor.DType{tensor.I64}, reduceIntFactory[int64])
+	}
+	for _, op := range []tensor.Op{tensor.OpArgMax, tensor.OpArgMin} {
+		register(op, floatTypes, argFactory[float32])
+		register(op, []tensor.DType{tensor.I32}, argFactory[int32])
+		register(op, []tensor.DType{tensor.I64}, argFactory[int64])
+	}
+	register(tensor.OpCumSum, floatTypes, cumSumFactory[float32, float64])
+	register(tensor.OpCumSum, []tensor.DType{tensor.I32}, cumSumFactory[int32, int64])
+	register(tensor.OpCumSum, []tensor.DType{tensor.I64}, cumSumFactory[int64, int64])
+	register(tensor.OpTopK, floatTypes, topKFactory[float32])
+	register(tensor.OpTopK, []tensor.DType{tensor.I32}, topKFactory[int32])
+	register(tensor.OpTopK, []tensor.DType{tensor.I64}, topKFactory[int64])
+}
+
+// rowsView returns memory holding x with the given axes moved innermost (in order),
+// the number of rows and the row length, and a step to run before reading it (nil when
+// x already has that layout).
+func rowsView(x tensor.Shape, esz int, axes []int, src []byte) (view []byte, rows, r int, prep func() error, err error) {
+	var kept []int
+	for i := range x {
+		if !slices.Contains(axes, i) {
+			kept = append(kept, i)
+		}
+	}
+	r = 1
+	for _, a := range axes {
+		r *= x[a]
+	}
+	rows = x.Size() / max(r, 1)
+	if r == 0 {
+		rows = 1
+		for _, a := range kept {
+			rows *= x[a]
+		}
+	}
+	perm := append(slices.Clone(kept), axes...)
+	// The layout already fits when the axes of size > 1 keep their order in perm.
+	fits, last := true, -1
+	for _, a := range perm {
+		if x[a] == 1 {
+			continue
+		}
+		fits = fits && a > last
+		last = a
+	}
+	if fits {
+		return src, rows, r, nil, nil
+	}
+	xs := x.Strides()
+	shape := make(tensor.Shape, len(perm))
+	st := make([]int, len(perm))
+	for i, a := range perm {
+		shape[i], st[i] = x[a], xs[a]
+	}
+	view = alignedBytes(len(src))
+	prep, err = stridedCopy(esz, shape, st, 0, view, src)
+	return view, rows, r, prep, err
+}
+
+// withPrep runs prep (when set) before step.
+func withPrep(prep func() error, step func() error) func() error {
+	if prep == nil {
+		return step
+	}
+	return func() error {
+		if err := prep(); err != nil {
+			return err
+		}
+		return step()
+	}
+}
+
+// f32Reducer reduces runs of F32 data: part folds a run into a float64 partial result,
+// comb merges partials, fin turns the total of a row of r elements into the output.
+type f32Reducer struct {
+	part func(x []float32) float64
+	comb func(a, b float64) float64
+	fin  func(acc float64, r int) float64
+}
+
+func sumRun(x []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += float64(x[i])
+		s1 += float64(x[i+1])
+		s2 += float64(x[i+2])
+		s3 += float64(x[i+3])
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func add(a, b float64) float64 { return a + b }
+
+// pickMax and pickMin keep NaN once seen, as NumPy does.
+func pickMax(a, b float64) float64 {
+	if b > a || b != b {
+		return b
+	}
+	return a
+}
+
+func pickMin(a, b float64) float64 {
+	if b < a || b != b {
+		return b
+	}
+	return a
+}
+
+func foldRun(f func(a, b float64) float64) func(x []float32) float64 {
+	return func(x []float32) float64 {
+		acc := float64(x[0])
+		for _, v := range x[1:] {
+			acc = f(acc, float64(v))
+		}
+		return acc
+	}
+}
+
+func identity(acc float64, _ int) float64 { return acc }
+
+var f32Reducers = map[tensor.Op]f32Reducer{
+	tensor.OpSum:  {sumRun, add, identity},
+	tensor.OpMean: {sumRun, add, func(acc float64, r int) float64 { return acc / float64(r) }},
+	tensor.OpMax:  {foldRun(pickMax), pickMax, identity},
+	tensor.OpMin:  {foldRun(pickMin), pickMin, identity},
+	tensor.OpProd: {func(x []float32) float64 {
+		p := 1.0
+		for _, v := range x {
+			p *= float64(v)
+		}
+		return p
+	}, func(a, b float64) float64 { return a * b }, identity},
+}
+
+// emptyResult is a reduction's value over no elements.
+func emptyResult(op tensor.Op) float64 {
+	switch op {
+	case tensor.OpSum:
+		return 0
+	case tensor.OpProd:
+		return 1
+	}
+	return math.NaN() // mean and variance of nothing
+}
+
+func reduceF32Factory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.ReduceAttr)
+	view, rows, r, prep, err := rowsView(n.Input(0).Shape(), 4, at.Axes, in[0])
+	if err != nil {
+		return nil, err
+	}
+	d, x := f32s(out), f32s(view)
+	if r == 0 {
+		v := float32(emptyResult(n.Op()))
+		return func() error {
+			for i := range d {
+				d[i] = v
+			}
+			return nil
+		}, nil
+	}
+	var row func(x []float32) float64
+	var split func() float64
+	if n.Op() == tensor.OpVar {
+		row = func(x []float32) float64 { return variance(x, at.Correction) }
+		split = func() float64 { return varianceSplit(x, at.Correction) }
+	} else {
+		red := f32Reducers[n.Op()]
+		row = func(x []float32) float64 { return red.fin(red.part(x), len(x)) }
+		split = func() float64 { return red.fin(splitRun(x, red), r) }
+	}
+	if rows == 1 && r >= 2*elemGrain {
+		return withPrep(prep, func() error { d[0] = float32(split()); return nil }), nil
+	}
+	body := func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			d[o] = float32(row(x[o*r : (o+1)*r]))
+		}
+	}
+	grain := max(1, elemGrain/r)
+	return withPrep(prep, func() error { parallel.For(rows, grain, body); return nil }), nil
+}
+
+// parts splits n elements into pieces of at least elemGrain for the parallel workers.
+func parts(n int) int { return max(1, min(parallel.Workers(), n/elemGrain)) }
+
+// splitRun reduces one long run in parallel pieces and merges the partials in order.
+func splitRun(x []float32, red f32Reducer) float64 {
+	k := parts(len(x))
+	partial := make([]float64, k)
+	parallel.For(k, 1, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			partial[p] = red.part(x[p*len(x)/k : (p+1)*len(x)/k])
+		}
+	})
+	acc := partial[0]
+	for _, v := range partial[1:] {
+		acc = red.comb(acc, v)
+	}
+	return acc
+}
+
+// variance is the two-pass variance of x, dividing by len(x)-correction.
+func variance(x []float32, correction int) float64 {
+	mean := sumRun(x) / float64(len(x))
+	return sqDev(x, mean) / float64(len(x)-correction)
+}
+
+func sqDev(x []float32, mean float64) float64 {
+	var s float64
+	for _, v := range x {
+		d := float64(v) - mean
+		s += d * d
+	}
+	return s
+}
+
+func varianceSplit(x []float32, correction int) float64 {
+	mean := splitRun(x, f32Reducers[tensor.OpSum]) / float64(len(x))
+	dev := f32Reducer{part: func(x []float32) float64 { return sqDev(x, mean) }, comb: add}
+	return splitRun(x, dev) / float64(len(x)-correction)
+}
+
+// reduceIntFactory reduces integers exactly in int64 (sums and products wrap on
+// overflow, as integer arithmetic does).
+func reduceIntFactory[T int32 | int64](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.ReduceAttr)
+	view, rows, r, prep, err := rowsView(n.Input(0).Shape(), n.DType().Size(), at.Axes, in[0])
+	if err != nil {
+		return nil, err
+	}
+	d, x := typed[T](out), typed[T](view)
+	op := n.Op()
+	body := func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			run := x[o*r : (o+1)*r]
+			var acc int64
+			switch op {
+			case tensor.OpSum:
+				for _, v := range run {
+					acc += int64(v)
+				}
+			case tensor.OpProd:
+				acc = 1
+				for _, v := range run {
+					acc *= int64(v)
+				}
+			case tensor.OpMax:
+				acc = int64(slices.Max(run))
+			case tensor.OpMin:
+				acc = int64(slices.Min(run))
+			}
+			d[o] = T(acc)
+		}
+	}
+	grain := max(1, elemGrain/max(r, 1))
+	return withPrep(prep, func() error { parallel.For(rows, grain, body); return nil }), nil
+}
+
+// argFactory finds the index of the largest (ArgMax) or smallest (ArgMin) element of
+// each row, the first one on ties; a NaN counts as the extreme and the first wins.
+func argFactory[T float32 | int32 | int64](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	axis := n.Attr().(tensor.ArgReduceAttr).Axis
+	esz := n.Input(0).DType().Size()
+	view, rows, r, prep, err := rowsView(n.Input(0).Shape(), esz, []int{axis}, in[0])
+	if err != nil {
+		return nil, err
+	}
+	d, x := i64s(out), typed[T](view)
+	isMax := n.Op() == tensor.OpArgMax
+	body := func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			run := x[o*r : (o+1)*r]
+			best, bi := run[0], 0
+			for i, v := range run {
+				if best != best {
+					break
+				}
+				if v != v || (isMax && v > best) || (!isMax && v < best) {
+					best, bi = v, i
+				}
+			}
+			d[o] = int64(bi)
+		}
+	}
+	grain := max(1, elemGrain/r)
+	return withPrep(prep, func() error { parallel.For(rows, grain, body); return nil }), nil
+}
+
+// axisSplit returns the sizes before, along and after axis.
+func axisSplit(s tensor.Shape, axis int) (outer, r, inner int) {
+	return s[:axis].Size(), s[axis], s[axis+1:].Size()
+}
+
+// cumSumFactory scans along the axis in place of the (outer, r, inner) layout, keeping
+// running sums of the inner positions in an accumulator of type A.
+func cumSumFactory[T float32 | int32 | int64, A float64 | int64](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.CumSumAttr)
+	outer, r, inner := axisSplit(n.Shape(), at.Axis)
+	d, x := typed[T](out), typed[T](in[0])
+	acc := make([]A, outer*inner)
+	body := func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			a := acc[o*inner : (o+1)*inner]
+			clear(a)
+			for s := 0; s < r; s++ {
+				k := s
+				if at.Reverse {
+					k = r - 1 - s
+				}
+				base := (o*r + k) * inner
+				for i := range a {
+					v := A(x[base+i])
+					if at.Exclusive {
+						d[base+i] = T(a[i])
+						a[i] += v
+					} else {
+						a[i] += v
+						d[base+i] = T(a[i])
+					}
+				}
+			}
+		}
+	}
+	grain := max(1, elemGrain/max(r*inner, 1))
+	return func() error { parallel.For(outer, grain, body); return nil }, nil
+}
+
+// topKFactory sorts each line along the axis by value (stable, so ties keep the lower
+// index first; NaN sorts as the largest value) and writes the first k indices.
+func topKFactory[T float32 | int32 | int64](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.TopKAttr)
+	outer, r, inner := axisSplit(n.Input(0).Shape(), at.Axis)
+	d, x := i64s(out), typed[T](in[0])
+	order := make([]int, r)
+	var base int
+	greater := func(a, b T) bool { return a > b || (a != a && b == b) }
+	cmp := func(i, j int) int {
+		a, b := x[base+i*inner], x[base+j*inner]
+		if !at.Largest {
+			a, b = b, a
+		}
+		switch {
+		case greater(a, b):
+			return -1
+		case greater(b, a):
+			return 1
+		}
+		return 0
+	}
+	return func() error {
+		for o := 0; o < outer; o++ {
+			for i := 0; i < inner; i++ {
+				base = o*r*inner + i
+				for j := range order {
+					order[j] = j
+				}
+				slices.SortStableFunc(order, cmp)
+				for j := 0; j < at.K; j++ {
+					d[(o*at.K+j)*inner+i] = int64(order[j])
+				}
+			}
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,128 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Training kernels: dropout from the counter-based mask tensor.DropoutKeep (so the GPU
+// draws the same mask), Assign, and the optimizer updates, which write the parameter
+// and its state into their variables' buffers (the scheduler aliases the node's output
+// to the parameter; when it does not, the output gets a copy).
+
+func init() {
+	register(tensor.OpDropout, floatTypes, dropoutFactory)
+	register(tensor.OpDropoutMask, []tensor.DType{tensor.F32, tensor.I32, tensor.I64, tensor.Bool}, dropoutFactory)
+	register(tensor.OpAssign, allTypes, assignFactory)
+	register(tensor.OpSGDUpdate, floatTypes, sgdFactory)
+	register(tensor.OpAdamUpdate, floatTypes, adamFactory)
+}
+
+// dropoutFactory computes Dropout (x scaled or zeroed) or DropoutMask (the multiplier).
+func dropoutFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	rate := n.Attr().(tensor.DropoutAttr).Rate
+	scale := float32(1 / (1 - float64(rate)))
+	seedOf := indexReader(n.Input(1).DType(), in[1])
+	d := f32s(out)
+	var x []float32
+	if n.Op() == tensor.OpDropout {
+		x = f32s(in[0])
+	}
+	var seed uint32
+	body := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			keep := tensor.DropoutKeep(seed, uint32(i), rate)
+			switch {
+			case !keep:
+				d[i] = 0
+			case x != nil:
+				d[i] = x[i] * scale
+			default:
+				d[i] = scale
+			}
+		}
+	}
+	return func() error {
+		seed = uint32(seedOf(0))
+		parallel.For(len(d), elemGrain, body)
+		return nil
+	}, nil
+}
+
+func assignFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	v, value := in[0], in[1]
+	return func() error {
+		copy(v, value)
+		if !sameMemory(out, v) {
+			copy(out, v)
+		}
+		return nil
+	}, nil
+}
+
+// updateStep wraps an elementwise optimizer body: it runs it over the parameter in
+// parallel and copies the result to the output when the output is not the parameter.
+func updateStep(out, param []byte, count int, before func(), body func(lo, hi int)) func() error {
+	return func() error {
+		before()
+		parallel.For(count, elemGrain, body)
+		if !sameMemory(out, param) {
+			copy(out, param)
+		}
+		return nil
+	}
+}
+
+func sgdFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.SGDAttr)
+	p, g, vel := f32s(in[0]), f32s(in[1]), f32s(in[2])
+	lrOf := scalarReader(n.Input(3).DType(), in[3])
+	mu, wd := at.Momentum, at.WeightDecay
+	var lr float32
+	body := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			gi := g[i] + wd*p[i]
+			v := mu*vel[i] + gi
+			vel[i] = v
+			if at.Nesterov {
+				v = gi + mu*v
+			}
+			p[i] -= lr * v
+		}
+	}
+	return updateStep(out, in[0], len(p), func() { lr = float32(lrOf()) }, body), nil
+}
+
+func adamFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.AdamAttr)
+	p, g, m, v := f32s(in[0]), f32s(in[1]), f32s(in[2]), f32s(in[3])
+	lrOf := scalarReader(n.Input(4).DType(), in[4])
+	stepOf := scalarReader(n.Input(5).DType(), in[5])
+	b1, b2, eps, wd := at.Beta1, at.Beta2, at.Eps, at.WeightDecay
+	var lr, c1, c2, decay float32
+	before := func() {
+		l, t := lrOf(), stepOf()
+		lr = float32(l)
+		c1 = float32(1 / (1 - math.Pow(float64(b1), t)))
+		c2 = float32(1 / (1 - math.Pow(float64(b2), t)))
+		decay = 1
+		if at.Decoupled {
+			decay = float32(1 - l*float64(wd))
+		}
+	}
+	body := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			gi := g[i]
+			if !at.Decoupled {
+				gi += wd * p[i]
+			}
+			mi := b1*m[i] + (1-b1)*gi
+			vi := b2*v[i] + (1-b2)*gi*gi
+			m[i], v[i] = mi, vi
+			p[i] = p[i]*decay - lr*(mi*c1)/(float32(math.Sqrt(float64(vi*c2)))+eps)
+		}
+	}
+	return updateStep(out, in[0], len(p), before, body), nil
+}
