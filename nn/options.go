@@ -66,6 +66,7 @@ type settings struct {
 	initialEpoch    int
 	stepsPerEpoch   int
 	verbose         int
+	accum           int
 
 	// Callbacks.
 	monitor      string

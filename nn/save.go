@@ -78,8 +78,28 @@ var layerKinds = map[string]func() Layer{
 // optimizer with its state and the losses and metrics, so Load in a fresh process
 // predicts identically and can resume training.
 func (m *Net) Save(path string) error {
+	head, values, err := m.serialize()
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("nn: Save: %w", err)
+	}
+	if err := encode(f, head, values); err != nil {
+		f.Close()
+		return fmt.Errorf("nn: Save: writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("nn: Save: %w", err)
+	}
+	return nil
+}
+
+// serialize returns the JSON header and the variable values of the model.
+func (m *Net) serialize() ([]byte, []*tensor.Tensor, error) {
 	if !m.Built() {
-		return errors.New("nn: Save: the model is not built yet (fit it, or give the first layer an InputShape)")
+		return nil, nil, errors.New("nn: Save: the model is not built yet (fit it, or give the first layer an InputShape)")
 	}
 	h := savedModel{Name: m.name}
 	for _, in := range m.inputs {
@@ -90,7 +110,7 @@ func (m *Net) Save(path string) error {
 		layerIdx[l] = i
 		cfg, err := json.Marshal(l.config())
 		if err != nil {
-			return fmt.Errorf("nn: Save: layer %s: %w", l.Name(), err)
+			return nil, nil, fmt.Errorf("nn: Save: layer %s: %w", l.Name(), err)
 		}
 		h.Layers = append(h.Layers, savedLayer{Kind: l.Kind(), Name: l.Name(), Config: cfg})
 	}
@@ -111,10 +131,15 @@ func (m *Net) Save(path string) error {
 	}
 	vars := m.variables()
 	if m.comp != nil && m.comp.opt != nil {
+		if m.comp.heads == nil {
+			if err := m.resolveHeads(); err != nil {
+				return nil, nil, err
+			}
+		}
 		o := m.comp.opt.base()
 		cfg, err := json.Marshal(o.C)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		so := &savedOptimizer{Config: cfg, Steps: o.steps, Metrics: m.comp.opts.metrics}
 		for _, hd := range m.comp.heads {
@@ -126,38 +151,29 @@ func (m *Net) Save(path string) error {
 	}
 	rt, err := m.rtime()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	values := make([]*tensor.Tensor, len(vars))
 	for i, v := range vars {
 		if values[i], err = rt.Read(v); err != nil {
-			return fmt.Errorf("nn: Save: %w", err)
+			return nil, nil, fmt.Errorf("nn: Save: %w", err)
 		}
 		h.Variables = append(h.Variables, savedVar{Name: v.Name(), DType: v.DType().String(), Shape: v.Shape()})
 	}
 	head, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("nn: Save: %w", err)
-	}
-	w := bufio.NewWriter(f)
-	w.WriteString(saveMagic)
-	binary.Write(w, binary.LittleEndian, uint64(len(head)))
-	w.Write(head)
+	return head, values, err
+}
+
+// encode writes the file format to w.
+func encode(w io.Writer, head []byte, values []*tensor.Tensor) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(saveMagic)
+	binary.Write(bw, binary.LittleEndian, uint64(len(head)))
+	bw.Write(head)
 	for _, t := range values {
-		w.Write(t.Bytes())
+		bw.Write(t.Bytes())
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("nn: Save: writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("nn: Save: %w", err)
-	}
-	return nil
+	return bw.Flush()
 }
 
 // Load reads a model written by Save: the same architecture with the saved weights and,

@@ -1,0 +1,53 @@
+// Package nn is gml's Keras-like compiled API: stack layers (Sequential) or connect them
+// (Model over Input nodes), Compile with an optimizer, losses and metrics, then Fit,
+// Evaluate and Predict.
+//
+//	m := nn.Sequential(
+//		nn.Flatten(nn.InputShape(28, 28)),
+//		nn.Dense(128, nn.Activation("relu")),
+//		nn.Dropout(0.3),
+//		nn.Dense(10, nn.Activation("softmax")))
+//	m.Compile(nn.Adam(1e-3), nn.Loss("sparse_categorical_crossentropy"), nn.Metrics("accuracy"))
+//	hist, err := m.Fit(x, y, nn.Epochs(5), nn.BatchSize(32), nn.ValidationSplit(0.1))
+//
+// # How it runs
+//
+// A model is one static graph. For each batch size it meets, Fit builds one training
+// graph on the engine — the forward pass, the backward pass from tensor.Grad, and an
+// optimizer update per weight (AdamUpdate, SGDUpdate writing the weight and its moments
+// in place) — compiles it once with the runtime and runs it once per step. Only the loss
+// and metric scalars come back to the host. The learning rate, the step number and the
+// dropout seed are scalar inputs fed to each run, so SetLR, schedules and
+// ReduceLROnPlateau never recompile. The last, shorter batch of an epoch gets a graph of
+// its own, compiled once and cached with the others; evaluation and prediction graphs
+// are cached the same way.
+//
+// Weights are tensor.Variables: they live in the runtime's device buffers across steps,
+// graphs of different batch sizes, and notebook cells. Layers create them lazily, the
+// first time they are applied, from the input shape (the batch axis is never part of a
+// layer's shapes). One layer object applied to several nodes shares its weights.
+//
+// # Decisions
+//
+//   - Data is channels-first, as in the engine and PyTorch: Conv2D takes (channels,
+//     height, width) samples and Conv1D (channels, width). A Fashion-MNIST image is a
+//     (1, 28, 28) sample; Fit reshapes inputs whose sample size matches the model input,
+//     so (N, 28, 28) images feed a (1, 28, 28) input directly.
+//   - Options are functional and checked: each option names the calls that accept it,
+//     and passing one elsewhere (Epochs to Dense) is an error rather than ignored.
+//     Errors of layer construction and application are kept in the returned nodes and
+//     reported by Model, Fit or Compile, so a notebook cell never panics.
+//   - Cross-entropy on a softmax (or sigmoid) head is computed from the head's logits,
+//     which is numerically stable; accuracy uses the logits too.
+//   - Bad combinations are errors that say why: mse on int class labels, one-hot labels
+//     with sparse_categorical_crossentropy, binary_crossentropy on a softmax head over
+//     several classes, accuracy on a regression loss.
+//   - Weight initialisation follows Keras (Glorot uniform kernels, zero biases); SetSeed
+//     makes it reproducible. Adam uses Keras's epsilon 1e-7.
+//   - Save writes one file: a JSON header (architecture as layer configs and the node
+//     graph, the variable list, optimizer config and step) followed by raw variable
+//     bytes, so Load rebuilds the same layers and predicts identically in a fresh process.
+//
+// nn and the eager package ag share ops, backends and devices, not objects: an nn layer
+// is not an ag layer, and a model built here trains only through Compile/Fit or Trainer.
+package nn

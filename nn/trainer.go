@@ -1,0 +1,244 @@
+package nn
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Trainer runs training one step at a time, for loops the caller drives (reinforcement
+// learning, curricula, custom schedules). Weights, optimizer moments and the compiled
+// graphs stay alive between steps.
+type Trainer struct {
+	m     *Net
+	accum int
+	count int
+	grads []*tensor.Variable // accumulated gradients (accumulation only)
+	freed bool
+}
+
+// GradientAccumulation makes a Trainer sum gradients over n steps and apply the
+// optimizer once, on their mean.
+func GradientAccumulation(n int) Option {
+	return opt("GradientAccumulation", func(s *settings) error { s.accum = n; return positive("accumulation steps", n) })
+}
+
+// NewTrainer returns a step-wise trainer for a compiled model.
+func (m *Net) NewTrainer(opts ...Option) (*Trainer, error) {
+	s := defaultSettings()
+	s.accum = 1
+	if err := applyOptions("NewTrainer", &s, []string{"GradientAccumulation"}, opts); err != nil {
+		return nil, err
+	}
+	if m.comp == nil || m.comp.opt == nil {
+		return nil, errors.New("nn: NewTrainer: compile the model first")
+	}
+	return &Trainer{m: m, accum: s.accum}, nil
+}
+
+// Step trains on one batch and returns its loss. With gradient accumulation the
+// optimizer is applied on every n-th step.
+func (t *Trainer) Step(x, y any) (float64, error) {
+	b, specs, err := t.batch(x, y)
+	if err != nil {
+		return 0, err
+	}
+	if t.accum == 1 {
+		vals, err := t.m.trainStep(b, specs)
+		if err != nil {
+			return 0, err
+		}
+		return vals[0], nil
+	}
+	p, err := t.accumProgram(b.n, specs, weightShapes(b.ws, b.n))
+	if err != nil {
+		return 0, err
+	}
+	out, err := p.exe.Run(t.m.feeds(p, b))
+	if err != nil {
+		return 0, err
+	}
+	t.count++
+	if t.count%t.accum == 0 {
+		if err := t.apply(); err != nil {
+			return 0, err
+		}
+	}
+	return out[0].Float(0), nil
+}
+
+// batch prepares one step's data.
+func (t *Trainer) batch(x, y any) (*batch, []Spec, error) {
+	if t.freed {
+		return nil, nil, errors.New("nn: the Trainer was freed")
+	}
+	xs, err := toTensors(x)
+	if err != nil {
+		return nil, nil, err
+	}
+	ys, err := toTensors(y)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := t.m.ready(xs); err != nil {
+		return nil, nil, err
+	}
+	s := defaultSettings()
+	d, specs, err := t.m.prepare(xs, ys, &s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &batch{xs: d.xs, ys: d.ys, ws: d.ws, n: d.n}, specs, nil
+}
+
+// accumProgram builds the graph that adds a batch's gradients to the accumulators.
+func (t *Trainer) accumProgram(n int, specs []Spec, ws []tensor.Shape) (*program, error) {
+	m := t.m
+	key := programKey("accum", n, specs, ws)
+	if p, ok := m.comp.progs[key]; ok {
+		return p, nil
+	}
+	params := m.Params()
+	if t.grads == nil {
+		for _, v := range params {
+			t.grads = append(t.grads, tensor.NewVariable("optimizer/"+v.Name()+"/grad_sum", tensor.New(v.DType(), v.Shape()...)))
+		}
+	}
+	rt, err := m.comp.runtime()
+	if err != nil {
+		return nil, err
+	}
+	p := &program{}
+	var fetch []*tensor.Node
+	err = tensor.Catch(func() {
+		g := tensor.NewGraph()
+		c := newFwd(g, true)
+		p.seed = c.seed
+		for i, in := range m.inputs {
+			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d", i), in.spec.DType, append([]int{n}, in.spec.Shape...)...))
+		}
+		fetch = m.lossGraph(g, c, p, m.forward(c, p.xs), n, specs, ws)[:1]
+		nodes := make([]*tensor.Node, len(params))
+		for i, v := range params {
+			nodes[i] = g.Var(v)
+		}
+		for i, gr := range tensor.Grad(fetch[0], nodes) {
+			acc := g.Var(t.grads[i])
+			fetch = append(fetch, tensor.Assign(acc, tensor.Add(acc, gr)))
+		}
+		fetch = append(fetch, c.updates...)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nn: building the accumulation graph: %w", err)
+	}
+	if p.exe, err = rt.Compile(fetch); err != nil {
+		return nil, fmt.Errorf("nn: compiling the accumulation graph: %w", err)
+	}
+	m.comp.progs[key] = p
+	return p, nil
+}
+
+// apply runs the optimizer on the mean accumulated gradient and clears the sums.
+func (t *Trainer) apply() error {
+	m := t.m
+	p, ok := m.comp.progs["apply"]
+	if !ok {
+		rt, err := m.comp.runtime()
+		if err != nil {
+			return err
+		}
+		p = &program{}
+		var fetch []*tensor.Node
+		err = tensor.Catch(func() {
+			g := tensor.NewGraph()
+			p.lr, p.step = g.Input("lr", tensor.F32), g.Input("step", tensor.F32)
+			for i, v := range m.Params() {
+				acc := g.Var(t.grads[i])
+				mean := tensor.MulScalar(acc, 1/float64(t.accum))
+				fetch = append(fetch, m.comp.opt.update(g, v, mean, p.lr, p.step), tensor.Assign(acc, tensor.ZerosLike(acc)))
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("nn: building the update graph: %w", err)
+		}
+		if p.exe, err = rt.Compile(fetch); err != nil {
+			return fmt.Errorf("nn: compiling the update graph: %w", err)
+		}
+		m.comp.progs["apply"] = p
+	}
+	o := m.comp.opt.base()
+	_, err := p.exe.Run(map[*tensor.Node]*tensor.Tensor{
+		p.lr: tensor.Scalar(tensor.F32, o.C.LR), p.step: tensor.Scalar(tensor.F32, float64(o.steps+1))})
+	if err == nil {
+		o.steps++
+	}
+	return err
+}
+
+// Eval returns loss and metrics on a batch without training.
+func (t *Trainer) Eval(x, y any) (Logs, error) {
+	b, _, err := t.batch(x, y)
+	if err != nil {
+		return nil, err
+	}
+	return t.m.evaluate(&dataset{xs: b.xs, ys: b.ys, ws: b.ws, n: b.n}, b.n)
+}
+
+// SetLR changes the learning rate from the next step on.
+func (t *Trainer) SetLR(lr float64) { t.m.comp.opt.SetLR(lr) }
+
+// LR returns the learning rate.
+func (t *Trainer) LR() float64 { return t.m.comp.opt.LR() }
+
+// Model returns an independent copy of the model with its current weights (and
+// optimizer state): training the Trainer further does not change it.
+func (t *Trainer) Model() (*Net, error) { return t.m.Clone() }
+
+// Free releases the compiled graphs and the device memory of the model's variables,
+// optimizer state and gradient sums. The model's weights are lost unless saved.
+func (t *Trainer) Free() {
+	if t.freed {
+		return
+	}
+	t.freed = true
+	t.m.Free()
+	if rt := t.m.comp.rt; rt != nil {
+		for _, v := range t.grads {
+			rt.Release(v)
+		}
+	}
+}
+
+// Clone returns an independent copy of a built model with its current weights and, when
+// compiled, its optimizer and state.
+func (m *Net) Clone() (*Net, error) {
+	head, values, err := m.serialize()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := encode(&buf, head, values); err != nil {
+		return nil, err
+	}
+	return decode(&buf)
+}
+
+// Free releases the model's compiled graphs and the device buffers of its variables.
+func (m *Net) Free() {
+	if m.comp == nil {
+		return
+	}
+	m.comp.free()
+	if rt := m.comp.rt; rt != nil {
+		for _, v := range m.variables() {
+			rt.Release(v)
+		}
+		if m.comp.opt != nil {
+			for _, v := range m.comp.opt.base().allSlots(m.Params()) {
+				rt.Release(v)
+			}
+		}
+	}
+}
