@@ -22,11 +22,11 @@ const elemGrain = 1 << 14
 // stride-0 row.
 type bplan struct {
 	nin   int
-	outer []int        // sizes of the outer (row) axes
-	st    [3][]int     // per input, strides of the outer axes
-	inner int          // row length
-	ist   [3]int       // per input, stride within a row
-	rows  int          // product of outer
+	outer []int    // sizes of the outer (row) axes
+	st    [3][]int // per input, strides of the outer axes
+	inner int      // row length
+	ist   [3]int   // per input, stride within a row
+	rows  int      // product of outer
 	row   func(o int, off [3]int, n int)
 	body  func(lo, hi int)
 	split bool // one row: split it between goroutines instead of rows
