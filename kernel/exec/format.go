@@ -49,11 +49,7 @@ func format(v reflect.Value, depth int, top bool) string {
 	}
 	switch v.Kind() {
 	case reflect.String:
-		s := v.String()
-		if top && strings.Contains(s, "\n") && !strings.Contains(s, "`") && strconv.CanBackquote(strings.ReplaceAll(s, "\n", "")) {
-			return "`" + s + "`"
-		}
-		return strconv.Quote(s)
+		return strconv.Quote(v.String())
 	case reflect.Interface:
 		return format(v.Elem(), depth, top)
 	case reflect.Pointer:

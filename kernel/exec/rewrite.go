@@ -91,9 +91,10 @@ func setPos(n ast.Node, pos token.Pos) {
 	})
 }
 
-// rewriteLoopVars gives loops under n the per-iteration variables of Go 1.22: a loop
-// whose body captures one of its := variables (in a function literal, which includes
-// rewritten go statements, or with &) gets `v := v` as the first statement of its body.
+// rewriteLoopVars gives loops under n the per-iteration variables of Go 1.22: when a
+// loop's body captures one of its := variables v (in a function literal, which includes
+// rewritten go statements, or with &), the loop's own variable is renamed _gml_v and the
+// body starts with `v := _gml_v`.
 // A three-clause loop whose body assigns to the variable is left alone, since the copy
 // would hide the assignment from the loop's condition and post statement; such a loop
 // keeps the old semantics (documented in doc.go).
@@ -140,15 +141,17 @@ func rewriteLoopVars(n ast.Node) {
 		lhs := make([]ast.Expr, len(copies))
 		rhs := make([]ast.Expr, len(copies))
 		for i, id := range copies {
+			// yaegi does not keep a body's `v := v` apart from the loop's v (the post
+			// statement and the range assignment see the body's), so the loop's own
+			// variable gets a private name and the body a copy under the user's name.
+			private := "_gml_" + id.Name
 			lhs[i] = &ast.Ident{NamePos: id.NamePos, Name: id.Name}
-			src := id.Name
+			rhs[i] = &ast.Ident{NamePos: id.NamePos, Name: private}
 			if threeClause {
-				// The interpreter resolves the post statement in the body's scope, so
-				// the loop's own variable gets a private name and the body a copy.
-				src = "_gml_" + id.Name
-				renameIn(n.(*ast.ForStmt), id.Name, src)
+				renameIn(n.(*ast.ForStmt), id.Name, private)
+			} else {
+				id.Name = private
 			}
-			rhs[i] = &ast.Ident{NamePos: id.NamePos, Name: src}
 		}
 		cp := &ast.AssignStmt{Lhs: lhs, TokPos: body.Lbrace, Tok: token.DEFINE, Rhs: rhs}
 		body.List = append([]ast.Stmt{cp}, body.List...)
