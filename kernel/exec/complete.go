@@ -37,7 +37,7 @@ func (i *Interp) Complete(code string, cursor int) (matches []string, start, end
 	start = cursor - utf8.RuneCountInString(prefix)
 	var cands []string
 	if wordStart > 0 && code[wordStart-1] == '.' {
-		chain := code[chainStart(code, wordStart-1):wordStart-1]
+		chain := code[chainStart(code, wordStart-1) : wordStart-1]
 		cands = i.members(chain)
 	} else {
 		cands = i.topNames()

@@ -60,7 +60,7 @@ type Interp struct {
 	run   sync.Mutex // held by Execute
 	count int        // cells executed, for cell[N] names
 
-	mu      sync.Mutex // guards the fields below
+	mu      sync.Mutex        // guards the fields below
 	imports map[string]string // package name in cells -> import path
 	decls   map[string]string // func and type names declared by cells -> "func" or "type"
 	cell    *cellState        // the running cell, nil between cells
