@@ -46,13 +46,13 @@ func offsets(shape tensor.Shape, strides []int) []int {
 }
 
 // softmaxKernel computes softmax or log-softmax of x*scale + mask over one axis. x is
-// viewed as (outer, axis, inner); each of the outer*inner rows is independent.
+// viewed as (outer, axis, inner); each of the outer*inner rows (strided by inner) is
+// independent.
 func softmaxKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	at := n.Attr().(tensor.SoftmaxAttr)
 	shape := n.Shape()
 	outer, dim, inner := shape[:at.Axis].Size(), shape[at.Axis], shape[at.Axis+1:].Size()
 	X, Y := f32s(in[0]), f32s(out)
-	scale := float64(at.Scale)
 	log := n.Op() == tensor.OpLogSoftmax
 	var mask []float32
 	var maskOuter, maskInner []int
@@ -69,44 +69,86 @@ func softmaxKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 			for r := lo; r < hi; r++ {
 				o, i := r/inner, r%inner
 				base := o*dim*inner + i
-				moff := 0
+				var m []float32
 				if mask != nil {
-					moff = maskOuter[o] + maskInner[i]
+					m = mask[maskOuter[o]+maskInner[i]:]
 				}
-				z := func(a int) float64 {
-					v := float64(X[base+a*inner]) * scale
-					if mask != nil {
-						v += float64(mask[moff+a*maskStep])
-					}
-					return v
-				}
-				m := math.Inf(-1)
-				for a := 0; a < dim; a++ {
-					m = math.Max(m, z(a))
-				}
-				var sum float64
-				for a := 0; a < dim; a++ {
-					e := math.Exp(z(a) - m)
-					sum += e
-					if !log {
-						Y[base+a*inner] = float32(e)
-					}
-				}
-				if log {
-					ls := math.Log(sum)
-					for a := 0; a < dim; a++ {
-						Y[base+a*inner] = float32(z(a) - m - ls)
-					}
-					continue
-				}
-				inv := 1 / sum
-				for a := 0; a < dim; a++ {
-					Y[base+a*inner] = float32(float64(Y[base+a*inner]) * inv)
-				}
+				softmaxStrided(X[base:], Y[base:], dim, inner, at.Scale, m, maskStep, log)
 			}
 		})
 		return nil
 	}, nil
+}
+
+// softmaxStrided writes the softmax (or log-softmax) of z_a = x[a*stride]*scale +
+// mask[a*maskStep] (no mask when nil), a < n, to y[a*stride]. y holds z between passes,
+// so x and y may be the same memory. The sum accumulates in float64.
+func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32, maskStep int, log bool) {
+	if n == 0 {
+		return
+	}
+	last := (n - 1) * stride
+	x, y = x[:last+1], y[:last+1]
+	m := float32(math.Inf(-1))
+	for a, j := 0, 0; j <= last; a, j = a+1, j+stride {
+		z := x[j] * scale
+		if mask != nil {
+			z += mask[a*maskStep]
+		}
+		y[j] = z
+		m = max(m, z)
+	}
+	var sum float64
+	for j := 0; j <= last; j += stride {
+		e := exp32(y[j] - m)
+		sum += float64(e)
+		if !log {
+			y[j] = e
+		}
+	}
+	if log {
+		shift := m + float32(math.Log(sum))
+		for j := 0; j <= last; j += stride {
+			y[j] -= shift
+		}
+		return
+	}
+	inv := float32(1 / sum)
+	for j := 0; j <= last; j += stride {
+		y[j] *= inv
+	}
+}
+
+// Constants of exp32: log2(e); ln(2) split so that k*ln2Hi is exact for |k| < 2^9; the
+// rounding constant 1.5·2²³, whose addition leaves a float32's integer part in the low
+// mantissa bits; and the range of x whose eˣ is a normal float32.
+const (
+	log2e   = 1.44269504088896341
+	ln2Hi   = 0.693359375
+	ln2Lo   = -2.12194440e-4
+	roundUp = 12582912
+	expMax  = 88.0     // above it exp32 defers to math.Exp (2^k would overflow the exponent)
+	expMin  = -87.3365 // below it eˣ is not a normal float32: exp32 returns 0
+)
+
+// exp32 returns eˣ for float32 x within about 2 ulp, several times faster than
+// math.Exp through float64: x = k·ln2 + r with |r| <= ln2/2, eʳ by its degree-7 Taylor
+// polynomial (truncation error below 6e-9), and 2ᵏ placed in the exponent bits. Results
+// that would be subnormal are 0; NaN stays NaN.
+func exp32(x float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case x < expMin:
+		return 0
+	case x > expMax:
+		return float32(math.Exp(float64(x)))
+	}
+	t := x*log2e + roundUp
+	k := t - roundUp
+	r := x - k*ln2Hi - k*ln2Lo
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	return p * math.Float32frombits((math.Float32bits(t)-(0x4B400000-127))<<23)
 }
 
 // normKernel computes layer or RMS normalisation over the trailing inner elements of
@@ -233,20 +275,7 @@ func softmaxRow(s []float32, visible int) {
 		}
 		return
 	}
-	m := math.Inf(-1)
-	for _, v := range s[:visible] {
-		m = math.Max(m, float64(v))
-	}
-	var sum float64
-	for j, v := range s[:visible] {
-		e := math.Exp(float64(v) - m)
-		s[j] = float32(e)
-		sum += e
-	}
-	inv := 1 / sum
-	for j := range s[:visible] {
-		s[j] = float32(float64(s[j]) * inv)
-	}
+	softmaxStrided(s, s, visible, 1, 1, nil, 0, false)
 	clear(s[visible:])
 }
 
