@@ -316,9 +316,9 @@ func TestRoPEKernel(t *testing.T) {
 	}
 }
 
-// TestHalfWidening checks that F16 and BF16 nodes of the E4 ops run (by widening to F32)
+// TestHalfWideningConvNorm checks that F16 and BF16 nodes of the E4 ops run (by widening to F32)
 // and agree with the F32 computation to half precision.
-func TestHalfWidening(t *testing.T) {
+func TestHalfWideningConvNorm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	build := func(g *tensor.Graph, in []*tensor.Node) []*tensor.Node {
 		x, w, q, pos := in[0], in[1], in[2], in[3]
@@ -389,4 +389,61 @@ func TestExp32(t *testing.T) {
 	if got := exp32(float32(math.NaN())); got == got {
 		t.Errorf("exp32(NaN) = %v, want NaN", got)
 	}
+}
+
+// TestNormComposites checks BatchNormTrain, BatchNormInfer and GroupNorm on the CPU
+// against per-channel and per-group float64 statistics.
+func TestNormComposites(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	g := tensor.NewGraph()
+	feeds := map[*tensor.Node]*tensor.Tensor{}
+	n, c, hw := 3, 4, 5
+	x := randInput(g, rng, feeds, n, c, hw)
+	gamma, beta := randInput(g, rng, feeds, c), randInput(g, rng, feeds, c)
+	mean, variance, y := tensor.BatchNormTrain(x, gamma, beta, []int{0, 2}, 1e-3)
+	inf := tensor.BatchNormInfer(x, gamma, beta, mean, variance, 1e-3)
+	gn := tensor.GroupNorm(x, 2, gamma, beta, 1e-5)
+	got := evalOnCPU(t, feeds, mean, variance, y, inf, gn)
+
+	X, G, B := feeds[x].Float64s(), feeds[gamma].Float64s(), feeds[beta].Float64s()
+	at := func(i, ch, p int) int { return (i*c+ch)*hw + p }
+	wantMean, wantVar := make([]float64, c), make([]float64, c)
+	wantY, wantGN := make([]float64, len(X)), make([]float64, len(X))
+	for ch := 0; ch < c; ch++ {
+		var vals []float64
+		for i := 0; i < n; i++ {
+			for p := 0; p < hw; p++ {
+				vals = append(vals, X[at(i, ch, p)])
+			}
+		}
+		norm := refNorm(vals, len(vals), nil, nil, 1e-3, false)
+		for _, v := range vals {
+			wantMean[ch] += v / float64(len(vals))
+		}
+		for _, v := range vals {
+			wantVar[ch] += (v - wantMean[ch]) * (v - wantMean[ch]) / float64(len(vals))
+		}
+		k := 0
+		for i := 0; i < n; i++ {
+			for p := 0; p < hw; p++ {
+				wantY[at(i, ch, p)] = norm[k]*G[ch] + B[ch]
+				k++
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		for grp := 0; grp < 2; grp++ {
+			lo, hi := at(i, grp*c/2, 0), at(i, (grp+1)*c/2, 0)
+			norm := refNorm(X[lo:hi], hi-lo, nil, nil, 1e-5, false)
+			for k := range norm {
+				ch := grp*c/2 + k/hw
+				wantGN[lo+k] = norm[k]*G[ch] + B[ch]
+			}
+		}
+	}
+	checkClose(t, "batch norm mean", got[0], wantMean, 1e-5)
+	checkClose(t, "batch norm variance", got[1], wantVar, 1e-5)
+	checkClose(t, "batch norm train", got[2], wantY, 1e-5)
+	checkClose(t, "batch norm infer", got[3], wantY, 1e-5)
+	checkClose(t, "group norm", got[4], wantGN, 1e-5)
 }
