@@ -50,6 +50,9 @@ func benchCPU(args []string) error {
 	blasErr := openblas.Load()
 	if blasErr != nil {
 		fmt.Fprintln(os.Stderr, "gml bench cpu: no reference figures:", blasErr)
+	} else {
+		fmt.Fprintf(os.Stderr, "gml bench cpu: %v against %s (%s), %d threads, best of %d runs\n",
+			impl, openblas.Path(), openblas.Config(), parallel.Workers(), *runs)
 	}
 	t := timer{runs: *runs, minTime: *minTime}
 	for _, n := range sizes {
@@ -160,8 +163,10 @@ func benchAdd(t timer) {
 	a, b, c := randomF32(n, 6), randomF32(n, 7), make([]float32, n)
 	v, _ := t.best(3*4*n, func() error {
 		parallel.For(n, 1<<16, func(lo, hi int) {
-			for i, x := range a[lo:hi] {
-				c[lo+i] = x + b[lo+i]
+			x, y, z := a[lo:hi], b[lo:hi], c[lo:hi]
+			y, z = y[:len(x)], z[:len(x)]
+			for i, v := range x {
+				z[i] = v + y[i]
 			}
 		})
 		return nil

@@ -28,6 +28,9 @@ func (i Impl) Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64
 		return nil
 	}
 	if i == OpenBLAS {
+		if err := fitsCBLAS(m, n, k, lda, ldb, ldc); err != nil {
+			return err
+		}
 		openblas.Dgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return nil
 	}

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -139,6 +140,9 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 		if err := openblas.Load(); err != nil {
 			return err
 		}
+		if err := fitsCBLAS(m, n, k, lda, ldb, ldc); err != nil {
+			return err
+		}
 		openblas.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return nil
 	case Native:
@@ -153,6 +157,16 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 	}
 	sgemm(kern, parallelOK, m, n, k, alpha, matrix{a, lda, transA}, matrix{b, ldb, transB},
 		beta, c, ldc)
+	return nil
+}
+
+// fitsCBLAS reports an error when a size does not fit CBLAS's 32-bit int.
+func fitsCBLAS(sizes ...int) error {
+	for _, v := range sizes {
+		if v > math.MaxInt32 {
+			return fmt.Errorf("gemm: size %d is too large for OpenBLAS's 32-bit interface; use GML_BLAS=native", v)
+		}
+	}
 	return nil
 }
 
