@@ -81,7 +81,7 @@ func softmaxOf(x, mask *Node, axis int, scale float32, log bool) *Node {
 }
 
 // attentionOf decomposes OpAttention: scores = q kᵀ * scale (+ mask) (+ causal -Inf above
-// the shifted diagonal), softmax over keys, times v.
+// the diagonal), softmax over keys, times v.
 func attentionOf(n *Node) *Node {
 	at := n.attr.(AttentionAttr)
 	q, k, v := n.inputs[0], n.inputs[1], n.inputs[2]
@@ -104,14 +104,12 @@ func attentionOf(n *Node) *Node {
 }
 
 // CausalMask returns the additive (tq, tk) mask of causal attention: 0 where key j is
-// visible to query i (j <= i + tk - tq), -Inf elsewhere.
+// visible to query i (j <= i), -Inf elsewhere.
 func CausalMask(dt DType, tq, tk int) *Tensor {
 	t := New(dt, tq, tk)
 	for i := 0; i < tq; i++ {
-		for j := i + tk - tq + 1; j < tk; j++ {
-			if j >= 0 {
-				t.SetFloat(i*tk+j, math.Inf(-1))
-			}
+		for j := i + 1; j < tk; j++ {
+			t.SetFloat(i*tk+j, math.Inf(-1))
 		}
 	}
 	return t

@@ -174,10 +174,11 @@ func trailingAxes(axes []int, shape Shape) ([]int, error) {
 
 // Attention returns softmax(q kᵀ * scale + mask) v for q (..., Tq, D), k (..., Tk, D) and
 // v (..., Tk, Dv) with equal leading (batch, head) axes; the output is (..., Tq, Dv). mask
-// (nil for none) is additive and broadcasts to (..., Tq, Tk). With Causal, query i sees
-// keys j <= i + Tk - Tq (the causal diagonal aligned at the last query, so a query
-// block appended to a key/value cache sees the whole cache). A Scale of 0 means
-// 1/sqrt(D). A query that sees no key gets NaN.
+// (nil for none) is additive and broadcasts to (..., Tq, Tk); a query whose keys are all
+// masked gets NaN. With Causal, query i sees keys j <= i (the upper-left-aligned
+// triangle of PyTorch's is_causal and ONNX's Attention, also when Tq != Tk; decoding
+// against a key/value cache passes an explicit mask instead), and a mask may be given
+// as well. A Scale of 0 means 1/sqrt(D).
 func Attention(q, k, v, mask *Node, attr AttentionAttr) *Node {
 	if mask == nil {
 		return Apply(OpAttention, attr, q, k, v)

@@ -135,10 +135,16 @@ func TestDecomposeShapes(t *testing.T) {
 }
 
 func TestCausalMask(t *testing.T) {
-	m := CausalMask(F32, 2, 4).Float32s()
 	inf := float32(math.Inf(-1))
-	want := []float32{0, 0, 0, inf, 0, 0, 0, 0}
-	if !slices.Equal(m, want) {
-		t.Errorf("CausalMask(2, 4) = %v, want %v", m, want)
+	for _, c := range []struct {
+		tq, tk int
+		want   []float32
+	}{
+		{2, 4, []float32{0, inf, inf, inf, 0, 0, inf, inf}},
+		{3, 2, []float32{0, inf, 0, 0, 0, 0}},
+	} {
+		if m := CausalMask(F32, c.tq, c.tk).Float32s(); !slices.Equal(m, c.want) {
+			t.Errorf("CausalMask(%d, %d) = %v, want %v", c.tq, c.tk, m, c.want)
+		}
 	}
 }

@@ -225,7 +225,6 @@ func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, err
 	}
 	group := max(1, min(batch, attentionScratchFloats/max(tq*tk, 1)))
 	scores := make([]float32, group*tq*tk)
-	shift := tk - tq // causal: query i sees keys j <= i + shift
 	return func() error {
 		if tq == 0 || batch == 0 {
 			return nil
@@ -252,7 +251,7 @@ func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, err
 					}
 					visible := tk
 					if at.Causal {
-						visible = max(0, min(tk, i+shift+1))
+						visible = min(tk, i+1) // query i sees keys j <= i
 					}
 					softmaxRow(s, visible)
 				}

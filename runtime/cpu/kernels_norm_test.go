@@ -224,7 +224,7 @@ func refAttention(q, k, v []float64, batch, tq, tk, d, dv int, scale float64, ca
 					s[j] += q[(b*tq+i)*d+e] * k[(b*tk+j)*d+e]
 				}
 				s[j] = s[j]*scale + mask(b, i, j)
-				if causal && j > i+tk-tq {
+				if causal && j > i {
 					s[j] = math.Inf(-1)
 				}
 			}
@@ -247,6 +247,7 @@ func TestAttentionKernel(t *testing.T) {
 	}{
 		{tensor.Shape{2, 3, 5, 8}, tensor.Shape{2, 3, 5, 8}, tensor.Shape{2, 3, 5, 8}, nil, tensor.AttentionAttr{Causal: true}},
 		{tensor.Shape{1, 2, 4, 6}, tensor.Shape{1, 2, 7, 6}, tensor.Shape{1, 2, 7, 5}, tensor.Shape{4, 7}, tensor.AttentionAttr{Causal: true}},
+		{tensor.Shape{1, 1, 6, 4}, tensor.Shape{1, 1, 3, 4}, tensor.Shape{1, 1, 3, 2}, nil, tensor.AttentionAttr{Causal: true}},
 		{tensor.Shape{2, 5, 4}, tensor.Shape{2, 3, 4}, tensor.Shape{2, 3, 3}, tensor.Shape{2, 1, 3}, tensor.AttentionAttr{Scale: 0.3}},
 		{tensor.Shape{3, 1, 9}, tensor.Shape{3, 6, 9}, tensor.Shape{3, 6, 2}, nil, tensor.AttentionAttr{}},
 	} {
