@@ -63,10 +63,10 @@ func lookup(op tensor.Op, dt tensor.DType) kernelFactory {
 	return nil
 }
 
-// Supports reports whether the backend can compute n: a source, or an op with a kernel
-// for its input dtype (directly or by widening half types to F32).
+// Supports reports whether the backend can compute n: a source, a reshape, or an op
+// with a kernel for its input dtype (directly or by widening half types to F32).
 func (c *Backend) Supports(n *tensor.Node) bool {
-	if n.Op().Kind() == tensor.KindSource {
+	if n.Op().Kind() == tensor.KindSource || n.Op() == tensor.OpReshape {
 		return true
 	}
 	if lookup(n.Op(), keyDType(n)) != nil {

@@ -1,0 +1,219 @@
+package cpu_test
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// refReduce groups the elements of x (shape s) by their coordinates off axes and folds
+// each group with f; it returns the output shape (with keepDims) and values.
+func refReduce(xv []float64, s tensor.Shape, axes []int, keep bool, f func([]float64) float64) (tensor.Shape, []float64) {
+	if len(axes) == 0 {
+		for i := range s {
+			axes = append(axes, i)
+		}
+	}
+	var out tensor.Shape
+	for i, d := range s {
+		switch {
+		case !slices.Contains(axes, i):
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	groups := make([][]float64, out.Size())
+	for i, v := range xv {
+		c := unflat(i, s)
+		var oc []int
+		for a := range s {
+			switch {
+			case !slices.Contains(axes, a):
+				oc = append(oc, c[a])
+			case keep:
+				oc = append(oc, 0)
+			}
+		}
+		o := flat(oc, out)
+		groups[o] = append(groups[o], v)
+	}
+	res := make([]float64, len(groups))
+	for i, g := range groups {
+		res[i] = f(g)
+	}
+	return out, res
+}
+
+func refSum(g []float64) float64 {
+	s := 0.0
+	for _, v := range g {
+		s += v
+	}
+	return s
+}
+
+func refVar(corr int) func([]float64) float64 {
+	return func(g []float64) float64 {
+		m := refSum(g) / float64(len(g))
+		ss := 0.0
+		for _, v := range g {
+			ss += (v - m) * (v - m)
+		}
+		return ss / float64(len(g)-corr)
+	}
+}
+
+func TestReduceKernels(t *testing.T) {
+	ops := []struct {
+		name  string
+		build func(x *tensor.Node, axes []int, keep bool) *tensor.Node
+		ref   func([]float64) float64
+	}{
+		{"sum", tensor.Sum, refSum},
+		{"mean", tensor.Mean, func(g []float64) float64 { return refSum(g) / float64(len(g)) }},
+		{"max", tensor.Max, func(g []float64) float64 { return slices.Max(g) }},
+		{"min", tensor.Min, func(g []float64) float64 { return slices.Min(g) }},
+		{"prod", tensor.Prod, func(g []float64) float64 {
+			p := 1.0
+			for _, v := range g {
+				p *= v
+			}
+			return p
+		}},
+		{"var0", func(x *tensor.Node, axes []int, keep bool) *tensor.Node { return tensor.Variance(x, axes, keep, 0) }, refVar(0)},
+		{"var1", func(x *tensor.Node, axes []int, keep bool) *tensor.Node { return tensor.Variance(x, axes, keep, 1) }, refVar(1)},
+	}
+	shape := tensor.Shape{2, 3, 4}
+	axesSets := [][]int{nil, {0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1}, {-1, 0}}
+	for _, op := range ops {
+		for _, axes := range axesSets {
+			for _, keep := range []bool{false, true} {
+				e := newEnv(t)
+				x, xv := e.f32(shape...)
+				outShape, want := refReduce(xv, shape, resolve(axes, 3), keep, op.ref)
+				check(t, op.name, e.run(op.build(x, axes, keep))[0], outShape, want, 1e-5)
+			}
+		}
+		// A long full reduction (split across goroutines) and a reduction over size-1 axes.
+		e := newEnv(t)
+		x, xv := e.input(tensor.F32, 0.999, 1.001, 100003)
+		_, want := refReduce(xv, tensor.Shape{100003}, nil, false, op.ref)
+		check(t, op.name+" long", e.run(op.build(x, nil, false))[0], tensor.Shape{}, want, 1e-4)
+		y, yv := e.f32(1, 5, 1)
+		_, want = refReduce(yv, tensor.Shape{1, 5, 1}, []int{0, 2}, false, op.ref)
+		if op.name != "var1" {
+			check(t, op.name+" size-1 axes", e.run(op.build(y, []int{0, 2}, false))[0], tensor.Shape{5}, want, 1e-5)
+		}
+	}
+}
+
+func resolve(axes []int, rank int) []int {
+	var out []int
+	for _, a := range axes {
+		if a < 0 {
+			a += rank
+		}
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestReduceEmptyAndInt(t *testing.T) {
+	e := newEnv(t)
+	x, _ := e.f32(0, 3)
+	n, nv := e.input(tensor.I64, -50, 50, 3, 4)
+	res := e.run(tensor.Sum(x, []int{0}, false), tensor.Prod(x, []int{0}, false), tensor.Mean(x, []int{0}, false),
+		tensor.Sum(n, []int{1}, false), tensor.Max(n, []int{0}, true), tensor.Prod(n, nil, false))
+	check(t, "sum empty", res[0], tensor.Shape{3}, []float64{0, 0, 0}, 0)
+	check(t, "prod empty", res[1], tensor.Shape{3}, []float64{1, 1, 1}, 0)
+	check(t, "mean empty", res[2], tensor.Shape{3}, []float64{math.NaN(), math.NaN(), math.NaN()}, 0)
+	_, sum := refReduce(nv, tensor.Shape{3, 4}, []int{1}, false, refSum)
+	check(t, "int sum", res[3], tensor.Shape{3}, sum, 0)
+	_, mx := refReduce(nv, tensor.Shape{3, 4}, []int{0}, true, func(g []float64) float64 { return slices.Max(g) })
+	check(t, "int max", res[4], tensor.Shape{1, 4}, mx, 0)
+	p := int64(1)
+	for _, v := range nv {
+		p *= int64(v)
+	}
+	check(t, "int prod", res[5], tensor.Shape{}, []float64{float64(p)}, 0)
+}
+
+func TestArgCumTopK(t *testing.T) {
+	shape := tensor.Shape{3, 4, 5}
+	for axis := 0; axis < 3; axis++ {
+		e := newEnv(t)
+		x, xv := e.f32(shape...)
+		vals, idx := tensor.TopK(x, 2, axis, true)
+		_, small := tensor.TopK(x, 3, axis, false)
+		res := e.run(tensor.ArgMax(x, axis, false), tensor.ArgMin(x, axis, true),
+			tensor.CumSum(x, axis, false, false), tensor.CumSum(x, axis, true, true), vals, idx, small)
+		argOf := func(better func(a, b float64) bool) func([]float64) float64 {
+			return func(g []float64) float64 {
+				bi := 0
+				for i, v := range g {
+					if better(v, g[bi]) {
+						bi = i
+					}
+				}
+				return float64(bi)
+			}
+		}
+		os, amax := refReduce(xv, shape, []int{axis}, false, argOf(func(a, b float64) bool { return a > b }))
+		check(t, "argmax", res[0], os, amax, 0)
+		os, amin := refReduce(xv, shape, []int{axis}, true, argOf(func(a, b float64) bool { return a < b }))
+		check(t, "argmin", res[1], os, amin, 0)
+		cum, cumExRev := make([]float64, len(xv)), make([]float64, len(xv))
+		for i := range xv {
+			c := unflat(i, shape)
+			for k := 0; k < shape[axis]; k++ {
+				cc := slices.Clone(c)
+				cc[axis] = k
+				v := xv[flat(cc, shape)]
+				if k <= c[axis] {
+					cum[i] += v
+				}
+				if k > c[axis] {
+					cumExRev[i] += v
+				}
+			}
+		}
+		check(t, "cumsum", res[2], shape, cum, 1e-5)
+		check(t, "cumsum exclusive reverse", res[3], shape, cumExRev, 1e-5)
+		// TopK: sort each line's indices by value.
+		ks := shape.Clone()
+		ks[axis] = 2
+		wantIdx, wantVal := make([]float64, ks.Size()), make([]float64, ks.Size())
+		small3 := shape.Clone()
+		small3[axis] = 3
+		wantSmall := make([]float64, small3.Size())
+		for i := range wantIdx {
+			c := unflat(i, ks)
+			line := make([]int, shape[axis])
+			for k := range line {
+				line[k] = k
+			}
+			at := func(k int) float64 { cc := slices.Clone(c); cc[axis] = k; return xv[flat(cc, shape)] }
+			sort.SliceStable(line, func(a, b int) bool { return at(line[a]) > at(line[b]) })
+			wantIdx[i] = float64(line[c[axis]])
+			wantVal[i] = at(line[c[axis]])
+		}
+		for i := range wantSmall {
+			c := unflat(i, small3)
+			line := make([]int, shape[axis])
+			for k := range line {
+				line[k] = k
+			}
+			at := func(k int) float64 { cc := slices.Clone(c); cc[axis] = k; return xv[flat(cc, shape)] }
+			sort.SliceStable(line, func(a, b int) bool { return at(line[a]) < at(line[b]) })
+			wantSmall[i] = float64(line[c[axis]])
+		}
+		check(t, "topk values", res[4], ks, wantVal, 0)
+		check(t, "topk indices", res[5], ks, wantIdx, 0)
+		check(t, "topk smallest", res[6], small3, wantSmall, 0)
+	}
+}

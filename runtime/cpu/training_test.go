@@ -1,0 +1,100 @@
+package cpu_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+func TestDropoutKernels(t *testing.T) {
+	const rate = 0.3
+	e := newEnv(t)
+	x, xv := e.f32(1000)
+	seed := e.feed(tensor.I32, []float64{42}, 1)
+	res := e.run(tensor.Dropout(x, seed, rate), tensor.DropoutMask(x, seed, rate))
+	want, mask := make([]float64, len(xv)), make([]float64, len(xv))
+	kept := 0
+	for i, v := range xv {
+		if tensor.DropoutKeep(42, uint32(i), rate) {
+			mask[i] = float64(float32(1 / (1 - rate)))
+			want[i] = float64(float32(v) * float32(mask[i]))
+			kept++
+		}
+	}
+	check(t, "dropout", res[0], tensor.Shape{1000}, want, 0)
+	check(t, "dropout mask", res[1], tensor.Shape{1000}, mask, 0)
+	if kept < 650 || kept > 750 {
+		t.Errorf("kept %d of 1000 at rate %v", kept, rate)
+	}
+}
+
+// variable adds a variable initialised with random values and returns its node and values.
+func (e *env) variable(name string, shape ...int) (*tensor.Node, []float64) {
+	init := tensor.New(tensor.F32, shape...)
+	vals := make([]float64, init.Len())
+	for i := range vals {
+		init.SetFloat(i, e.rng.Float64()-0.5)
+		vals[i] = init.Float(i)
+	}
+	return e.g.Var(tensor.NewVariable(name, init)), vals
+}
+
+func TestOptimizerKernels(t *testing.T) {
+	for _, nesterov := range []bool{false, true} {
+		e := newEnv(t)
+		p, pv := e.variable("p", 3, 4)
+		vel, vv := e.variable("vel", 3, 4)
+		g, gv := e.f32(3, 4)
+		lr := e.feed(tensor.F32, []float64{0.1}, 1)
+		at := tensor.SGDAttr{Momentum: 0.9, WeightDecay: 0.01, Nesterov: nesterov}
+		res := e.run(tensor.SGDUpdate(p, g, vel, lr, at), vel)
+		wantP, wantV := make([]float64, len(pv)), make([]float64, len(pv))
+		for i := range pv {
+			gi := gv[i] + 0.01*pv[i]
+			wantV[i] = 0.9*vv[i] + gi
+			step := wantV[i]
+			if nesterov {
+				step = gi + 0.9*wantV[i]
+			}
+			wantP[i] = pv[i] - 0.1*step
+		}
+		check(t, "sgd param", res[0], tensor.Shape{3, 4}, wantP, 1e-6)
+		check(t, "sgd velocity", res[1], tensor.Shape{3, 4}, wantV, 1e-6)
+	}
+	for _, decoupled := range []bool{false, true} {
+		e := newEnv(t)
+		p, pv := e.variable("p", 5)
+		m, mv := e.variable("m", 5)
+		v, vv := e.variable("v", 5)
+		for i := range vv {
+			vv[i] = math.Abs(vv[i])
+		}
+		vAbs := tensor.Assign(v, tensor.Abs(v))
+		g, gv := e.f32(5)
+		lr := e.feed(tensor.F32, []float64{0.01}, 1)
+		step := e.feed(tensor.I64, []float64{3}, 1)
+		at := tensor.AdamAttr{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1, Decoupled: decoupled}
+		// Assign runs first (graph order), so the update reads |v|.
+		res := e.run(vAbs, tensor.AdamUpdate(p, g, m, v, lr, step, at), m, v)
+		wantP, wantM, wantV := make([]float64, 5), make([]float64, 5), make([]float64, 5)
+		for i := range pv {
+			gi := gv[i]
+			decay := 1.0
+			if decoupled {
+				decay = 1 - 0.01*0.1
+			} else {
+				gi += 0.1 * pv[i]
+			}
+			wantM[i] = 0.9*mv[i] + 0.1*gi
+			wantV[i] = 0.999*vv[i] + 0.001*gi*gi
+			mh, vh := wantM[i]/(1-math.Pow(0.9, 3)), wantV[i]/(1-math.Pow(0.999, 3))
+			wantP[i] = pv[i]*decay - 0.01*mh/(math.Sqrt(vh)+1e-8)
+		}
+		// Assign's output aliases the variable, so after the run it holds the updated moment.
+		check(t, "assign", res[0], tensor.Shape{5}, wantV, 1e-6)
+		check(t, "adam param", res[1], tensor.Shape{5}, wantP, 1e-5)
+		check(t, "adam m", res[2], tensor.Shape{5}, wantM, 1e-6)
+		check(t, "adam v", res[3], tensor.Shape{5}, wantV, 1e-6)
+	}
+}
