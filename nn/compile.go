@@ -233,7 +233,6 @@ func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape)
 	err = tensor.Catch(func() {
 		g := tensor.NewGraph()
 		c := newFwd(g, kind == "train")
-		p.seed = c.seed
 		for i, in := range m.inputs {
 			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d_%s", i, in.name), in.spec.DType, append([]int{batch}, in.spec.Shape...)...))
 		}
@@ -244,6 +243,7 @@ func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape)
 			return
 		}
 		fetch = m.lossGraph(g, c, p, outs, batch, ys, ws)
+		p.seed = c.seed
 		p.names = m.scalarNames()
 		if kind == "train" {
 			fetch = append(fetch, m.updateGraph(g, p, fetch[0])...)

@@ -300,7 +300,9 @@ func (m *Net) trainStep(b *batch, specs []Spec) ([]float64, error) {
 	feeds := m.feeds(p, b)
 	feeds[p.lr] = tensor.Scalar(tensor.F32, o.C.LR)
 	feeds[p.step] = tensor.Scalar(tensor.F32, float64(o.steps+1))
-	feeds[p.seed] = tensor.Scalar(tensor.I32, float64(int32(uint32(m.comp.seed)+uint32(o.steps)*2654435761)))
+	if p.seed != nil {
+		feeds[p.seed] = stepSeed(m.comp.seed, o.steps)
+	}
 	out, err := p.exe.Run(feeds)
 	if err != nil {
 		return nil, err
@@ -377,4 +379,10 @@ func (l Logs) String() string {
 		fmt.Fprintf(&b, "%s=%.4f", k, l[k])
 	}
 	return b.String()
+}
+
+// stepSeed is the dropout seed of a training step: distinct per step, reproducible from
+// the Compile seed.
+func stepSeed(seed uint64, step int) *tensor.Tensor {
+	return tensor.Scalar(tensor.I32, float64(int32(uint32(seed)+uint32(step)*2654435761)))
 }

@@ -32,7 +32,7 @@ func blobs(n, dim, classes int, seed uint64) (*tensor.Tensor, *tensor.Tensor) {
 func TestFitMLPBlobs(t *testing.T) {
 	SetSeed(1)
 	x, y := blobs(512, 8, 3, 1)
-	m := Sequential(Dense(16, Activation("relu")), Dense(3, Activation("softmax")))
+	m := Sequential(Dense(16, Activation("relu")), Dropout(0.1), Dense(3, Activation("softmax")))
 	if err := m.Compile(Adam(1e-2), Loss("sparse_categorical_crossentropy"), Metrics("accuracy"), Device("cpu")); err != nil {
 		t.Fatal(err)
 	}

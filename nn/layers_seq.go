@@ -313,6 +313,9 @@ func (l *attention) forward(c *fwd, in []*tensor.Node) *tensor.Node {
 	}
 	b, t, d := x.Shape()[0], x.Shape()[1], x.Shape()[2]
 	s := ctx.Shape()[1]
+	if mask != nil && mask.Shape().Rank() == 3 { // (batch, time, context time): one mask for every head
+		mask = tensor.Reshape(mask, b, 1, t, s)
+	}
 	h := l.C.Heads
 	heads := func(y *tensor.Node, n int) *tensor.Node { // (B, n, D) -> (B, H, n, D/H)
 		return tensor.Permute(tensor.Reshape(y, b, n, h, d/h), 0, 2, 1, 3)

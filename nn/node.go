@@ -122,10 +122,13 @@ func inferSpec(l Layer, in []Spec) (Spec, error) {
 type fwd struct {
 	g        *tensor.Graph
 	training bool
-	seed     *tensor.Node
+	seed     *tensor.Node // created by the first dropout site
 	seeds    int
 	updates  []*tensor.Node
 	logits   map[*tensor.Node]logit
+	// vars, when set, replaces variables by other nodes (gradient checks feed weights
+	// as inputs this way).
+	vars map[*tensor.Variable]*tensor.Node
 }
 
 // logit remembers that an activated node came from pre through activation act.
@@ -135,18 +138,22 @@ type logit struct {
 }
 
 func newFwd(g *tensor.Graph, training bool) *fwd {
-	c := &fwd{g: g, training: training, logits: map[*tensor.Node]logit{}}
-	if training {
-		c.seed = g.Input("dropout_seed", tensor.I32)
-	}
-	return c
+	return &fwd{g: g, training: training, logits: map[*tensor.Node]logit{}}
 }
 
 // dropoutSeed returns a seed node distinct for each dropout site of the graph.
 func (c *fwd) dropoutSeed() *tensor.Node {
+	if c.seed == nil {
+		c.seed = c.g.Input("dropout_seed", tensor.I32)
+	}
 	c.seeds++
 	return tensor.AddScalar(c.seed, float64(c.seeds*7919))
 }
 
 // v returns the graph's node for variable v.
-func (c *fwd) v(v *tensor.Variable) *tensor.Node { return c.g.Var(v) }
+func (c *fwd) v(v *tensor.Variable) *tensor.Node {
+	if n, ok := c.vars[v]; ok {
+		return n
+	}
+	return c.g.Var(v)
+}

@@ -56,7 +56,11 @@ func (t *Trainer) Step(x, y any) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	out, err := p.exe.Run(t.m.feeds(p, b))
+	feeds := t.m.feeds(p, b)
+	if p.seed != nil {
+		feeds[p.seed] = stepSeed(t.m.comp.seed, t.count)
+	}
+	out, err := p.exe.Run(feeds)
 	if err != nil {
 		return 0, err
 	}
@@ -115,11 +119,11 @@ func (t *Trainer) accumProgram(n int, specs []Spec, ws []tensor.Shape) (*program
 	err = tensor.Catch(func() {
 		g := tensor.NewGraph()
 		c := newFwd(g, true)
-		p.seed = c.seed
 		for i, in := range m.inputs {
 			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d", i), in.spec.DType, append([]int{n}, in.spec.Shape...)...))
 		}
 		fetch = m.lossGraph(g, c, p, m.forward(c, p.xs), n, specs, ws)[:1]
+		p.seed = c.seed
 		nodes := make([]*tensor.Node, len(params))
 		for i, v := range params {
 			nodes[i] = g.Var(v)
