@@ -82,6 +82,30 @@ func SamePadding(in, kernel, stride, dilation []int, lower bool) (begin, end []i
 	return begin, end
 }
 
+// CeilModePadding returns the end padding under which the usual (floor) output size of a
+// pooling or convolution window equals the ceil_mode size of ONNX and PyTorch,
+// ceil((in + padBegin + padEnd - dilation*(kernel-1) - 1)/stride) + 1, less the last
+// window when it would start past the input and the begin padding (PyTorch's rule).
+// The extra end padding is never counted by average pooling (CountIncludePad counts
+// only the pads it is given, so leave it unset for ceil-mode pooling that excludes
+// padding). dilation may be nil (all 1).
+func CeilModePadding(in, kernel, stride, dilation, padBegin, padEnd []int) []int {
+	out := make([]int, len(in))
+	for i := range in {
+		eff := kernel[i]
+		if dilation != nil {
+			eff = dilation[i]*(kernel[i]-1) + 1
+		}
+		padded := in[i] + padBegin[i] + padEnd[i]
+		n := (padded-eff+stride[i]-1)/stride[i] + 1
+		if (n-1)*stride[i] >= in[i]+padBegin[i] {
+			n--
+		}
+		out[i] = padEnd[i] + max(0, (n-1)*stride[i]+eff-padded)
+	}
+	return out
+}
+
 // ConvOptions configures Conv1D, Conv2D and ConvTranspose2D. The zero value is stride 1,
 // dilation 1, no padding and one group. Stride, Dilation and OutputPadding hold one value
 // per spatial axis or one value for all of them.

@@ -201,3 +201,20 @@ func TestParsePadding(t *testing.T) {
 		t.Errorf("ParsePadding(full): error %v, want one naming the value", err)
 	}
 }
+
+func TestCeilModePadding(t *testing.T) {
+	for _, c := range []struct {
+		in, k, s, pb, pe, want int
+	}{
+		{14, 3, 2, 0, 0, 1}, // floor gives 6 windows, ceil 7
+		{13, 3, 2, 0, 0, 0}, // exact: no change
+		{5, 2, 2, 1, 1, 1},  // the extra window would start in the end padding: dropped
+		{7, 2, 3, 0, 0, 1},  // ceil adds a window over the last input element
+		{10, 3, 3, 1, 0, 1}, // with begin padding
+	} {
+		got := CeilModePadding([]int{c.in}, []int{c.k}, []int{c.s}, nil, []int{c.pb}, []int{c.pe})
+		if got[0] != c.want {
+			t.Errorf("CeilModePadding(in %d, k %d, s %d, pads %d %d) = %v, want %d", c.in, c.k, c.s, c.pb, c.pe, got, c.want)
+		}
+	}
+}
