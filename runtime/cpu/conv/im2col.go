@@ -14,15 +14,7 @@ func col2im(p Params, col, x []float32) {
 			for s := 0; s < p.KernelW; s++ {
 				row := col[((c*p.KernelH+r)*p.KernelW+s)*plane:][:plane]
 				iw0 := s*p.DilationW - p.PadLeft
-				// Output columns q with 0 <= iw0 + q*StrideW < InW.
-				qlo := 0
-				if iw0 < 0 {
-					qlo = (-iw0 + p.StrideW - 1) / p.StrideW
-				}
-				qhi := 0
-				if last := p.InW - 1 - iw0; last >= 0 {
-					qhi = min(ow, last/p.StrideW+1)
-				}
+				qlo, qhi := validColumns(iw0, p.StrideW, p.InW, ow)
 				if qhi <= qlo {
 					continue
 				}

@@ -15,26 +15,125 @@ type fieldPanel struct {
 	transposed bool
 }
 
-// PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) as gemm.BPacker describes. Per
-// strip of PackWidth columns it resolves the columns once (positions, or taps when
-// transposed) into a vertical offset, a horizontal offset and a flat offset into x; then
-// each entry of a row costs two range checks and one load.
+// PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) as gemm.BPacker describes.
 func (f fieldPanel) PackB(dst []float32, p0, kb, j0, nb int) {
+	if f.transposed {
+		f.packTaps(dst, p0, kb, j0, nb)
+	} else {
+		f.packPositions(dst, p0, kb, j0, nb)
+	}
+}
+
+// run is a stretch of consecutive columns of a strip (strip columns [t0, t0+n)) that lie
+// in one output row: output columns [q0, q0+n) of the row whose receptive fields start
+// at input row ih0 (before the tap's offset).
+type run struct{ t0, n, ih0, q0 int }
+
+// packPositions packs the column matrix itself (rows are taps, columns positions). Each
+// strip is cut into runs of one output row; within a run, a tap reads one input row at
+// evenly spaced columns, so a row of the strip is a few clipped strided copies.
+func (f fieldPanel) packPositions(dst []float32, p0, kb, j0, nb int) {
 	const w = gemm.PackWidth
-	var colH, colW, colOff [w]int
-	h, wd := f.p.InH, f.p.InW
+	p := f.p
+	var runs [w]run
+	// Per horizontal tap s: the input column of output column 0, and the output columns
+	// whose input column is inside the image.
+	iw0s, qlos, qhis := make([]int, p.KernelW), make([]int, p.KernelW), make([]int, p.KernelW)
+	for s := range iw0s {
+		iw0s[s] = s*p.DilationW - p.PadLeft
+		qlos[s], qhis[s] = validColumns(iw0s[s], p.StrideW, p.InW, f.ow)
+	}
+	for s0 := 0; s0 < nb; s0 += w {
+		cols := min(w, nb-s0)
+		count := 0
+		for t := 0; t < cols; {
+			j := j0 + s0 + t
+			o, q := j/f.ow, j%f.ow
+			n := min(cols-t, f.ow-q)
+			runs[count] = run{t0: t, n: n, ih0: o*p.StrideH - p.PadTop, q0: q}
+			count++
+			t += n
+		}
+		d := dst[s0*kb:][:kb*w]
+		rs := p.KernelH * p.KernelW
+		c, r, s := p0/rs, p0%rs/p.KernelW, p0%p.KernelW
+		for pp := 0; pp < kb; pp++ {
+			dp := (*[w]float32)(d[pp*w:])
+			*dp = [w]float32{}
+			xc := f.x[c*p.InH*p.InW:][:p.InH*p.InW]
+			iw0, qlo, qhi := iw0s[s], qlos[s], qhis[s]
+			for _, rn := range runs[:count] {
+				ih := rn.ih0 + r*p.DilationH
+				if uint(ih) >= uint(p.InH) {
+					continue
+				}
+				lo := min(max(qlo-rn.q0, 0), rn.n)
+				hi := min(max(qhi-rn.q0, lo), rn.n)
+				gather(dp[rn.t0+lo:rn.t0+hi], xc[ih*p.InW:][:p.InW], iw0+(rn.q0+lo)*p.StrideW, p.StrideW)
+			}
+			if s++; s == p.KernelW {
+				s = 0
+				if r++; r == p.KernelH {
+					r, c = 0, c+1
+				}
+			}
+		}
+	}
+}
+
+// gather sets dst[i] = src[start + i*stride].
+func gather(dst, src []float32, start, stride int) {
+	if len(dst) == 0 {
+		return
+	}
+	if stride == 1 {
+		src = src[start:][:len(dst)]
+		for i := range dst {
+			dst[i] = src[i]
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = src[start+i*stride]
+	}
+}
+
+// validColumns returns the output columns [qlo, qhi) (within [0, ow)) whose input column
+// iw0 + q*stride lies inside [0, inW); qhi <= qlo when there are none.
+func validColumns(iw0, stride, inW, ow int) (qlo, qhi int) {
+	if iw0 < 0 {
+		qlo = (-iw0 + stride - 1) / stride
+	}
+	if last := inW - 1 - iw0; last >= 0 {
+		qhi = min(ow, last/stride+1)
+	}
+	return qlo, qhi
+}
+
+// packTaps packs the transposed column matrix (rows are positions, columns taps): per
+// strip it resolves its taps once, then each entry costs two range checks and a load.
+func (f fieldPanel) packTaps(dst []float32, p0, kb, j0, nb int) {
+	const w = gemm.PackWidth
+	var tapH, tapW, tapOff [w]int
+	p := f.p
+	rs := p.KernelH * p.KernelW
 	for s0 := 0; s0 < nb; s0 += w {
 		cols := min(w, nb-s0)
 		for t := 0; t < cols; t++ {
-			colH[t], colW[t], colOff[t] = f.resolve(j0+s0+t, !f.transposed)
+			i := j0 + s0 + t
+			c, r, s := i/rs, i%rs/p.KernelW, i%p.KernelW
+			tapH[t], tapW[t] = r*p.DilationH, s*p.DilationW
+			tapOff[t] = c*p.InH*p.InW + tapH[t]*p.InW + tapW[t]
 		}
 		d := dst[s0*kb:][:kb*w]
 		for pp := 0; pp < kb; pp++ {
-			rowH, rowW, rowOff := f.resolve(p0+pp, f.transposed)
+			o, q := (p0+pp)/f.ow, (p0+pp)%f.ow
+			ih, iw := o*p.StrideH-p.PadTop, q*p.StrideW-p.PadLeft
+			off := ih*p.InW + iw
 			dp := d[pp*w:][:w]
 			for t := 0; t < cols; t++ {
-				if uint(colH[t]+rowH) < uint(h) && uint(colW[t]+rowW) < uint(wd) {
-					dp[t] = f.x[colOff[t]+rowOff]
+				if uint(ih+tapH[t]) < uint(p.InH) && uint(iw+tapW[t]) < uint(p.InW) {
+					dp[t] = f.x[tapOff[t]+off]
 				} else {
 					dp[t] = 0
 				}
@@ -42,21 +141,4 @@ func (f fieldPanel) PackB(dst []float32, p0, kb, j0, nb int) {
 			clear(dp[cols:])
 		}
 	}
-}
-
-// resolve returns, for output position i (position set) or tap i (position clear), its
-// contribution to the input row and column it reads and to the flat index into x. A
-// position (o, q) contributes (o*StrideH - PadTop, q*StrideW - PadLeft); a tap (c, r, s)
-// contributes (r*DilationH, s*DilationW) and channel c's offset. The sums of a position's
-// and a tap's parts are the input coordinates and index.
-func (f fieldPanel) resolve(i int, position bool) (dh, dw, off int) {
-	if position {
-		o, q := i/f.ow, i%f.ow
-		dh, dw = o*f.p.StrideH-f.p.PadTop, q*f.p.StrideW-f.p.PadLeft
-		return dh, dw, dh*f.p.InW + dw
-	}
-	rs := f.p.KernelH * f.p.KernelW
-	c, r, s := i/rs, i%rs/f.p.KernelW, i%f.p.KernelW
-	dh, dw = r*f.p.DilationH, s*f.p.DilationW
-	return dh, dw, c*f.p.InH*f.p.InW + dh*f.p.InW + dw
 }
