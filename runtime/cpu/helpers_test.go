@@ -34,7 +34,9 @@ func (e *env) input(dt tensor.DType, lo, hi float64, shape ...int) (*tensor.Node
 }
 
 // f32 adds an F32 input with values in [-2, 2).
-func (e *env) f32(shape ...int) (*tensor.Node, []float64) { return e.input(tensor.F32, -2, 2, shape...) }
+func (e *env) f32(shape ...int) (*tensor.Node, []float64) {
+	return e.input(tensor.F32, -2, 2, shape...)
+}
 
 // feed adds an input holding exactly vals.
 func (e *env) feed(dt tensor.DType, vals []float64, shape ...int) *tensor.Node {
