@@ -18,6 +18,12 @@ typedef struct {
 
 // gml_keep_wanted clears every feature gml does not use, so that vkCreateDevice enables
 // only what shaders need (robust buffer access, for one, costs speed).
+// gml_plain_features cuts the chain after the float16 features.
+static void gml_plain_features(gml_feature_chain *c) {
+	c->f16.pNext = NULL;
+	c->f16.shaderInt8 = 0;
+}
+
 static void gml_keep_wanted(gml_feature_chain *c) {
 	uint32_t int64 = c->f2.features[39]; // shaderInt64
 	uint32_t int16 = c->f2.features[40]; // shaderInt16
@@ -270,8 +276,19 @@ func (d *Device) createDevice() error {
 		PpEnabledExtensionNames: exts,
 	}
 	var dev vk.Device
-	if err := check(vk.CreateDevice(d.pd, info, nil, &dev), "vkCreateDevice on "+in.Name); err != nil {
-		return fmt.Errorf("%w: %v", ErrNoVulkan, err)
+	if res := vk.CreateDevice(d.pd, info, nil, &dev); res != vk.Success {
+		// Retry with the plain feature set: a driver that rejects the cooperative-matrix
+		// or bfloat16 features still runs the f32 shaders.
+		C.gml_plain_features(fc)
+		info.PNext = unsafe.Pointer(fc)
+		info.EnabledExtensionCount, info.PpEnabledExtensionNames = 0, nil
+		if in.extensions["VK_KHR_shader_float16_int8"] {
+			info.EnabledExtensionCount, info.PpEnabledExtensionNames = 1, []string{"VK_KHR_shader_float16_int8\x00"}
+		}
+		if err := check(vk.CreateDevice(d.pd, info, nil, &dev), "vkCreateDevice on "+in.Name); err != nil {
+			return fmt.Errorf("%w: %v", ErrNoVulkan, err)
+		}
+		d.Info.CoopMatKHR, d.Info.CoopMatNV, d.Info.BF16 = nil, nil, false
 	}
 	d.dev = dev
 	var q vk.Queue

@@ -8,6 +8,7 @@
 // of B are double-buffered in shared memory, the next one loaded from global memory
 // into registers while the current one is multiplied.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -50,7 +51,7 @@ uvec4 rb[LB];
 // widen turns eight bf16 values into eight fp16 values (exact inside fp16's range).
 uvec4 widen(uvec4 v) {
 	uvec4 o;
-	for (uint i = 0; i < 4; i++) {
+	[[unroll]] for (uint i = 0; i < 4; i++) {
 		vec2 f = vec2(uintBitsToFloat(v[i] << 16), uintBitsToFloat(v[i] & 0xffff0000u));
 		o[i] = packHalf2x16(f);
 	}
@@ -61,14 +62,14 @@ uvec4 widen(uvec4 v) {
 #endif
 
 void load(uint abase, uint bbase, uint m0, uint n0, uint k0) {
-	for (uint i = 0; i < LA; i++) {
+	[[unroll]] for (uint i = 0; i < LA; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		uint r = g / (BK / 8), c = (g % (BK / 8)) * 8;
 		uvec4 v = uvec4(0);
 		if (g < BM * BK / 8 && m0 + r < p.M && k0 + c < p.K) v = a[(abase + (m0 + r) * p.lda + k0 + c) / 8];
 		ra[i] = v;
 	}
-	for (uint i = 0; i < LB; i++) {
+	[[unroll]] for (uint i = 0; i < LB; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		uint r = g / (BN / 8), c = (g % (BN / 8)) * 8;
 		uvec4 v = uvec4(0);
@@ -78,11 +79,11 @@ void load(uint abase, uint bbase, uint m0, uint n0, uint k0) {
 }
 
 void store(uint buf) {
-	for (uint i = 0; i < LA; i++) {
+	[[unroll]] for (uint i = 0; i < LA; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		if (g < BM * BK / 8) as[buf * BM * SA + (g / (BK / 8)) * SA + g % (BK / 8)] = widen(ra[i]);
 	}
-	for (uint i = 0; i < LB; i++) {
+	[[unroll]] for (uint i = 0; i < LB; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		if (g < BK * BN / 8) bs[buf * BK * SB + (g / (BN / 8)) * SB + g % (BN / 8)] = widen(rb[i]);
 	}
@@ -101,7 +102,7 @@ void main() {
 	const uint FM = WM / LM, FN = WN / LN;
 
 	fcoopmatNV<32, gl_ScopeSubgroup, LM, LN> acc[FM * FN];
-	for (uint i = 0; i < FM * FN; i++) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>(0.0);
+	[[unroll]] for (uint i = 0; i < FM * FN; i++) acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>(0.0);
 
 	load(abase, bbase, m0, n0, 0);
 	store(0);
@@ -110,17 +111,17 @@ void main() {
 	for (uint k0 = 0; k0 < p.K; k0 += BK) {
 		bool more = k0 + BK < p.K;
 		if (more) load(abase, bbase, m0, n0, k0 + BK);
-		for (uint kk = 0; kk < BK; kk += LK) {
+		[[unroll]] for (uint kk = 0; kk < BK; kk += LK) {
 			fcoopmatNV<16, gl_ScopeSubgroup, LM, LK> fa[FM];
 			fcoopmatNV<16, gl_ScopeSubgroup, LK, LN> fb[FN];
-			for (uint i = 0; i < FM; i++) {
+			[[unroll]] for (uint i = 0; i < FM; i++) {
 				coopMatLoadNV(fa[i], as, buf * BM * SA + (wm + i * LM) * SA + kk / 8, SA, false);
 			}
-			for (uint j = 0; j < FN; j++) {
+			[[unroll]] for (uint j = 0; j < FN; j++) {
 				coopMatLoadNV(fb[j], bs, buf * BK * SB + kk * SB + (wn + j * LN) / 8, SB, false);
 			}
-			for (uint i = 0; i < FM; i++) {
-				for (uint j = 0; j < FN; j++) acc[i * FN + j] = coopMatMulAddNV(fa[i], fb[j], acc[i * FN + j]);
+			[[unroll]] for (uint i = 0; i < FM; i++) {
+				[[unroll]] for (uint j = 0; j < FN; j++) acc[i * FN + j] = coopMatMulAddNV(fa[i], fb[j], acc[i * FN + j]);
 			}
 		}
 		if (more) store(buf ^ 1);
@@ -130,8 +131,8 @@ void main() {
 
 	bool inside = m0 + BM <= p.M && n0 + BN <= p.N && p.beta == 0.0;
 	if (inside) {
-		for (uint i = 0; i < FM; i++) {
-			for (uint j = 0; j < FN; j++) {
+		[[unroll]] for (uint i = 0; i < FM; i++) {
+			[[unroll]] for (uint j = 0; j < FN; j++) {
 				coopMatStoreNV(acc[i * FN + j], c, cbase + (m0 + wm + i * LM) * p.ldc + n0 + wn + j * LN, p.ldc, false);
 			}
 		}
@@ -139,8 +140,8 @@ void main() {
 	}
 	// Edge tiles (and beta != 0) go through per-subgroup scratch in shared memory, whose
 	// slabs are free now, and are written element by element with bounds checks.
-	for (uint i = 0; i < FM; i++) {
-		for (uint j = 0; j < FN; j++) {
+	[[unroll]] for (uint i = 0; i < FM; i++) {
+		[[unroll]] for (uint j = 0; j < FN; j++) {
 			coopMatStoreNV(acc[i * FN + j], scratch, warp * LM * LN, LN, false);
 			subgroupBarrier();
 			for (uint e = gl_LocalInvocationID.x % SUB; e < LM * LN; e += SUB) {

@@ -7,6 +7,7 @@
 // memory. VEC4 loads four elements at once and needs every offset, stride and the
 // contiguous dimension to be multiples of four (the host checks).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "matmul_common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -42,7 +43,7 @@ vec4 rb[LB];
 // loadA reads the slab of A starting at k0 into registers, zero outside the matrix.
 // Group g covers four consecutive elements along A's contiguous dimension.
 void loadA(uint abase, uint m0, uint k0) {
-	for (uint i = 0; i < LA; i++) {
+	[[unroll]] for (uint i = 0; i < LA; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		// contiguous dimension: k (row-major A) or m (transposed A)
 		uint cw = TA ? BM / 4 : BK / 4;
@@ -57,7 +58,7 @@ void loadA(uint abase, uint m0, uint k0) {
 			if (VEC4) {
 				if (colIdx < colLim) v = a4[base / 4];
 			} else {
-				for (uint j = 0; j < 4; j++) {
+				[[unroll]] for (uint j = 0; j < 4; j++) {
 					if (colIdx + j < colLim) v[j] = a1[base + j];
 				}
 			}
@@ -67,20 +68,20 @@ void loadA(uint abase, uint m0, uint k0) {
 }
 
 void storeA() {
-	for (uint i = 0; i < LA; i++) {
+	[[unroll]] for (uint i = 0; i < LA; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		uint cw = TA ? BM / 4 : BK / 4;
 		uint c = (g % cw) * 4, r = g / cw;
 		if (TA) {
-			for (uint j = 0; j < 4; j++) as[r * SA + c + j] = ra[i][j];
+			[[unroll]] for (uint j = 0; j < 4; j++) as[r * SA + c + j] = ra[i][j];
 		} else {
-			for (uint j = 0; j < 4; j++) as[(c + j) * SA + r] = ra[i][j];
+			[[unroll]] for (uint j = 0; j < 4; j++) as[(c + j) * SA + r] = ra[i][j];
 		}
 	}
 }
 
 void loadB(uint bbase, uint n0, uint k0) {
-	for (uint i = 0; i < LB; i++) {
+	[[unroll]] for (uint i = 0; i < LB; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		// contiguous dimension: n (row-major B) or k (transposed B)
 		uint cw = TB ? BK / 4 : BN / 4;
@@ -95,7 +96,7 @@ void loadB(uint bbase, uint n0, uint k0) {
 			if (VEC4) {
 				if (colIdx < colLim) v = b4[base / 4];
 			} else {
-				for (uint j = 0; j < 4; j++) {
+				[[unroll]] for (uint j = 0; j < 4; j++) {
 					if (colIdx + j < colLim) v[j] = b1[base + j];
 				}
 			}
@@ -105,14 +106,14 @@ void loadB(uint bbase, uint n0, uint k0) {
 }
 
 void storeB() {
-	for (uint i = 0; i < LB; i++) {
+	[[unroll]] for (uint i = 0; i < LB; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		uint cw = TB ? BK / 4 : BN / 4;
 		uint c = (g % cw) * 4, r = g / cw;
 		if (TB) {
-			for (uint j = 0; j < 4; j++) bs[(c + j) * SB + r] = rb[i][j];
+			[[unroll]] for (uint j = 0; j < 4; j++) bs[(c + j) * SB + r] = rb[i][j];
 		} else {
-			for (uint j = 0; j < 4; j++) bs[r * SB + c + j] = rb[i][j];
+			[[unroll]] for (uint j = 0; j < 4; j++) bs[r * SB + c + j] = rb[i][j];
 		}
 	}
 }
@@ -132,7 +133,7 @@ void main() {
 	const uint GM = TM / 4, GN = TN / 4;
 
 	float acc[TM * TN];
-	for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
+	[[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
 
 	loadA(abase, m0, 0);
 	loadB(bbase, n0, 0);
@@ -145,25 +146,25 @@ void main() {
 			loadA(abase, m0, k0 + BK);
 			loadB(bbase, n0, k0 + BK);
 		}
-		for (uint k = 0; k < BK; k++) {
+		[[unroll]] for (uint k = 0; k < BK; k++) {
 			float av[TM];
 			float bv[TN];
-			for (uint i = 0; i < GM; i++) {
-				for (uint j = 0; j < 4; j++) av[i * 4 + j] = as[k * SA + ty * 4 + i * (BM / GM) + j];
+			[[unroll]] for (uint i = 0; i < GM; i++) {
+				[[unroll]] for (uint j = 0; j < 4; j++) av[i * 4 + j] = as[k * SA + ty * 4 + i * (BM / GM) + j];
 			}
-			for (uint i = 0; i < GN; i++) {
-				for (uint j = 0; j < 4; j++) bv[i * 4 + j] = bs[k * SB + tx * 4 + i * (BN / GN) + j];
+			[[unroll]] for (uint i = 0; i < GN; i++) {
+				[[unroll]] for (uint j = 0; j < 4; j++) bv[i * 4 + j] = bs[k * SB + tx * 4 + i * (BN / GN) + j];
 			}
-			for (uint i = 0; i < TM; i++) {
-				for (uint j = 0; j < TN; j++) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
+			[[unroll]] for (uint i = 0; i < TM; i++) {
+				[[unroll]] for (uint j = 0; j < TN; j++) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
 			}
 		}
 	}
 
-	for (uint i = 0; i < TM; i++) {
+	[[unroll]] for (uint i = 0; i < TM; i++) {
 		uint m = m0 + ty * 4 + (i / 4) * (BM / GM) + (i % 4);
 		if (m >= p.M) continue;
-		for (uint j = 0; j < TN; j++) {
+		[[unroll]] for (uint j = 0; j < TN; j++) {
 			uint n = n0 + tx * 4 + (j / 4) * (BN / GN) + (j % 4);
 			if (n >= p.N) continue;
 			uint idx = cbase + m * p.ldc + n;

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gml-dev/gml/gpu"
+)
+
+func init() {
+	registerBench("gpu-matmul", "Vulkan matmul TFLOP/s (f32, f16, bf16) against PyTorch on the H200", benchGPUMatMul)
+}
+
+// anchorTFLOPs reads PyTorch matmul figures from the anchors file, keyed "f32_n4096".
+func anchorTFLOPs(path string) (map[string]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var a struct {
+			Name   string  `json:"name"`
+			DType  string  `json:"dtype"`
+			TF32   bool    `json:"tf32"`
+			N      int     `json:"n"`
+			TFLOPs float64 `json:"tflops"`
+		}
+		if json.Unmarshal(sc.Bytes(), &a) != nil || a.Name != "matmul" || a.TF32 {
+			continue
+		}
+		t := map[string]string{"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16"}[a.DType]
+		if t != "" {
+			out[fmt.Sprintf("%s_n%d", t, a.N)] = a.TFLOPs
+		}
+	}
+	return out, sc.Err()
+}
+
+// defaultAnchors finds ../shared/anchors/pytorch_h200.jsonl beside the repository that
+// holds the working directory.
+func defaultAnchors() string {
+	dir, _ := os.Getwd()
+	for dir != "/" && dir != "." {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "anchors", "pytorch_h200.jsonl")
+		}
+		dir = filepath.Dir(dir)
+	}
+	return filepath.Join("..", "shared", "anchors", "pytorch_h200.jsonl")
+}
+
+func parseTiles(s string) ([]gpu.Tile, error) {
+	var out []gpu.Tile
+	for _, spec := range strings.Fields(strings.ReplaceAll(s, ";", " ")) {
+		var v []uint32
+		for _, f := range strings.Split(spec, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, fmt.Errorf("tile %q: %v", spec, err)
+			}
+			v = append(v, uint32(n))
+		}
+		if len(v) != 5 {
+			return nil, fmt.Errorf("tile %q: want BM,BN,BK,TM,TN (f32) or BM,BN,BK,WM,WN (f16/bf16)", spec)
+		}
+		out = append(out, gpu.Tile{BM: v[0], BN: v[1], BK: v[2], TM: v[3], TN: v[4], WM: v[3], WN: v[4]})
+	}
+	return out, nil
+}
+
+// benchGPUMatMul times square matrix products with timestamp queries after a warm-up and
+// prints one JSON line per type and size, compared with PyTorch on the same GPU model.
+func benchGPUMatMul(args []string) error {
+	fs := flag.NewFlagSet("bench gpu-matmul", flag.ContinueOnError)
+	anchors := fs.String("anchors", "", "PyTorch reference file (default ../shared/anchors/pytorch_h200.jsonl beside the repository)")
+	sizes := fs.String("n", "1024,4096,8192", "matrix sizes")
+	types := fs.String("types", "f32,f16,bf16", "input types")
+	reps := fs.Int("reps", 20, "timed products per case (median reported)")
+	warm := fs.Duration("warmup", time.Second, "warm-up time per case, so clocks settle")
+	tilesF32 := fs.String("tiles-f32", "", "f32 tiles to try, \"BM,BN,BK,TM,TN;...\" (best reported)")
+	tilesCoop := fs.String("tiles-coop", "", "f16/bf16 tiles to try, \"BM,BN,BK,WM,WN;...\" (best reported)")
+	shader := fs.String("shader", "", "force a cooperative-matrix shader variant (tuning)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *anchors == "" {
+		*anchors = defaultAnchors()
+	}
+	ref, err := anchorTFLOPs(*anchors)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: no reference figures (%v); printing without ratios\n", err)
+	}
+	tf, err := parseTiles(*tilesF32)
+	if err != nil {
+		return err
+	}
+	tc, err := parseTiles(*tilesCoop)
+	if err != nil {
+		return err
+	}
+	d, err := gpu.Open()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	d.SetProfiling(true)
+	for _, ts := range strings.Split(*types, ",") {
+		in, ok := map[string]gpu.DType{"f32": gpu.F32, "f16": gpu.F16, "bf16": gpu.BF16}[ts]
+		if !ok {
+			return fmt.Errorf("unknown type %q (f32, f16, bf16)", ts)
+		}
+		tiles := []*gpu.Tile{nil}
+		for i := range tf {
+			if in == gpu.F32 {
+				tiles = append(tiles, &tf[i])
+			}
+		}
+		for i := range tc {
+			if in != gpu.F32 {
+				tiles = append(tiles, &tc[i])
+			}
+		}
+		for _, ns := range strings.Split(*sizes, ",") {
+			n, err := strconv.Atoi(ns)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("bad size %q", ns)
+			}
+			best, bestTile := 0.0, ""
+			for _, t := range tiles {
+				v, err := timeMatMul(d, in, n, t, *shader, *reps, *warm)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: %s n=%d tile %+v: %v\n", ts, n, t, err)
+					continue
+				}
+				name := "default"
+				if t != nil {
+					name = fmt.Sprintf("%d,%d,%d,%d,%d", t.BM, t.BN, t.BK, max(t.TM, t.WM), max(t.TN, t.WN))
+				}
+				if len(tiles) > 1 {
+					fmt.Fprintf(os.Stderr, "tile %s %s n=%d: %.1f TFLOP/s\n", name, ts, n, v)
+				}
+				if v > best {
+					best, bestTile = v, name
+				}
+			}
+			if best == 0 {
+				continue
+			}
+			r := benchResult{Bench: "gpu-matmul", Case: fmt.Sprintf("%s_n%d", ts, n), Device: d.Info.Name, Value: round(best, 2), Unit: "TFLOP/s"}
+			if bestTile != "default" {
+				r.Case += "_tile" + bestTile
+			}
+			if rv, ok := ref[fmt.Sprintf("%s_n%d", ts, n)]; ok {
+				r.Ref, r.RefValue, r.Ratio = "pytorch_h200", round(rv, 2), round(best/rv, 3)
+			}
+			emit(r)
+		}
+	}
+	return nil
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// timeMatMul runs n×n×n products of type in and returns the median TFLOP/s over reps
+// dispatches recorded into one command buffer, after warming up for warm. It checks 64
+// sampled outputs against a float64 dot product on the host.
+func timeMatMul(d *gpu.Device, in gpu.DType, n int, tile *gpu.Tile, shader string, reps int, warm time.Duration) (float64, error) {
+	r := rand.New(rand.NewPCG(uint64(n), uint64(in)))
+	a, b := make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	var ab, bb []byte
+	if in == gpu.F32 {
+		ab, bb = gpu.Float32Bytes(a), gpu.Float32Bytes(b)
+	} else {
+		conv, back := gpu.F16Bits, gpu.F16Value
+		if in == gpu.BF16 {
+			conv, back = gpu.BF16Bits, gpu.BF16Value
+		}
+		ah, bh := make([]uint16, n*n), make([]uint16, n*n)
+		for i := range a {
+			ah[i], bh[i] = conv(a[i]), conv(b[i])
+			a[i], b[i] = back(ah[i]), back(bh[i])
+		}
+		ab, bb = gpu.Uint16Bytes(ah), gpu.Uint16Bytes(bh)
+	}
+	var bufs []*gpu.Buffer
+	defer func() {
+		for _, x := range bufs {
+			x.Free()
+		}
+	}()
+	for _, size := range []int{len(ab), len(bb), 4 * n * n} {
+		x, err := d.Alloc(uint64(size))
+		if err != nil {
+			return 0, err
+		}
+		bufs = append(bufs, x)
+	}
+	if err := d.Upload(gpu.Copy{Buf: bufs[0], Data: ab}, gpu.Copy{Buf: bufs[1], Data: bb}); err != nil {
+		return 0, err
+	}
+	p := gpu.MatMul{M: n, N: n, K: n, A: bufs[0], B: bufs[1], C: bufs[2], Input: in, Tile: tile}
+	if in != gpu.F32 {
+		p.Shader = shader
+	}
+	run := func(count int) ([]gpu.Timing, error) {
+		rec, err := d.NewRecorder()
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < count; i++ {
+			if err := rec.MatMul(p); err != nil {
+				rec.Discard()
+				return nil, err
+			}
+		}
+		return rec.Submit()
+	}
+	for start := time.Now(); time.Since(start) < warm; {
+		if _, err := run(reps); err != nil {
+			return 0, err
+		}
+	}
+	tm, err := run(reps)
+	if err != nil {
+		return 0, err
+	}
+	c := make([]float32, n*n)
+	if err := d.Download(gpu.Copy{Buf: bufs[2], Data: gpu.Float32Bytes(c)}); err != nil {
+		return 0, err
+	}
+	for s := 0; s < 64; s++ {
+		i, j := r.IntN(n), r.IntN(n)
+		var want, mag float64
+		for k := 0; k < n; k++ {
+			want += float64(a[i*n+k]) * float64(b[k*n+j])
+			mag += math.Abs(float64(a[i*n+k]) * float64(b[k*n+j]))
+		}
+		if math.Abs(float64(c[i*n+j])-want) > 1e-3*mag || math.IsNaN(float64(c[i*n+j])) {
+			return 0, fmt.Errorf("wrong result at (%d,%d): %g, want %g", i, j, c[i*n+j], want)
+		}
+	}
+	ns := make([]float64, len(tm))
+	for i, t := range tm {
+		ns[i] = t.Ns
+	}
+	sort.Float64s(ns)
+	med := ns[len(ns)/2]
+	return 2 * float64(n) * float64(n) * float64(n) / med / 1e3, nil
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gml-dev/gml/gpu"
+)
+
+func init() {
+	register("devices", "list the Vulkan devices gml can use and the one it picks", runDevices)
+}
+
+// runDevices prints every Vulkan device as a table and names the one gml selects
+// (GML_VK_DEVICE overrides the choice). With no usable Vulkan it prints one line and
+// succeeds: the CPU backend is then used.
+func runDevices(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("devices takes no arguments")
+	}
+	infos, err := gpu.Devices()
+	if errors.Is(err, gpu.ErrNoVulkan) {
+		fmt.Printf("no Vulkan device; gml uses the CPU (%v)\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Println(infos.String())
+	d, err := gpu.Open()
+	if err != nil {
+		fmt.Printf("selected: none; gml uses the CPU (%v)\n", err)
+		return nil
+	}
+	defer d.Close()
+	fmt.Printf("selected: %d (%s)\n", d.Info.Index, d.Info.Name)
+	return nil
+}

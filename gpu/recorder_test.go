@@ -1,0 +1,132 @@
+package gpu
+
+import (
+	"testing"
+)
+
+// TestRecorderBarriers checks that only dependent dispatches get a barrier.
+func TestRecorderBarriers(t *testing.T) {
+	d := openTest(t)
+	bufs := make([]*Buffer, 4)
+	for i := range bufs {
+		b, err := d.Alloc(64 * 64 * 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		bufs[i] = b
+	}
+	a, b, c, e := bufs[0], bufs[1], bufs[2], bufs[3]
+	mm := func(x, y, out *Buffer) MatMul { return MatMul{M: 64, N: 64, K: 64, A: x, B: y, C: out} }
+	cases := []struct {
+		name string
+		ops  []MatMul
+		want int
+	}{
+		{"independent", []MatMul{mm(a, b, c), mm(a, b, e)}, 0},
+		{"read after write", []MatMul{mm(a, b, c), mm(c, b, e)}, 1},
+		{"write after read", []MatMul{mm(a, b, c), mm(b, a, a)}, 1},
+		{"write after write", []MatMul{mm(a, b, c), mm(a, b, c)}, 1},
+		{"chain of three", []MatMul{mm(a, b, c), mm(c, b, e), mm(e, b, c)}, 2},
+	}
+	for _, cs := range cases {
+		rec, err := d.NewRecorder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range cs.ops {
+			if err := rec.MatMul(op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rec.Barriers != cs.want {
+			t.Errorf("%s: %d barriers, want %d", cs.name, rec.Barriers, cs.want)
+		}
+		if _, err := rec.Submit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestThousandRunsNoLeak runs 1,000 small recordings, each allocating, uploading,
+// computing, downloading and freeing, and checks that the accounting returns to zero.
+func TestThousandRunsNoLeak(t *testing.T) {
+	d := openTest(t)
+	d.SetProfiling(true)
+	x := []float32{1, 2, 3, 4}
+	for i := 0; i < 1000; i++ {
+		var bufs [3]*Buffer
+		for j := range bufs {
+			b, err := d.Alloc(16 + uint64(i%7)*1024)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bufs[j] = b
+		}
+		if err := d.Upload(Copy{Buf: bufs[0], Data: Float32Bytes(x)}, Copy{Buf: bufs[1], Data: Float32Bytes(x)}); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := d.NewRecorder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.MatMul(MatMul{M: 2, N: 2, K: 2, A: bufs[0], B: bufs[1], C: bufs[2]}); err != nil {
+			t.Fatal(err)
+		}
+		tm, err := rec.Submit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tm) != 1 || tm[0].Ns < 0 {
+			t.Fatalf("run %d: timings %+v, want one non-negative", i, tm)
+		}
+		out := make([]float32, 4)
+		if err := d.Download(Copy{Buf: bufs[2], Data: Float32Bytes(out)}); err != nil {
+			t.Fatal(err)
+		}
+		if out[0] != 7 || out[3] != 22 {
+			t.Fatalf("run %d: got %v, want [7 10 15 22]", i, out)
+		}
+		for _, b := range bufs {
+			b.Free()
+		}
+	}
+	m := d.Memory()
+	if m.InUse != 0 {
+		t.Errorf("%d bytes still in use after freeing every buffer", m.InUse)
+	}
+	d.Trim()
+	if m := d.Memory(); m.Reserved != 0 || m.Blocks != 0 {
+		t.Errorf("after Trim: %d bytes in %d blocks still reserved", m.Reserved, m.Blocks)
+	}
+}
+
+// TestDedicatedAndShared checks suballocation reuse and large dedicated blocks.
+func TestDedicatedAndShared(t *testing.T) {
+	d := openTest(t)
+	big := d.mem.blockSize/2 + 1
+	b1, err := d.Alloc(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := d.Alloc(1000)
+	s2, _ := d.Alloc(1000)
+	if s1.blk != s2.blk || s1.off == s2.off {
+		t.Errorf("two small buffers did not share a block at different offsets")
+	}
+	if b1.blk == s1.blk || !b1.blk.own {
+		t.Errorf("a %d-byte buffer did not get a block of its own", big)
+	}
+	s1.Free()
+	s1.Free()
+	s3, _ := d.Alloc(500)
+	if s3.off != 0 {
+		t.Errorf("freed space was not reused: offset %d", s3.off)
+	}
+	for _, b := range []*Buffer{b1, s2, s3} {
+		b.Free()
+	}
+	if m := d.Memory(); m.InUse != 0 || m.Blocks != 1 {
+		t.Errorf("after freeing: %+v, want nothing in use and one cached block", m)
+	}
+}
