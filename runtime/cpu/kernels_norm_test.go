@@ -1,40 +1,21 @@
-package cpu
+package cpu_test
 
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/gml-dev/gml/tensor"
 )
 
-// bcastIndex maps a flat index of shape out to the flat index of src, which broadcasts
-// to out.
-func bcastIndex(src, out tensor.Shape) func(i int) int {
-	st := broadcastStrides(out, src)
-	return func(i int) int {
-		off := 0
-		for a := len(out) - 1; a >= 0; a-- {
-			off += (i % out[a]) * st[a]
-			i /= out[a]
-		}
-		return off
-	}
-}
-
 // refSoftmax is softmax or log-softmax of x*scale + mask along axis in float64.
 func refSoftmax(x []float64, shape tensor.Shape, axis int, scale float64, mask []float64, mshape tensor.Shape, log bool) []float64 {
 	outer, dim, inner := shape[:axis].Size(), shape[axis], shape[axis+1:].Size()
 	z := make([]float64, len(x))
-	mi := func(int) int { return 0 }
-	if mask != nil {
-		mi = bcastIndex(mshape, shape)
-	}
 	for i, v := range x {
 		z[i] = v * scale
 		if mask != nil {
-			z[i] += mask[mi(i)]
+			z[i] += mask[bcast(i, mshape, shape)]
 		}
 	}
 	y := make([]float64, len(x))
@@ -64,29 +45,26 @@ func refSoftmax(x []float64, shape tensor.Shape, axis int, scale float64, mask [
 // maskedInput adds an F32 additive mask of the given shape holding random values in
 // [0, 1), and -Inf at a quarter of the positions whose index along axis is not 0, so
 // rows along axis always keep a visible entry. axis may be negative (not in the mask).
-func maskedInput(g *tensor.Graph, rng *rand.Rand, feeds map[*tensor.Node]*tensor.Tensor, shape tensor.Shape, axis int) *tensor.Node {
-	n := randInput(g, rng, feeds, shape...)
-	v := feeds[n].Float32s()
+func maskedInput(e *env, shape tensor.Shape, axis int) (*tensor.Node, []float64) {
+	v := make([]float64, shape.Size())
 	st := shape.Strides()
 	for i := range v {
-		v[i] = float32(rng.Float64())
-		if axis >= 0 && (i/st[axis])%shape[axis] != 0 && rng.IntN(4) == 0 {
-			v[i] = float32(math.Inf(-1))
+		v[i] = e.rng.Float64()
+		if axis >= 0 && (i/st[axis])%shape[axis] != 0 && e.rng.IntN(4) == 0 {
+			v[i] = math.Inf(-1)
 		}
 	}
-	return n
+	return e.feed(tensor.F32, v, shape...), v
 }
 
 // checkDecompose evaluates n's decomposition beside n and compares the two.
-func checkDecompose(t *testing.T, name string, feeds map[*tensor.Node]*tensor.Tensor, n *tensor.Node, tol float64) {
+func checkDecompose(t *testing.T, name string, e *env, n *tensor.Node, tol float64) {
 	t.Helper()
-	d := tensor.Decompose(n)
-	got := evalOnCPU(t, feeds, n, d)
-	checkClose(t, name+" vs decomposition", got[0], got[1].Float64s(), tol)
+	got := e.run(n, tensor.Decompose(n))
+	check(t, name+" vs decomposition", got[0], n.Shape(), got[1].Float64s(), tol)
 }
 
 func TestSoftmaxKernels(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
 	for _, c := range []struct {
 		shape, mask tensor.Shape // mask nil: none
 		axis        int
@@ -100,12 +78,12 @@ func TestSoftmaxKernels(t *testing.T) {
 		{tensor.Shape{1}, nil, 0, 0},
 	} {
 		for _, log := range []bool{false, true} {
-			g := tensor.NewGraph()
-			feeds := map[*tensor.Node]*tensor.Tensor{}
-			x := randInput(g, rng, feeds, c.shape...)
+			e := newEnv(t)
+			x, X := e.f32(c.shape...)
 			var mask *tensor.Node
+			var mv []float64
 			if c.mask != nil {
-				mask = maskedInput(g, rng, feeds, c.mask, c.axis-(len(c.shape)-len(c.mask)))
+				mask, mv = maskedInput(e, c.mask, c.axis-(len(c.shape)-len(c.mask)))
 			}
 			op := tensor.OpSoftmax
 			if log {
@@ -117,14 +95,10 @@ func TestSoftmaxKernels(t *testing.T) {
 			}
 			y := tensor.Apply(op, tensor.SoftmaxAttr{Axis: c.axis, Scale: c.scale}, inputs...)
 			at := y.Attr().(tensor.SoftmaxAttr)
-			var mv []float64
-			if mask != nil {
-				mv = feeds[mask].Float64s()
-			}
-			want := refSoftmax(feeds[x].Float64s(), c.shape, at.Axis, float64(at.Scale), mv, c.mask, log)
+			want := refSoftmax(X, c.shape, at.Axis, float64(at.Scale), mv, c.mask, log)
 			name := fmt.Sprintf("%v %v axis %d mask %v", op, c.shape, c.axis, c.mask)
-			checkClose(t, name, evalOnCPU(t, feeds, y)[0], want, 1e-6)
-			checkDecompose(t, name, feeds, y, 1e-5)
+			check(t, name, e.run(y)[0], c.shape, want, 1e-6)
+			checkDecompose(t, name, e, y, 1e-5)
 		}
 	}
 }
@@ -160,12 +134,11 @@ func refNorm(x []float64, inner int, gamma, beta []float64, eps float64, rms boo
 }
 
 func TestNormKernels(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
 	for _, c := range []struct {
 		shape       tensor.Shape
 		axes        []int
 		gamma, beta bool
-		offset      float32 // added to x: normalisation must not lose precision to a large mean
+		offset      float64 // added to x: normalisation must not lose precision to a large mean
 		rms         bool
 	}{
 		{tensor.Shape{4, 6}, nil, true, true, 0, false},
@@ -175,22 +148,16 @@ func TestNormKernels(t *testing.T) {
 		{tensor.Shape{3, 8}, nil, true, false, 0, true},
 		{tensor.Shape{2, 2, 3}, []int{2}, false, false, 0, true},
 	} {
-		g := tensor.NewGraph()
-		feeds := map[*tensor.Node]*tensor.Tensor{}
-		x := randInput(g, rng, feeds, c.shape...)
-		for i := range feeds[x].Float32s() {
-			feeds[x].Float32s()[i] += c.offset
-		}
+		e := newEnv(t)
+		x, X := e.input(tensor.F32, c.offset-2, c.offset+2, c.shape...)
 		inner := c.shape[len(c.shape)-max(1, len(c.axes)):]
 		var gamma, beta *tensor.Node
 		var gv, bv []float64
 		if c.gamma {
-			gamma = randInput(g, rng, feeds, inner...)
-			gv = feeds[gamma].Float64s()
+			gamma, gv = e.f32(inner...)
 		}
 		if c.beta {
-			beta = randInput(g, rng, feeds, inner...)
-			bv = feeds[beta].Float64s()
+			beta, bv = e.f32(inner...)
 		}
 		var y *tensor.Node
 		if c.rms {
@@ -199,16 +166,16 @@ func TestNormKernels(t *testing.T) {
 			y = tensor.LayerNorm(x, gamma, beta, c.axes, 1e-5)
 		}
 		if beta != nil && gamma == nil {
-			gv = evalOnCPU(t, feeds, y.Input(1))[0].Float64s() // the builder's constant ones
+			gv = y.Input(1).Value().Float64s() // the builder's constant ones
 		}
 		eps := float64(y.Attr().(tensor.NormAttr).Eps)
-		want := refNorm(feeds[x].Float64s(), inner.Size(), gv, bv, eps, c.rms)
+		want := refNorm(X, inner.Size(), gv, bv, eps, c.rms)
 		name := fmt.Sprintf("%v %v axes %v", y.Op(), c.shape, c.axes)
-		checkClose(t, name, evalOnCPU(t, feeds, y)[0], want, 1e-5)
+		check(t, name, e.run(y)[0], c.shape, want, 1e-5)
 		// The composition subtracts the mean in float32, which loses the digits a large
 		// offset takes; compare it only on centred data.
 		if c.offset == 0 {
-			checkDecompose(t, name, feeds, y, 1e-5)
+			checkDecompose(t, name, e, y, 1e-5)
 		}
 	}
 }
@@ -240,7 +207,6 @@ func refAttention(q, k, v []float64, batch, tq, tk, d, dv int, scale float64, ca
 }
 
 func TestAttentionKernel(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
 	for _, c := range []struct {
 		q, k, v, mask tensor.Shape
 		at            tensor.AttentionAttr
@@ -251,59 +217,51 @@ func TestAttentionKernel(t *testing.T) {
 		{tensor.Shape{2, 5, 4}, tensor.Shape{2, 3, 4}, tensor.Shape{2, 3, 3}, tensor.Shape{2, 1, 3}, tensor.AttentionAttr{Scale: 0.3}},
 		{tensor.Shape{3, 1, 9}, tensor.Shape{3, 6, 9}, tensor.Shape{3, 6, 2}, nil, tensor.AttentionAttr{}},
 	} {
-		g := tensor.NewGraph()
-		feeds := map[*tensor.Node]*tensor.Tensor{}
-		q, k, v := randInput(g, rng, feeds, c.q...), randInput(g, rng, feeds, c.k...), randInput(g, rng, feeds, c.v...)
+		e := newEnv(t)
+		q, Q := e.f32(c.q...)
+		k, K := e.f32(c.k...)
+		v, V := e.f32(c.v...)
 		r := len(c.q)
 		tq, d, tk, dv := c.q[r-2], c.q[r-1], c.k[r-2], c.v[r-1]
 		batch := c.q[:r-2].Size()
 		maskAt := func(b, i, j int) float64 { return 0 }
 		var mask *tensor.Node
 		if c.mask != nil {
-			mask = maskedInput(g, rng, feeds, c.mask, len(c.mask)-1)
-			m := feeds[mask].Float32s()
+			var m []float64
+			mask, m = maskedInput(e, c.mask, len(c.mask)-1)
 			full := append(c.q[:r-2].Clone(), tq, tk)
-			idx := bcastIndex(c.mask, full)
-			maskAt = func(b, i, j int) float64 { return float64(m[idx((b*tq+i)*tk+j)]) }
+			maskAt = func(b, i, j int) float64 { return m[bcast((b*tq+i)*tk+j, c.mask, full)] }
 		}
 		y := tensor.Attention(q, k, v, mask, c.at)
 		scale := float64(y.Attr().(tensor.AttentionAttr).Scale)
-		want := refAttention(feeds[q].Float64s(), feeds[k].Float64s(), feeds[v].Float64s(), batch, tq, tk, d, dv,
+		want := refAttention(Q, K, V, batch, tq, tk, d, dv,
 			scale, c.at.Causal, maskAt)
 		name := fmt.Sprintf("attention q%v k%v mask %v", c.q, c.k, c.mask)
-		checkClose(t, name, evalOnCPU(t, feeds, y)[0], want, 1e-5)
-		checkDecompose(t, name, feeds, y, 1e-5)
+		check(t, name, e.run(y)[0], y.Shape(), want, 1e-5)
+		checkDecompose(t, name, e, y, 1e-5)
 	}
 }
 
 func TestRoPEKernel(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
 	for _, c := range []struct {
 		x   tensor.Shape
-		pos []int
+		pos []float64
 		dt  tensor.DType
 		at  tensor.RoPEAttr
 	}{
-		{tensor.Shape{2, 3, 5, 8}, []int{0, 1, 2, 7, 30}, tensor.I32, tensor.RoPEAttr{}},
-		{tensor.Shape{4, 6}, []int{5, 4, 3, 2}, tensor.I64, tensor.RoPEAttr{Dims: 4, Base: 500}},
+		{tensor.Shape{2, 3, 5, 8}, []float64{0, 1, 2, 7, 30}, tensor.I32, tensor.RoPEAttr{}},
+		{tensor.Shape{4, 6}, []float64{5, 4, 3, -2}, tensor.I64, tensor.RoPEAttr{Dims: 4, Base: 500}},
 	} {
-		g := tensor.NewGraph()
-		feeds := map[*tensor.Node]*tensor.Tensor{}
-		x := randInput(g, rng, feeds, c.x...)
-		pos := g.Input("pos", c.dt, len(c.pos))
-		pt, err := tensor.FromInts(tensor.Shape{len(c.pos)}, c.pos)
-		if err != nil {
-			t.Fatal(err)
-		}
-		feeds[pos] = pt.Convert(c.dt)
+		e := newEnv(t)
+		x, X := e.f32(c.x...)
+		pos := e.feed(c.dt, c.pos, len(c.pos))
 		y := tensor.RoPE(x, pos, c.at)
 		at := y.Attr().(tensor.RoPEAttr)
-		X := feeds[x].Float64s()
 		want := append([]float64(nil), X...)
 		r := len(c.x)
 		tn, d := c.x[r-2], c.x[r-1]
 		for row := 0; row < len(X)/d; row++ {
-			p := float64(c.pos[row%tn])
+			p := c.pos[row%tn]
 			for i := 0; i < at.Dims/2; i++ {
 				theta := p * math.Pow(float64(at.Base), -2*float64(i)/float64(at.Dims))
 				x0, x1 := X[row*d+2*i], X[row*d+2*i+1]
@@ -312,101 +270,50 @@ func TestRoPEKernel(t *testing.T) {
 			}
 		}
 		name := fmt.Sprintf("rope %v %+v", c.x, c.at)
-		checkClose(t, name, evalOnCPU(t, feeds, y)[0], want, 1e-5)
-		checkDecompose(t, name, feeds, y, 1e-5)
+		check(t, name, e.run(y)[0], c.x, want, 1e-5)
+		checkDecompose(t, name, e, y, 1e-5)
 	}
 }
 
 // TestHalfWideningConvNorm checks that F16 and BF16 nodes of the E4 ops run (by widening to F32)
 // and agree with the F32 computation to half precision.
 func TestHalfWideningConvNorm(t *testing.T) {
-	rng := rand.New(rand.NewPCG(15, 16))
-	build := func(g *tensor.Graph, in []*tensor.Node) []*tensor.Node {
-		x, w, q, pos := in[0], in[1], in[2], in[3]
-		return []*tensor.Node{
+	run := func(dt tensor.DType) []*tensor.Tensor {
+		e := newEnv(t) // the same seed each time: the same values, rounded to dt
+		x, _ := e.input(dt, -1, 1, 2, 3, 6, 6)
+		w, _ := e.input(dt, -1, 1, 4, 3, 3, 3)
+		q, _ := e.input(dt, -1, 1, 2, 2, 5, 8)
+		pos := e.feed(tensor.I64, []float64{0, 1, 2, 3, 4}, 5)
+		return e.run(
 			tensor.Conv2D(x, w, tensor.ConvOptions{Padding: tensor.ConvPadding{Mode: tensor.PaddingSame}}),
 			tensor.MaxPool2D(x, 2, 2),
 			tensor.SoftmaxMasked(q, nil, -1, 0.5),
 			tensor.LayerNorm(q, nil, nil, nil, 1e-3),
 			tensor.Attention(q, q, q, nil, tensor.AttentionAttr{Causal: true}),
 			tensor.RoPE(q, pos, tensor.RoPEAttr{}),
-		}
-	}
-	shapes := []tensor.Shape{{2, 3, 6, 6}, {4, 3, 3, 3}, {2, 2, 5, 8}}
-	values := make([]*tensor.Tensor, len(shapes))
-	for i, s := range shapes {
-		values[i] = tensor.New(tensor.F32, s...)
-		for j := range values[i].Float32s() {
-			values[i].Float32s()[j] = float32(2*rng.Float64() - 1)
-		}
-	}
-	posT, err := tensor.FromInts(tensor.Shape{5}, []int{0, 1, 2, 3, 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(dt tensor.DType) []*tensor.Tensor {
-		g := tensor.NewGraph()
-		feeds := map[*tensor.Node]*tensor.Tensor{}
-		var in []*tensor.Node
-		for i, s := range shapes {
-			n := g.Input(fmt.Sprint("x", i), dt, s...)
-			feeds[n] = values[i].Convert(dt)
-			in = append(in, n)
-		}
-		pos := g.Input("pos", tensor.I64, 5)
-		feeds[pos] = posT
-		return evalOnCPU(t, feeds, build(g, append(in, pos))...)
+		)
 	}
 	want := run(tensor.F32)
 	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16} {
 		for i, got := range run(dt) {
-			checkClose(t, fmt.Sprintf("%v output %d", dt, i), got, want[i].Float64s(), 0.05)
+			check(t, fmt.Sprintf("%v output %d", dt, i), got, want[i].Shape(), want[i].Float64s(), 0.05)
 		}
-	}
-}
-
-func TestExp32(t *testing.T) {
-	worst := 0.0
-	for x := -90.0; x <= 88.7; x += 0.001373 {
-		got, want := float64(exp32(float32(x))), math.Exp(float64(float32(x)))
-		if want < 0x1p-126 {
-			if got != 0 {
-				t.Fatalf("exp32(%v) = %v, want 0 below the normal range", x, got)
-			}
-			continue
-		}
-		worst = max(worst, math.Abs(got-want)/want)
-	}
-	if worst > 3e-7 {
-		t.Errorf("exp32: worst relative error %.3g, want below 3e-7", worst)
-	}
-	for _, c := range []struct{ x, want float32 }{
-		{float32(math.Inf(-1)), 0}, {float32(math.Inf(1)), float32(math.Inf(1))}, {0, 1},
-	} {
-		if got := exp32(c.x); got != c.want {
-			t.Errorf("exp32(%v) = %v, want %v", c.x, got, c.want)
-		}
-	}
-	if got := exp32(float32(math.NaN())); got == got {
-		t.Errorf("exp32(NaN) = %v, want NaN", got)
 	}
 }
 
 // TestNormComposites checks BatchNormTrain, BatchNormInfer and GroupNorm on the CPU
 // against per-channel and per-group float64 statistics.
 func TestNormComposites(t *testing.T) {
-	rng := rand.New(rand.NewPCG(17, 18))
-	g := tensor.NewGraph()
-	feeds := map[*tensor.Node]*tensor.Tensor{}
+	e := newEnv(t)
 	n, c, hw := 3, 4, 5
-	x := randInput(g, rng, feeds, n, c, hw)
-	gamma, beta := randInput(g, rng, feeds, c), randInput(g, rng, feeds, c)
+	x, X := e.f32(n, c, hw)
+	gamma, G := e.f32(c)
+	beta, B := e.f32(c)
 	mean, variance, y := tensor.BatchNormTrain(x, gamma, beta, []int{0, 2}, 1e-3)
 	inf := tensor.BatchNormInfer(x, gamma, beta, mean, variance, 1e-3)
 	gn := tensor.GroupNorm(x, 2, gamma, beta, 1e-5)
-	got := evalOnCPU(t, feeds, mean, variance, y, inf, gn)
+	got := e.run(mean, variance, y, inf, gn)
 
-	X, G, B := feeds[x].Float64s(), feeds[gamma].Float64s(), feeds[beta].Float64s()
 	at := func(i, ch, p int) int { return (i*c+ch)*hw + p }
 	wantMean, wantVar := make([]float64, c), make([]float64, c)
 	wantY, wantGN := make([]float64, len(X)), make([]float64, len(X))
@@ -442,9 +349,9 @@ func TestNormComposites(t *testing.T) {
 			}
 		}
 	}
-	checkClose(t, "batch norm mean", got[0], wantMean, 1e-5)
-	checkClose(t, "batch norm variance", got[1], wantVar, 1e-5)
-	checkClose(t, "batch norm train", got[2], wantY, 1e-5)
-	checkClose(t, "batch norm infer", got[3], wantY, 1e-5)
-	checkClose(t, "group norm", got[4], wantGN, 1e-5)
+	check(t, "batch norm mean", got[0], tensor.Shape{c}, wantMean, 1e-5)
+	check(t, "batch norm variance", got[1], tensor.Shape{c}, wantVar, 1e-5)
+	check(t, "batch norm train", got[2], x.Shape(), wantY, 1e-5)
+	check(t, "batch norm infer", got[3], x.Shape(), wantY, 1e-5)
+	check(t, "group norm", got[4], x.Shape(), wantGN, 1e-5)
 }
