@@ -53,7 +53,7 @@ func (m *Net) Compile(opt Optimizer, opts ...Option) error {
 		return err
 	}
 	s := defaultSettings()
-	if err := applyOptions("Compile", &s, []string{"Loss", "LossByName", "LossWeights", "LossWeightsByName", "Metrics", "Device", "Seed"}, opts); err != nil {
+	if err := applyOptions("Compile", &s, []string{"Loss", "LossByName", "LossWeights", "LossWeightsByName", "Metrics", "MetricsByName", "Device", "Seed"}, opts); err != nil {
 		return err
 	}
 	if len(s.losses) == 0 && len(s.lossMap) == 0 {
@@ -120,6 +120,17 @@ func (m *Net) resolveHeads() error {
 		}
 		weights[i] = w
 	}
+	metrics := make([][]string, n)
+	for i := range metrics {
+		metrics[i] = s.metrics
+	}
+	for _, nm := range sortedKeys(s.metricMap) {
+		i, ok := index[nm]
+		if !ok {
+			return fmt.Errorf("nn: Compile: metrics for %q, which is not an output (outputs: %v)", nm, names)
+		}
+		metrics[i] = s.metricMap[nm]
+	}
 	c.heads = make([]head, n)
 	for i := range c.heads {
 		if losses[i] == "" {
@@ -129,16 +140,19 @@ func (m *Net) resolveHeads() error {
 		if err != nil {
 			return fmt.Errorf("nn: Compile: output %q: %w", names[i], err)
 		}
-		for _, mt := range s.metrics {
-			if mt == "accuracy" || mt == "acc" {
+		for _, mt := range metrics[i] {
+			switch {
+			case mt == "accuracy" || mt == "acc":
 				if !li.classify {
 					return fmt.Errorf("nn: Compile: metric accuracy on output %q needs a classification loss, it has %s", names[i], li.name)
 				}
-			} else if metricName(mt) != "mae" && metricName(mt) != "mse" {
+			case metricName(mt) != "mae" && metricName(mt) != "mse":
 				return fmt.Errorf("nn: Compile: unknown metric %q (want accuracy, mae or mse)", mt)
+			case li.sparse:
+				return fmt.Errorf("nn: Compile: metric %s on output %q compares the output with its labels, which are class ids there; use accuracy (MetricsByName sets metrics per output)", mt, names[i])
 			}
 		}
-		c.heads[i] = head{loss: li, weight: weights[i], metrics: s.metrics}
+		c.heads[i] = head{loss: li, weight: weights[i], metrics: metrics[i]}
 	}
 	return nil
 }

@@ -49,6 +49,7 @@ type settings struct {
 	weightMap   map[string]float64
 	lossWeights []float64
 	metrics     []string
+	metricMap   map[string][]string
 	device      string
 	seed        uint64
 	seedSet     bool
@@ -310,6 +311,12 @@ func LossWeightsByName(w map[string]float64) Option {
 // Metrics adds metrics reported for every output: accuracy, mae, mse.
 func Metrics(names ...string) Option {
 	return opt("Metrics", func(s *settings) error { s.metrics = names; return nil })
+}
+
+// MetricsByName sets the metrics of outputs by the name of the layer producing them,
+// replacing Metrics for those outputs.
+func MetricsByName(m map[string][]string) Option {
+	return opt("MetricsByName", func(s *settings) error { s.metricMap = m; return nil })
 }
 
 // Device picks where the model runs: "auto" (default: the GPU when there is one),

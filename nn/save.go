@@ -55,7 +55,7 @@ type savedOptimizer struct {
 	Steps       int
 	Losses      []string
 	LossWeights []float64
-	Metrics     []string
+	Metrics     map[string][]string
 }
 
 // layerKinds makes an empty layer of each kind, for Load.
@@ -141,10 +141,13 @@ func (m *Net) serialize() ([]byte, []*tensor.Tensor, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		so := &savedOptimizer{Config: cfg, Steps: o.steps, Metrics: m.comp.opts.metrics}
+		so := &savedOptimizer{Config: cfg, Steps: o.steps, Metrics: map[string][]string{}}
 		for _, hd := range m.comp.heads {
 			so.Losses = append(so.Losses, hd.loss.name)
 			so.LossWeights = append(so.LossWeights, hd.weight)
+		}
+		for i, nm := range m.OutputNames() {
+			so.Metrics[nm] = m.comp.heads[i].metrics
 		}
 		h.Optimizer = so
 		vars = append(vars, o.allSlots(m.Params())...)
@@ -232,7 +235,7 @@ func decode(r io.Reader) (*Net, error) {
 		o.steps = so.Steps
 		opts := []Option{Loss(so.Losses...), LossWeights(so.LossWeights...)}
 		if len(so.Metrics) > 0 {
-			opts = append(opts, Metrics(so.Metrics...))
+			opts = append(opts, MetricsByName(so.Metrics))
 		}
 		if err := m.Compile(&optimizer{optBase: *o}, opts...); err != nil {
 			return nil, err
