@@ -17,8 +17,10 @@ class GmlKernelTests(jupyter_kernel_test.KernelTests):
     code_hello_world = 'import "fmt"\nfmt.Println("hello, world")'
     code_stderr = 'import (\n\t"fmt"\n\t"os"\n)\nfmt.Fprintln(os.Stderr, "to stderr")'
 
+    # Matches replace the identifier before the cursor, so after "pkg." they are member names.
     completion_samples = [
-        {"text": "strings.ToUpp", "matches": {"strings.ToUpper", "strings.ToUpperSpecial"}},
+        {"text": "display.Mark", "matches": {"Markdown"}},
+        {"text": "fu", "matches": {"func"}},
     ]
     complete_code_samples = ["1+1", "x := 1", "func f() int { return 1 }", 'import "fmt"']
     incomplete_code_samples = ["func f() int {", "for i := 0; i < 3; i++ {", "x := []int{1,"]
@@ -36,7 +38,7 @@ class GmlKernelTests(jupyter_kernel_test.KernelTests):
     ]
     code_history_pattern = "1?1"
     supported_history_operations = ("tail", "range", "search")
-    code_inspect_sample = "strings.ToUpper"
+    code_inspect_sample = "display.HTML"
     code_clear_output = "display.ClearOutput(false)"
 
 
