@@ -256,6 +256,7 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 		}
 		return prog, err
 	}
+	wrapCompound(body)
 	if last && len(body.List) > 0 {
 		if es, ok := body.List[len(body.List)-1].(*ast.ExprStmt); ok && !isPrint(es.X) {
 			saved := body.List[len(body.List)-1]

@@ -37,6 +37,8 @@ func TestExecuteScenarios(t *testing.T) {
 			{code: "w", result: "1.5"},
 		}},
 		{"loop variables are per iteration", []step{
+			{code: "for i := 0; i < 2; i++ {\n}", result: ""}, // leaves an i behind in yaegi's globals
+			{code: "import (\"sync\"; \"time\")\nvar wg sync.WaitGroup\nsq := make([]int, 4)\nfor i := 0; i < 4; i++ {\n\twg.Add(1)\n\tgo func() {\n\t\tdefer wg.Done()\n\t\ttime.Sleep(10 * time.Millisecond)\n\t\tsq[i] = i * i\n\t}()\n}\nwg.Wait()\nsq", result: "[]int{0, 1, 4, 9}"},
 			{code: "var fs []func() int\nfor i := 0; i < 3; i++ {\n\tfs = append(fs, func() int { return i })\n}\n[]int{fs[0](), fs[1](), fs[2]()}", result: "[]int{0, 1, 2}"},
 			{code: "var gs []func() string\nfor _, s := range []string{\"a\", \"b\"} {\n\tgs = append(gs, func() string { return s })\n}\ngs[0]() + gs[1]()", result: `"ab"`},
 			{code: "var ps []*int\nfor i := 0; i < 2; i++ { ps = append(ps, &i) }\n*ps[0] + *ps[1]", result: "1"},

@@ -243,3 +243,27 @@ func assigns(body *ast.BlockStmt, name string) bool {
 	})
 	return found
 }
+
+// wrapCompound puts each compound statement at the top level of a statement chunk
+// (for, range, if, switch, select, block, labeled) inside `func() { ... }()`. yaegi
+// runs top-level statements in the global frame, where a variable declared in a block
+// reuses any global of the same name left by an earlier cell (a loop's `i`), so a
+// per-iteration copy would be one shared variable. Inside a function they are real
+// locals. Assignments to globals are unaffected; a defer inside such a statement runs
+// when the statement ends.
+func wrapCompound(body *ast.BlockStmt) {
+	for k, s := range body.List {
+		switch s.(type) {
+		case *ast.ForStmt, *ast.RangeStmt, *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt,
+			*ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
+			p := s.Pos()
+			body.List[k] = &ast.ExprStmt{X: &ast.CallExpr{
+				Fun: &ast.FuncLit{
+					Type: &ast.FuncType{Func: p, Params: &ast.FieldList{Opening: p, Closing: p}},
+					Body: &ast.BlockStmt{Lbrace: p, List: []ast.Stmt{s}, Rbrace: s.End()},
+				},
+				Lparen: s.End(), Rparen: s.End(),
+			}}
+		}
+	}
+}
