@@ -20,23 +20,6 @@ func init() {
 	register(tensor.OpAvgPoolGrad, floatTypes, avgPoolGradKernel)
 }
 
-// window is the geometry of a pooling window over one 2-D plane: input h×w, kernel
-// kh×kw with strides and begin pads, producing oh×ow positions.
-type window struct {
-	h, w, kh, kw, sh, sw, ph, pw, oh, ow int
-}
-
-// newWindow builds the geometry of pooling an input plane of spatial shape in (rank 1 or
-// 2) to out.
-func newWindow(in, out tensor.Shape, at tensor.PoolAttr) window {
-	if len(in) == 1 {
-		return window{h: 1, w: in[0], kh: 1, kw: at.Kernel[0], sh: 1, sw: at.Stride[0], pw: at.PadBegin[0],
-			oh: 1, ow: out[0]}
-	}
-	return window{h: in[0], w: in[1], kh: at.Kernel[0], kw: at.Kernel[1], sh: at.Stride[0], sw: at.Stride[1],
-		ph: at.PadBegin[0], pw: at.PadBegin[1], oh: out[0], ow: out[1]}
-}
-
 // convParams describes, for package conv, the convolution of an image of shape img
 // (N, C, spatial...) by outChannels filters of spatial size kernel under at. 1-D
 // convolutions are 2-D ones of height 1.
@@ -98,75 +81,94 @@ func im2colKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error)
 	return func() error { return conv.Forward(p, X, eye, nil, Y) }, nil
 }
 
-// poolSetup is the geometry of a pooling node over planes = N*C planes.
-type poolSetup struct {
-	g       window
-	planes  int
-	include bool // divide averages by the full window
+// span is a half-open range [lo, hi) of input rows or columns.
+type span struct{ lo, hi int }
+
+// pooler is the geometry of a pooling node: planes (N*C) input planes of h×w pooled to
+// oh×ow, with the input window of each output row and column clipped to the input
+// (padding never enters a window). 1-D pooling is 2-D pooling of height 1.
+type pooler struct {
+	planes, h, w, oh, ow int
+	rows, cols           []span
+	full                 float32 // the divisor with CountIncludePad: the kernel area
+	include              bool
 }
 
-func newPoolSetup(x, y tensor.Shape, at tensor.PoolAttr) poolSetup {
-	return poolSetup{
-		g:       newWindow(x[2:], y[2:], at),
-		planes:  x[0] * x[1],
-		include: at.CountIncludePad,
+func newPooler(x, y tensor.Shape, at tensor.PoolAttr) pooler {
+	in, out, k, s, pb := [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, [2]int{}
+	off := 4 - x.Rank()
+	for i := range x.Rank() - 2 {
+		in[off+i], out[off+i], k[off+i], s[off+i], pb[off+i] = x[2+i], y[2+i], at.Kernel[i], at.Stride[i], at.PadBegin[i]
+	}
+	clip := func(n, size, k, s, pb int) []span {
+		sp := make([]span, n)
+		for o := range sp {
+			lo := o*s - pb
+			sp[o] = span{max(lo, 0), min(lo+k, size)}
+		}
+		return sp
+	}
+	return pooler{
+		planes: x[0] * x[1], h: in[0], w: in[1], oh: out[0], ow: out[1],
+		rows: clip(out[0], in[0], k[0], s[0], pb[0]), cols: clip(out[1], in[1], k[1], s[1], pb[1]),
+		full: float32(k[0] * k[1]), include: at.CountIncludePad,
 	}
 }
 
-// bounds returns the clipped input rows [y0, y1) and columns [x0, x1) of output (oy, ox).
-func (g window) bounds(oy, ox int) (y0, y1, x0, x1 int) {
-	y0, x0 = oy*g.sh-g.ph, ox*g.sw-g.pw
-	y1, x1 = min(y0+g.kh, g.h), min(x0+g.kw, g.w)
-	return max(y0, 0), y1, max(x0, 0), x1
-}
-
-// divisor is the count an average over the window at (oy, ox) divides by.
-func (p poolSetup) divisor(y0, y1, x0, x1 int) float32 {
-	if p.include {
-		return float32(p.g.kh * p.g.kw)
-	}
-	return float32((y1 - y0) * (x1 - x0))
-}
-
-// argmax returns the plane index of the first largest input in the window at (oy, ox).
-func (g window) argmax(plane []float32, oy, ox int) int {
-	y0, y1, x0, x1 := g.bounds(oy, ox)
-	best := y0*g.w + x0
-	for y := y0; y < y1; y++ {
-		for x := x0; x < x1; x++ {
-			if v := plane[y*g.w+x]; v > plane[best] {
-				best = y*g.w + x
+// argmax returns the plane index of the first largest input in the window r × c.
+func (p *pooler) argmax(plane []float32, r, c span) int {
+	best := r.lo*p.w + c.lo
+	m := plane[best]
+	for y := r.lo; y < r.hi; y++ {
+		for x, v := range plane[y*p.w+c.lo : y*p.w+c.hi] {
+			if v > m {
+				m, best = v, y*p.w+c.lo+x
 			}
 		}
 	}
 	return best
 }
 
-// poolKernel computes max or average pooling, parallel over the N*C planes.
+// divisor is the count an average over the window r × c divides by.
+func (p *pooler) divisor(r, c span) float32 {
+	if p.include {
+		return p.full
+	}
+	return float32((r.hi - r.lo) * (c.hi - c.lo))
+}
+
+// forPlanes runs body on every plane index, in parallel, with a grain sized so each
+// goroutine handles at least a few thousand window elements.
+func (p *pooler) forPlanes(body func(pl int)) {
+	work := p.oh * p.ow * max(1, int(p.full))
+	parallel.For(p.planes, max(1, 1<<13/max(work, 1)), func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			body(pl)
+		}
+	})
+}
+
+// poolKernel computes max or average pooling.
 func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
-	p := newPoolSetup(n.Input(0).Shape(), n.Shape(), n.Attr().(tensor.PoolAttr))
+	p := newPooler(n.Input(0).Shape(), n.Shape(), n.Attr().(tensor.PoolAttr))
 	X, Y := f32s(in[0]), f32s(out)
 	isMax := n.Op() == tensor.OpMaxPool
-	g := p.g
 	return func() error {
-		parallel.For(p.planes, max(1, 4096/max(g.oh*g.ow*g.kh*g.kw, 1)), func(lo, hi int) {
-			for pl := lo; pl < hi; pl++ {
-				plane, dst := X[pl*g.h*g.w:(pl+1)*g.h*g.w], Y[pl*g.oh*g.ow:]
-				for oy := 0; oy < g.oh; oy++ {
-					for ox := 0; ox < g.ow; ox++ {
-						if isMax {
-							dst[oy*g.ow+ox] = plane[g.argmax(plane, oy, ox)]
-							continue
-						}
-						y0, y1, x0, x1 := g.bounds(oy, ox)
-						var sum float32
-						for y := y0; y < y1; y++ {
-							for _, v := range plane[y*g.w+x0 : y*g.w+x1] {
-								sum += v
-							}
-						}
-						dst[oy*g.ow+ox] = sum / p.divisor(y0, y1, x0, x1)
+		p.forPlanes(func(pl int) {
+			plane, dst := X[pl*p.h*p.w:(pl+1)*p.h*p.w], Y[pl*p.oh*p.ow:(pl+1)*p.oh*p.ow]
+			for oy, r := range p.rows {
+				for ox, c := range p.cols {
+					if isMax {
+						dst[oy*p.ow+ox] = plane[p.argmax(plane, r, c)]
+						continue
 					}
+					var sum float32
+					for y := r.lo; y < r.hi; y++ {
+						for _, v := range plane[y*p.w+c.lo : y*p.w+c.hi] {
+							sum += v
+						}
+					}
+					dst[oy*p.ow+ox] = sum / p.divisor(r, c)
 				}
 			}
 		})
@@ -177,18 +179,15 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 // maxPoolGradKernel adds each output gradient to the input position its window's
 // maximum came from.
 func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
-	p := newPoolSetup(n.Input(0).Shape(), n.Input(1).Shape(), n.Attr().(tensor.PoolAttr))
+	p := newPooler(n.Input(0).Shape(), n.Input(1).Shape(), n.Attr().(tensor.PoolAttr))
 	X, GY, DX := f32s(in[0]), f32s(in[1]), f32s(out)
-	g := p.g
 	return func() error {
-		parallel.For(p.planes, 1, func(lo, hi int) {
-			for pl := lo; pl < hi; pl++ {
-				plane, dx, gy := X[pl*g.h*g.w:(pl+1)*g.h*g.w], DX[pl*g.h*g.w:(pl+1)*g.h*g.w], GY[pl*g.oh*g.ow:]
-				clear(dx)
-				for oy := 0; oy < g.oh; oy++ {
-					for ox := 0; ox < g.ow; ox++ {
-						dx[g.argmax(plane, oy, ox)] += gy[oy*g.ow+ox]
-					}
+		p.forPlanes(func(pl int) {
+			plane, dx, gy := X[pl*p.h*p.w:(pl+1)*p.h*p.w], DX[pl*p.h*p.w:(pl+1)*p.h*p.w], GY[pl*p.oh*p.ow:]
+			clear(dx)
+			for oy, r := range p.rows {
+				for ox, c := range p.cols {
+					dx[p.argmax(plane, r, c)] += gy[oy*p.ow+ox]
 				}
 			}
 		})
@@ -198,23 +197,19 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 
 // avgPoolGradKernel spreads each output gradient evenly over its window.
 func avgPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
-	p := newPoolSetup(n.Shape(), n.Input(0).Shape(), n.Attr().(tensor.PoolAttr))
+	p := newPooler(n.Shape(), n.Input(0).Shape(), n.Attr().(tensor.PoolAttr))
 	GY, DX := f32s(in[0]), f32s(out)
-	g := p.g
 	return func() error {
-		parallel.For(p.planes, 1, func(lo, hi int) {
-			for pl := lo; pl < hi; pl++ {
-				dx, gy := DX[pl*g.h*g.w:(pl+1)*g.h*g.w], GY[pl*g.oh*g.ow:]
-				clear(dx)
-				for oy := 0; oy < g.oh; oy++ {
-					for ox := 0; ox < g.ow; ox++ {
-						y0, y1, x0, x1 := g.bounds(oy, ox)
-						v := gy[oy*g.ow+ox] / p.divisor(y0, y1, x0, x1)
-						for y := y0; y < y1; y++ {
-							row := dx[y*g.w+x0 : y*g.w+x1]
-							for i := range row {
-								row[i] += v
-							}
+		p.forPlanes(func(pl int) {
+			dx, gy := DX[pl*p.h*p.w:(pl+1)*p.h*p.w], GY[pl*p.oh*p.ow:]
+			clear(dx)
+			for oy, r := range p.rows {
+				for ox, c := range p.cols {
+					v := gy[oy*p.ow+ox] / p.divisor(r, c)
+					for y := r.lo; y < r.hi; y++ {
+						row := dx[y*p.w+c.lo : y*p.w+c.hi]
+						for i := range row {
+							row[i] += v
 						}
 					}
 				}
