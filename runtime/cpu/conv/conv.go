@@ -94,20 +94,29 @@ func Forward(p Params, x, w, bias, y []float32) error {
 	impl := gemm.Default()
 	var failed firstError
 	forImages(p.Batch, func(_, n int, parallelGEMM bool) {
-		for grp := 0; grp < p.Groups; grp++ {
-			err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.plane, g.crs, 1,
-				w[grp*g.kg*g.crs:], g.lda, g.columns(x[n*g.inLen:], grp, false),
-				0, y[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane)
-			if err != nil {
-				failed.set(fmt.Errorf("conv.Forward: %w", err))
-				return
-			}
+		if g.directDepthwise() {
+			depthwiseForward(g, x[n*g.inLen:][:g.inLen], w, y[n*g.outLen:][:g.outLen])
+		} else if err := g.forwardGEMM(impl, parallelGEMM, n, x, w, y); err != nil {
+			failed.set(fmt.Errorf("conv.Forward: %w", err))
+			return
 		}
 		if bias != nil {
 			addBias(y[n*g.outLen:][:g.outLen], bias, g.plane)
 		}
 	})
 	return failed.err
+}
+
+// forwardGEMM computes image n of y, one GEMM per group.
+func (g geometry) forwardGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, w, y []float32) error {
+	for grp := 0; grp < g.p.Groups; grp++ {
+		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.plane, g.crs, 1,
+			w[grp*g.kg*g.crs:], g.lda, g.columns(x[n*g.inLen:], grp, false),
+			0, y[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // BackwardData computes the gradient of the loss with respect to the input, dx, from
@@ -129,6 +138,11 @@ func BackwardData(p Params, dy, w, dx []float32) error {
 	var failed firstError
 	forImages(p.Batch, func(worker, n int, parallelGEMM bool) {
 		img := dx[n*g.inLen:][:g.inLen]
+		if g.directDepthwise() {
+			clear(img)
+			depthwiseData(g, dy[n*g.outLen:][:g.outLen], w, img)
+			return
+		}
 		dst, ld := img, g.ldPlane
 		if !g.direct {
 			if cols[worker] == nil {
@@ -176,6 +190,10 @@ func BackwardFilter(p Params, x, dy, dw []float32) error {
 	forImages(p.Batch, func(worker, n int, parallelGEMM bool) {
 		if sums[worker] == nil {
 			sums[worker] = make([]float32, len(dw))
+		}
+		if g.directDepthwise() {
+			depthwiseFilter(g, x[n*g.inLen:][:g.inLen], dy[n*g.outLen:][:g.outLen], sums[worker])
+			return
 		}
 		for grp := 0; grp < p.Groups; grp++ {
 			err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,

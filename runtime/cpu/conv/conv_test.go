@@ -79,6 +79,12 @@ func convCases() []Params {
 		// Depthwise with a channel multiplier of 2.
 		{Batch: 3, InChannels: 5, InH: 7, InW: 7, OutChannels: 10, KernelH: 3, KernelW: 3,
 			Groups: 5, StrideH: 2, StrideW: 2, PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		// Depthwise, unit stride, dilated, one image; and one input channel with enough
+		// output channels for the GEMM path.
+		{Batch: 1, InChannels: 3, InH: 9, InW: 8, OutChannels: 3, KernelH: 3, KernelW: 3, Groups: 3,
+			DilationH: 2, PadTop: 2, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		{Batch: 2, InChannels: 1, InH: 10, InW: 10, OutChannels: 8, KernelH: 5, KernelW: 5,
+			PadTop: 2, PadBottom: 2, PadLeft: 2, PadRight: 2},
 		// 1×1 direct, and 1×1 with a stride (not direct).
 		{Batch: 2, InChannels: 7, InH: 5, InW: 3, OutChannels: 3, KernelH: 1, KernelW: 1},
 		{Batch: 2, InChannels: 7, InH: 5, InW: 3, OutChannels: 3, KernelH: 1, KernelW: 1, StrideH: 2, StrideW: 2},
