@@ -25,8 +25,10 @@
 //     BackwardFilter (weights) of the same convolution, as TransposedForward documents,
 //     so no separate functions exist for them.
 //   - Padding is explicit per side; "same" padding is the caller's arithmetic.
-//   - Depthwise convolution is the Groups == InChannels case of the same path; a direct
-//     depthwise kernel would be faster and is not written yet.
+//   - Depthwise convolution (one input channel per output channel) with fewer output
+//     channels per group than the GEMM micro-tile has rows runs through direct loops
+//     (depthwise.go): as a GEMM it would be a 1-row product that mostly multiplies the
+//     tile's padding. Its three passes share one traversal of the valid output rows.
 //   - Every function validates Params and slice lengths and returns an error naming the
 //     field or slice.
 package conv
