@@ -300,7 +300,14 @@ func TestRequests(t *testing.T) {
 	}
 	// comm_open has no reply: it is answered with comm_close on IOPub.
 	open, _ := c.Send(c.Ch.Shell, "comm_open", wire.CommOpen{CommID: "c1", TargetName: "widgets"})
-	if _, err := c.Await(open, 300*time.Millisecond); err == nil {
+	iopub, err := c.AwaitIdle(open, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(iopub); got != "status,comm_close,status" || !strings.Contains(string(iopub[1].Content), `"comm_id":"c1"`) {
+		t.Errorf("comm_open: IOPub %s", got)
+	}
+	if _, err := c.AwaitReply(open, 100*time.Millisecond); err == nil {
 		t.Error("comm_open got a shell reply")
 	}
 }

@@ -142,16 +142,23 @@ func (c *Client) Request(s *wire.Socket, msgType string, content any, timeout ti
 // Await collects the reply to req and its IOPub messages up to status idle, and removes
 // them from the inbox. On timeout it returns what arrived with an error.
 func (c *Client) Await(req *wire.Message, timeout time.Duration) (*Exchange, error) {
-	return c.await(req, timeout, true)
+	return c.await(req, timeout, true, true)
 }
 
 // AwaitReply waits for the reply to req only, leaving its IOPub messages in the inbox.
 func (c *Client) AwaitReply(req *wire.Message, timeout time.Duration) (*wire.Message, error) {
-	ex, err := c.await(req, timeout, false)
+	ex, err := c.await(req, timeout, true, false)
 	return ex.Reply, err
 }
 
-func (c *Client) await(req *wire.Message, timeout time.Duration, wantIdle bool) (*Exchange, error) {
+// AwaitIdle collects the IOPub messages of req up to status idle, for requests that
+// have no reply (comm_open, comm_msg).
+func (c *Client) AwaitIdle(req *wire.Message, timeout time.Duration) ([]*wire.Message, error) {
+	ex, err := c.await(req, timeout, false, true)
+	return ex.IOPub, err
+}
+
+func (c *Client) await(req *wire.Message, timeout time.Duration, wantReply, wantIdle bool) (*Exchange, error) {
 	id := req.Header.MsgID
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -159,7 +166,7 @@ func (c *Client) await(req *wire.Message, timeout time.Duration, wantIdle bool) 
 		c.mu.Lock()
 		ex := &Exchange{Reply: c.replies[id], IOPub: c.iopub[id]}
 		idle := len(ex.IOPub) > 0 && isIdle(ex.IOPub[len(ex.IOPub)-1])
-		if ex.Reply != nil && (idle || !wantIdle) {
+		if (ex.Reply != nil || !wantReply) && (idle || !wantIdle) {
 			delete(c.replies, id)
 			if wantIdle {
 				delete(c.iopub, id)
