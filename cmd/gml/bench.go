@@ -51,12 +51,14 @@ func runBench(args []string) error {
 	return b.run(args[1:])
 }
 
-// benchResult is one line of benchmark output. Ref, RefValue and Ratio compare with a
-// reference measured in the same run, when there is one.
+// benchResult is one line of benchmark output. Threads is the number of CPU threads a
+// CPU benchmark used. Ref, RefValue and Ratio compare with a reference measured in the
+// same run, when there is one.
 type benchResult struct {
 	Bench    string  `json:"bench"`
 	Case     string  `json:"case"`
 	Device   string  `json:"device,omitempty"`
+	Threads  int     `json:"threads,omitempty"`
 	Value    float64 `json:"value"`
 	Unit     string  `json:"unit"`
 	Ref      string  `json:"ref,omitempty"`
