@@ -1,16 +1,14 @@
 // Package gemm is gml's CPU matrix multiply: row-major single- and double-precision
 // GEMM with the usual BLAS meaning (Sgemm, Dgemm), a strided-batched form for batched
-// matmul (SgemmStrided), and the choice between implementations (Impl).
+// matmul (SgemmStrided), a form whose B operand packs itself for implicit-GEMM
+// convolution (SgemmPacked, BPacker), and the choice between implementations (Impl).
 //
 // Decisions:
 //   - Our own kernel is the default (Native). It is the BLIS/GotoBLAS design: B is packed
 //     into k×16 micro-panels and A into 6×k micro-panels (alpha folded into A's packing),
 //     cache blocks of blockM×blockK (A, kept in L2) and blockK×blockN (B, in L3), and a
 //     6×16 micro-kernel in Go assembly (kernel_amd64.s) that keeps the C tile in twelve
-//     AVX2 registers and issues two FMAs per broadcast. C is split between goroutines
-//     along its longer side, one contiguous part per CPU (package parallel), each part
-//     aligned to the micro-tile; each goroutine packs its own panels, so they share no
-//     mutable state.
+//     AVX2 registers and issues two FMAs per broadcast.
 //   - AVX2+FMA rather than AVX-512: the machines this was tuned on are AMD Zen 3 (EPYC,
 //     family 25 model 1), which have no AVX-512; on Zen 4 a 512-bit FMA issues as two
 //     256-bit halves, so an AVX2 kernel reaches the same peak there. An AVX-512 kernel
@@ -24,6 +22,11 @@
 //   - Float64: Native and PureGo use gonum's blas/gonum Dgemm, so the plain-matrix
 //     helpers agree with gonum's mat.Dense exactly; OpenBLAS uses cblas_dgemm.
 //   - Half precision is not handled here: the CPU backend converts F16/BF16 to float32.
+//   - Parallel split (sgemmParallel): per k-slice the workers pack the shared B panel
+//     together, then take (row block, column range) items from an atomic counter, each
+//     packing its own A block. Taking work dynamically rather than splitting C in fixed
+//     halves keeps both cores busy when another process slows one of them, which on
+//     these shared 2-core machines is the usual case.
 //   - Every entry point validates dimensions, leading dimensions and slice lengths and
 //     returns an error naming the operand; nothing reads out of bounds.
 package gemm

@@ -134,9 +134,7 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 	if m == 0 || n == 0 {
 		return nil
 	}
-	kern := kernelGo
-	switch i {
-	case OpenBLAS:
+	if i == OpenBLAS {
 		if err := openblas.Load(); err != nil {
 			return err
 		}
@@ -145,15 +143,10 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 		}
 		openblas.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return nil
-	case Native:
-		nk, err := nativeKernel()
-		if err != nil {
-			return err
-		}
-		kern = nk
-	case PureGo:
-	default:
-		return fmt.Errorf("gemm: unknown implementation %v", i)
+	}
+	kern, err := i.microKernel()
+	if err != nil {
+		return err
 	}
 	sgemm(kern, parallelOK, m, n, k, alpha, matrix{a, lda, transA}, matrix{b, ldb, transB},
 		beta, c, ldc)
@@ -168,6 +161,24 @@ func fitsCBLAS(sizes ...int) error {
 		}
 	}
 	return nil
+}
+
+// microKernel returns the micro-kernel gml's blocked driver uses for i: the assembly one
+// for Native, the Go one for PureGo, and for OpenBLAS (which only SgemmPacked sends to
+// the driver) the assembly one where the CPU has it.
+func (i Impl) microKernel() (microKernel, error) {
+	switch i {
+	case Native:
+		return nativeKernel()
+	case PureGo:
+		return kernelGo, nil
+	case OpenBLAS:
+		if kern, err := nativeKernel(); err == nil {
+			return kern, nil
+		}
+		return kernelGo, nil
+	}
+	return nil, fmt.Errorf("gemm: unknown implementation %v", i)
 }
 
 // checkArgs validates GEMM dimensions, leading dimensions and slice lengths, naming the

@@ -1,7 +1,5 @@
 package gemm
 
-import "fmt"
-
 // PackWidth is the number of columns in one strip of a packed B panel (see BPacker).
 const PackWidth = nr
 
@@ -36,17 +34,9 @@ func (i Impl) SgemmPacked(parallelOK, transA bool, m, n, k int, alpha float32, a
 	if m == 0 || n == 0 {
 		return nil
 	}
-	kern := kernelGo
-	switch i {
-	case Native, OpenBLAS:
-		if nk, err := nativeKernel(); err == nil {
-			kern = nk
-		} else if i == Native {
-			return err
-		}
-	case PureGo:
-	default:
-		return fmt.Errorf("gemm: unknown implementation %v", i)
+	kern, err := i.microKernel()
+	if err != nil {
+		return err
 	}
 	sgemm(kern, parallelOK, m, n, k, alpha, matrix{a, lda, transA}, b, beta, c, ldc)
 	return nil
