@@ -126,7 +126,8 @@ func RoPEFrequencies(base float32, dims int) []float32 {
 }
 
 // ropeOf decomposes OpRoPE: the angle of position p and pair i is float32(p)*freq[i]
-// (one float32 product); pairs (x0, x1) become (x0 cos - x1 sin, x0 sin + x1 cos).
+// (one float32 product), and its cosine and sine are taken in F32 whatever x's dtype;
+// pairs (x0, x1) become (x0 cos - x1 sin, x0 sin + x1 cos).
 func ropeOf(n *Node) *Node {
 	at := n.attr.(RoPEAttr)
 	x, pos := n.inputs[0], n.inputs[1]
@@ -134,11 +135,11 @@ func ropeOf(n *Node) *Node {
 	t, d, half := x.shape[r-2], x.shape[r-1], at.Dims/2
 	freqT := New(F32, 1, half)
 	copy(freqT.Float32s(), RoPEFrequencies(at.Base, at.Dims))
-	theta := Mul(Reshape(Cast(pos, F32), t, 1), x.graph.Const(freqT)) // (T, half)
-	if x.dtype != F32 {
-		theta = Cast(theta, x.dtype)
-	}
+	theta := Mul(Reshape(Cast(pos, F32), t, 1), x.graph.Const(freqT)) // (T, half), in F32
 	cos, sin := Cos(theta), Sin(theta)
+	if x.dtype != F32 {
+		cos, sin = Cast(cos, x.dtype), Cast(sin, x.dtype)
+	}
 	rot := x
 	if at.Dims < d {
 		rot = SliceAxis(x, r-1, 0, at.Dims)
