@@ -4,7 +4,8 @@
 // Decisions:
 //   - No build-time link: the library is opened with dlopen on first use (Load), so the gml
 //     binary builds and runs where OpenBLAS is absent; Available then reports false and
-//     Load's error says what was tried. Only libdl (part of glibc) is linked.
+//     Load's error says what was tried. Only libdl (part of glibc) is linked. A build
+//     without cgo compiles too (nocgo.go) and reports OpenBLAS as unavailable.
 //   - Candidates, in order: libopenblas.so.0 (Debian's libopenblas0), libopenblas.so (the
 //     -dev symlink), and /usr/lib/x86_64-linux-gnu/libblas.so.3, the alternatives path,
 //     accepted only when it exports openblas_get_config (that is, when the alternative
