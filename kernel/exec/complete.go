@@ -76,10 +76,7 @@ func (i *Interp) members(chain string) []string {
 	if chain == "" {
 		return nil
 	}
-	i.mu.Lock()
-	path, isPkg := i.imports[chain]
-	i.mu.Unlock()
-	if isPkg {
+	if path, isPkg := i.packagePath(chain); isPkg {
 		var names []string
 		for _, syms := range i.yi.Symbols(path) {
 			for n := range syms {
@@ -202,4 +199,39 @@ func chainStart(s string, off int) int {
 		}
 		return st
 	}
+}
+
+// packagePath resolves a package name used in a cell: an import in effect, or else,
+// unless a global variable has that name, a package that could be imported, by the last
+// element of its path (the shortest path wins: "rand" is math/rand). Completion and
+// inspection thus work on `strings.` before any import line.
+func (i *Interp) packagePath(name string) (string, bool) {
+	i.mu.Lock()
+	path, ok := i.imports[name]
+	i.mu.Unlock()
+	if ok {
+		return path, true
+	}
+	if _, isVar := i.yi.Globals()[name]; isVar {
+		return "", false
+	}
+	path, ok = i.importable()[name]
+	return path, ok
+}
+
+// importable maps the last path element of every importable package to its path.
+func (i *Interp) importable() map[string]string {
+	i.importableOnce.Do(func() {
+		i.importableIdx = map[string]string{}
+		for _, path := range i.paths {
+			if strings.Contains(path, "internal") {
+				continue
+			}
+			name := path[strings.LastIndex(path, "/")+1:]
+			if old, dup := i.importableIdx[name]; !dup || len(path) < len(old) || (len(path) == len(old) && path < old) {
+				i.importableIdx[name] = path
+			}
+		}
+	})
+	return i.importableIdx
 }

@@ -29,6 +29,7 @@ func TestComplete(t *testing.T) {
 		{code: "stri", cursor: -1, want: []string{"string", "strings"}, start: 0, end: 4},
 		{code: "_gml", cursor: -1, absent: "_gmlcell", start: 0, end: 4},
 		{code: "é := hél", cursor: -1, want: []string{"héllo"}, start: 5, end: 8},
+		{code: "unicode.IsUp", cursor: -1, want: []string{"IsUpper"}, start: 8, end: 12, exactLength: true},
 		{code: "strings.ToU + 1", cursor: 11, want: []string{"ToUpper"}, start: 8, end: 11},
 	}
 	for _, c := range cases {
@@ -67,6 +68,7 @@ func TestInspect(t *testing.T) {
 		{"strings.ToUpper(", 16, []string{"func ToUpper(s string) string", "ToUpper returns s with all Unicode letters mapped to their upper case"}},
 		{"display.HTML(x)", 10, []string{"func HTML(s string) Output", "HTML returns an Output"}},
 		{"strings", 3, []string{"package strings"}},
+		{"sort.Ints(x)", 6, []string{"func Ints(x []int)"}},
 		{"nums", 4, []string{"nums: []int", "[]int{1, 2}"}},
 		{"add(1, 2)", 2, []string{"func add: func(int, int) int"}},
 		{"tab", 3, []string{"tab: *display.Table", "Table is an HTML table builder"}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"os"
+	"path"
 	"reflect"
 	"strings"
 	"sync"
@@ -67,6 +68,10 @@ type Interp struct {
 	late    []*Error          // goroutine panics that came after their cell ended
 	results []any             // values handed over by _gmlcell.Result
 	hasRes  bool
+
+	paths          []string // import paths of the loaded symbol tables
+	importableOnce sync.Once
+	importableIdx  map[string]string // see importable
 }
 
 // cellState is what a goroutine panic needs to fail the running cell.
@@ -100,6 +105,11 @@ func New(opts ...Option) (*Interp, error) {
 	for _, tables := range []map[string]map[string]reflect.Value{stdlib.Symbols, symbols.Symbols, cfg.extra, i.cellSymbols()} {
 		if err := i.yi.Use(tables); err != nil {
 			return nil, fmt.Errorf("exec: loading symbols: %w", err)
+		}
+		for key := range tables {
+			if p := path.Dir(key); p != "." {
+				i.paths = append(i.paths, p)
+			}
 		}
 	}
 	// os.Stdin in cells reads through the front end's input prompt.
@@ -228,6 +238,9 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Resul
 		if err != nil {
 			return Result{Err: compileError(err, id, code)}
 		}
+		if prog == nil {
+			continue // only imports already in effect
+		}
 		if _, err := i.yi.ExecuteWithContext(ctx, prog); err != nil {
 			if parent.Err() != nil {
 				return Result{Err: interruptError()}
@@ -249,6 +262,9 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	}
 	rewriteGo(file, id)
 	rewriteLoopVars(file)
+	if ch.kind == itemImport && !i.dropRepeatedImports(file) {
+		return nil, nil
+	}
 	if ch.kind != itemStmt {
 		prog, err := i.yi.CompileAST(file)
 		if err == nil {
@@ -268,6 +284,47 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 		}
 	}
 	return i.yi.CompileAST(body)
+}
+
+// dropRepeatedImports removes the imports already in effect (same name, same path)
+// from an import chunk, since yaegi rejects an import it has seen as a redeclaration and
+// users re-run cells with import lines all the time. It reports whether any is left.
+func (i *Interp) dropRepeatedImports(f *ast.File) bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	var decls []ast.Decl
+	var kept []*ast.ImportSpec
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok {
+			decls = append(decls, d)
+			continue
+		}
+		var specs []ast.Spec
+		for _, s := range gd.Specs {
+			imp := s.(*ast.ImportSpec)
+			if name, path := importName(imp); i.imports[name] != path {
+				specs = append(specs, s)
+				kept = append(kept, imp)
+			}
+		}
+		if len(specs) > 0 {
+			gd.Specs = specs
+			decls = append(decls, gd)
+		}
+	}
+	f.Decls, f.Imports = decls, kept
+	return len(kept) > 0
+}
+
+// importName returns the name an import spec binds and its path.
+func importName(imp *ast.ImportSpec) (name, path string) {
+	path = strings.Trim(imp.Path.Value, "`\"")
+	name = path[strings.LastIndex(path, "/")+1:]
+	if imp.Name != nil {
+		name = imp.Name.Name
+	}
+	return name, path
 }
 
 // isPrint reports calls of fmt.Print*/Fprint* and log.*, whose (n, err) results would
@@ -294,11 +351,7 @@ func (i *Interp) record(f *ast.File) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for _, imp := range f.Imports {
-		path := strings.Trim(imp.Path.Value, `"`)
-		name := path[strings.LastIndex(path, "/")+1:]
-		if imp.Name != nil {
-			name = imp.Name.Name
-		}
+		name, path := importName(imp)
 		if name != "_" && name != "." {
 			i.imports[name] = path
 		}

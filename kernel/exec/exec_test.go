@@ -54,6 +54,13 @@ func TestExecuteScenarios(t *testing.T) {
 			{code: "import \"time\"\ntime.Duration(1500) * time.Millisecond", result: "1.5s"},
 			{code: "x := 1\nx++", result: ""},
 		}},
+		{"imports may be repeated", []step{
+			{code: "import (\"fmt\"; \"os\")\nfmt.Fprint(os.Stdout, \"a\")", out: "a"},
+			{code: "import \"fmt\"\nfmt.Print(\"b\")", out: "b"},
+			{code: "import (\n\t\"fmt\"\n\t\"strings\"\n)\nfmt.Print(strings.ToUpper(\"c\"))", out: "C"},
+			{code: "import \"github.com/gml-dev/gml/display\"\ndisplay.Text(\"d\")", result: "d"},
+			{code: "import str \"strings\"\nstr.Repeat(\"e\", 2)", result: `"ee"`},
+		}},
 		{"facts about yaegi", []step{
 			{code: "func Max[T int | float64](a, b T) T {\n\tif a > b { return a }\n\treturn b\n}\nMax(3, 4)", result: "4"},
 			{code: "type C struct{ n int }\nfunc (c *C) Inc() { c.n++ }\nc := &C{}\nc.Inc()\nc.Inc()\nc.n", result: "2"},

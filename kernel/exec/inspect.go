@@ -34,8 +34,8 @@ func (i *Interp) Inspect(code string, cursor int, detail int) (data map[string]a
 
 func (i *Interp) describe(chain string) (string, bool) {
 	parts := strings.Split(chain, ".")
+	path, isPkg := i.packagePath(parts[0])
 	i.mu.Lock()
-	path, isPkg := i.imports[parts[0]]
 	kind := i.decls[parts[0]]
 	i.mu.Unlock()
 	switch {
