@@ -14,7 +14,8 @@
 //   - uses central differences with a step of 1e-2 by default (truncation error
 //     O(step²), rounding error O(1e-7·|⟨r,f⟩|/step)) and divides by the step actually
 //     taken after rounding x±step to float32;
-//   - accepts |analytic - numeric| <= Tol·(1 + |numeric|), Tol 1e-2 by default;
+//   - accepts |analytic - numeric| <= Tol·(1 + |numeric|), Tol 3e-3 by default (the
+//     largest error over all cases was 9e-4 when this was written);
 //   - draws inputs away from kinks and ties where an op has them (see Distinct and
 //     Away), since a finite difference across a kink measures neither side.
 package gradcheck
@@ -47,7 +48,7 @@ type Case struct {
 	Inputs []Input
 	Build  func(x []*tensor.Node) *tensor.Node
 	Step   float64 // finite-difference step; 0 means 1e-2
-	Tol    float64 // tolerance; 0 means 1e-2
+	Tol    float64 // tolerance; 0 means 3e-3
 }
 
 // Uniform draws values uniformly from [lo, hi].
@@ -122,7 +123,7 @@ func Check(rt *runtime.Runtime, c Case, seed uint64) (Result, error) {
 		step = 1e-2
 	}
 	if tol == 0 {
-		tol = 1e-2
+		tol = 3e-3
 	}
 	g := tensor.NewGraph()
 	nodes := make([]*tensor.Node, len(c.Inputs))

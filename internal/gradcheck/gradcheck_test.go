@@ -41,6 +41,7 @@ func TestGradients(t *testing.T) {
 			if res.Checked == 0 {
 				t.Fatal("no gradient element was compared")
 			}
+			t.Logf("%d elements, largest relative error %.2g", res.Checked, res.MaxErr)
 			for i, m := range res.Mismatches {
 				if i == 5 {
 					t.Errorf("... %d mismatches in all", len(res.Mismatches))
