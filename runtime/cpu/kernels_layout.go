@@ -29,6 +29,9 @@ func stridedCopy(esz int, shape tensor.Shape, strides []int, base int, dst, src 
 	if err != nil {
 		return nil, err
 	}
+	if t := newTranspose(p, esz, base, dst, src); t != nil {
+		return t, nil
+	}
 	switch esz {
 	case 1:
 		p.row = copyRow(dst, src, base, p.ist[0])
@@ -42,6 +45,61 @@ func stridedCopy(esz int, shape tensor.Shape, strides []int, base int, dst, src 
 		return nil, fmt.Errorf("no copy for %d-byte elements", esz)
 	}
 	return func() error { p.run(); return nil }, nil
+}
+
+// transposeTile is the edge of the square tiles a transposing copy moves at a time, so
+// that both the rows read and the rows written stay in cache.
+const transposeTile = 32
+
+// newTranspose returns a tiled copy when the walk reads its rows with a stride and the
+// axis just outside them contiguously (a transpose of the two innermost axes, possibly
+// batched); otherwise nil. Copying row by row would touch a new cache line per element.
+func newTranspose(p *bplan, esz, base int, dst, src []byte) func() error {
+	last := len(p.outer) - 1
+	if p.rows == 0 || last < 0 || p.ist[0] == 1 || p.st[0][last] != 1 || p.inner < transposeTile/4 {
+		return nil
+	}
+	switch esz {
+	case 1:
+		return tiledTranspose(p, base, dst, src)
+	case 2:
+		return tiledTranspose(p, base, typed[uint16](dst), typed[uint16](src))
+	case 4:
+		return tiledTranspose(p, base, typed[uint32](dst), typed[uint32](src))
+	case 8:
+		return tiledTranspose(p, base, typed[uint64](dst), typed[uint64](src))
+	}
+	return nil
+}
+
+func tiledTranspose[T any](p *bplan, base int, d, s []T) func() error {
+	last := len(p.outer) - 1
+	a, b, sb := p.outer[last], p.inner, p.ist[0]
+	prefix, pst := p.outer[:last], p.st[0][:last]
+	tilesA := (a + transposeTile - 1) / transposeTile
+	units := p.rows / a * tilesA
+	body := func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			pre, tile := u/tilesA, u%tilesA
+			off, rem := base, pre
+			for k := len(prefix) - 1; k >= 0; k-- {
+				off += rem % prefix[k] * pst[k]
+				rem /= prefix[k]
+			}
+			a0, a1 := tile*transposeTile, min((tile+1)*transposeTile, a)
+			for b0 := 0; b0 < b; b0 += transposeTile {
+				b1 := min(b0+transposeTile, b)
+				for i := a0; i < a1; i++ {
+					row := d[(pre*a+i)*b : (pre*a+i+1)*b]
+					for j := b0; j < b1; j++ {
+						row[j] = s[off+i+j*sb]
+					}
+				}
+			}
+		}
+	}
+	grain := max(1, elemGrain/(transposeTile*b))
+	return func() error { parallel.For(units, grain, body); return nil }
 }
 
 func copyRow[T any](d, s []T, base, st int) func(o int, off [3]int, n int) {

@@ -172,6 +172,9 @@ func emptyResult(op tensor.Op) float64 {
 
 func reduceF32Factory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	at := n.Attr().(tensor.ReduceAttr)
+	if o, r, i, ok := blockPattern(n.Input(0).Shape(), at.Axes); ok && r > 0 {
+		return columnReduce(n.Op(), at.Correction, o, r, i, f32s(out), f32s(in[0])), nil
+	}
 	view, rows, r, prep, err := rowsView(n.Input(0).Shape(), 4, at.Axes, in[0])
 	if err != nil {
 		return nil, err
@@ -206,6 +209,98 @@ func reduceF32Factory(n *tensor.Node, out []byte, in [][]byte) (func() error, er
 	}
 	grain := max(1, elemGrain/r)
 	return withPrep(prep, func() error { parallel.For(rows, grain, body); return nil }), nil
+}
+
+// blockPattern reports whether the reduced axes, ignoring size-1 axes, form one block
+// followed by kept axes: x is then (outer, r, inner) with inner > 1, reduced over r.
+func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
+	outer, r, inner = 1, 1, 1
+	stage := 0 // 0: outer kept axes, 1: reduced block, 2: inner kept axes
+	for i, d := range x {
+		red := slices.Contains(axes, i)
+		switch {
+		case d == 1:
+		case red && stage <= 1:
+			stage = 1
+			r *= d
+		case red:
+			return 0, 0, 0, false
+		case stage == 0:
+			outer *= d
+		default:
+			stage = 2
+			inner *= d
+		}
+	}
+	return outer, r, inner, stage == 2
+}
+
+// columnReduce reduces x viewed as (outer, r, inner) over r by accumulating whole rows
+// of inner elements in float64, which reads memory in order (a sum over the batch axis,
+// a bias gradient). Work is split over the (outer, inner) output positions.
+func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32) func() error {
+	acc := make([]float64, outer*inner)
+	var combine func(a, b float64) float64
+	var fin func(acc float64, r int) float64
+	if op != tensor.OpVar {
+		red := f32Reducers[op]
+		combine, fin = red.comb, red.fin
+	}
+	// fold accumulates rows into acc[lo:hi] (flat output positions), starting from
+	// the first row (or from centred squares around mean when mean is given).
+	fold := func(lo, hi int, f func(a, b float64) float64, mean []float64) {
+		for lo < hi {
+			o, i0 := lo/inner, lo%inner
+			i1 := min(inner, i0+hi-lo)
+			a := acc[o*inner+i0 : o*inner+i1]
+			for k := 0; k < r; k++ {
+				row := x[(o*r+k)*inner+i0 : (o*r+k)*inner+i1]
+				switch {
+				case mean != nil:
+					m := mean[o*inner+i0 : o*inner+i1]
+					if k == 0 {
+						clear(a)
+					}
+					for j, v := range row {
+						dv := float64(v) - m[j]
+						a[j] += dv * dv
+					}
+				case k == 0:
+					for j, v := range row {
+						a[j] = float64(v)
+					}
+				default:
+					for j, v := range row {
+						a[j] = f(a[j], float64(v))
+					}
+				}
+			}
+			lo += i1 - i0
+		}
+	}
+	var means []float64
+	if op == tensor.OpVar {
+		means = make([]float64, outer*inner)
+	}
+	body := func(lo, hi int) {
+		if op != tensor.OpVar {
+			fold(lo, hi, combine, nil)
+			for p := lo; p < hi; p++ {
+				d[p] = float32(fin(acc[p], r))
+			}
+			return
+		}
+		fold(lo, hi, add, nil)
+		for p := lo; p < hi; p++ {
+			means[p] = acc[p] / float64(r)
+		}
+		fold(lo, hi, nil, means)
+		for p := lo; p < hi; p++ {
+			d[p] = float32(acc[p] / float64(r-correction))
+		}
+	}
+	grain := max(1, elemGrain/r)
+	return func() error { parallel.For(outer*inner, grain, body); return nil }
 }
 
 // parts splits n elements into pieces of at least elemGrain for the parallel workers.

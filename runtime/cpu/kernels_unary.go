@@ -8,9 +8,10 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// Unary elementwise kernels. F32 math goes through float64 for the transcendental
-// functions (correctly rounded results at a few nanoseconds per element); integer
-// inputs are accepted by the ops that make sense on them.
+// Unary elementwise kernels. The hot activations (exp, tanh, sigmoid, silu, tanh-GELU)
+// use the float32 functions of fastmath.go; the other transcendental functions go
+// through float64 and package math. Integer inputs are accepted by the ops that make
+// sense on them.
 
 func init() {
 	for op := range f32UnaryOps {
@@ -46,7 +47,11 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 		}
 	}),
 	tensor.OpSign:  mapF(func(v float64) float64 { return sign(v) }),
-	tensor.OpExp:   mapF(math.Exp),
+	tensor.OpExp: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = expf(v)
+		}
+	}),
 	tensor.OpLog:   mapF(math.Log),
 	tensor.OpSqrt:  mapF(math.Sqrt),
 	tensor.OpRsqrt: mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
@@ -57,8 +62,16 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	}),
 	tensor.OpSin:     mapF(math.Sin),
 	tensor.OpCos:     mapF(math.Cos),
-	tensor.OpTanh:    mapF(math.Tanh),
-	tensor.OpSigmoid: mapF(sigmoid),
+	tensor.OpTanh: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = tanhf(v)
+		}
+	}),
+	tensor.OpSigmoid: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = sigmoidf(v)
+		}
+	}),
 	tensor.OpRelu: plain(func(d, x []float32) {
 		for i, v := range x {
 			d[i] = max(v, 0)
@@ -86,11 +99,20 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	},
 	tensor.OpGelu: func(attr any) func(d, x []float32) {
 		if attr.(tensor.GeluAttr).Form == tensor.GeluTanh {
-			return mapF(geluTanh)(nil)
+			return func(d, x []float32) {
+				const c = 0.7978845608028654 // √(2/π)
+				for i, v := range x {
+					d[i] = 0.5 * v * (1 + tanhf(c*(v+0.044715*v*v*v)))
+				}
+			}
 		}
 		return mapF(func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) })(nil)
 	},
-	tensor.OpSilu:     mapF(func(v float64) float64 { return v * sigmoid(v) }),
+	tensor.OpSilu: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = v * sigmoidf(v)
+		}
+	}),
 	tensor.OpSoftplus: mapF(softplus),
 	tensor.OpHardSigmoid: func(attr any) func(d, x []float32) {
 		at := attr.(tensor.HardSigmoidAttr)
@@ -152,15 +174,9 @@ func sign(v float64) float64 {
 	return v // 0, -0 and NaN
 }
 
-func sigmoid(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
-
 // softplus is log(1+eˣ) without overflow for large x.
 func softplus(v float64) float64 { return max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))) }
 
-func geluTanh(v float64) float64 {
-	const c = 0.7978845608028654 // √(2/π)
-	return 0.5 * v * (1 + math.Tanh(c*(v+0.044715*v*v*v)))
-}
 
 // unaryFactory prepares an F32 unary op, split across goroutines when large.
 func unaryFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {

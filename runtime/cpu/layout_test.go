@@ -172,3 +172,35 @@ func TestIndexOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestTransposeTiles covers the tiled copy used when the two innermost axes swap.
+func TestTransposeTiles(t *testing.T) {
+	cases := []struct {
+		shape tensor.Shape
+		perm  []int
+	}{
+		{tensor.Shape{37, 45}, []int{1, 0}},
+		{tensor.Shape{3, 40, 70}, []int{0, 2, 1}},
+		{tensor.Shape{40, 3, 66}, []int{2, 1, 0}},
+		{tensor.Shape{2, 33, 5, 9}, []int{0, 3, 2, 1}},
+	}
+	for _, c := range cases {
+		e := newEnv(t)
+		x, xv := e.f32(c.shape...)
+		h := tensor.Cast(x, tensor.F16)
+		out := make(tensor.Shape, len(c.perm))
+		for i, p := range c.perm {
+			out[i] = c.shape[p]
+		}
+		want := mapped(xv, out, 0, func(oc []int) int {
+			ic := make([]int, len(oc))
+			for i, p := range c.perm {
+				ic[p] = oc[i]
+			}
+			return flat(ic, c.shape)
+		})
+		res := e.run(tensor.Permute(x, c.perm...), tensor.Permute(h, c.perm...))
+		check(t, "permute "+c.shape.String(), res[0], out, want, 0)
+		check(t, "permute f16 "+c.shape.String(), res[1], out, want, 1e-3)
+	}
+}
