@@ -46,7 +46,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			d[i] = float32(math.Abs(float64(v)))
 		}
 	}),
-	tensor.OpSign:  mapF(func(v float64) float64 { return sign(v) }),
+	tensor.OpSign: mapF(func(v float64) float64 { return sign(v) }),
 	tensor.OpExp: plain(func(d, x []float32) {
 		for i, v := range x {
 			d[i] = expf(v)
@@ -60,8 +60,8 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			d[i] = v * v
 		}
 	}),
-	tensor.OpSin:     mapF(math.Sin),
-	tensor.OpCos:     mapF(math.Cos),
+	tensor.OpSin: mapF(math.Sin),
+	tensor.OpCos: mapF(math.Cos),
 	tensor.OpTanh: plain(func(d, x []float32) {
 		for i, v := range x {
 			d[i] = tanhf(v)
@@ -176,7 +176,6 @@ func sign(v float64) float64 {
 
 // softplus is log(1+eˣ) without overflow for large x.
 func softplus(v float64) float64 { return max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))) }
-
 
 // unaryFactory prepares an F32 unary op, split across goroutines when large.
 func unaryFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
