@@ -299,6 +299,14 @@ func TestHalfWideningConvNorm(t *testing.T) {
 			check(t, fmt.Sprintf("%v output %d", dt, i), got, want[i].Shape(), want[i].Float64s(), 0.05)
 		}
 	}
+	// The decompositions of half nodes stay within half precision of the fused kernels.
+	e := newEnv(t)
+	x, _ := e.input(tensor.F16, -1, 1, 2, 3, 8)
+	pos := e.feed(tensor.I32, []float64{0, 9, 40}, 3)
+	for _, n := range []*tensor.Node{tensor.RoPE(x, pos, tensor.RoPEAttr{}), tensor.Softmax(x, 1),
+		tensor.LayerNorm(x, nil, nil, nil, 1e-3), tensor.Attention(x, x, x, nil, tensor.AttentionAttr{Causal: true})} {
+		checkDecompose(t, fmt.Sprint("f16 ", n.Op()), e, n, 0.02)
+	}
 }
 
 // TestNormComposites checks BatchNormTrain, BatchNormInfer and GroupNorm on the CPU
