@@ -35,6 +35,7 @@ func TestExecuteScenarios(t *testing.T) {
 			{code: "var v = \"s\"\nv", result: `"s"`},
 			{code: "w := 1.5\nw", result: "1.5"},
 			{code: "w", result: "1.5"},
+			{code: "for i := 0; i < 3; i++ {\n\tw := i\n\t_ = w\n}\nif true {\n\tw := \"block\"\n\t_ = w\n}\nw", result: "1.5"},
 		}},
 		{"loop variables are per iteration", []step{
 			{code: "for i := 0; i < 2; i++ {\n}", result: ""}, // leaves an i behind in yaegi's globals

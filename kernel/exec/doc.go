@@ -1,0 +1,61 @@
+// Package exec runs notebook cells written in Go with the yaegi interpreter (v0.16.1):
+// one interpreter per kernel whose state persists across cells. It is the executor
+// behind `gml kernel` and `gml run`, and talks to its front end only through the
+// Publisher interface.
+//
+// How a cell runs:
+//   - The cell is cut into top-level items at semicolons outside brackets (splitCell) and
+//     grouped into chunks: all imports first, then runs of declarations and of
+//     statements in cell order. yaegi cannot take declarations and statements in one
+//     evaluation, and running the runs in order keeps `x := 3` before a func using x.
+//   - Each item is preceded by a /*line cell[N]/_.go:L:C*/ directive, so parse errors,
+//     compile errors and panic frames carry the cell's own lines and columns however
+//     the item is wrapped; "/_.go" is dropped from messages. All cells share the base
+//     name "_.go" because yaegi keys imports by file base name. N counts Execute calls.
+//   - Chunks are parsed with the interpreter's FileSet, rewritten, compiled with
+//     CompileAST and run with ExecuteWithContext under the cell's context, which is
+//     also bound with runtime.BindInterrupt so compiled library loops can stop.
+//
+// Rewrites (rewrite.go), each working around a yaegi behaviour recorded in FACTS.md:
+//   - `go` statements run under a deferred recover that hands the panic to the kernel.
+//     A goroutine panic fails (and stops) the cell that started it while that cell
+//     runs, and is reported on stderr at the start of the next cell otherwise; the
+//     kernel never dies of it. For `go func(){...}(args)` the guard goes into the
+//     literal, keeping Go's argument evaluation; any other call is wrapped in a literal,
+//     so its arguments are evaluated in the new goroutine (a known difference).
+//   - Loop variables get Go 1.22 per-iteration semantics when the body captures them (a
+//     function literal, a go statement or &v): the loop's variable is renamed _gml_v and
+//     the body starts with `v := _gml_v`. A three-clause loop whose body also assigns
+//     to v keeps the old semantics, as a copy would hide the assignment from the loop.
+//   - Compound statements at the top level of a cell (for, if, switch, select, blocks)
+//     run inside `func(){...}()`: yaegi runs top-level statements in the global frame,
+//     where a block's `x := ...` would overwrite a global x from an earlier cell and
+//     per-iteration copies would share one slot.
+//   - The last expression statement of a cell becomes `_gmlcell.Result(expr)`, which
+//     hands over all its values (a multi-value call shows as a tuple). When that does
+//     not compile (the expression has no value) the chunk is compiled as written. Calls
+//     of fmt.Print*, fmt.Fprint* and log.* show no value.
+//
+// Values: a value whose type has MIMEBundle() map[string]any (display.Renderer) gives its
+// own bundle; yaegi's interface mapping lets cell-defined types qualify too. Other values
+// show as text (format.go): String/Error methods when present, else Go-literal-like text
+// with quoted strings, sorted map keys, long composites broken over lines and cut after
+// 20 elements. yaegi gives cell-defined struct types no names, so they print as struct.
+//
+// Output: for the duration of a cell, fd 1 and 2 are pipes (dup3), drained by goroutines
+// and sent to the publisher every 50 ms, before any display, clear or input request, and
+// at the end, cut at UTF-8 boundaries. Output of compiled code (fmt, log, os.Stdout,
+// cgo) is caught as well as the interpreter's. OriginalStderr gives the kernel a file on
+// the real stderr for its logs. Standard input (os.Stdin, fmt.Scan*) and display.Input
+// read lines from Publisher.Input.
+//
+// Errors (Error: Name, Value, Traceback): CompileError with the offending line and a
+// caret; Panic with the frames yaegi reports ("in f at cell[2]:3:9"); GoroutinePanic;
+// Interrupted; KernelError for failures of the executor itself.
+//
+// Completion and inspection use no evaluation of user code: package members come from
+// the symbol tables (also of packages not imported yet, by last path element), fields
+// and methods from reflection on global variables, and docs from the doc index embedded
+// by package symbols. Only a cell-defined func or type name is evaluated, to get its
+// signature, and only when no cell runs. IsComplete uses go/scanner and go/parser.
+package exec
