@@ -496,15 +496,22 @@ func AvgPoolGrad(gy *Node, inputShape Shape, attr PoolAttr) *Node {
 }
 
 // GlobalAvgPool returns the mean over the spatial axes of x (N, C, spatial...), shape (N, C).
-func GlobalAvgPool(x *Node) *Node {
+func GlobalAvgPool(x *Node) *Node { return Mean(x, spatialAxes(x, "global average pooling"), false) }
+
+// GlobalMaxPool returns the maximum over the spatial axes of x (N, C, spatial...), shape
+// (N, C).
+func GlobalMaxPool(x *Node) *Node { return Max(x, spatialAxes(x, "global max pooling"), false) }
+
+// spatialAxes lists the axes after (N, C) of x, which must have at least one.
+func spatialAxes(x *Node, what string) []int {
 	if x.shape.Rank() < 3 {
-		fail(OpMean, "global average pooling needs (N, C, spatial...), have %v", x.shape)
+		panic(&Error{Op: what, Err: fmt.Errorf("needs (N, C, spatial...), have %v", x.shape)})
 	}
 	axes := make([]int, x.shape.Rank()-2)
 	for i := range axes {
 		axes[i] = i + 2
 	}
-	return Mean(x, axes, false)
+	return axes
 }
 
 // poolOutput checks pooling an input of shape x and returns the output shape and the

@@ -186,6 +186,8 @@ func TestPoolShapes(t *testing.T) {
 	checkBuild(t, "max pool 2d", func() *Node { return MaxPool2D(x, 2, 1) }, Shape{2, 3, 3, 4}, "")
 	checkBuild(t, "avg pool 2d", func() *Node { return AvgPool2D(x, 3, 2) }, Shape{2, 3, 1, 2}, "")
 	checkBuild(t, "global", func() *Node { return GlobalAvgPool(x) }, Shape{2, 3}, "")
+	checkBuild(t, "global max", func() *Node { return GlobalMaxPool(x) }, Shape{2, 3}, "")
+	checkBuild(t, "global rank", func() *Node { return GlobalMaxPool(g.Input("v", F32, 2, 3)) }, nil, "needs (N, C, spatial...)")
 	checkBuild(t, "int", func() *Node { return MaxPool2D(g.Input("i", I32, 1, 1, 4, 4), 2, 2) }, nil, "float")
 }
 
