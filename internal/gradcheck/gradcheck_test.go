@@ -34,20 +34,23 @@ func TestGradients(t *testing.T) {
 	rt := cpuRuntime(t)
 	for _, c := range allCases() {
 		t.Run(c.Name, func(t *testing.T) {
-			res, err := Check(rt, c, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Checked == 0 {
-				t.Fatal("no gradient element was compared")
-			}
-			t.Logf("%d elements, largest relative error %.2g", res.Checked, res.MaxErr)
-			for i, m := range res.Mismatches {
-				if i == 5 {
-					t.Errorf("... %d mismatches in all", len(res.Mismatches))
-					break
+			// Three draws of inputs and seed weights per case.
+			for seed := uint64(1); seed <= 3; seed++ {
+				res, err := Check(rt, c, seed)
+				if err != nil {
+					t.Fatal(err)
 				}
-				t.Errorf("%v", m)
+				if res.Checked == 0 {
+					t.Fatal("no gradient element was compared")
+				}
+				t.Logf("seed %d: %d elements, largest relative error %.2g", seed, res.Checked, res.MaxErr)
+				for i, m := range res.Mismatches {
+					if i == 5 {
+						t.Errorf("seed %d: ... %d mismatches in all", seed, len(res.Mismatches))
+						break
+					}
+					t.Errorf("seed %d: %v", seed, m)
+				}
 			}
 		})
 	}
@@ -186,6 +189,62 @@ func TestFusedRulesMatchDecompositions(t *testing.T) {
 				for i := range a {
 					if math.Abs(a[i]-b[i]) > 1e-4*(1+math.Abs(b[i])) || math.IsNaN(a[i]) != math.IsNaN(b[i]) {
 						t.Errorf("input %d element %d: rule %v, decomposition %v", k, i, a[i], b[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestEmptyDims differentiates graphs with empty tensors: gradients keep the empty
+// shapes, and a parameter broadcast against an empty batch gets a zero gradient.
+func TestEmptyDims(t *testing.T) {
+	rt := cpuRuntime(t)
+	cases := []struct {
+		name   string
+		shapes []tensor.Shape
+		build  func(x []*tensor.Node) *tensor.Node
+		want   float64 // every element of every non-empty gradient
+	}{
+		// b's gradient sums over an empty batch: zero.
+		{"mul_broadcast", []tensor.Shape{{0, 3}, {3}}, func(x []*tensor.Node) *tensor.Node { return tensor.Mul(x[0], x[1]) }, 0},
+		// The non-empty piece gets the seed's ones.
+		{"concat", []tensor.Shape{{2, 0}, {2, 3}}, func(x []*tensor.Node) *tensor.Node { return tensor.Concat(1, x[0], x[1]) }, 1},
+		{"matmul_empty_inner", []tensor.Shape{{2, 0}, {0, 3}}, func(x []*tensor.Node) *tensor.Node { return tensor.MatMul(x[0], x[1]) }, 0},
+		{"sum_empty_axis", []tensor.Shape{{0, 3}}, func(x []*tensor.Node) *tensor.Node { return tensor.Sum(x[0], []int{0}, false) }, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := tensor.NewGraph()
+			feeds := map[*tensor.Node]*tensor.Tensor{}
+			nodes := make([]*tensor.Node, len(c.shapes))
+			for i, s := range c.shapes {
+				nodes[i] = g.Input("x", tensor.F32, s...)
+				feeds[nodes[i]] = tensor.New(tensor.F32, s...)
+				for j := 0; j < s.Size(); j++ {
+					feeds[nodes[i]].SetFloat(j, float64(j+1))
+				}
+			}
+			out := c.build(nodes)
+			grads := tensor.Grad(tensor.Sum(out, nil, false), nodes)
+			exe, err := rt.Compile(grads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer exe.Free()
+			res, err := exe.Run(feedsFor(exe, feeds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range res {
+				if !r.Shape().Equal(c.shapes[i]) {
+					t.Errorf("gradient %d has shape %v, want %v", i, r.Shape(), c.shapes[i])
+				}
+			}
+			for _, r := range res {
+				for _, v := range r.Float64s() {
+					if v != c.want {
+						t.Errorf("gradient element %v, want %v", v, c.want)
 					}
 				}
 			}
