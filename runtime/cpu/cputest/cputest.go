@@ -19,12 +19,33 @@ import (
 // feeds, and returns one host tensor per output. Building errors (*tensor.Error panics)
 // are not caught: build the graph first.
 func Run(outputs []*tensor.Node, feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tensor, error) {
+	p, err := Prepare(outputs, feeds)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Release()
+	if err := p.Run(); err != nil {
+		return nil, err
+	}
+	return p.Fetch()
+}
+
+// Program is a prepared graph on its own CPU backend, for tests that run it repeatedly
+// (allocation counts, in-place updates across runs).
+type Program struct {
+	be      *cpu.Backend
+	seg     *runtime.Segment
+	prog    runtime.Program
+	outputs []*tensor.Node
+}
+
+// Prepare uploads the feeds and variables and prepares the outputs' ancestors.
+func Prepare(outputs []*tensor.Node, feeds map[*tensor.Node]*tensor.Tensor) (*Program, error) {
 	if len(outputs) == 0 {
 		return nil, fmt.Errorf("cputest: no outputs")
 	}
 	nodes := ancestors(outputs)
 	be := cpu.New()
-	defer be.Close()
 	seg := &runtime.Segment{Nodes: nodes, Buffers: map[*tensor.Node]runtime.Buffer{}}
 	for _, n := range nodes {
 		if !be.Supports(n) {
@@ -63,18 +84,28 @@ func Run(outputs []*tensor.Node, feeds map[*tensor.Node]*tensor.Tensor) ([]*tens
 	if err != nil {
 		return nil, err
 	}
-	defer prog.Release()
-	if err := prog.Run(nil); err != nil {
-		return nil, err
-	}
-	res := make([]*tensor.Tensor, len(outputs))
-	for i, o := range outputs {
+	return &Program{be: be, seg: seg, prog: prog, outputs: outputs}, nil
+}
+
+// Run computes the graph once; variables keep their updated values between runs.
+func (p *Program) Run() error { return p.prog.Run(nil) }
+
+// Fetch downloads the outputs.
+func (p *Program) Fetch() ([]*tensor.Tensor, error) {
+	res := make([]*tensor.Tensor, len(p.outputs))
+	for i, o := range p.outputs {
 		res[i] = tensor.New(o.DType(), o.Shape()...)
-		if err := be.Download(seg.Buffers[o], res[i].Bytes()); err != nil {
+		if err := p.be.Download(p.seg.Buffers[o], res[i].Bytes()); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// Release frees the prepared program and its backend.
+func (p *Program) Release() {
+	p.prog.Release()
+	p.be.Close()
 }
 
 // aliasOf returns the buffer n shares with an input under the backend contract.
