@@ -117,7 +117,7 @@ func benchMatMul(t timer, impl gemm.Impl, n int, withRef bool) error {
 		return fmt.Errorf("matmul n=%d with %v: %w", n, impl, err)
 	}
 	r := benchResult{Bench: "matmul", Case: fmt.Sprintf("f32_n%d", n), Device: "cpu",
-		Value: round1(ours / 1e9), Unit: "GFLOP/s"}
+		Threads: parallel.Workers(), Value: round1(ours / 1e9), Unit: "GFLOP/s"}
 	if withRef {
 		ref, err := t.best(flops, run(gemm.OpenBLAS))
 		if err != nil {
@@ -151,7 +151,7 @@ func benchConv(t timer) error {
 			return fmt.Errorf("conv2d %s: %w", c.name, err)
 		}
 		emit(benchResult{Bench: "conv2d", Case: "f32_b64_c32_k64_28x28_3x3_" + c.name, Device: "cpu",
-			Value: round1(v / 1e9), Unit: "GFLOP/s"})
+			Threads: parallel.Workers(), Value: round1(v / 1e9), Unit: "GFLOP/s"})
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func benchAdd(t timer) {
 		return nil
 	})
 	emit(benchResult{Bench: "elementwise", Case: "f32_add_16M", Device: "cpu",
-		Value: round1(v / 1e9), Unit: "GB/s"})
+		Threads: parallel.Workers(), Value: round1(v / 1e9), Unit: "GB/s"})
 }
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
