@@ -150,7 +150,7 @@ func metricNode(metric string, li lossInfo, pred *tensor.Node, lg logit, y *tens
 			if lg.pre != nil && lg.act == "sigmoid" {
 				threshold = 0
 			}
-			hit = tensor.Equal(tensor.Greater(scores, tensor.AddScalar(tensor.ZerosLike(scores), threshold)), tensor.Greater(y, tensor.AddScalar(tensor.ZerosLike(y), 0.5)))
+			hit = tensor.Not(tensor.Xor(tensor.Greater(scores, tensor.AddScalar(tensor.ZerosLike(scores), threshold)), tensor.Greater(y, tensor.AddScalar(tensor.ZerosLike(y), 0.5))))
 		}
 		return tensor.Mean(tensor.Cast(hit, tensor.F32), nil, false), nil
 	case "mae", "mean_absolute_error":
