@@ -52,6 +52,9 @@ func normCases() []Case {
 			return t.SoftmaxMasked(x, m, -1, 0.7)
 		}),
 		unary("log_softmax", in(3, 4), func(x *t.Node) *t.Node { return t.LogSoftmax(x, 1) }),
+		binary("log_softmax_masked_scaled", in(3, 4), in(3, 1), func(x, m *t.Node) *t.Node {
+			return t.Apply(t.OpLogSoftmax, t.SoftmaxAttr{Axis: 0, Scale: 1.5}, x, m)
+		}),
 		{Name: "layer_norm", Inputs: []Input{in(3, 5), in(5), in(5)},
 			Build: func(x []*t.Node) *t.Node { return t.LayerNorm(x[0], x[1], x[2], nil, 1e-5) }},
 		unary("layer_norm_two_axes", in(2, 3, 4), func(x *t.Node) *t.Node { return t.LayerNorm(x, nil, nil, []int{-2, -1}, 1e-5) }),
