@@ -79,17 +79,19 @@ func sgdFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	at := n.Attr().(tensor.SGDAttr)
 	p, g, vel := f32s(in[0]), f32s(in[1]), f32s(in[2])
 	lrOf := scalarReader(n.Input(3).DType(), in[3])
-	mu, wd := at.Momentum, at.WeightDecay
 	var lr float32
 	body := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+		// Locals let the compiler keep the scalars in registers.
+		mu, wd, step, nesterov := at.Momentum, at.WeightDecay, lr, at.Nesterov
+		p, g, vel := p[lo:hi], g[lo:hi], vel[lo:hi]
+		for i := range p {
 			gi := g[i] + wd*p[i]
 			v := mu*vel[i] + gi
 			vel[i] = v
-			if at.Nesterov {
+			if nesterov {
 				v = gi + mu*v
 			}
-			p[i] -= lr * v
+			p[i] -= step * v
 		}
 	}
 	return updateStep(out, in[0], len(p), func() { lr = float32(lrOf()) }, body), nil
@@ -113,11 +115,14 @@ func adamFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) 
 		}
 	}
 	body := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			gi := g[i]
-			if !at.Decoupled {
-				gi += wd * p[i]
-			}
+		lr, c1, c2, decay := lr, c1, c2, decay
+		gwd := wd // weight decay folded into the gradient (Adam) or not (AdamW)
+		if at.Decoupled {
+			gwd = 0
+		}
+		p, g, m, v := p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]
+		for i := range p {
+			gi := g[i] + gwd*p[i]
 			mi := b1*m[i] + (1-b1)*gi
 			vi := b2*v[i] + (1-b2)*gi*gi
 			m[i], v[i] = mi, vi
