@@ -26,7 +26,7 @@ const (
 // minParallelFlops is the multiply-add count below which one goroutine does the whole
 // product: under it, starting goroutines and waiting at the barriers costs more than the
 // second core saves.
-const minParallelFlops = 1 << 18
+const minParallelFlops = 1 << 20
 
 // microKernel adds the product of a packed mr×k A panel and a packed k×nr B panel to the
 // mr×nr tile of c whose rows are ldc floats apart.
