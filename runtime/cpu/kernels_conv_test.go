@@ -239,3 +239,36 @@ func TestPoolKernels(t *testing.T) {
 		check(t, c.name+" avg grad", got[3], c.x, wantAG, 1e-6)
 	}
 }
+
+// TestConvPoolEmptyAndUnit runs the convolution and pooling ops on an empty batch and on
+// size-1 spatial axes.
+func TestConvPoolEmptyAndUnit(t *testing.T) {
+	for _, n := range []int{0, 1} {
+		e := newEnv(t)
+		x, X := e.f32(n, 2, 1, 1)
+		w, W := e.f32(3, 2, 1, 1)
+		y := tensor.Conv2D(x, w)
+		gy, GY := e.f32(y.Shape()...)
+		fat := y.Attr().(tensor.ConvAttr)
+		fat.FilterShape = w.Shape()
+		pool := tensor.PoolAttr{Kernel: []int{1, 1}}
+		got := e.run(y, tensor.ConvTranspose(gy, w, y.Attr().(tensor.ConvAttr)), tensor.ConvFilterGrad(x, gy, fat),
+			tensor.MaxPool(x, pool), tensor.AvgPoolGrad(x, x.Shape(), pool))
+		wantY, wantDX, wantDW := make([]float64, n*3), make([]float64, n*2), make([]float64, 6)
+		for b := 0; b < n; b++ {
+			for o := 0; o < 3; o++ {
+				for c := 0; c < 2; c++ {
+					wantY[b*3+o] += W[o*2+c] * X[b*2+c]
+					wantDX[b*2+c] += W[o*2+c] * GY[b*3+o]
+					wantDW[o*2+c] += GY[b*3+o] * X[b*2+c]
+				}
+			}
+		}
+		name := fmt.Sprint("batch ", n)
+		check(t, name+" conv", got[0], y.Shape(), wantY, 1e-6)
+		check(t, name+" conv_transpose", got[1], x.Shape(), wantDX, 1e-6)
+		check(t, name+" conv_filter_grad", got[2], w.Shape(), wantDW, 1e-6)
+		check(t, name+" max_pool 1x1", got[3], x.Shape(), X, 0)
+		check(t, name+" avg_pool_grad 1x1", got[4], x.Shape(), X, 0)
+	}
+}

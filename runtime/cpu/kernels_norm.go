@@ -64,6 +64,9 @@ func softmaxKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 		maskInner = offsets(shape[at.Axis+1:], st[at.Axis+1:])
 		maskStep = st[at.Axis]
 	}
+	if dim == 0 {
+		return func() error { return nil }, nil // no elements
+	}
 	return func() error {
 		parallel.For(outer*inner, max(1, rowGrain/max(dim, 1)), func(lo, hi int) {
 			for r := lo; r < hi; r++ {

@@ -363,3 +363,19 @@ func TestNormComposites(t *testing.T) {
 	check(t, "batch norm infer", got[3], x.Shape(), wantY, 1e-5)
 	check(t, "group norm", got[4], x.Shape(), wantGN, 1e-5)
 }
+
+// TestNormEmpty runs the row-wise ops on tensors with no rows or empty rows; nothing may
+// fail.
+func TestNormEmpty(t *testing.T) {
+	e := newEnv(t)
+	x, _ := e.f32(0, 4)
+	x2, _ := e.f32(4, 0)
+	q, _ := e.f32(0, 2, 3, 4)
+	pos := e.feed(tensor.I32, []float64{0, 1, 2}, 3)
+	outs := []*tensor.Node{tensor.Softmax(x, -1), tensor.LogSoftmax(x, 0), tensor.LayerNorm(x, nil, nil, nil, 1e-5),
+		tensor.RMSNorm(x, nil, nil, 1e-5), tensor.Softmax(x2, -1), tensor.LayerNorm(x2, nil, nil, nil, 1e-5), tensor.Attention(q, q, q, nil, tensor.AttentionAttr{Causal: true}),
+		tensor.RoPE(q, pos, tensor.RoPEAttr{})}
+	for i, got := range e.run(outs...) {
+		check(t, fmt.Sprint(outs[i].Op(), " empty"), got, outs[i].Shape(), nil, 0)
+	}
+}
