@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -85,6 +86,11 @@ func startCapture(send func(name, text string)) (*capture, error) {
 			return nil, err
 		}
 		c.streams = append(c.streams, s)
+	}
+	// A fatal error while fd 2 is a pipe would vanish with the process: send crash
+	// reports to the original stderr as well, while the cell runs.
+	if err := debug.SetCrashOutput(OriginalStderr(), debug.CrashOptions{}); err != nil {
+		fmt.Fprintf(OriginalStderr(), "gml: cannot route crash reports: %v\n", err)
 	}
 	c.tick = time.NewTicker(flushInterval)
 	c.ticking.Add(1)
@@ -244,6 +250,7 @@ func (c *capture) stop() {
 }
 
 func (c *capture) restore() {
+	debug.SetCrashOutput(nil, debug.CrashOptions{})
 	for _, s := range c.streams {
 		if err := syscall.Dup3(s.saved, s.fd, 0); err != nil {
 			fmt.Fprintf(OriginalStderr(), "gml: restoring fd %d: %v\n", s.fd, err)

@@ -266,24 +266,29 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 		return nil, nil
 	}
 	if ch.kind != itemStmt {
-		prog, err := i.yi.CompileAST(file)
-		if err == nil {
-			i.record(file)
+		prog, err := i.safeCompile(file)
+		if err != nil {
+			return nil, i.explainDefinitionLoop(err, nil, file.Decls)
 		}
-		return prog, err
+		i.record(file)
+		return prog, nil
 	}
 	wrapCompound(body)
 	if last && len(body.List) > 0 {
 		if es, ok := body.List[len(body.List)-1].(*ast.ExprStmt); ok && !isPrint(es.X) {
 			saved := body.List[len(body.List)-1]
 			body.List[len(body.List)-1] = resultCall(es.X)
-			if prog, err := i.yi.CompileAST(body); err == nil {
+			if prog, err := i.safeCompile(body); err == nil {
 				return prog, nil
 			}
 			body.List[len(body.List)-1] = saved
 		}
 	}
-	return i.yi.CompileAST(body)
+	prog, err := i.safeCompile(body)
+	if err != nil {
+		return nil, i.explainDefinitionLoop(err, body.List, nil)
+	}
+	return prog, nil
 }
 
 // dropRepeatedImports removes the imports already in effect (same name, same path)

@@ -218,3 +218,33 @@ func TestRichResults(t *testing.T) {
 		t.Errorf("display calls: %v %v %v", r.Err, p.displays, p.updates)
 	}
 }
+
+// TestFailedCompileLeavesNoTrace checks that a cell that does not compile leaves no
+// half-made symbols behind (yaegi would panic on them later), that yaegi's "definition
+// loop" message is replaced by the undefined name, and that compile errors point at the
+// right column.
+func TestFailedCompileLeavesNoTrace(t *testing.T) {
+	i := newInterp(t)
+	steps := []step{
+		{code: "y := undefinedThing + 1", errName: nameCompile, errHas: "cell[1]:1:6: undefined: undefinedThing"},
+		{code: "var q = zz", errName: nameCompile, errHas: "cell[2]:1:9: undefined: zz"},
+		{code: "type T struct{ A Undef }", errName: nameCompile, errHas: "cell[3]:1:18: undefined: Undef"},
+		{code: "y := 1\ny = zz", errName: nameCompile, errHas: "cell[4]:2:5: undefined: zz"},
+		{code: "func f() int { return \"s\" }", errName: nameCompile, errHas: "cell[5]:1:23: cannot use"},
+		{code: "zz := 5\nzz", result: "5"},
+		{code: "q := 2\nq + zz", result: "7"},
+		{code: "type T struct{ A int }\nT{A: 3}.A", result: "3"},
+	}
+	for n, s := range steps {
+		r, _ := run(t, i, s.code)
+		if s.errName != "" {
+			if r.Err == nil || r.Err.Name != s.errName || !strings.Contains(strings.Join(r.Err.Traceback, "\n"), s.errHas) {
+				t.Errorf("cell %d %q: %v, want %s containing %q", n+1, s.code, r.Err, s.errName, s.errHas)
+			}
+			continue
+		}
+		if r.Err != nil || text(r) != s.result {
+			t.Errorf("cell %d %q: %v %q, want %q", n+1, s.code, r.Err, text(r), s.result)
+		}
+	}
+}
