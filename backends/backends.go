@@ -5,5 +5,6 @@
 package backends
 
 import (
+	_ "github.com/gml-dev/gml/gpu"         // the Vulkan backend: available where a Vulkan device is
 	_ "github.com/gml-dev/gml/runtime/cpu" // the CPU backend: always available
 )

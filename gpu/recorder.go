@@ -63,6 +63,13 @@ const maxTimed = 4096
 // bracketed by timestamps; off, no query is written.
 func (d *Device) NewRecorder() (*Recorder, error) {
 	d.mu.Lock()
+	timed := d.timing
+	d.mu.Unlock()
+	return d.newRecorder(timed)
+}
+
+func (d *Device) newRecorder(timed bool) (*Recorder, error) {
+	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil, ErrClosed
@@ -79,11 +86,11 @@ func (d *Device) NewRecorder() (*Recorder, error) {
 		return nil, err
 	}
 	r.cb = cb
-	if err := check(vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit)}), "vkBeginCommandBuffer"); err != nil {
+	if err := check(vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}), "vkBeginCommandBuffer"); err != nil {
 		r.release()
 		return nil, err
 	}
-	if d.timing {
+	if timed && d.Info.TimestampPeriod > 0 {
 		var qp vk.QueryPool
 		if err := check(vk.CreateQueryPool(d.dev, &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: 2 * maxTimed}, nil, &qp), "vkCreateQueryPool"); err != nil {
 			r.release()
@@ -224,39 +231,91 @@ func (r *Recorder) syncFor(args []Arg, regs []region) {
 	}
 }
 
-// Submit ends the recording, submits it as one batch, waits for it and frees the
-// command buffer. With profiling on, it returns each dispatch's GPU time.
-func (r *Recorder) Submit() ([]Timing, error) {
+// Recording is a finished command buffer that can be submitted any number of times:
+// a prepared graph records once and resubmits on every run.
+type Recording struct {
+	d       *Device
+	pool    vk.CommandPool
+	cb      vk.CommandBuffer
+	queries vk.QueryPool
+	nq      uint32
+	labels  []string
+}
+
+// End finishes the recording. The Recorder is spent; the Recording runs it.
+func (r *Recorder) End() (*Recording, error) {
 	if r.done {
-		return nil, fmt.Errorf("gpu: recorder submitted twice")
+		return nil, fmt.Errorf("gpu: recorder ended twice")
 	}
 	r.done = true
-	d := r.d
+	fullBarrier(r.cb)
+	if err := check(vk.EndCommandBuffer(r.cb), "vkEndCommandBuffer"); err != nil {
+		r.d.mu.Lock()
+		r.release()
+		r.d.mu.Unlock()
+		return nil, err
+	}
+	rc := &Recording{d: r.d, pool: r.pool, cb: r.cb, queries: r.queries, nq: r.nq, labels: r.labels}
+	r.pool, r.queries = vk.NullCommandPool, vk.NullQueryPool
+	return rc, nil
+}
+
+// Submit ends the recording, runs it once and frees it. With profiling on, it returns
+// each dispatch's GPU time.
+func (r *Recorder) Submit() ([]Timing, error) {
+	rc, err := r.End()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Release()
+	return rc.Run()
+}
+
+// Run submits the recording as one batch and waits for it. With timestamps recorded,
+// it returns each dispatch's GPU time, in recording order.
+func (rc *Recording) Run() ([]Timing, error) {
+	d := rc.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	defer r.release()
 	if d.closed {
 		return nil, ErrClosed
 	}
-	fullBarrier(r.cb)
-	if err := check(vk.EndCommandBuffer(r.cb), "vkEndCommandBuffer"); err != nil {
+	if rc.pool == vk.NullCommandPool {
+		return nil, fmt.Errorf("gpu: run of a released recording")
+	}
+	if err := d.submitWait(rc.cb); err != nil {
 		return nil, err
 	}
-	if err := d.submitWait(r.cb); err != nil {
-		return nil, err
-	}
-	if r.nq == 0 {
+	if rc.nq == 0 {
 		return nil, nil
 	}
-	ts := make([]uint64, r.nq)
-	if err := check(vk.GetQueryPoolResults(d.dev, r.queries, 0, r.nq, uint64(8*r.nq), unsafe.Pointer(&ts[0]), 8, vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit)), "vkGetQueryPoolResults"); err != nil {
+	ts := make([]uint64, rc.nq)
+	if err := check(vk.GetQueryPoolResults(d.dev, rc.queries, 0, rc.nq, uint64(8*rc.nq), unsafe.Pointer(&ts[0]), 8, vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit)), "vkGetQueryPoolResults"); err != nil {
 		return nil, err
 	}
-	out := make([]Timing, len(r.labels))
-	for i, l := range r.labels {
+	out := make([]Timing, len(rc.labels))
+	for i, l := range rc.labels {
 		out[i] = Timing{Label: l, Ns: float64(ts[2*i+1]-ts[2*i]) * float64(d.Info.TimestampPeriod)}
 	}
 	return out, nil
+}
+
+// Release frees the recording's command buffer and queries; it is safe to call twice.
+func (rc *Recording) Release() {
+	d := rc.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	if rc.queries != vk.NullQueryPool {
+		vk.DestroyQueryPool(d.dev, rc.queries, nil)
+		rc.queries = vk.NullQueryPool
+	}
+	if rc.pool != vk.NullCommandPool {
+		vk.DestroyCommandPool(d.dev, rc.pool, nil)
+		rc.pool = vk.NullCommandPool
+	}
 }
 
 // Discard abandons an unsubmitted recording and frees it.

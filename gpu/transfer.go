@@ -211,7 +211,9 @@ func (d *Device) oneShot(rec func(cb vk.CommandBuffer)) error {
 	if err := check(vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit)}), "vkBeginCommandBuffer"); err != nil {
 		return err
 	}
+	fullBarrier(cb)
 	rec(cb)
+	fullBarrier(cb)
 	if err := check(vk.EndCommandBuffer(cb), "vkEndCommandBuffer"); err != nil {
 		return err
 	}
@@ -232,4 +234,21 @@ func (d *Device) submitWait(cb vk.CommandBuffer) error {
 	err := check(vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0)), "vkWaitForFences")
 	vk.ResetFences(d.dev, 1, []vk.Fence{d.fence})
 	return err
+}
+
+// Zero fills the buffer with zero bytes.
+func (d *Device) Zero(b *Buffer) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	n := alignUp(max(b.size, 4), 4)
+	if d.mem.mappable {
+		clear(unsafe.Slice((*byte)(unsafe.Add(b.blk.mapped, b.off)), n))
+		return nil
+	}
+	return d.oneShot(func(cb vk.CommandBuffer) {
+		vk.CmdFillBuffer(cb, b.blk.buf, vk.DeviceSize(b.off), vk.DeviceSize(n), 0)
+	})
 }

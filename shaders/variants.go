@@ -12,6 +12,11 @@ type Variant struct {
 var Variants = []Variant{
 	{Name: "matmul_f32", Source: "matmul_f32.comp"},
 	{Name: "matvec_f32", Source: "matvec.comp"},
+	{Name: "eltwise", Source: "eltwise.comp"},
+	{Name: "reduce", Source: "reduce.comp"},
+	{Name: "softmax", Source: "softmax.comp"},
+	{Name: "norm", Source: "norm.comp"},
+	{Name: "optim", Source: "optim.comp"},
 	{Name: "matmul_coop_f16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8"}},
 	{Name: "matmul_coop_f16_16x16x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=16"}},
 	{Name: "matmul_coop_bf16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8", "BF16"}},

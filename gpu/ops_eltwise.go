@@ -1,0 +1,244 @@
+package gpu
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Op codes of shaders/src/eltwise.comp.
+var unaryCodes = map[tensor.Op]uint32{
+	tensor.OpNeg: 1, tensor.OpAbs: 2, tensor.OpSign: 3, tensor.OpExp: 4, tensor.OpLog: 5,
+	tensor.OpSqrt: 6, tensor.OpRsqrt: 7, tensor.OpSquare: 8, tensor.OpSin: 9, tensor.OpCos: 10,
+	tensor.OpTanh: 11, tensor.OpSigmoid: 12, tensor.OpRelu: 13, tensor.OpLeakyRelu: 14,
+	tensor.OpElu: 15, tensor.OpGelu: 16, tensor.OpSilu: 18, tensor.OpSoftplus: 19,
+	tensor.OpHardSigmoid: 20, tensor.OpHardSwish: 21, tensor.OpErf: 22, tensor.OpFloor: 23,
+	tensor.OpCeil: 24, tensor.OpClamp: 25, tensor.OpScale: 26,
+}
+
+var binaryCodes = map[tensor.Op]uint32{
+	tensor.OpAdd: 100, tensor.OpSub: 101, tensor.OpMul: 102, tensor.OpDiv: 103,
+	tensor.OpPow: 104, tensor.OpMaximum: 105, tensor.OpMinimum: 106,
+}
+
+const (
+	codeCopy   = 0
+	codeGeluTh = 17
+	maxRank    = 6
+	groupSize  = 256
+	maxGroups  = 65535
+)
+
+func init() {
+	for op := range unaryCodes {
+		ops[op] = opImpl{record: recordUnary}
+	}
+	for op := range binaryCodes {
+		ops[op] = opImpl{record: recordBinary, supports: func(_ *Device, n *tensor.Node) bool {
+			_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape(), n.Input(1).Shape())
+			return ok
+		}}
+	}
+	ops[tensor.OpReshape] = opImpl{record: recordReshape}
+	ops[tensor.OpExpand] = opImpl{record: recordExpand, supports: func(_ *Device, n *tensor.Node) bool {
+		_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape())
+		return ok
+	}}
+	ops[tensor.OpPermute] = opImpl{record: recordPermute, supports: func(_ *Device, n *tensor.Node) bool {
+		_, _, ok := permuteStrides(n)
+		return ok
+	}}
+}
+
+// eltPush is the push-constant block of eltwise.comp.
+type eltPush struct {
+	n, offA, offB, offC uint32
+	p0, p1              float32
+	dims, sa, sb        [maxRank]uint32
+}
+
+func (p eltPush) bytes() []byte {
+	w := []uint32{p.n, p.offA, p.offB, p.offC, math.Float32bits(p.p0), math.Float32bits(p.p1)}
+	w = append(w, p.dims[:]...)
+	w = append(w, p.sa[:]...)
+	w = append(w, p.sb[:]...)
+	return words(w)
+}
+
+func words(w []uint32) []byte {
+	b := make([]byte, 4*len(w))
+	for i, v := range w {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+func f32Off(b *Buffer) uint32 { return uint32(b.off / 4) }
+
+// gridFor returns the workgroup count of a grid-stride loop over n elements.
+func gridFor(n int) [3]uint32 {
+	g := (n + groupSize - 1) / groupSize
+	return [3]uint32{uint32(max(1, min(g, maxGroups))), 1, 1}
+}
+
+func (r *Recorder) eltwise(code uint32, contig bool, push eltPush, label string, a, b, c *Buffer) error {
+	k, err := r.d.Kernel("eltwise", 3, groupSize, code, b32(contig))
+	if err != nil {
+		return err
+	}
+	args := []Arg{In(a), In(b), Out(c)}
+	return r.Dispatch(k, gridFor(int(push.n)), push.bytes(), label, args...)
+}
+
+func recordUnary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	code := unaryCodes[n.Op()]
+	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
+	switch at := n.Attr().(type) {
+	case tensor.AlphaAttr:
+		push.p0 = at.Alpha
+	case tensor.GeluAttr:
+		if at.Form != tensor.GeluErf {
+			code = codeGeluTh
+		}
+	case tensor.HardSigmoidAttr:
+		push.p0, push.p1 = at.Alpha, at.Beta
+	case tensor.ClampAttr:
+		push.p0, push.p1 = at.Min, at.Max
+	case tensor.ScaleAttr:
+		push.p0, push.p1 = at.Scale, at.Bias
+	}
+	if push.n == 0 {
+		return nil
+	}
+	return r.eltwise(code, true, push, n.Op().String(), in[0], in[0], out)
+}
+
+// recordReshape is free when the scheduler aliased the buffers, a copy otherwise.
+func recordReshape(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	if out == in[0] || n.Shape().Size() == 0 {
+		return nil
+	}
+	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
+	return r.eltwise(codeCopy, true, push, "reshape", in[0], in[0], out)
+}
+
+func recordBinary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	dims, st, ok := broadcastStrides(n.Shape(), n.Input(0).Shape(), n.Input(1).Shape())
+	if !ok {
+		return ErrUnsupported
+	}
+	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[0]), offB: f32Off(in[1]), offC: f32Off(out)}
+	if push.n == 0 {
+		return nil
+	}
+	contig := len(dims) <= 1 && st[0][0] == 1 && st[1][0] == 1
+	for i := range push.dims {
+		push.dims[i] = 1
+	}
+	// Axes are right-aligned in the six slots; unused leading slots have extent 1.
+	for i := range dims {
+		j := maxRank - len(dims) + i
+		push.dims[j], push.sa[j], push.sb[j] = uint32(dims[i]), uint32(st[0][i]), uint32(st[1][i])
+	}
+	return r.eltwise(binaryCodes[n.Op()], contig, push, n.Op().String(), in[0], in[1], out)
+}
+
+// broadcastStrides collapses an elementwise op's output shape with its inputs' element
+// strides (0 on broadcast axes), merging neighbouring axes that stay contiguous in every
+// operand. It reports false when more than six axes remain.
+func broadcastStrides(out tensor.Shape, ins ...tensor.Shape) ([]int, [][]int, bool) {
+	r := len(out)
+	st := make([][]int, len(ins))
+	for k, s := range ins {
+		st[k] = make([]int, r)
+		stride := 1
+		for i := r - 1; i >= 0; i-- {
+			j := i - (r - len(s))
+			if j < 0 || s[j] == 1 {
+				continue
+			}
+			st[k][i] = stride
+			stride *= s[j]
+		}
+	}
+	var dims []int
+	merged := make([][]int, len(ins))
+	for i := 0; i < r; i++ {
+		if out[i] == 1 {
+			continue
+		}
+		last := len(dims) - 1
+		canMerge := last >= 0
+		for k := range ins {
+			if canMerge && merged[k][last] != st[k][i]*out[i] {
+				canMerge = false
+			}
+		}
+		if canMerge {
+			dims[last] *= out[i]
+			for k := range ins {
+				merged[k][last] = st[k][i]
+			}
+			continue
+		}
+		dims = append(dims, out[i])
+		for k := range ins {
+			merged[k] = append(merged[k], st[k][i])
+		}
+	}
+	if len(dims) == 0 {
+		dims = []int{1}
+		for k := range ins {
+			merged[k] = []int{1}
+		}
+	}
+	return dims, merged, len(dims) <= maxRank
+}
+
+// recordExpand broadcasts its input to the output shape (a strided copy).
+func recordExpand(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	dims, st, _ := broadcastStrides(n.Shape(), n.Input(0).Shape())
+	return r.stridedCopy(n, dims, st[0], out, in[0])
+}
+
+// recordPermute reorders axes: output axis i walks input axis Perm[i].
+func recordPermute(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	dims, strides, _ := permuteStrides(n)
+	return r.stridedCopy(n, dims, strides, out, in[0])
+}
+
+// permuteStrides gives the output's axes (size-1 axes dropped) with the input's element
+// stride along each.
+func permuteStrides(n *tensor.Node) ([]int, []int, bool) {
+	s := n.Input(0).Shape()
+	perm := n.Attr().(tensor.PermuteAttr).Perm
+	dense := make([]int, len(s))
+	stride := 1
+	for i := len(s) - 1; i >= 0; i-- {
+		dense[i] = stride
+		stride *= s[i]
+	}
+	var dims, st []int
+	for _, p := range perm {
+		if s[p] != 1 {
+			dims, st = append(dims, s[p]), append(st, dense[p])
+		}
+	}
+	return dims, st, len(dims) <= maxRank
+}
+
+func (r *Recorder) stridedCopy(n *tensor.Node, dims, strides []int, out, src *Buffer) error {
+	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(src), offB: f32Off(src), offC: f32Off(out)}
+	if push.n == 0 {
+		return nil
+	}
+	for i := range push.dims {
+		push.dims[i] = 1
+	}
+	for i := range dims {
+		j := maxRank - len(dims) + i
+		push.dims[j], push.sa[j] = uint32(dims[i]), uint32(strides[i])
+	}
+	return r.eltwise(codeCopy, false, push, n.Op().String(), src, src, out)
+}

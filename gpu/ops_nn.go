@@ -1,0 +1,229 @@
+package gpu
+
+import (
+	"math"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+func init() {
+	ops[tensor.OpMatMul] = opImpl{record: recordMatMul, supports: func(_ *Device, n *tensor.Node) bool { _, ok := matMulPlan(n); return ok }}
+	for op, code := range map[tensor.Op]uint32{tensor.OpSum: 0, tensor.OpMean: 1, tensor.OpMax: 2, tensor.OpMin: 3, tensor.OpProd: 4} {
+		ops[op] = opImpl{record: reduceRecorder(code), supports: func(_ *Device, n *tensor.Node) bool { _, _, _, ok := reduceView(n); return ok }}
+	}
+	softmaxOK := func(_ *Device, n *tensor.Node) bool { _, _, ok := rowsAlong(n); return ok && len(n.Inputs()) == 1 }
+	ops[tensor.OpSoftmax] = opImpl{record: recordSoftmax, supports: softmaxOK}
+	ops[tensor.OpLogSoftmax] = opImpl{record: recordSoftmax, supports: softmaxOK}
+	normOK := func(_ *Device, n *tensor.Node) bool { _, _, ok := normRows(n); return ok }
+	ops[tensor.OpLayerNorm] = opImpl{record: recordNorm, supports: normOK}
+	ops[tensor.OpRMSNorm] = opImpl{record: recordNorm, supports: normOK}
+	ops[tensor.OpSGDUpdate] = opImpl{record: recordOptim}
+	ops[tensor.OpAdamUpdate] = opImpl{record: recordOptim}
+}
+
+// matMulPlan maps a MatMul node onto one (batched) product: batch axes of each operand
+// must either equal the output's or be all ones (broadcast). A batched left operand
+// times an unbatched right one becomes a single tall product.
+func matMulPlan(n *tensor.Node) (MatMul, bool) {
+	at := n.Attr().(tensor.MatMulAttr)
+	as, bs, cs := n.Input(0).Shape(), n.Input(1).Shape(), n.Shape()
+	ra, rb, rc := len(as), len(bs), len(cs)
+	if ra < 2 || rb < 2 || rc < 2 {
+		return MatMul{}, false
+	}
+	m, nn := cs[rc-2], cs[rc-1]
+	k := as[ra-1]
+	if at.TransA {
+		k = as[ra-2]
+	}
+	batch, aB, bB := cs[:rc-2].Size(), as[:ra-2].Size(), bs[:rb-2].Size()
+	p := MatMul{M: m, N: nn, K: k, Batch: batch, TransA: at.TransA, TransB: at.TransB}
+	if bB == 1 && aB == batch && !at.TransA {
+		p.M, p.Batch = m*batch, 1
+		return p, true
+	}
+	if (aB != batch && aB != 1) || (bB != batch && bB != 1) {
+		return MatMul{}, false
+	}
+	p.BroadcastA, p.BroadcastB = aB == 1 && batch > 1, bB == 1 && batch > 1
+	return p, true
+}
+
+func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	p, _ := matMulPlan(n)
+	if n.Shape().Size() == 0 {
+		return nil
+	}
+	if p.K == 0 {
+		push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(out), offB: f32Off(out), offC: f32Off(out), p0: 0}
+		return r.eltwise(26, true, push, "matmul", out, out, out) // x*0+0
+	}
+	p.A, p.B, p.C, p.Label = in[0], in[1], out, "matmul"
+	return r.MatMul(p)
+}
+
+// reduceView returns the [outer, red, inner] view of a reduction over one contiguous
+// run of axes (size-1 axes are ignored when judging contiguity).
+func reduceView(n *tensor.Node) (outer, red, inner int, ok bool) {
+	if n.Op() == tensor.OpVar {
+		return 0, 0, 0, false
+	}
+	s := n.Input(0).Shape()
+	axes := n.Attr().(tensor.ReduceAttr).Axes
+	in := make([]bool, len(s))
+	if len(axes) == 0 {
+		for i := range in {
+			in[i] = true
+		}
+	}
+	for _, a := range axes {
+		in[a] = true
+	}
+	outer, red, inner = 1, 1, 1
+	phase := 0 // 0 before the reduced run, 1 inside it, 2 after it
+	for i, d := range s {
+		switch {
+		case d == 1:
+		case in[i] && phase <= 1:
+			phase = 1
+			red *= d
+		case in[i]:
+			return 0, 0, 0, false
+		case phase == 0:
+			outer *= d
+		default:
+			phase = 2
+			inner *= d
+		}
+	}
+	return outer, red, inner, true
+}
+
+func reduceRecorder(code uint32) func(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	return func(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+		outer, red, inner, _ := reduceView(n)
+		if outer*inner == 0 {
+			return nil
+		}
+		rows := inner == 1
+		k, err := r.d.Kernel("reduce", 2, groupSize, code, b32(rows))
+		if err != nil {
+			return err
+		}
+		push := words([]uint32{uint32(outer), uint32(red), uint32(inner), f32Off(in[0]), f32Off(out)})
+		groups := gridFor(outer * inner)
+		if rows {
+			groups = rowGrid(outer)
+		}
+		return r.Dispatch(k, groups, push, n.Op().String(), In(in[0]), Out(out))
+	}
+}
+
+// rowGrid spreads one workgroup per row over x and y (each at most 65535).
+func rowGrid(rows int) [3]uint32 {
+	x := min(rows, maxGroups)
+	return [3]uint32{uint32(max(x, 1)), uint32((rows + x - 1) / max(x, 1)), 1}
+}
+
+// rowsAlong views a softmax input as rows along its axis; the axis must be innermost
+// (every later axis of size 1).
+func rowsAlong(n *tensor.Node) (rows, length int, ok bool) {
+	s := n.Input(0).Shape()
+	axis := n.Attr().(tensor.SoftmaxAttr).Axis
+	if axis < 0 {
+		axis += len(s)
+	}
+	if axis < 0 || axis >= len(s) || s[axis:].Size() != s[axis] || s[axis] == 0 {
+		return 0, 0, false
+	}
+	return s.Size() / s[axis], s[axis], true
+}
+
+func recordSoftmax(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	rows, length, _ := rowsAlong(n)
+	scale := n.Attr().(tensor.SoftmaxAttr).Scale
+	if scale == 0 {
+		scale = 1
+	}
+	k, err := r.d.Kernel("softmax", 2, groupSize, b32(n.Op() == tensor.OpLogSoftmax))
+	if err != nil {
+		return err
+	}
+	push := words([]uint32{uint32(rows), uint32(length), f32Off(in[0]), f32Off(out), math.Float32bits(scale)})
+	return r.Dispatch(k, rowGrid(rows), push, n.Op().String(), In(in[0]), Out(out))
+}
+
+// normRows views a normalisation as rows over its trailing axes.
+func normRows(n *tensor.Node) (rows, length int, ok bool) {
+	s := n.Input(0).Shape()
+	axes := n.Attr().(tensor.NormAttr).Axes
+	if len(axes) == 0 {
+		return 0, 0, false
+	}
+	for i, a := range axes {
+		if a != len(s)-len(axes)+i {
+			return 0, 0, false
+		}
+	}
+	length = s[len(s)-len(axes):].Size()
+	if length == 0 {
+		return 0, 0, false
+	}
+	for _, g := range n.Inputs()[1:] {
+		if g.Shape().Size() != length {
+			return 0, 0, false
+		}
+	}
+	return s.Size() / length, length, true
+}
+
+func recordNorm(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	rows, length, _ := normRows(n)
+	gamma, beta := in[0], in[0]
+	if len(in) > 1 {
+		gamma = in[1]
+	}
+	if len(in) > 2 {
+		beta = in[2]
+	}
+	k, err := r.d.Kernel("norm", 4, groupSize, b32(n.Op() == tensor.OpRMSNorm), b32(len(in) > 1), b32(len(in) > 2))
+	if err != nil {
+		return err
+	}
+	eps := n.Attr().(tensor.NormAttr).Eps
+	push := words([]uint32{uint32(rows), uint32(length), f32Off(in[0]), f32Off(gamma), f32Off(beta), f32Off(out), math.Float32bits(eps)})
+	return r.Dispatch(k, rowGrid(rows), push, n.Op().String(), In(in[0]), In(gamma), In(beta), Out(out))
+}
+
+// recordOptim writes SGD (param, grad, velocity, lr) and Adam (param, grad, m, v, lr,
+// step) updates in place.
+func recordOptim(r *Recorder, n *tensor.Node, _ *Buffer, in []*Buffer) error {
+	adam := n.Op() == tensor.OpAdamUpdate
+	var mu, wd, b1, b2, eps float32
+	nesterov, decoupled := false, false
+	prm, grad, m, v, lr, step := in[0], in[1], in[2], in[2], in[3], in[3]
+	if adam {
+		at := n.Attr().(tensor.AdamAttr)
+		b1, b2, eps, wd, decoupled = at.Beta1, at.Beta2, at.Eps, at.WeightDecay, at.Decoupled
+		v, lr, step = in[3], in[4], in[5]
+	} else {
+		at := n.Attr().(tensor.SGDAttr)
+		mu, wd, nesterov = at.Momentum, at.WeightDecay, at.Nesterov
+	}
+	count := n.Input(0).Shape().Size()
+	if count == 0 {
+		return nil
+	}
+	k, err := r.d.Kernel("optim", 6, groupSize, b32(adam), b32(nesterov), b32(decoupled))
+	if err != nil {
+		return err
+	}
+	push := words([]uint32{uint32(count), f32Off(prm), f32Off(grad), f32Off(m), f32Off(v), f32Off(lr), f32Off(step),
+		math.Float32bits(b1), math.Float32bits(b2), math.Float32bits(eps), math.Float32bits(wd), math.Float32bits(mu),
+		math.Float32bits(float32(math.Log(float64(b1)))), math.Float32bits(float32(math.Log(float64(b2))))})
+	args := []Arg{Out(prm), In(grad), Out(m), Out(v), In(lr), In(step)}
+	if !adam {
+		args[3] = In(v)
+	}
+	return r.Dispatch(k, gridFor(count), push, n.Op().String(), args...)
+}

@@ -1,0 +1,110 @@
+#version 450
+// Elementwise unary and binary ops with NumPy broadcasting: c[i] = f(a[ia], b[ib]).
+// OP selects the function (codes in gpu/ops_eltwise.go); the output's shape is given
+// collapsed to at most six axes with each input's element strides per axis (0 where it
+// broadcasts). CONTIG skips the index arithmetic when both inputs are dense and
+// unbroadcast. A grid-stride loop covers any size.
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint OP = 0;
+layout(constant_id = 2) const bool CONTIG = false;
+
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
+
+layout(push_constant) uniform Push {
+	uint n;
+	uint offA, offB, offC;
+	float p0, p1;
+	uint dims[6];
+	uint sa[6];
+	uint sb[6];
+} p;
+
+const float SQRT_2_OVER_PI = 0.7978845608;
+
+// erf by Abramowitz and Stegun 7.1.26 refined: |error| < 1.2e-7.
+float erf_(float x) {
+	float t = 1.0 / (1.0 + 0.5 * abs(x));
+	float y = 1.0 - t * exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+		t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+	return x >= 0.0 ? y : -y;
+}
+
+float sigmoid_(float x) { return 1.0 / (1.0 + exp(-x)); }
+
+// softplus_ is max(x, 0) + log(1 + exp(-|x|)), with log1p's series for tiny arguments.
+float softplus_(float x) {
+	float y = exp(-abs(x));
+	float l = y < 1e-4 ? y * (1.0 - 0.5 * y) : log(1.0 + y);
+	return max(x, 0.0) + l;
+}
+
+float unary(float x) {
+	switch (OP) {
+	case 0: return x;
+	case 1: return -x;
+	case 2: return abs(x);
+	case 3: return sign(x);
+	case 4: return exp(x);
+	case 5: return log(x);
+	case 6: return sqrt(x);
+	case 7: return inversesqrt(x);
+	case 8: return x * x;
+	case 9: return sin(x);
+	case 10: return cos(x);
+	case 11: return tanh(clamp(x, -15.0, 15.0));
+	case 12: return sigmoid_(x);
+	case 13: return max(x, 0.0);
+	case 14: return x >= 0.0 ? x : p.p0 * x;
+	case 15: return x >= 0.0 ? x : p.p0 * (exp(x) - 1.0);
+	case 16: return 0.5 * x * (1.0 + erf_(x * 0.70710678118));
+	case 17: return 0.5 * x * (1.0 + tanh(clamp(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x), -15.0, 15.0)));
+	case 18: return x * sigmoid_(x);
+	case 19: return softplus_(x);
+	case 20: return clamp(p.p0 * x + p.p1, 0.0, 1.0);
+	case 21: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
+	case 22: return erf_(x);
+	case 23: return floor(x);
+	case 24: return ceil(x);
+	case 25: return min(max(x, p.p0), p.p1);
+	case 26: return x * p.p0 + p.p1;
+	}
+	return x;
+}
+
+float binary(float x, float y) {
+	switch (OP) {
+	case 100: return x + y;
+	case 101: return x - y;
+	case 102: return x * y;
+	case 103: return x / y;
+	case 104: return pow(x, y);
+	case 105: return max(x, y);
+	case 106: return min(x, y);
+	}
+	return x;
+}
+
+void main() {
+	uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+	for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
+		uint ia = i, ib = i;
+		if (!CONTIG) {
+			uint rest = i;
+			ia = 0;
+			ib = 0;
+			[[unroll]] for (int d = 5; d >= 0; d--) {
+				uint q = rest / p.dims[d];
+				uint coord = rest - q * p.dims[d];
+				rest = q;
+				ia += coord * p.sa[d];
+				ib += coord * p.sb[d];
+			}
+		}
+		float x = a[p.offA + ia];
+		c[p.offC + i] = OP >= 100 ? binary(x, b[p.offB + ib]) : unary(x);
+	}
+}
