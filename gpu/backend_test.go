@@ -197,10 +197,18 @@ func TestBackendLayout(t *testing.T) {
 		shape []int
 		f     func(x *tensor.Node) *tensor.Node
 	}{
-		{"expand_row", []int{1, 7}, func(x *tensor.Node) *tensor.Node { return tensor.Apply(tensor.OpExpand, tensor.ReshapeAttr{Shape: tensor.Shape{5, 7}}, x) }},
-		{"expand_scalar", []int{}, func(x *tensor.Node) *tensor.Node { return tensor.Apply(tensor.OpExpand, tensor.ReshapeAttr{Shape: tensor.Shape{3, 2}}, x) }},
-		{"permute_2d", []int{33, 17}, func(x *tensor.Node) *tensor.Node { return tensor.Apply(tensor.OpPermute, tensor.PermuteAttr{Perm: []int{1, 0}}, x) }},
-		{"permute_4d", []int{2, 3, 1, 5}, func(x *tensor.Node) *tensor.Node { return tensor.Apply(tensor.OpPermute, tensor.PermuteAttr{Perm: []int{3, 1, 0, 2}}, x) }},
+		{"expand_row", []int{1, 7}, func(x *tensor.Node) *tensor.Node {
+			return tensor.Apply(tensor.OpExpand, tensor.ReshapeAttr{Shape: tensor.Shape{5, 7}}, x)
+		}},
+		{"expand_scalar", []int{}, func(x *tensor.Node) *tensor.Node {
+			return tensor.Apply(tensor.OpExpand, tensor.ReshapeAttr{Shape: tensor.Shape{3, 2}}, x)
+		}},
+		{"permute_2d", []int{33, 17}, func(x *tensor.Node) *tensor.Node {
+			return tensor.Apply(tensor.OpPermute, tensor.PermuteAttr{Perm: []int{1, 0}}, x)
+		}},
+		{"permute_4d", []int{2, 3, 1, 5}, func(x *tensor.Node) *tensor.Node {
+			return tensor.Apply(tensor.OpPermute, tensor.PermuteAttr{Perm: []int{3, 1, 0, 2}}, x)
+		}},
 		{"reshape_then_add", []int{4, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Add(tensor.Reshape(x, 6, 4), tensor.Reshape(x, 6, 4)) }},
 	}
 	for _, c := range cases {
