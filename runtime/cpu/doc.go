@@ -20,5 +20,20 @@
 //     the optimizer updates) write into their input buffers.
 //   - Parallelism is parallel.For with a grain per kernel family, so small tensors (a
 //     batch-32 MLP step) run inline on the calling goroutine and large ones split across
-//     runtime.GOMAXPROCS goroutines.
+//     runtime.GOMAXPROCS goroutines. A prepared run of small tensors allocates nothing.
+//   - Elementwise ops walk the output in contiguous stretches (broadcast.go): axes that
+//     are contiguous for every operand merge, so same-shape and scalar operands become
+//     one flat loop, and broadcast operands are read with stride 0. The same walk with
+//     arbitrary strides implements the layout ops (permute, slice with steps, expand,
+//     tile, depth-to-space) as one strided copy; a copy that swaps the two innermost axes
+//     moves 32×32 tiles so reads and writes both stay in cache.
+//   - Reductions see the input as rows: when the reduced axes are innermost they fold
+//     contiguous runs; when they form one block followed by kept axes (a sum over the
+//     batch axis) they accumulate whole rows in order; other patterns are transposed into
+//     scratch first. One long row (a full Sum or Mean) is split between goroutines.
+//   - The hot activations (exp, tanh, sigmoid, silu, tanh-GELU) use float32 range
+//     reduction and polynomials (fastmath.go, about 1 ulp); the rest use package math in
+//     float64.
+//   - Integer division by zero gives 0 and an index out of range fails the run with an
+//     error naming it: no input may crash the process.
 package cpu

@@ -177,12 +177,22 @@ func sign(v float64) float64 {
 // softplus is log(1+eˣ) without overflow for large x.
 func softplus(v float64) float64 { return max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))) }
 
+// cheapUnary lists the ops that cost about as much as a copy; the others do enough
+// arithmetic per element to pay for goroutines on smaller tensors.
+var cheapUnary = map[tensor.Op]bool{tensor.OpNeg: true, tensor.OpAbs: true, tensor.OpSquare: true,
+	tensor.OpRelu: true, tensor.OpLeakyRelu: true, tensor.OpClamp: true, tensor.OpScale: true,
+	tensor.OpHardSigmoid: true, tensor.OpHardSwish: true}
+
 // unaryFactory prepares an F32 unary op, split across goroutines when large.
 func unaryFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	loop := f32UnaryOps[n.Op()](n.Attr())
 	d, x := f32s(out), f32s(in[0])
 	body := func(lo, hi int) { loop(d[lo:hi], x[lo:hi]) }
-	return func() error { parallel.For(len(d), elemGrain, body); return nil }, nil
+	grain := elemGrain
+	if !cheapUnary[n.Op()] {
+		grain = elemGrain / 4
+	}
+	return func() error { parallel.For(len(d), grain, body); return nil }, nil
 }
 
 // intUnaryFactory prepares the integer form of the ops that accept integers;
