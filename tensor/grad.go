@@ -208,7 +208,7 @@ func backprop(outputs, seeds, wrt []*Node) map[*Node]*Node {
 		}
 		grads := rule(n, gy)
 		if len(grads) != len(n.inputs) {
-			panic(fmt.Sprintf("tensor: gradient rule of %v returned %d gradients for %d inputs", n.op, len(grads), len(n.inputs)))
+			gradFail("internal error: the rule of %v returned %d gradients for %d inputs", n, len(grads), len(n.inputs))
 		}
 		for i, in := range n.inputs {
 			gi := grads[i]
@@ -216,7 +216,7 @@ func backprop(outputs, seeds, wrt []*Node) map[*Node]*Node {
 				continue
 			}
 			if gi.dtype != in.dtype || !gi.shape.Equal(in.shape) {
-				panic(fmt.Sprintf("tensor: gradient rule of %v returned %v%v for input %d, which is %v%v", n.op, gi.dtype, gi.shape, i, in.dtype, in.shape))
+				gradFail("internal error: the rule of %v returned %v%v for input %d, which is %v", n, gi.dtype, gi.shape, i, in)
 			}
 			contrib[in.id] = append(contrib[in.id], gi)
 		}
