@@ -58,3 +58,46 @@ func TestFitMLPBlobs(t *testing.T) {
 		t.Fatalf("predict shape %v", p.Shape())
 	}
 }
+
+// TestWeightsAndBinaryHeads checks sample weights, per-element masks, class weights and
+// binary accuracy on a sigmoid head.
+func TestWeightsAndBinaryHeads(t *testing.T) {
+	SetSeed(7)
+	x, y := blobs(64, 4, 2, 8)
+	yb := y.Convert(tensor.F32)
+	yb, _ = yb.Reshape(64, 1)
+	bin := Sequential(Dense(1, Activation("sigmoid"), InputShape(4)))
+	compileOrFatal(t, bin, Loss("binary_crossentropy"), Metrics("accuracy"))
+	if _, err := bin.Fit(x, yb, Epochs(20), BatchSize(8), Verbose(0)); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := bin.Evaluate(x, yb)
+	if err != nil || logs["accuracy"] < 0.9 {
+		t.Fatalf("binary accuracy %v (%v)", logs, err)
+	}
+	zero := tensor.New(tensor.F32, 64)
+	if l, err := bin.Evaluate(x, yb, SampleWeights(zero)); err != nil || l["loss"] != 0 {
+		t.Fatalf("zero sample weights: loss %v (%v)", l, err)
+	}
+	// Class weights of 0 for both classes zero the loss as well.
+	if l, err := bin.Evaluate(x, yb, ClassWeights(map[int]float64{0: 0, 1: 0})); err != nil || l["loss"] != 0 {
+		t.Fatalf("zero class weights: loss %v (%v)", l, err)
+	}
+
+	reg := Sequential(Dense(2, InputShape(4)))
+	compileOrFatal(t, reg, Loss("mse"))
+	target := tensor.New(tensor.F32, 64, 2)
+	mask := tensor.New(tensor.F32, 64, 2)
+	for i := 0; i < 64; i++ {
+		target.Float32s()[2*i+1] = 1000 // masked out: must not matter
+		mask.Float32s()[2*i] = 1
+	}
+	full, _ := reg.Evaluate(x, target)
+	masked, err := reg.Evaluate(x, target, SampleWeights(mask))
+	if err != nil || masked["loss"] >= full["loss"]/100 {
+		t.Fatalf("masked mse %v, unmasked %v (%v)", masked, full, err)
+	}
+	if _, err := reg.Fit(x, target, SampleWeights(mask), Epochs(2), Verbose(0)); err != nil {
+		t.Fatal(err)
+	}
+}
