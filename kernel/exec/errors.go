@@ -145,12 +145,17 @@ func runError(err error, frames []string) *Error {
 	case errors.As(err, &p):
 		return panicError(namePanic, "", p.Value, frames)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return interruptError()
+		return interruptError(err)
 	default:
 		return &Error{Name: nameInternal, Value: err.Error(), Traceback: []string{err.Error()}}
 	}
 }
 
-func interruptError() *Error {
+// interruptError reports a cell stopped by its context: by the user, or by a time
+// limit (gml run --timeout).
+func interruptError(cause error) *Error {
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return &Error{Name: nameInterrupt, Value: "the cell ran past its time limit", Traceback: []string{"Interrupted: the cell ran past its time limit and was stopped"}}
+	}
 	return &Error{Name: nameInterrupt, Value: "the cell was interrupted", Traceback: []string{"Interrupted: the cell was stopped before it finished"}}
 }

@@ -243,7 +243,7 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Resul
 		}
 		if _, err := i.yi.ExecuteWithContext(ctx, prog); err != nil {
 			if parent.Err() != nil {
-				return Result{Err: interruptError()}
+				return Result{Err: interruptError(parent.Err())}
 			}
 			return Result{Err: runError(err, i.frames.take())}
 		}

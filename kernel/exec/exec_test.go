@@ -213,8 +213,8 @@ func TestRichResults(t *testing.T) {
 			t.Errorf("%q: %v %v, want %s = %q", c.code, r.Err, r.Data, c.mime, c.want)
 		}
 	}
-	r, p := run(t, i, "display.Show(display.Markdown(\"# T\"))\nh := display.NewDisplay(display.Text(\"a\"))\nh.Update(display.Text(\"b\"))")
-	if r.Err != nil || len(p.displays) != 3 || !p.updates[2] || p.displays[0]["text/markdown"] != "# T" {
+	r, p := run(t, i, "display.Show(display.Markdown(\"# T\"), R{})\nh := display.NewDisplay(display.Text(\"a\"))\nh.Update(display.Text(\"b\"))")
+	if r.Err != nil || len(p.displays) != 4 || !p.updates[3] || p.displays[0]["text/markdown"] != "# T" || p.displays[1]["text/markdown"] != "*r*" {
 		t.Errorf("display calls: %v %v %v", r.Err, p.displays, p.updates)
 	}
 }
