@@ -37,7 +37,7 @@ func gatherRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if err := checkIndex(idx, in); err != nil {
 		return 0, nil, nil, err
 	}
-	a, err := ResolveAxis("gather", at.Axis, x.shape.Rank())
+	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -49,7 +49,7 @@ func elementIndexShape(x, idx *Node, axis int, in []*Node) (int, error) {
 	if err := checkIndex(idx, in); err != nil {
 		return 0, err
 	}
-	a, err := ResolveAxis("take_along", axis, x.shape.Rank())
+	a, err := axisOf(axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, err
 	}
@@ -107,7 +107,7 @@ func scatterAddRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if err := checkIndex(idx, in); err != nil {
 		return 0, nil, nil, err
 	}
-	a, err := ResolveAxis("scatter_add", at.Axis, x.shape.Rank())
+	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err
 	}

@@ -28,7 +28,7 @@ func permuteRule(attr any, in []*Node) (DType, Shape, any, error) {
 	seen := make([]bool, r)
 	out := make(Shape, r)
 	for i, p := range at.Perm {
-		a, err := ResolveAxis("permute", p, r)
+		a, err := axisOf(p, r, x.shape)
 		if err != nil {
 			return 0, nil, nil, err
 		}
@@ -51,7 +51,7 @@ func concatRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if x.shape.Rank() == 0 {
 		return 0, nil, nil, fmt.Errorf("cannot concatenate scalars: %s", shapesOf(in))
 	}
-	a, err := ResolveAxis("concat", at.Axis, x.shape.Rank())
+	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -175,10 +175,10 @@ func Permute(x *Node, perm ...int) *Node { return Apply(OpPermute, PermuteAttr{P
 // Transpose swaps two axes.
 func Transpose(x *Node, axis1, axis2 int) *Node {
 	r := x.shape.Rank()
-	a, err := ResolveAxis("transpose", axis1, r)
+	a, err := axisOf(axis1, r, x.shape)
 	if err == nil {
 		var b int
-		if b, err = ResolveAxis("transpose", axis2, r); err == nil {
+		if b, err = axisOf(axis2, r, x.shape); err == nil {
 			perm := make([]int, r)
 			for i := range perm {
 				perm[i] = i
@@ -232,7 +232,7 @@ func clampIndex(i, d, step int) int {
 
 // SliceAxis selects start:end (NumPy semantics) on one axis.
 func SliceAxis(x *Node, axis, start, end int) *Node {
-	a, err := ResolveAxis("slice", axis, x.shape.Rank())
+	a, err := axisOf(axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		panic(&Error{Op: "slice", Err: err})
 	}
@@ -246,7 +246,7 @@ func SliceAxis(x *Node, axis, start, end int) *Node {
 
 // Split cuts x along axis into pieces of the given sizes, which must sum to the axis.
 func Split(x *Node, axis int, sizes ...int) []*Node {
-	a, err := ResolveAxis("split", axis, x.shape.Rank())
+	a, err := axisOf(axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		panic(&Error{Op: "split", Err: err})
 	}
@@ -271,7 +271,7 @@ func Split(x *Node, axis int, sizes ...int) []*Node {
 
 // Chunk cuts x along axis into parts pieces of equal size.
 func Chunk(x *Node, parts, axis int) []*Node {
-	a, err := ResolveAxis("chunk", axis, x.shape.Rank())
+	a, err := axisOf(axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		panic(&Error{Op: "chunk", Err: err})
 	}
@@ -308,7 +308,7 @@ func Squeeze(x *Node, axes ...int) *Node {
 		}
 	} else {
 		var err error
-		if drop, err = ResolveAxes("squeeze", axes, x.shape.Rank()); err != nil {
+		if drop, err = axesOf(axes, x.shape.Rank(), x.shape); err != nil {
 			panic(&Error{Op: "squeeze", Err: err})
 		}
 		for _, a := range drop {
@@ -324,7 +324,7 @@ func Squeeze(x *Node, axes ...int) *Node {
 // positions count from the end of the result).
 func Unsqueeze(x *Node, axes ...int) *Node {
 	r := x.shape.Rank() + len(axes)
-	at, err := ResolveAxes("unsqueeze", axes, r)
+	at, err := axesOf(axes, r, x.shape)
 	if err != nil {
 		panic(&Error{Op: "unsqueeze", Err: err})
 	}

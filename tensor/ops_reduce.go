@@ -18,6 +18,31 @@ func init() {
 // ResolveAxes resolves possibly negative axes against rank and returns them sorted and
 // unique; an empty list means every axis. The error names op.
 func ResolveAxes(op string, axes []int, rank int) ([]int, error) {
+	out, err := axesOf(axes, rank, nil)
+	if err != nil {
+		return nil, fmt.Errorf("tensor: %s: %w", op, err)
+	}
+	return out, nil
+}
+
+// axisOf resolves a possibly negative axis against rank; the error names the shape s the
+// axis refers to (the op name is added by Apply or the builder's *Error).
+func axisOf(axis, rank int, s Shape) (int, error) {
+	a := axis
+	if a < 0 {
+		a += rank
+	}
+	if a < 0 || a >= rank {
+		if s == nil || s.Rank() == rank {
+			return 0, fmt.Errorf("axis %d out of range for rank %d (shape %v)", axis, rank, s)
+		}
+		return 0, fmt.Errorf("axis %d out of range for rank %d (input shape %v)", axis, rank, s)
+	}
+	return a, nil
+}
+
+// axesOf resolves a list of axes (empty means all) to sorted, unique, non-negative axes.
+func axesOf(axes []int, rank int, s Shape) ([]int, error) {
 	if len(axes) == 0 {
 		all := make([]int, rank)
 		for i := range all {
@@ -27,12 +52,12 @@ func ResolveAxes(op string, axes []int, rank int) ([]int, error) {
 	}
 	out := make([]int, 0, len(axes))
 	for _, a := range axes {
-		r, err := ResolveAxis(op, a, rank)
+		r, err := axisOf(a, rank, s)
 		if err != nil {
 			return nil, err
 		}
 		if slices.Contains(out, r) {
-			return nil, fmt.Errorf("tensor: %s: axis %d given twice in %v", op, a, axes)
+			return nil, fmt.Errorf("axis %d given twice in %v", a, axes)
 		}
 		out = append(out, r)
 	}
@@ -67,7 +92,7 @@ func reduceRule(op Op) shapeRule {
 		if (op == OpMean || op == OpVar) && !x.dtype.IsFloat() {
 			return 0, nil, nil, fmt.Errorf("needs a floating-point input, have %v%v", x.dtype, x.shape)
 		}
-		axes, err := ResolveAxes(op.String(), at.Axes, x.shape.Rank())
+		axes, err := axesOf(at.Axes, x.shape.Rank(), x.shape)
 		if err != nil {
 			return 0, nil, nil, err
 		}
@@ -97,7 +122,7 @@ func argReduceRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if x.dtype == Bool {
 		return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
 	}
-	a, err := ResolveAxis("arg reduction", at.Axis, x.shape.Rank())
+	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -116,7 +141,7 @@ func cumSumRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if x.dtype == Bool {
 		return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
 	}
-	a, err := ResolveAxis("cumsum", at.Axis, x.shape.Rank())
+	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -133,7 +158,7 @@ func topKRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if x.dtype == Bool {
 		return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
 	}
-	a, err := ResolveAxis("topk", at.Axis, x.shape.Rank())
+	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err
 	}

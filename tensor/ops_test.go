@@ -147,3 +147,14 @@ func TestShapeErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestAxisErrorsNameOpAndShapeOnce(t *testing.T) {
+	_, err := buildIn(func(g *Graph) *Node { return Sum(g.Input("a", F32, 2, 3), []int{2}, false) })
+	if err == nil || err.Error() != "tensor: sum: axis 2 out of range for rank 2 (shape [2 3])" {
+		t.Errorf("error %v", err)
+	}
+	_, err = buildIn(func(g *Graph) *Node { return Transpose(g.Input("a", F32, 2, 3), 0, -3) })
+	if err == nil || err.Error() != "tensor: transpose: axis -3 out of range for rank 2 (shape [2 3])" {
+		t.Errorf("error %v", err)
+	}
+}
