@@ -4,7 +4,8 @@ import "github.com/gml-dev/gml/tensor"
 
 // FLOPs estimates the floating-point operations node n performs, for the profiler's
 // GFLOP/s column: 2·M·N·K per matmul, 2·(output elements)·(kernel volume)·(in channels
-// per group) per convolution, and one per output element for everything else.
+// per group) per convolution, 2·Tq·Tk·(D+Dv) per attention head, and one per output
+// element for everything else.
 func FLOPs(n *tensor.Node) float64 {
 	out := float64(n.Shape().Size())
 	switch n.Op() {
@@ -15,6 +16,12 @@ func FLOPs(n *tensor.Node) float64 {
 			k = a[len(a)-2]
 		}
 		return 2 * out * float64(k)
+	case tensor.OpAttention:
+		// Two matmuls per (batch, head): q kᵀ (Tq·Tk·D) and p v (Tq·Tk·Dv).
+		q, k, v := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
+		bh := float64(q.Size() / (q[len(q)-2] * q[len(q)-1]))
+		tq, tk := float64(q[len(q)-2]), float64(k[len(k)-2])
+		return 2 * bh * tq * tk * float64(q[len(q)-1]+v[len(v)-1])
 	case tensor.OpConv, tensor.OpConvTranspose, tensor.OpConvFilterGrad:
 		// Weight shape (O, I/groups, k...): every output element of a forward conv costs
 		// 2·(I/groups)·k... ; the transposed and filter-gradient convs do the same work
