@@ -240,15 +240,14 @@ func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
 // a bias gradient). Work is split over the (outer, inner) output positions.
 func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32) func() error {
 	acc := make([]float64, outer*inner)
-	var combine func(a, b float64) float64
-	var fin func(acc float64, r int) float64
+	fin := identity
+	into := colFolds[tensor.OpSum]
 	if op != tensor.OpVar {
-		red := f32Reducers[op]
-		combine, fin = red.comb, red.fin
+		fin, into = f32Reducers[op].fin, colFolds[op]
 	}
-	// fold accumulates rows into acc[lo:hi] (flat output positions), starting from
-	// the first row (or from centred squares around mean when mean is given).
-	fold := func(lo, hi int, f func(a, b float64) float64, mean []float64) {
+	// fold accumulates the rows of x into acc[lo:hi] (flat output positions) with f,
+	// after starting from the first row (or from zero when centred around mean).
+	fold := func(lo, hi int, f func(a []float64, row []float32), mean []float64) {
 		for lo < hi {
 			o, i0 := lo/inner, lo%inner
 			i1 := min(inner, i0+hi-lo)
@@ -270,9 +269,7 @@ func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32)
 						a[j] = float64(v)
 					}
 				default:
-					for j, v := range row {
-						a[j] = f(a[j], float64(v))
-					}
+					f(a, row)
 				}
 			}
 			lo += i1 - i0
@@ -283,14 +280,13 @@ func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32)
 		means = make([]float64, outer*inner)
 	}
 	body := func(lo, hi int) {
+		fold(lo, hi, into, nil)
 		if op != tensor.OpVar {
-			fold(lo, hi, combine, nil)
 			for p := lo; p < hi; p++ {
 				d[p] = float32(fin(acc[p], r))
 			}
 			return
 		}
-		fold(lo, hi, add, nil)
 		for p := lo; p < hi; p++ {
 			means[p] = acc[p] / float64(r)
 		}
@@ -301,6 +297,42 @@ func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32)
 	}
 	grain := max(1, elemGrain/r)
 	return func() error { parallel.For(outer*inner, grain, body); return nil }
+}
+
+// colFolds fold one more row into the running results of a column reduction; each
+// loop is written out so no function call happens per element.
+var colFolds = map[tensor.Op]func(a []float64, row []float32){
+	tensor.OpSum:  sumInto,
+	tensor.OpMean: sumInto,
+	tensor.OpMax: func(a []float64, row []float32) {
+		a = a[:len(row)]
+		for j, v := range row {
+			if w := float64(v); w > a[j] || w != w {
+				a[j] = w
+			}
+		}
+	},
+	tensor.OpMin: func(a []float64, row []float32) {
+		a = a[:len(row)]
+		for j, v := range row {
+			if w := float64(v); w < a[j] || w != w {
+				a[j] = w
+			}
+		}
+	},
+	tensor.OpProd: func(a []float64, row []float32) {
+		a = a[:len(row)]
+		for j, v := range row {
+			a[j] *= float64(v)
+		}
+	},
+}
+
+func sumInto(a []float64, row []float32) {
+	a = a[:len(row)]
+	for j, v := range row {
+		a[j] += float64(v)
+	}
 }
 
 // parts splits n elements into pieces of at least elemGrain for the parallel workers.
