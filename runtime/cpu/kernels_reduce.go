@@ -133,14 +133,24 @@ func pickMin(a, b float64) float64 {
 	return a
 }
 
-func foldRun(f func(a, b float64) float64) func(x []float32) float64 {
-	return func(x []float32) float64 {
-		acc := float64(x[0])
-		for _, v := range x[1:] {
-			acc = f(acc, float64(v))
+func maxRun(x []float32) float64 {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v > m || v != v {
+			m = v
 		}
-		return acc
 	}
+	return float64(m)
+}
+
+func minRun(x []float32) float64 {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v < m || v != v {
+			m = v
+		}
+	}
+	return float64(m)
 }
 
 func identity(acc float64, _ int) float64 { return acc }
@@ -148,8 +158,8 @@ func identity(acc float64, _ int) float64 { return acc }
 var f32Reducers = map[tensor.Op]f32Reducer{
 	tensor.OpSum:  {sumRun, add, identity},
 	tensor.OpMean: {sumRun, add, func(acc float64, r int) float64 { return acc / float64(r) }},
-	tensor.OpMax:  {foldRun(pickMax), pickMax, identity},
-	tensor.OpMin:  {foldRun(pickMin), pickMin, identity},
+	tensor.OpMax:  {maxRun, pickMax, identity},
+	tensor.OpMin:  {minRun, pickMin, identity},
 	tensor.OpProd: {func(x []float32) float64 {
 		p := 1.0
 		for _, v := range x {
