@@ -1,0 +1,126 @@
+#version 450
+// Flash-attention forward: O = softmax(Q Kᵀ·scale + mask) V for Q (B, Tq, D), K (B, Tk, D),
+// V (B, Tk, Dv). A workgroup owns BQ queries of one batch entry (gl_WorkGroupID.y) and
+// walks the keys in tiles of BKV held in shared memory, keeping each query's running
+// maximum m and sum l (online softmax), so the Tq×Tk scores never reach memory. CAUSAL
+// hides keys j > i and skips key tiles wholly above the diagonal; MASK adds a mask
+// broadcast through strides: row and column strides, and up to three leading axes
+// (sizes l0..l2, strides s0..s2) that decompose the batch index. A query whose keys are
+// all hidden gets 0/0 = NaN, as the additive -Inf composition does. D and Dv are at most
+// DMAX.
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BQ = 16;
+layout(constant_id = 2) const uint BKV = 32;
+layout(constant_id = 3) const uint DMAX = 64;
+layout(constant_id = 4) const bool CAUSAL = false;
+layout(constant_id = 5) const bool MASK = false;
+
+layout(set = 0, binding = 0) readonly buffer Q { float q[]; };
+layout(set = 0, binding = 1) readonly buffer K { float k[]; };
+layout(set = 0, binding = 2) readonly buffer V { float v[]; };
+layout(set = 0, binding = 3) readonly buffer Mk { float mk[]; };
+layout(set = 0, binding = 4) writeonly buffer O { float o[]; };
+
+layout(push_constant) uniform Push {
+	uint tq, tk, d, dv;
+	uint offQ, offK, offV, offM, offO;
+	float scale;
+	uint mRow, mCol;
+	uint l1, l2;
+	uint s0, s1, s2;
+} p;
+
+const uint NT = gl_WorkGroupSize.x;
+const uint KS = DMAX + 1; // padded key rows: threads reading consecutive keys hit different banks
+const uint PER = (BQ * DMAX + NT - 1) / NT;
+const float NEG_INF = -1.0 / 0.0;
+
+shared float qs[BQ * DMAX];
+shared float ks[BKV * KS];
+shared float vs[BKV * DMAX];
+shared float ss[BQ * BKV];
+shared float rowM[BQ];
+shared float rowL[BQ];
+shared float rowA[BQ];
+
+void main() {
+	const uint tid = gl_LocalInvocationID.x;
+	const uint bt = gl_WorkGroupID.y;
+	const uint q0 = gl_WorkGroupID.x * BQ;
+	const uint qb = p.offQ + bt * p.tq * p.d;
+	const uint kb = p.offK + bt * p.tk * p.d;
+	const uint vb = p.offV + bt * p.tk * p.dv;
+	uint mb = p.offM;
+	if (MASK) {
+		uint i2 = bt % p.l2, r = bt / p.l2;
+		mb += i2 * p.s2 + (r % p.l1) * p.s1 + (r / p.l1) * p.s0;
+	}
+
+	for (uint e = tid; e < BQ * DMAX; e += NT) {
+		uint i = e / DMAX, t = e % DMAX;
+		qs[e] = (q0 + i < p.tq && t < p.d) ? q[qb + (q0 + i) * p.d + t] : 0.0;
+	}
+	if (tid < BQ) {
+		rowM[tid] = NEG_INF;
+		rowL[tid] = 0.0;
+	}
+	float acc[PER];
+	[[unroll]] for (uint r = 0; r < PER; r++) acc[r] = 0.0;
+
+	const uint kEnd = CAUSAL ? min(p.tk, q0 + BQ) : p.tk;
+	for (uint k0 = 0; k0 < kEnd; k0 += BKV) {
+		barrier();
+		for (uint e = tid; e < BKV * DMAX; e += NT) {
+			uint j = e / DMAX, t = e % DMAX;
+			bool in_ = k0 + j < p.tk;
+			ks[j * KS + t] = (in_ && t < p.d) ? k[kb + (k0 + j) * p.d + t] : 0.0;
+			vs[e] = (in_ && t < p.dv) ? v[vb + (k0 + j) * p.dv + t] : 0.0;
+		}
+		barrier();
+		for (uint e = tid; e < BQ * BKV; e += NT) {
+			uint i = e / BKV, j = e % BKV;
+			float s = NEG_INF;
+			if (k0 + j < p.tk && !(CAUSAL && k0 + j > q0 + i)) {
+				float dot = 0.0;
+				for (uint t = 0; t < p.d; t++) dot = fma(qs[i * DMAX + t], ks[j * KS + t], dot);
+				s = dot * p.scale;
+				if (MASK && q0 + i < p.tq) s += mk[mb + (q0 + i) * p.mRow + (k0 + j) * p.mCol];
+			}
+			ss[e] = s;
+		}
+		barrier();
+		if (tid < BQ) {
+			float mOld = rowM[tid], mx = mOld;
+			for (uint j = 0; j < BKV; j++) mx = max(mx, ss[tid * BKV + j]);
+			// While every score so far is -Inf, p = exp(-Inf) = 0 and nothing accumulates.
+			float base = mx == NEG_INF ? 0.0 : mx;
+			float sum = 0.0;
+			for (uint j = 0; j < BKV; j++) {
+				float pj = exp(ss[tid * BKV + j] - base);
+				ss[tid * BKV + j] = pj;
+				sum += pj;
+			}
+			float alpha = exp(mOld - base);
+			rowA[tid] = alpha;
+			rowL[tid] = rowL[tid] * alpha + sum;
+			rowM[tid] = mx;
+		}
+		barrier();
+		[[unroll]] for (uint r = 0; r < PER; r++) {
+			uint e = tid + r * NT;
+			uint i = e / DMAX, t = e % DMAX;
+			if (i >= BQ) continue;
+			float a = acc[r] * rowA[i];
+			for (uint j = 0; j < BKV; j++) a = fma(ss[i * BKV + j], vs[j * DMAX + t], a);
+			acc[r] = a;
+		}
+	}
+	barrier();
+	[[unroll]] for (uint r = 0; r < PER; r++) {
+		uint e = tid + r * NT;
+		uint i = e / DMAX, t = e % DMAX;
+		if (i < BQ && q0 + i < p.tq && t < p.dv) o[p.offO + bt * p.tq * p.dv + (q0 + i) * p.dv + t] = acc[r] / rowL[i];
+	}
+}
