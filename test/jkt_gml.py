@@ -20,6 +20,7 @@ class GmlKernelTests(jupyter_kernel_test.KernelTests):
     # Matches replace the identifier before the cursor, so after "pkg." they are member names.
     completion_samples = [
         {"text": "display.Mark", "matches": {"Markdown"}},
+        {"text": "strings.ToUpp", "matches": {"ToUpper", "ToUpperSpecial"}},
         {"text": "fu", "matches": {"func"}},
     ]
     complete_code_samples = ["1+1", "x := 1", "func f() int { return 1 }", 'import "fmt"']
@@ -38,7 +39,7 @@ class GmlKernelTests(jupyter_kernel_test.KernelTests):
     ]
     code_history_pattern = "1?1"
     supported_history_operations = ("tail", "range", "search")
-    code_inspect_sample = "display.HTML"
+    code_inspect_sample = "strings.ToUpper"
     code_clear_output = "display.ClearOutput(false)"
 
 
