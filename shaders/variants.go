@@ -25,4 +25,10 @@ var Variants = []Variant{
 	{Name: "pool", Source: "pool.comp"},
 	{Name: "attention", Source: "attention.comp"},
 	{Name: "rope", Source: "rope.comp"},
+	{Name: "layout", Source: "layout.comp"},
+	{Name: "index", Source: "index.comp"},
+	{Name: "cast", Source: "cast.comp"},
+	{Name: "compare", Source: "compare.comp"},
+	{Name: "dropout", Source: "dropout.comp"},
+	{Name: "scan", Source: "scan.comp"},
 }

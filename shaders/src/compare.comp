@@ -1,0 +1,89 @@
+#version 450
+// Comparisons (Bool out), logical ops on Bool, Not, and Where, with NumPy broadcasting:
+// the output's shape is collapsed to at most six right-aligned axes with each input's
+// element strides (0 where it broadcasts). OP: 0 equal, 1 not_equal, 2 less,
+// 3 less_equal, 4 greater, 5 greater_equal (inputs of dtype TIN), 10 and, 11 or, 12 xor,
+// 13 not (on the bytes, as the CPU does), 20 where(cond, a, b) (a and b of ESIZE bytes).
+// Floats compare as IEEE values: NaN is unequal to everything.
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ESIZE = 1;
+layout(constant_id = 2) const uint OP = 0;
+layout(constant_id = 3) const uint TIN = 0;
+
+layout(set = 0, binding = 0) readonly buffer A { uint a[]; };
+layout(set = 0, binding = 1) readonly buffer B { uint b[]; };
+layout(set = 0, binding = 2) readonly buffer C { uint c[]; };
+layout(set = 0, binding = 3) buffer O { uint o[]; };
+
+layout(push_constant) uniform Push {
+	uint units, u0, n;
+	uint offA, offB, offC, offO;
+	uint dims[6];
+	uint sa[6];
+	uint sb[6];
+	uint sc[6];
+} p;
+
+#include "layout_common.glsl"
+#include "cast_common.glsl"
+
+// order returns -1, 0 or 1 comparing integer (or Bool) elements x and y of type TIN.
+int order(uvec2 x, uvec2 y) {
+	uvec2 s = toI64(x, TIN), t = toI64(y, TIN);
+	if (s.y != t.y) return int(s.y) < int(t.y) ? -1 : 1;
+	if (s.x != t.x) return s.x < t.x ? -1 : 1;
+	return 0;
+}
+
+bool compare(uvec2 x, uvec2 y) {
+	if (isFloatType(TIN)) {
+		float s = asFloat(x, TIN), t = asFloat(y, TIN);
+		switch (OP) {
+		case 0u: return s == t;
+		case 1u: return !(s == t);
+		case 2u: return s < t;
+		case 3u: return s <= t;
+		case 4u: return s > t;
+		}
+		return s >= t;
+	}
+	int r = order(x, y);
+	switch (OP) {
+	case 0u: return r == 0;
+	case 1u: return r != 0;
+	case 2u: return r < 0;
+	case 3u: return r <= 0;
+	case 4u: return r > 0;
+	}
+	return r >= 0;
+}
+
+uvec2 elem(uint i, inout bool keep) {
+	uint rest = i, ia = 0u, ib = 0u, ic = 0u;
+	[[unroll]] for (int d = 5; d >= 0; d--) {
+		uint q = rest / p.dims[d];
+		uint co = rest - q * p.dims[d];
+		rest = q;
+		ia += co * p.sa[d];
+		ib += co * p.sb[d];
+		ic += co * p.sc[d];
+	}
+	if (OP == 20u) {
+		uint cond = LOADN(a, p.offA, ia, 1u).x;
+		return cond != 0u ? LOADN(b, p.offB, ib, ESIZE) : LOADN(c, p.offC, ic, ESIZE);
+	}
+	uint insz = OP >= 10u ? 1u : dtypeSize(TIN);
+	uvec2 x = LOADN(a, p.offA, ia, insz);
+	if (OP == 13u) return uvec2(x.x ^ 1u, 0u);
+	uvec2 y = LOADN(b, p.offB, ib, insz);
+	switch (OP) {
+	case 10u: return uvec2(x.x & y.x, 0u);
+	case 11u: return uvec2(x.x | y.x, 0u);
+	case 12u: return uvec2(x.x ^ y.x, 0u);
+	}
+	return uvec2(compare(x, y) ? 1u : 0u, 0u);
+}
+
+void main() { storeUnits(); }

@@ -1,0 +1,122 @@
+#version 450
+// Index-driven copies of any dtype. MODE 0 Gather: x as (outer, d, inner), out as
+// (outer, m, inner) with out[o, j, q] = x[o, idx[j], q]. 1 TakeAlong: out has idx's shape
+// and out[c] = x[c with axis coordinate idx[c]]. 2 Scatter: out[c] = x[c], then every
+// update whose index lands on c replaces it (ADD: is added) in index order. 3 ScatterAdd
+// (Gather's adjoint): out[o, k, q] = x[o, k, q] + sum of upd[o, j, q] over idx[j] == k, in
+// order of j. 4 OneHot: out[r, k] = ONE bits where idx[r] == k, else 0.
+// Scatters are written per output element, each invocation looping over the updates
+// that can reach it: no atomics, and sums are added in the CPU's order, so results are
+// deterministic and equal to the CPU's. Negative indices count from the end of the axis;
+// an index outside the axis reads as zero (Gather, TakeAlong) or is skipped (scatters).
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ESIZE = 4;
+layout(constant_id = 2) const uint MODE = 0;
+layout(constant_id = 3) const bool IDX64 = false;
+layout(constant_id = 4) const bool ADD = false;
+layout(constant_id = 5) const uint NUM = 0; // the added type: 0 f32, 1 i32, 2 i64
+
+layout(set = 0, binding = 0) readonly buffer X { uint x[]; };
+layout(set = 0, binding = 1) readonly buffer I { uint ix[]; };
+layout(set = 0, binding = 2) readonly buffer U { uint upd[]; };
+layout(set = 0, binding = 3) buffer O { uint o[]; };
+
+layout(push_constant) uniform Push {
+	uint units, u0, n;
+	uint offX, offI, offU, offO;
+	uint m, inner, d, axis;
+	uint a[6];
+	uint b[6];
+} p;
+
+#include "layout_common.glsl"
+
+// rawIndex returns idx[j]; ok is false for an I64 value outside the int32 range.
+int rawIndex(uint j, out bool ok) {
+	ok = true;
+	if (!IDX64) return int(ix[p.offI + j]);
+	int v = int(ix[p.offI + 2u * j]);
+	ok = ix[p.offI + 2u * j + 1u] == (v < 0 ? 0xffffffffu : 0u);
+	return v;
+}
+
+// index returns idx[j] resolved against an axis of size dim, or -1 when it lies outside.
+int index(uint j, uint dim) {
+	bool ok;
+	int v = rawIndex(j, ok);
+	if (!ok) return -1;
+	if (v < 0) v += int(dim);
+	return v >= 0 && v < int(dim) ? v : -1;
+}
+
+uvec2 add(uvec2 s, uvec2 t) {
+	if (NUM == 0u) return uvec2(floatBitsToUint(uintBitsToFloat(s.x) + uintBitsToFloat(t.x)), 0u);
+	if (NUM == 1u) return uvec2(s.x + t.x, 0u);
+	uint carry;
+	uint lo = uaddCarry(s.x, t.x, carry);
+	return uvec2(lo, s.y + t.y + carry);
+}
+
+uvec2 elem(uint i, inout bool keep) {
+	if (MODE == 0u) {
+		uint q = i % p.inner, t = i / p.inner;
+		uint j = t % p.m, ou = t / p.m;
+		int k = index(j, p.d);
+		if (k < 0) return uvec2(0u);
+		return LOADN(x, p.offX, (ou * p.d + uint(k)) * p.inner + q, ESIZE);
+	}
+	if (MODE == 3u) {
+		uint q = i % p.inner, t = i / p.inner;
+		uint k = t % p.d, ou = t / p.d;
+		uvec2 v = LOADN(x, p.offX, i, ESIZE);
+		for (uint j = 0u; j < p.m; j++) {
+			if (index(j, p.d) == int(k)) v = add(v, LOADN(upd, p.offU, (ou * p.m + j) * p.inner + q, ESIZE));
+		}
+		return v;
+	}
+	if (MODE == 4u) {
+		uint r = i / p.d, k = i - r * p.d;
+		bool ok;
+		int v = rawIndex(r, ok);
+		return ok && v == int(k) ? uvec2(p.a[0], p.a[1]) : uvec2(0u);
+	}
+	// TakeAlong and Scatter walk coordinates over six right-aligned axes: a holds the
+	// walked shape; b holds x's strides (TakeAlong) or idx's shape (Scatter).
+	uint c[6];
+	uint rest = i;
+	[[unroll]] for (int d = 5; d >= 0; d--) {
+		uint q = rest / p.a[d];
+		c[d] = rest - q * p.a[d];
+		rest = q;
+	}
+	if (MODE == 1u) {
+		int k = index(i, p.d);
+		if (k < 0) return uvec2(0u);
+		uint src = 0u;
+		[[unroll]] for (uint d = 0u; d < 6u; d++) src += (d == p.axis ? uint(k) : c[d]) * p.b[d];
+		return LOADN(x, p.offX, src, ESIZE);
+	}
+	uvec2 v = LOADN(x, p.offX, i, ESIZE);
+	uint pos0 = 0u, st = 1u, axisStride = 1u;
+	[[unroll]] for (int d = 5; d >= 0; d--) {
+		if (uint(d) == p.axis) {
+			axisStride = st;
+		} else {
+			if (c[d] >= p.b[d]) return v;
+			pos0 += c[d] * st;
+		}
+		st *= p.b[d];
+	}
+	for (uint j = 0u; j < p.b[p.axis]; j++) {
+		uint pos = pos0 + j * axisStride;
+		if (index(pos, p.a[p.axis]) == int(c[p.axis])) {
+			uvec2 u = LOADN(upd, p.offU, pos, ESIZE);
+			v = ADD ? add(v, u) : u;
+		}
+	}
+	return v;
+}
+
+void main() { storeUnits(); }
