@@ -15,6 +15,10 @@ import (
 // losses of multi-output models, and "val_" versions after validation.
 type Logs map[string]float64
 
+// barInterval is the least time between two progress-bar updates, so fast steps do not
+// pay for formatting.
+const barInterval = 50 * time.Millisecond
+
 // fitOptions are the options Fit accepts.
 var fitOptions = []string{"Epochs", "BatchSize", "Shuffle", "ValidationSplit", "ValidationData", "ClassWeights",
 	"SampleWeights", "Callbacks", "InitialEpoch", "Verbose", "Seed"}
@@ -198,7 +202,7 @@ func (m *Net) loop(s *settings, specs []Spec, steps int, next func(epoch int) fu
 		if s.verbose == 1 {
 			bar = display.NewProgress(steps, display.WithLabel(fmt.Sprintf("Epoch %d/%d", epoch+1, s.epochs)))
 		}
-		start := time.Now()
+		start, shown := time.Now(), time.Time{}
 		acc := newAccumulator(m.scalarNames())
 		nextBatch := next(epoch)
 		for step := 0; ; step++ {
@@ -220,9 +224,10 @@ func (m *Net) loop(s *settings, specs []Spec, steps int, next func(epoch int) fu
 			}
 			acc.add(vals, b.n)
 			logs := acc.logs()
-			if bar != nil {
-				bar.Set(step + 1)
+			if bar != nil && time.Since(shown) > barInterval {
+				shown = time.Now()
 				bar.Postfix(logs.String())
+				bar.Set(step + 1)
 			}
 			for _, cb := range cbs {
 				if bc, ok := cb.(BatchCallback); ok {
@@ -257,6 +262,7 @@ func (m *Net) loop(s *settings, specs []Spec, steps int, next func(epoch int) fu
 		}
 		if bar != nil {
 			bar.Postfix(logs.String())
+			bar.Set(acc.steps)
 			bar.Done()
 		} else if s.verbose == 2 {
 			fmt.Printf("Epoch %d/%d - %.1fs - %s\n", epoch+1, s.epochs, time.Since(start).Seconds(), logs)
@@ -340,6 +346,7 @@ type accumulator struct {
 	names []string
 	sums  []float64
 	n     int
+	steps int
 }
 
 func newAccumulator(names []string) *accumulator {
@@ -351,6 +358,7 @@ func (a *accumulator) add(vals []float64, n int) {
 		a.sums[i] += v * float64(n)
 	}
 	a.n += n
+	a.steps++
 }
 
 // logs returns the running means.
