@@ -121,14 +121,19 @@ func (b *Backend) Download(rb runtime.Buffer, dst []byte) error {
 // Close frees every device object.
 func (b *Backend) Close() error { return b.d.Close() }
 
-// Supports reports whether a shader implements node n (F32 data only for now).
+// Supports reports whether a shader implements node n: F32 data (Bool for comparison
+// results and Where's condition, integer dropout seeds).
 func (b *Backend) Supports(n *tensor.Node) bool {
 	switch n.Op() {
 	case tensor.OpInput, tensor.OpConst, tensor.OpVariable:
 		return true
 	}
 	op, ok := ops[n.Op()]
-	if !ok || n.DType() != tensor.F32 {
+	want := tensor.F32
+	if op.boolOut {
+		want = tensor.Bool
+	}
+	if !ok || n.DType() != want {
 		return false
 	}
 	for i, in := range n.Inputs() {

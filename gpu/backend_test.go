@@ -113,6 +113,12 @@ func compareWithCPU(t *testing.T, be *Backend, name string, tol float64, outputs
 	}
 	got := runGPU(t, be, outputs, feeds, true)
 	for i := range want {
+		if want[i].DType() != tensor.F32 {
+			if string(got[i].Bytes()) != string(want[i].Bytes()) {
+				t.Errorf("%s output %d (%v) differs from the CPU's", name, i, want[i].DType())
+			}
+			continue
+		}
 		if e := relErr(got[i].Float32s(), want[i].Float32s()); e > tol {
 			t.Errorf("%s output %d: relative error %.3g > %.0e", name, i, e, tol)
 		}
@@ -216,6 +222,35 @@ func TestBackendLayout(t *testing.T) {
 		feeds := map[*tensor.Node]*tensor.Tensor{}
 		x := randInput(g, r, feeds, -2, 2, c.shape...)
 		compareWithCPU(t, be, c.name, 0, []*tensor.Node{c.f(x)}, feeds)
+	}
+}
+
+func TestBackendCompareWhereDropout(t *testing.T) {
+	be := openBackend(t)
+	r := rand.New(rand.NewPCG(17, 18))
+	cmps := map[string]func(a, b *tensor.Node) *tensor.Node{
+		"less": tensor.Less, "less_equal": tensor.LessEqual, "greater": tensor.Greater,
+		"greater_equal": tensor.GreaterEqual, "equal": tensor.Equal, "not_equal": tensor.NotEqual,
+	}
+	for name, cmp := range cmps {
+		for _, sh := range [][2][]int{{{7, 5}, {5}}, {{3, 1}, {1, 9}}, {{1001}, {}}} {
+			g := tensor.NewGraph()
+			feeds := map[*tensor.Node]*tensor.Tensor{}
+			a := randInput(g, r, feeds, -1, 1, sh[0]...)
+			b := randInput(g, r, feeds, -1, 1, sh[1]...)
+			// Rounding to tenths makes ties, so equality is exercised too.
+			ar, br := tensor.Floor(tensor.Scale(a, 10)), tensor.Floor(tensor.Scale(b, 10))
+			c := cmp(ar, br)
+			compareWithCPU(t, be, fmt.Sprint(name, sh), 0, []*tensor.Node{c, tensor.Where(c, a, b)}, feeds)
+		}
+	}
+	for _, seed := range []*tensor.Tensor{tensor.Scalar(tensor.I32, 7), tensor.Scalar(tensor.I64, 12345)} {
+		g := tensor.NewGraph()
+		feeds := map[*tensor.Node]*tensor.Tensor{}
+		x := randInput(g, r, feeds, -1, 1, 33, 65)
+		s := g.Input("seed", seed.DType())
+		feeds[s] = seed
+		compareWithCPU(t, be, "dropout "+seed.DType().String(), 0, []*tensor.Node{tensor.Dropout(x, s, 0.3), tensor.DropoutMask(x, s, 0.5)}, feeds)
 	}
 }
 

@@ -17,6 +17,8 @@ type opImpl struct {
 	record func(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 	// anyType lists inputs that may have a dtype other than F32.
 	anyType []int
+	// boolOut marks ops whose output is Bool rather than F32.
+	boolOut bool
 }
 
 func (o opImpl) anyTypeInput(i int) bool {

@@ -138,9 +138,13 @@ func benchGPUMatMul(args []string) error {
 			if err != nil || n <= 0 {
 				return fmt.Errorf("bad size %q", ns)
 			}
+			c, err := prepareMatMul(d, in, n)
+			if err != nil {
+				return err
+			}
 			best, bestTile := 0.0, ""
 			for _, t := range tiles {
-				v, err := timeMatMul(d, in, n, t, *shader, *reps, *warm)
+				v, err := c.time(d, t, *shader, *reps, *warm)
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: %s n=%d tile %+v: %v\n", ts, n, t, err)
 					continue
@@ -156,6 +160,7 @@ func benchGPUMatMul(args []string) error {
 					best, bestTile = v, name
 				}
 			}
+			c.free()
 			if best == 0 {
 				continue
 			}
@@ -177,49 +182,68 @@ func round(v float64, digits int) float64 {
 	return math.Round(v*p) / p
 }
 
-// timeMatMul runs n×n×n products of type in and returns the median TFLOP/s over reps
-// dispatches recorded into one command buffer, after warming up for warm. It checks 64
-// sampled outputs against a float64 dot product on the host.
-func timeMatMul(d *gpu.Device, in gpu.DType, n int, tile *gpu.Tile, shader string, reps int, warm time.Duration) (float64, error) {
+// mmCase is one benchmark problem: random n×n operands of one input type on the
+// device, with their host copies (rounded to the input type) for checking.
+type mmCase struct {
+	in   gpu.DType
+	n    int
+	a, b []float32
+	bufs []*gpu.Buffer
+}
+
+func (c *mmCase) free() {
+	for _, x := range c.bufs {
+		x.Free()
+	}
+}
+
+// prepareMatMul uploads random operands for an n×n×n product of type in.
+func prepareMatMul(d *gpu.Device, in gpu.DType, n int) (*mmCase, error) {
 	r := rand.New(rand.NewPCG(uint64(n), uint64(in)))
-	a, b := make([]float32, n*n), make([]float32, n*n)
-	for i := range a {
-		a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+	c := &mmCase{in: in, n: n, a: make([]float32, n*n), b: make([]float32, n*n)}
+	for i := range c.a {
+		c.a[i], c.b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 	}
 	var ab, bb []byte
 	if in == gpu.F32 {
-		ab, bb = gpu.Float32Bytes(a), gpu.Float32Bytes(b)
+		ab, bb = gpu.Float32Bytes(c.a), gpu.Float32Bytes(c.b)
 	} else {
 		conv, back := gpu.F16Bits, gpu.F16Value
 		if in == gpu.BF16 {
 			conv, back = gpu.BF16Bits, gpu.BF16Value
 		}
 		ah, bh := make([]uint16, n*n), make([]uint16, n*n)
-		for i := range a {
-			ah[i], bh[i] = conv(a[i]), conv(b[i])
-			a[i], b[i] = back(ah[i]), back(bh[i])
+		for i := range c.a {
+			ah[i], bh[i] = conv(c.a[i]), conv(c.b[i])
+			c.a[i], c.b[i] = back(ah[i]), back(bh[i])
 		}
 		ab, bb = gpu.Uint16Bytes(ah), gpu.Uint16Bytes(bh)
 	}
-	var bufs []*gpu.Buffer
-	defer func() {
-		for _, x := range bufs {
-			x.Free()
-		}
-	}()
 	for _, size := range []int{len(ab), len(bb), 4 * n * n} {
 		x, err := d.Alloc(uint64(size))
 		if err != nil {
-			return 0, err
+			c.free()
+			return nil, err
 		}
-		bufs = append(bufs, x)
+		c.bufs = append(c.bufs, x)
 	}
-	if err := d.Upload(gpu.Copy{Buf: bufs[0], Data: ab}, gpu.Copy{Buf: bufs[1], Data: bb}); err != nil {
-		return 0, err
+	if err := d.Upload(gpu.Copy{Buf: c.bufs[0], Data: ab}, gpu.Copy{Buf: c.bufs[1], Data: bb}); err != nil {
+		c.free()
+		return nil, err
 	}
-	p := gpu.MatMul{M: n, N: n, K: n, A: bufs[0], B: bufs[1], C: bufs[2], Input: in, Tile: tile}
-	if in != gpu.F32 {
+	return c, nil
+}
+
+// time returns the median TFLOP/s over reps products recorded into one command buffer,
+// after warming up for warm. It checks 64 sampled outputs against a float64 dot product.
+func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, reps int, warm time.Duration) (float64, error) {
+	n := c.n
+	p := gpu.MatMul{M: n, N: n, K: n, A: c.bufs[0], B: c.bufs[1], C: c.bufs[2], Input: c.in, Tile: tile}
+	if c.in != gpu.F32 {
 		p.Shader = shader
+	}
+	if err := d.Zero(c.bufs[2]); err != nil {
+		return 0, err
 	}
 	run := func(count int) ([]gpu.Timing, error) {
 		rec, err := d.NewRecorder()
@@ -243,19 +267,20 @@ func timeMatMul(d *gpu.Device, in gpu.DType, n int, tile *gpu.Tile, shader strin
 	if err != nil {
 		return 0, err
 	}
-	c := make([]float32, n*n)
-	if err := d.Download(gpu.Copy{Buf: bufs[2], Data: gpu.Float32Bytes(c)}); err != nil {
+	out := make([]float32, n*n)
+	if err := d.Download(gpu.Copy{Buf: c.bufs[2], Data: gpu.Float32Bytes(out)}); err != nil {
 		return 0, err
 	}
+	r := rand.New(rand.NewPCG(1, uint64(n)))
 	for s := 0; s < 64; s++ {
 		i, j := r.IntN(n), r.IntN(n)
 		var want, mag float64
 		for k := 0; k < n; k++ {
-			want += float64(a[i*n+k]) * float64(b[k*n+j])
-			mag += math.Abs(float64(a[i*n+k]) * float64(b[k*n+j]))
+			want += float64(c.a[i*n+k]) * float64(c.b[k*n+j])
+			mag += math.Abs(float64(c.a[i*n+k]) * float64(c.b[k*n+j]))
 		}
-		if math.Abs(float64(c[i*n+j])-want) > 1e-3*mag || math.IsNaN(float64(c[i*n+j])) {
-			return 0, fmt.Errorf("wrong result at (%d,%d): %g, want %g", i, j, c[i*n+j], want)
+		if math.Abs(float64(out[i*n+j])-want) > 1e-3*mag || math.IsNaN(float64(out[i*n+j])) {
+			return 0, fmt.Errorf("wrong result at (%d,%d): %g, want %g", i, j, out[i*n+j], want)
 		}
 	}
 	ns := make([]float64, len(tm))
@@ -263,6 +288,5 @@ func timeMatMul(d *gpu.Device, in gpu.DType, n int, tile *gpu.Tile, shader strin
 		ns[i] = t.Ns
 	}
 	sort.Float64s(ns)
-	med := ns[len(ns)/2]
-	return 2 * float64(n) * float64(n) * float64(n) / med / 1e3, nil
+	return 2 * float64(n) * float64(n) * float64(n) / ns[len(ns)/2] / 1e3, nil
 }

@@ -27,11 +27,12 @@ layout(set = 0, binding = 1) readonly buffer B4 { vec4 b4[]; };
 layout(set = 0, binding = 2) buffer C1 { float c1[]; };
 
 const uint NT = (BM / TM) * (BN / TN);
-// Shared tiles are k-major: as[k][m], bs[k][n], padded by 4 against bank conflicts.
-const uint SA = BM + 4;
-const uint SB = BN + 4;
-shared float as[BK * SA];
-shared float bs[BK * SB];
+// Shared tiles are k-major, held as vec4 so the inner loop reads four values per load:
+// as[k][m/4], bs[k][n/4], each row padded by one vec4 against bank conflicts.
+const uint SA = BM / 4 + 1;
+const uint SB = BN / 4 + 1;
+shared vec4 as[BK * SA];
+shared vec4 bs[BK * SB];
 
 // Elements per thread per slab, loaded in groups of four.
 const uint LA = (BM * BK) / (4 * NT);
@@ -73,9 +74,9 @@ void storeA() {
 		uint cw = TA ? BM / 4 : BK / 4;
 		uint c = (g % cw) * 4, r = g / cw;
 		if (TA) {
-			[[unroll]] for (uint j = 0; j < 4; j++) as[r * SA + c + j] = ra[i][j];
+			as[r * SA + c / 4] = ra[i];
 		} else {
-			[[unroll]] for (uint j = 0; j < 4; j++) as[(c + j) * SA + r] = ra[i][j];
+			[[unroll]] for (uint j = 0; j < 4; j++) as[(c + j) * SA + r / 4][r % 4] = ra[i][j];
 		}
 	}
 }
@@ -111,9 +112,9 @@ void storeB() {
 		uint cw = TB ? BK / 4 : BN / 4;
 		uint c = (g % cw) * 4, r = g / cw;
 		if (TB) {
-			[[unroll]] for (uint j = 0; j < 4; j++) bs[(c + j) * SB + r] = rb[i][j];
+			[[unroll]] for (uint j = 0; j < 4; j++) bs[(c + j) * SB + r / 4][r % 4] = rb[i][j];
 		} else {
-			[[unroll]] for (uint j = 0; j < 4; j++) bs[r * SB + c + j] = rb[i][j];
+			bs[r * SB + c / 4] = rb[i];
 		}
 	}
 }
@@ -150,10 +151,12 @@ void main() {
 			float av[TM];
 			float bv[TN];
 			[[unroll]] for (uint i = 0; i < GM; i++) {
-				[[unroll]] for (uint j = 0; j < 4; j++) av[i * 4 + j] = as[k * SA + ty * 4 + i * (BM / GM) + j];
+				vec4 v = as[k * SA + ty + i * (BM / (4 * GM))];
+				[[unroll]] for (uint j = 0; j < 4; j++) av[i * 4 + j] = v[j];
 			}
 			[[unroll]] for (uint i = 0; i < GN; i++) {
-				[[unroll]] for (uint j = 0; j < 4; j++) bv[i * 4 + j] = bs[k * SB + tx * 4 + i * (BN / GN) + j];
+				vec4 v = bs[k * SB + tx + i * (BN / (4 * GN))];
+				[[unroll]] for (uint j = 0; j < 4; j++) bv[i * 4 + j] = v[j];
 			}
 			[[unroll]] for (uint i = 0; i < TM; i++) {
 				[[unroll]] for (uint j = 0; j < TN; j++) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);

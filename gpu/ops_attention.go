@@ -1,0 +1,157 @@
+package gpu
+
+import (
+	"math"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+func init() {
+	ops[tensor.OpAttention] = opImpl{record: recordAttention, supports: func(d *Device, n *tensor.Node) bool {
+		_, ok := attentionPlan(d, n)
+		return ok && fitsIndexing(d, n)
+	}}
+	ops[tensor.OpRoPE] = opImpl{record: recordRoPE, anyType: []int{1}, supports: func(d *Device, n *tensor.Node) bool {
+		pos := n.Input(1).DType()
+		return (pos == tensor.I32 || pos == tensor.I64) && n.Attr().(tensor.RoPEAttr).Dims <= 2*ropeMaxFreqs && fitsIndexing(d, n)
+	}}
+}
+
+// attnThreads is the workgroup size of attention.comp.
+const attnThreads = 128
+
+// attnPlan is one attention dispatch: the shader's tile sizes and the push constants.
+type attnPlan struct {
+	bq, bkv, dmax uint32
+	batch         int
+	push          []uint32 // without the buffer offsets (words 4..8)
+}
+
+// attnSharedBytes is the shared memory attention.comp declares for a tile.
+func attnSharedBytes(bq, bkv, dmax uint32) uint32 {
+	return 4 * (bq*dmax + bkv*(dmax+1) + bkv*dmax + bq*bkv + 3*bq)
+}
+
+// attentionPlan picks tiles that fit the device's shared memory for the feature sizes
+// and resolves the mask's broadcast strides; it reports false for shapes the shader does
+// not cover (no keys, feature sizes above 256, a mask whose leading axes do not collapse
+// to three, or more batch entries than a grid axis holds).
+func attentionPlan(d *Device, n *tensor.Node) (attnPlan, bool) {
+	qs, ks, vs := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
+	r := qs.Rank()
+	tq, dq, tk, dv := qs[r-2], qs[r-1], ks[r-2], vs[r-1]
+	batch := qs[:r-2].Size()
+	if tk == 0 || max(dq, dv) > 256 || batch > maxGroups {
+		return attnPlan{}, false
+	}
+	dmax := uint32(32)
+	for int(dmax) < max(dq, dv) {
+		dmax *= 2
+	}
+	p := attnPlan{dmax: dmax, batch: batch}
+	for _, t := range [][2]uint32{{16, 32}, {16, 16}, {8, 16}, {8, 8}} {
+		if attnSharedBytes(t[0], t[1], dmax) <= d.Info.SharedMemory {
+			p.bq, p.bkv = t[0], t[1]
+			break
+		}
+	}
+	if p.bq == 0 || (tq+int(p.bq)-1)/int(p.bq) > maxGroups {
+		return attnPlan{}, false
+	}
+	at := n.Attr().(tensor.AttentionAttr)
+	mRow, mCol := uint32(0), uint32(0)
+	lead := [3][2]uint32{{1, 0}, {1, 0}, {1, 0}} // (size, mask stride) of three leading axis groups
+	if len(n.Inputs()) == 4 {
+		groups, st, ok := maskStrides(append(qs[:r-2].Clone(), tq, tk), n.Input(3).Shape())
+		if !ok {
+			return attnPlan{}, false
+		}
+		mRow, mCol = st[r-2], st[r-1]
+		copy(lead[3-len(groups):], groups)
+	}
+	p.push = []uint32{uint32(tq), uint32(tk), uint32(dq), uint32(dv), math.Float32bits(at.Scale), mRow, mCol,
+		lead[1][0], lead[2][0], lead[0][1], lead[1][1], lead[2][1]}
+	return p, true
+}
+
+// maskStrides returns the mask's element stride along every axis of out (0 where it
+// broadcasts) and its leading axes (all but the last two) merged into at most three
+// groups of (size, stride); false when more groups remain.
+func maskStrides(out, mask tensor.Shape) ([][2]uint32, []uint32, bool) {
+	r := len(out)
+	st := make([]uint32, r)
+	stride := uint32(1)
+	for i := r - 1; i >= 0; i-- {
+		j := i - (r - len(mask))
+		if j < 0 || mask[j] == 1 {
+			continue
+		}
+		st[i] = stride
+		stride *= uint32(mask[j])
+	}
+	var groups [][2]uint32
+	for i := 0; i < r-2; i++ {
+		if out[i] == 1 {
+			continue
+		}
+		if last := len(groups) - 1; last >= 0 && groups[last][1] == st[i]*uint32(out[i]) {
+			groups[last] = [2]uint32{groups[last][0] * uint32(out[i]), st[i]}
+			continue
+		}
+		groups = append(groups, [2]uint32{uint32(out[i]), st[i]})
+	}
+	return groups, st, len(groups) <= 3
+}
+
+// recordAttention records the flash-attention forward: one workgroup per tile of
+// queries of one batch entry.
+func recordAttention(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	if n.Shape().Size() == 0 {
+		return nil
+	}
+	p, _ := attentionPlan(r.d, n)
+	mask := in[0]
+	if len(in) == 4 {
+		mask = in[3]
+	}
+	causal := n.Attr().(tensor.AttentionAttr).Causal
+	k, err := r.d.Kernel("attention", 5, attnThreads, p.bq, p.bkv, p.dmax, b32(causal), b32(len(in) == 4))
+	if err != nil {
+		return err
+	}
+	push := append(append(p.push[:4:4], f32Off(in[0]), f32Off(in[1]), f32Off(in[2]), f32Off(mask), f32Off(out)), p.push[4:]...)
+	tq := n.Shape()[n.Shape().Rank()-2]
+	grid := [3]uint32{uint32((tq + int(p.bq) - 1) / int(p.bq)), uint32(p.batch), 1}
+	return r.Dispatch(k, grid, words(push), "attention", In(in[0]), In(in[1]), In(in[2]), In(mask), Out(out))
+}
+
+// ropeMaxFreqs is the number of frequency specialisation constants in rope.comp.
+const ropeMaxFreqs = 64
+
+// recordRoPE rotates feature pairs with the host's frequencies as specialisation
+// constants.
+func recordRoPE(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	s := n.Shape()
+	if s.Size() == 0 {
+		return nil
+	}
+	at := n.Attr().(tensor.RoPEAttr)
+	rk := s.Rank()
+	d := s[rk-1]
+	pos64 := n.Input(1).DType() == tensor.I64
+	spec := make([]uint32, 2, 2+ropeMaxFreqs)
+	spec[0], spec[1] = groupSize, b32(pos64)
+	for _, f := range tensor.RoPEFrequencies(at.Base, at.Dims) {
+		spec = append(spec, math.Float32bits(f))
+	}
+	for len(spec) < cap(spec) {
+		spec = append(spec, 0)
+	}
+	k, err := r.d.Kernel("rope", 3, spec...)
+	if err != nil {
+		return err
+	}
+	rows := s.Size() / d
+	push := words([]uint32{uint32(rows), uint32(s[rk-2]), uint32(d), uint32(at.Dims), f32Off(in[0]), uint32(in[1].off / 4), f32Off(out)})
+	return r.Dispatch(k, gridFor(rows*(d-at.Dims/2)), push, "rope", In(in[0]), In(in[1]), Out(out))
+}

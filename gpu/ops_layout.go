@@ -1,0 +1,208 @@
+package gpu
+
+import (
+	"encoding/binary"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Layout ops of every dtype on shaders/src/layout.comp: Slice, Pad, Tile, Concat,
+// DepthToSpace and Assign. Their shaders store whole 32-bit words (layout_common.glsl),
+// so Bool and half types need no 8- or 16-bit storage feature.
+
+// Modes of layout.comp.
+const (
+	layoutAffine uint32 = iota
+	layoutPadConstant
+	layoutPadReflect
+	layoutPadEdge
+	layoutTile
+	layoutWindow
+)
+
+func init() {
+	ops[tensor.OpSlice] = opImpl{typed: true, record: recordLayout, supports: layoutSupported}
+	ops[tensor.OpPad] = opImpl{typed: true, record: recordLayout, supports: layoutSupported}
+	ops[tensor.OpTile] = opImpl{typed: true, record: recordLayout, supports: layoutSupported}
+	ops[tensor.OpDepthToSpace] = opImpl{typed: true, record: recordLayout, supports: layoutSupported}
+	ops[tensor.OpConcat] = opImpl{typed: true, record: recordConcat, supports: func(_ *Device, n *tensor.Node) bool {
+		for _, x := range n.Inputs() {
+			if x.DType() != n.DType() {
+				return false
+			}
+		}
+		return wordSized(n)
+	}}
+	ops[tensor.OpAssign] = opImpl{typed: true, record: recordAssign, supports: func(_ *Device, n *tensor.Node) bool {
+		return n.Input(1).DType() == n.DType() && wordSized(n)
+	}}
+}
+
+// wordSized reports whether a node's element counts fit the shaders' 32-bit indices.
+func wordSized(n *tensor.Node) bool {
+	if n.Shape().Size() >= 1<<31 {
+		return false
+	}
+	for _, x := range n.Inputs() {
+		if x.Shape().Size() >= 1<<31 {
+			return false
+		}
+	}
+	return true
+}
+
+// layoutAxis is one axis of a layout.comp copy: the output extent, the input's element
+// stride, and (pad, tile, window modes) the input extent and the leading pad.
+type layoutAxis struct {
+	dim, stride, inDim, before int
+}
+
+// layoutPlan is one layout.comp dispatch: src[base + sum s_d*stride_d] to the output.
+type layoutPlan struct {
+	mode uint32
+	base int
+	fill uint64 // constant pad: the fill value's bits in the output dtype
+	axes []layoutAxis
+}
+
+func layoutSupported(_ *Device, n *tensor.Node) bool {
+	p, ok := layoutPlanOf(n)
+	return ok && len(p.axes) <= maxRank && wordSized(n)
+}
+
+// layoutPlanOf maps Slice, Pad, Tile and DepthToSpace onto layout.comp.
+func layoutPlanOf(n *tensor.Node) (layoutPlan, bool) {
+	x, o := n.Input(0).Shape(), n.Shape()
+	xs := x.Strides()
+	var p layoutPlan
+	switch at := n.Attr().(type) {
+	case tensor.SliceAttr:
+		for i := range o {
+			if o[i] > 0 {
+				p.base += at.Starts[i] * xs[i]
+			}
+			p.axes = append(p.axes, layoutAxis{dim: o[i], stride: xs[i] * at.Steps[i], inDim: o[i]})
+		}
+	case tensor.PadAttr:
+		p.mode = map[tensor.PadMode]uint32{tensor.PadConstant: layoutPadConstant, tensor.PadReflect: layoutPadReflect, tensor.PadEdge: layoutPadEdge}[at.Mode]
+		var fill [8]byte
+		copy(fill[:], tensor.Scalar(n.DType(), float64(at.Value)).Bytes())
+		p.fill = binary.LittleEndian.Uint64(fill[:])
+		for i := range o {
+			p.axes = append(p.axes, layoutAxis{dim: o[i], stride: xs[i], inDim: x[i], before: at.Before[i]})
+		}
+	case tensor.TileAttr:
+		p.mode = layoutTile
+		for i := range o {
+			p.axes = append(p.axes, layoutAxis{dim: o[i], stride: xs[i], inDim: x[i]})
+		}
+	case tensor.DepthToSpaceAttr:
+		// (N, C*b*b, H, W) read as (N, C, H, b, W, b), the CPU backend's view.
+		b := at.Block
+		nn, c, h, w := o[0], o[1], o[2]/b, o[3]/b
+		hw := h * w
+		sC, sB1, sB2 := hw, b*c*hw, c*hw
+		if at.Mode == "CRD" {
+			sC, sB1, sB2 = b*b*hw, b*hw, hw
+		}
+		dims := []int{nn, c, h, b, w, b}
+		for i, st := range []int{c * b * b * hw, sC, w, sB1, 1, sB2} {
+			p.axes = append(p.axes, layoutAxis{dim: dims[i], stride: st, inDim: dims[i]})
+		}
+	default:
+		return p, false
+	}
+	// An output axis of extent 1 that reads input coordinate 0 adds nothing.
+	kept := p.axes[:0]
+	for _, a := range p.axes {
+		if a.dim != 1 || a.before != 0 || (p.mode != layoutAffine && p.mode != layoutTile && a.inDim != 1) {
+			kept = append(kept, a)
+		}
+	}
+	p.axes = kept
+	return p, true
+}
+
+func recordLayout(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	p, _ := layoutPlanOf(n)
+	count := n.Shape().Size()
+	return r.layoutCopy(n.Op().String(), p, n.DType().Size(), count, 0, count, in[0], out)
+}
+
+// recordConcat writes each input into its window of the output; elements outside the
+// window keep their bits, so words shared by two inputs are assembled by two
+// dispatches in turn (the recorder orders writes to the same buffer).
+func recordConcat(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	axis := n.Attr().(tensor.AxisAttr).Axis
+	s := n.Shape()
+	outer, along, inner := s[:axis].Size(), s[axis], s[axis+1:].Size()
+	count := s.Size()
+	at := 0
+	for k, x := range n.Inputs() {
+		size := x.Shape()[axis]
+		if size == 0 || outer*inner == 0 {
+			continue
+		}
+		p := layoutPlan{mode: layoutWindow, axes: []layoutAxis{
+			{dim: outer, stride: size * inner, inDim: outer},
+			{dim: along, stride: inner, inDim: size, before: at},
+			{dim: inner, stride: 1, inDim: inner},
+		}}
+		lo, hi := at*inner, (outer-1)*along*inner+(at+size)*inner
+		if err := r.layoutCopy("concat", p, n.DType().Size(), count, lo, hi, in[k], out); err != nil {
+			return err
+		}
+		at += size
+	}
+	return nil
+}
+
+// recordAssign copies the value into the variable's buffer, and into the output's when
+// the scheduler did not alias the two.
+func recordAssign(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	count := n.Shape().Size()
+	p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
+	for _, dst := range []*Buffer{in[0], out} {
+		if err := r.layoutCopy("assign", p, n.DType().Size(), count, 0, count, in[1], dst); err != nil {
+			return err
+		}
+		if out == in[0] {
+			break
+		}
+	}
+	return nil
+}
+
+// storeUnits returns the first unit and the unit count covering elements [lo, hi) of
+// elements of esize bytes (layout_common.glsl stores 4/esize small elements per word).
+func storeUnits(esize, lo, hi int) (u0, units uint32) {
+	per := 1
+	if esize < 4 {
+		per = 4 / esize
+	}
+	first, end := lo/per, (hi+per-1)/per
+	return uint32(first), uint32(max(end-first, 0))
+}
+
+// layoutCopy records one layout.comp dispatch over output elements [lo, hi) of count.
+func (r *Recorder) layoutCopy(label string, p layoutPlan, esize, count, lo, hi int, src, out *Buffer) error {
+	u0, units := storeUnits(esize, lo, hi)
+	if units == 0 {
+		return nil
+	}
+	var dims, stride, inDim, before [maxRank]uint32
+	for i := range dims {
+		dims[i], inDim[i] = 1, 1
+	}
+	for i, a := range p.axes {
+		j := maxRank - len(p.axes) + i
+		dims[j], stride[j], inDim[j], before[j] = uint32(a.dim), uint32(int32(a.stride)), uint32(a.inDim), uint32(a.before)
+	}
+	w := []uint32{units, u0, uint32(count), f32Off(src), f32Off(out), uint32(int32(p.base)), uint32(p.fill), uint32(p.fill >> 32)}
+	w = append(append(append(append(w, dims[:]...), stride[:]...), inDim[:]...), before[:]...)
+	k, err := r.d.Kernel("layout", 2, groupSize, uint32(esize), p.mode)
+	if err != nil {
+		return err
+	}
+	return r.Dispatch(k, gridFor(int(units)), words(w), label, In(src), Out(out))
+}
