@@ -13,6 +13,7 @@ import (
 	"github.com/traefik/yaegi/interp"
 	"github.com/traefik/yaegi/stdlib"
 
+	_ "github.com/gml-dev/gml/backends" // cells find the CPU and GPU backends
 	"github.com/gml-dev/gml/display"
 	"github.com/gml-dev/gml/kernel/exec/symbols"
 	"github.com/gml-dev/gml/runtime"

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -212,6 +213,9 @@ func TestRichResults(t *testing.T) {
 		if r.Err != nil || r.Data[c.mime] != c.want {
 			t.Errorf("%q: %v %v, want %s = %q", c.code, r.Err, r.Data, c.mime, c.want)
 		}
+	}
+	if r, _ := run(t, i, "rt.Devices()"); r.Err != nil || !strings.Contains(fmt.Sprint(r.Data["text/html"]), "<table>") {
+		t.Errorf("rt.Devices() does not render as a table: %v %v", r.Err, r.Data)
 	}
 	r, p := run(t, i, "display.Show(display.Markdown(\"# T\"), R{})\nh := display.NewDisplay(display.Text(\"a\"))\nh.Update(display.Text(\"b\"))")
 	if r.Err != nil || len(p.displays) != 4 || !p.updates[3] || p.displays[0]["text/markdown"] != "# T" || p.displays[1]["text/markdown"] != "*r*" {

@@ -5,4 +5,9 @@ package symbols
 // Preimports lists the packages every kernel imports at start, by short name.
 var Preimports = []Preimport{
 	{Name: "display", Path: "github.com/gml-dev/gml/display"},
+	{Name: "tensor", Path: "github.com/gml-dev/gml/tensor"},
+	{Name: "rt", Path: "github.com/gml-dev/gml/runtime"},
+	{Name: "matrix", Path: "github.com/gml-dev/gml/matrix"},
+	{Name: "data", Path: "github.com/gml-dev/gml/data"},
+	{Name: "nn", Path: "github.com/gml-dev/gml/nn"},
 }

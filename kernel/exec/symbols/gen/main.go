@@ -42,11 +42,18 @@ type pkg struct {
 }
 
 // packages lists what the interpreter can import besides the standard library. gml
-// packages come first, each pre-imported under its short name. Add one a line, e.g.
-// {module + "/tensor", "tensor"} or {module + "/runtime", "rt"} (rt, because cells use
-// the standard library's runtime too), then run go generate.
+// packages come first, each pre-imported under its short name (runtime as rt, because
+// cells use the standard library's runtime too). Adding a package is one line here and
+// a run of go generate.
 var packages = []pkg{
 	{module + "/display", "display"},
+	{module + "/tensor", "tensor"},
+	{module + "/runtime", "rt"},
+	{module + "/matrix", "matrix"},
+	{module + "/data", "data"},
+	{module + "/nn", "nn"},
+	{module + "/ag", "ag"},
+	{module + "/onnx", "onnx"},
 	{"gonum.org/v1/gonum/mat", ""},
 	{"gonum.org/v1/gonum/stat", ""},
 	{"gonum.org/v1/gonum/floats", ""},
