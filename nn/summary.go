@@ -73,9 +73,9 @@ func batchShape(n *Node) string {
 }
 
 func (s *Summary) table() *display.Table {
-	t := display.NewTable("Layer (type)", "Output shape", "Param #", "Connected to")
+	t := display.NewTable("Layer (type)", "Output shape", "Param #", "Connected to", "Device")
 	for _, r := range s.Rows {
-		t.Row(fmt.Sprintf("%s (%s)", r.Layer, r.Kind), r.Output, r.Params, strings.Join(r.Inputs, ", "))
+		t.Row(fmt.Sprintf("%s (%s)", r.Layer, r.Kind), r.Output, r.Params, strings.Join(r.Inputs, ", "), s.Device)
 	}
 	return t.Caption(fmt.Sprintf("Model %q: %d trainable parameters, device %s", s.Name, s.Params, s.Device))
 }
