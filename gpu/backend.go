@@ -129,16 +129,21 @@ func (b *Backend) Supports(n *tensor.Node) bool {
 		return true
 	}
 	op, ok := ops[n.Op()]
-	want := tensor.F32
-	if op.boolOut {
-		want = tensor.Bool
-	}
-	if !ok || n.DType() != want {
+	if !ok {
 		return false
 	}
-	for i, in := range n.Inputs() {
-		if in.DType() != tensor.F32 && !op.anyTypeInput(i) {
+	if !op.typed {
+		want := tensor.F32
+		if op.boolOut {
+			want = tensor.Bool
+		}
+		if n.DType() != want {
 			return false
+		}
+		for i, in := range n.Inputs() {
+			if in.DType() != tensor.F32 && !op.anyTypeInput(i) {
+				return false
+			}
 		}
 	}
 	return op.supports == nil || op.supports(b.d, n)

@@ -65,9 +65,6 @@ func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 // reduceView returns the [outer, red, inner] view of a reduction over one contiguous
 // run of axes (size-1 axes are ignored when judging contiguity).
 func reduceView(n *tensor.Node) (outer, red, inner int, ok bool) {
-	if n.Op() == tensor.OpVar {
-		return 0, 0, 0, false
-	}
 	s := n.Input(0).Shape()
 	axes := n.Attr().(tensor.ReduceAttr).Axes
 	in := make([]bool, len(s))

@@ -19,6 +19,8 @@ type opImpl struct {
 	anyType []int
 	// boolOut marks ops whose output is Bool rather than F32.
 	boolOut bool
+	// typed ops check every dtype in supports themselves; Supports skips its F32 rule.
+	typed bool
 }
 
 func (o opImpl) anyTypeInput(i int) bool {
