@@ -4,8 +4,9 @@ import "math"
 
 // Float32 transcendental functions for the activation kernels: Cephes-style range
 // reduction and minimax polynomials, accurate to about 1 ulp over the whole float32
-// range, and about twice as fast as converting to float64 for package math. Results
-// below the normal range flush to zero.
+// range and somewhat cheaper than converting to float64 for package math (12 against
+// 15 ns per element on the H200 host's Xeon, 4 against 7 here). Results below the
+// normal range flush to zero.
 
 // expf returns eˣ.
 func expf(x float32) float32 {
@@ -17,24 +18,21 @@ func expf(x float32) float32 {
 	case x < -87.33654:
 		return 0
 	}
-	// x = n·ln2 + r with |r| <= ln2/2; ln2 is split so n·ln2Hi is exact.
-	t := x*1.442695040888963 + 0.5
-	n := float32(int32(t))
-	if t < 0 && n != t {
-		n-- // floor for negative t
-	}
+	return expCore(x)
+}
+
+// expCore is eˣ for x in [-87.33654, 88.72283], without branches so that a loop over
+// random signs does not mispredict: x = n·ln2 + r with n rounded to nearest by the
+// 1.5·2²³ trick and ln2 split so n·ln2Hi is exact, a degree-6 polynomial for eʳ, and 2ⁿ
+// applied in two halves so n = 128 does not overflow the exponent field.
+func expCore(x float32) float32 {
+	n := (x*1.442695040888963 + 12582912) - 12582912
 	r := x - n*0.693359375 + n*2.12194440e-4
-	p := float32(1.9875691500e-4)
-	p = p*r + 1.3981999507e-3
-	p = p*r + 8.3334519073e-3
-	p = p*r + 4.1665795894e-2
-	p = p*r + 1.6666665459e-1
-	p = p*r + 5.0000001201e-1
+	p := ((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r + 5.0000001201e-1
 	p = p*r*r + r + 1
-	if n > 127 { // 2ⁿ itself overflows though the product does not
-		return p * 2 * math.Float32frombits(uint32(int32(n)+126)<<23)
-	}
-	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
+	ni := int32(n)
+	h := ni >> 1
+	return p * math.Float32frombits(uint32(h+127)<<23) * math.Float32frombits(uint32(ni-h+127)<<23)
 }
 
 // tanhf returns tanh(x): an odd polynomial near zero, where 1 - 2/(e²ˣ+1) would cancel,
