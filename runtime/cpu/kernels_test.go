@@ -19,3 +19,15 @@ func TestEveryOpHasAKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRecoversKernelPanics checks that a failing kernel becomes an error naming the
+// node rather than a crash.
+func TestRunRecoversKernelPanics(t *testing.T) {
+	g := tensor.NewGraph()
+	n := tensor.Neg(g.Input("x", tensor.F32, 2))
+	p := &program{nodes: []*tensor.Node{n}, steps: []func() error{func() error { panic("boom") }}}
+	err := p.Run(nil)
+	if err == nil || err.Error() != "cpu: "+n.String()+": kernel panicked: boom" {
+		t.Errorf("Run = %v", err)
+	}
+}

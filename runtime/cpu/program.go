@@ -97,10 +97,22 @@ func sameMemory(a, b []byte) bool {
 	return &a[0] == &b[0]
 }
 
-// Run executes the steps in order; with a profile it times each node.
-func (p *program) Run(prof *runtime.Profile) error {
+// Run executes the steps in order; with a profile it times each node. A kernel that
+// panics (a bug, never bad data, which kernels report as errors) fails the run with an
+// error naming the node instead of ending the process.
+func (p *program) Run(prof *runtime.Profile) (err error) {
+	at := -1
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cpu: kernel panicked: %v", r)
+			if at >= 0 {
+				err = fmt.Errorf("cpu: %v: kernel panicked: %v", p.nodes[at], r)
+			}
+		}
+	}()
 	if prof == nil {
 		for i, step := range p.steps {
+			at = i
 			if err := step(); err != nil {
 				return fmt.Errorf("cpu: %v: %w", p.nodes[i], err)
 			}
@@ -108,6 +120,7 @@ func (p *program) Run(prof *runtime.Profile) error {
 		return nil
 	}
 	for i, step := range p.steps {
+		at = i
 		t0 := time.Now()
 		if err := step(); err != nil {
 			return fmt.Errorf("cpu: %v: %w", p.nodes[i], err)
