@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,6 +178,13 @@ func TestBadSignatureDropped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A peer that does not even speak ZMTP.
+	junk, err := net.Dial("tcp", fmt.Sprintf("%s:%d", p.Info.IP, p.Info.ShellPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk.Write([]byte("GET / HTTP/1.0\r\n\r\n" + strings.Repeat("\xff", 300)))
+	junk.Close()
 	if _, err := c.Await(forged, 500*time.Millisecond); err == nil {
 		t.Fatal("the kernel answered a message with a bad signature")
 	}
