@@ -201,13 +201,14 @@ func reduceF32Factory(n *tensor.Node, out []byte, in [][]byte) (func() error, er
 	}
 	var row func(x []float32) float64
 	var split func() float64
+	sp := newSplitter(x)
 	if n.Op() == tensor.OpVar {
 		row = func(x []float32) float64 { return variance(x, at.Correction) }
-		split = func() float64 { return varianceSplit(x, at.Correction) }
+		split = func() float64 { return sp.variance(at.Correction) }
 	} else {
 		red := f32Reducers[n.Op()]
 		row = func(x []float32) float64 { return red.fin(red.part(x), len(x)) }
-		split = func() float64 { return red.fin(splitRun(x, red), r) }
+		split = func() float64 { return red.fin(sp.run(red.part, red.comb), r) }
 	}
 	if rows == 1 && r >= 2*elemGrain {
 		return withPrep(prep, func() error { d[0] = float32(split()); return nil }), nil
@@ -345,23 +346,43 @@ func sumInto(a []float64, row []float32) {
 	}
 }
 
-// parts splits n elements into pieces of at least elemGrain for the parallel workers.
-func parts(n int) int { return max(1, min(parallel.Workers(), n/elemGrain)) }
+// splitter reduces one long run in parallel pieces and merges the partials in order;
+// its scratch and worker body are made once, in Prepare.
+type splitter struct {
+	x       []float32
+	partial []float64
+	part    func(x []float32) float64
+	mean    float64                   // the centre of the second variance pass
+	centred func(x []float32) float64 // Σ(x-mean)², bound once
+	body    func(lo, hi int)
+}
 
-// splitRun reduces one long run in parallel pieces and merges the partials in order.
-func splitRun(x []float32, red f32Reducer) float64 {
-	k := parts(len(x))
-	partial := make([]float64, k)
-	parallel.For(k, 1, func(lo, hi int) {
+func newSplitter(x []float32) *splitter {
+	k := max(1, min(parallel.Workers(), len(x)/elemGrain))
+	s := &splitter{x: x, partial: make([]float64, k)}
+	s.centred = func(x []float32) float64 { return sqDev(x, s.mean) }
+	s.body = func(lo, hi int) {
 		for p := lo; p < hi; p++ {
-			partial[p] = red.part(x[p*len(x)/k : (p+1)*len(x)/k])
+			s.partial[p] = s.part(s.x[p*len(s.x)/k : (p+1)*len(s.x)/k])
 		}
-	})
-	acc := partial[0]
-	for _, v := range partial[1:] {
-		acc = red.comb(acc, v)
+	}
+	return s
+}
+
+func (s *splitter) run(part func(x []float32) float64, comb func(a, b float64) float64) float64 {
+	s.part = part
+	parallel.For(len(s.partial), 1, s.body)
+	acc := s.partial[0]
+	for _, v := range s.partial[1:] {
+		acc = comb(acc, v)
 	}
 	return acc
+}
+
+// variance is the two-pass variance of the run, dividing by its length - correction.
+func (s *splitter) variance(correction int) float64 {
+	s.mean = s.run(sumRun, add) / float64(len(s.x))
+	return s.run(s.centred, add) / float64(len(s.x)-correction)
 }
 
 // variance is the two-pass variance of x, dividing by len(x)-correction.
@@ -377,12 +398,6 @@ func sqDev(x []float32, mean float64) float64 {
 		s += d * d
 	}
 	return s
-}
-
-func varianceSplit(x []float32, correction int) float64 {
-	mean := splitRun(x, f32Reducers[tensor.OpSum]) / float64(len(x))
-	dev := f32Reducer{part: func(x []float32) float64 { return sqDev(x, mean) }, comb: add}
-	return splitRun(x, dev) / float64(len(x)-correction)
 }
 
 // reduceIntFactory reduces integers exactly in int64 (sums and products wrap on
