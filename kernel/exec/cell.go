@@ -13,9 +13,10 @@ import (
 type itemKind int
 
 const (
-	itemImport itemKind = iota
-	itemDecl            // func, method, type, var or const declaration
-	itemStmt            // any statement or expression
+	itemImport  itemKind = iota
+	itemDecl             // func, method, type, var or const declaration
+	itemStmt             // any statement or expression
+	itemPackage          // a package clause, as in a pasted file: ignored
 )
 
 // item is one top-level import, declaration or statement of a cell, by byte offsets.
@@ -83,6 +84,8 @@ func splitCell(code string) ([]chunk, error) {
 	var chunks []chunk
 	for _, it := range items {
 		switch {
+		case it.kind == itemPackage:
+			continue
 		case it.kind == itemImport:
 			imports = append(imports, it)
 		case len(chunks) > 0 && chunks[len(chunks)-1].kind == it.kind:
@@ -102,6 +105,8 @@ func splitCell(code string) ([]chunk, error) {
 // function literal, which is a statement.
 func classify(toks []token.Token) itemKind {
 	switch toks[0] {
+	case token.PACKAGE:
+		return itemPackage
 	case token.IMPORT:
 		return itemImport
 	case token.TYPE, token.VAR, token.CONST:

@@ -201,19 +201,20 @@ func chainStart(s string, off int) int {
 	}
 }
 
-// packagePath resolves a package name used in a cell: an import in effect, or else,
-// unless a global variable has that name, a package that could be imported, by the last
-// element of its path (the shortest path wins: "rand" is math/rand). Completion and
-// inspection thus work on `strings.` before any import line.
+// packagePath resolves a name used as a package in a cell, unless a global variable of
+// that name shadows it (yaegi lets `data := ...` hide the pre-imported data package): an
+// import in effect, or else a package that could be imported, by the last element of its
+// path (the shortest path wins: "rand" is math/rand). Completion and inspection thus
+// work on `strings.` before any import line.
 func (i *Interp) packagePath(name string) (string, bool) {
+	if _, isVar := i.yi.Globals()[name]; isVar {
+		return "", false
+	}
 	i.mu.Lock()
 	path, ok := i.imports[name]
 	i.mu.Unlock()
 	if ok {
 		return path, true
-	}
-	if _, isVar := i.yi.Globals()[name]; isVar {
-		return "", false
 	}
 	path, ok = i.importable()[name]
 	return path, ok

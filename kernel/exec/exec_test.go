@@ -62,6 +62,7 @@ func TestExecuteScenarios(t *testing.T) {
 			{code: "import (\n\t\"fmt\"\n\t\"strings\"\n)\nfmt.Print(strings.ToUpper(\"c\"))", out: "C"},
 			{code: "import \"github.com/gml-dev/gml/display\"\ndisplay.Text(\"d\")", result: "d"},
 			{code: "import str \"strings\"\nstr.Repeat(\"e\", 2)", result: `"ee"`},
+			{code: "package main\n\nimport \"fmt\"\n\nfunc hello() string { return fmt.Sprint(\"f\") }\nhello()", result: `"f"`},
 		}},
 		{"facts about yaegi", []step{
 			{code: "func Max[T int | float64](a, b T) T {\n\tif a > b { return a }\n\treturn b\n}\nMax(3, 4)", result: "4"},
