@@ -33,7 +33,7 @@ func init() {
 		}
 		return wordSized(n)
 	}}
-	ops[tensor.OpAssign] = opImpl{typed: true, record: recordAssign, supports: func(_ *Device, n *tensor.Node) bool {
+	ops[tensor.OpAssign] = opImpl{typed: true, record: recordAssignCopy, supports: func(_ *Device, n *tensor.Node) bool {
 		return n.Input(1).DType() == n.DType() && wordSized(n)
 	}}
 }
@@ -157,9 +157,9 @@ func recordConcat(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	return nil
 }
 
-// recordAssign copies the value into the variable's buffer, and into the output's when
+// recordAssignCopy copies the value into the variable's buffer, and into the output's when
 // the scheduler did not alias the two.
-func recordAssign(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+func recordAssignCopy(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	count := n.Shape().Size()
 	p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
 	for _, dst := range []*Buffer{in[0], out} {
@@ -173,9 +173,9 @@ func recordAssign(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	return nil
 }
 
-// storeUnits returns the first unit and the unit count covering elements [lo, hi) of
+// unitSpan returns the first unit and the unit count covering elements [lo, hi) of
 // elements of esize bytes (layout_common.glsl stores 4/esize small elements per word).
-func storeUnits(esize, lo, hi int) (u0, units uint32) {
+func unitSpan(esize, lo, hi int) (u0, units uint32) {
 	per := 1
 	if esize < 4 {
 		per = 4 / esize
@@ -186,7 +186,7 @@ func storeUnits(esize, lo, hi int) (u0, units uint32) {
 
 // layoutCopy records one layout.comp dispatch over output elements [lo, hi) of count.
 func (r *Recorder) layoutCopy(label string, p layoutPlan, esize, count, lo, hi int, src, out *Buffer) error {
-	u0, units := storeUnits(esize, lo, hi)
+	u0, units := unitSpan(esize, lo, hi)
 	if units == 0 {
 		return nil
 	}
