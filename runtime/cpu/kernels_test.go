@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -29,5 +30,16 @@ func TestRunRecoversKernelPanics(t *testing.T) {
 	err := p.Run(nil)
 	if err == nil || err.Error() != "cpu: "+n.String()+": kernel panicked: boom" {
 		t.Errorf("Run = %v", err)
+	}
+}
+
+func TestAlignedBytes(t *testing.T) {
+	for _, n := range []int{1, 3, 64, 100, 4097} {
+		for range 8 {
+			b := alignedBytes(n)
+			if len(b) != n || uintptr(unsafe.Pointer(&b[0]))%alignment != 0 {
+				t.Fatalf("alignedBytes(%d): length %d at %p", n, len(b), &b[0])
+			}
+		}
 	}
 }
