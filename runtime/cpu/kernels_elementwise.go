@@ -24,13 +24,8 @@ func init() {
 		register(op, []tensor.DType{tensor.I32}, binaryFactory(compare[int32](op)))
 		register(op, []tensor.DType{tensor.I64}, binaryFactory(compare[int64](op)))
 	}
-	logical := map[tensor.Op]func(a, b uint8) uint8{
-		tensor.OpAnd: func(a, b uint8) uint8 { return a & b },
-		tensor.OpOr:  func(a, b uint8) uint8 { return a | b },
-		tensor.OpXor: func(a, b uint8) uint8 { return a ^ b },
-	}
-	for op, f := range logical {
-		register(op, []tensor.DType{tensor.Bool}, binaryFactory(genericBinary(f)))
+	for _, op := range []tensor.Op{tensor.OpAnd, tensor.OpOr, tensor.OpXor} {
+		register(op, []tensor.DType{tensor.Bool}, binaryFactory(logical(op)))
 	}
 	register(tensor.OpWhere, []tensor.DType{tensor.Bool}, whereFactory)
 }
@@ -91,18 +86,8 @@ var f32Binary = map[tensor.Op]binaryLoop[float32, float32]{
 	tensor.OpPow: genericBinary(func(a, b float32) float32 {
 		return float32(math.Pow(float64(a), float64(b)))
 	}),
-	tensor.OpMaximum: genericBinary(func(a, b float32) float32 {
-		if a > b || a != a {
-			return a
-		}
-		return b
-	}),
-	tensor.OpMinimum: genericBinary(func(a, b float32) float32 {
-		if a < b || a != a {
-			return a
-		}
-		return b
-	}),
+	tensor.OpMaximum: extremum[float32](true),
+	tensor.OpMinimum: extremum[float32](false),
 }
 
 // The four hot F32 loops are written out: a function value per element would cost more
@@ -228,13 +213,27 @@ func intBinary[T int32 | int64](op tensor.Op) binaryLoop[T, T] {
 	case tensor.OpPow:
 		f = intPow[T]
 	case tensor.OpMaximum:
-		f = func(a, b T) T { return max(a, b) }
+		return extremum[T](true)
 	case tensor.OpMinimum:
-		f = func(a, b T) T { return min(a, b) }
+		return extremum[T](false)
 	default:
 		panic(fmt.Sprintf("cpu: no integer loop for %v", op))
 	}
 	return genericBinary(f)
+}
+
+// extremum returns the loop of Maximum (larger) or Minimum; a NaN in either operand
+// gives NaN, as NumPy does.
+func extremum[T float32 | int32 | int64](larger bool) binaryLoop[T, T] {
+	return func(d, a []T, sa int, b []T, sb int) {
+		for i := range d {
+			x, y := a[i*sa], b[i*sb]
+			if (larger && y > x) || (!larger && y < x) || y != y {
+				x = y
+			}
+			d[i] = x
+		}
+	}
 }
 
 // intPow is a**b by squaring; negative exponents give 1/a**|b| truncated.
@@ -262,32 +261,56 @@ func intPow[T int32 | int64](a, b T) T {
 	return r
 }
 
-// compare returns the loop of a comparison, writing 0 or 1 bytes.
+// compare returns the loop of a comparison, writing 0 or 1 bytes. The op is switched
+// on inside the loop: a branch taken the same way every time costs less than a call
+// per element.
 func compare[T float32 | int32 | int64](op tensor.Op) binaryLoop[T, uint8] {
-	b2u := func(v bool) uint8 {
-		if v {
-			return 1
-		}
-		return 0
-	}
-	var f func(a, b T) uint8
 	switch op {
-	case tensor.OpEqual:
-		f = func(a, b T) uint8 { return b2u(a == b) }
-	case tensor.OpNotEqual:
-		f = func(a, b T) uint8 { return b2u(a != b) }
-	case tensor.OpLess:
-		f = func(a, b T) uint8 { return b2u(a < b) }
-	case tensor.OpLessEqual:
-		f = func(a, b T) uint8 { return b2u(a <= b) }
-	case tensor.OpGreater:
-		f = func(a, b T) uint8 { return b2u(a > b) }
-	case tensor.OpGreaterEqual:
-		f = func(a, b T) uint8 { return b2u(a >= b) }
+	case tensor.OpEqual, tensor.OpNotEqual, tensor.OpLess, tensor.OpLessEqual, tensor.OpGreater, tensor.OpGreaterEqual:
 	default:
 		panic(fmt.Sprintf("cpu: %v is not a comparison", op))
 	}
-	return genericBinary(f)
+	return func(d []uint8, a []T, sa int, b []T, sb int) {
+		for i := range d {
+			x, y := a[i*sa], b[i*sb]
+			var r bool
+			switch op {
+			case tensor.OpEqual:
+				r = x == y
+			case tensor.OpNotEqual:
+				r = x != y
+			case tensor.OpLess:
+				r = x < y
+			case tensor.OpLessEqual:
+				r = x <= y
+			case tensor.OpGreater:
+				r = x > y
+			default:
+				r = x >= y
+			}
+			d[i] = 0
+			if r {
+				d[i] = 1
+			}
+		}
+	}
+}
+
+// logical returns the loop of a logical op on 0/1 bytes.
+func logical(op tensor.Op) binaryLoop[uint8, uint8] {
+	return func(d, a []uint8, sa int, b []uint8, sb int) {
+		for i := range d {
+			x, y := a[i*sa], b[i*sb]
+			switch op {
+			case tensor.OpAnd:
+				d[i] = x & y
+			case tensor.OpOr:
+				d[i] = x | y
+			default:
+				d[i] = x ^ y
+			}
+		}
+	}
 }
 
 // whereFactory selects between the two branches by a bool condition; it moves elements
