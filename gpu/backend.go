@@ -121,8 +121,8 @@ func (b *Backend) Download(rb runtime.Buffer, dst []byte) error {
 // Close frees every device object.
 func (b *Backend) Close() error { return b.d.Close() }
 
-// Supports reports whether a shader implements node n: F32 data (Bool for comparison
-// results and Where's condition, integer dropout seeds).
+// Supports reports whether a shader implements node n: F32 data, except for typed ops,
+// which check their dtypes themselves.
 func (b *Backend) Supports(n *tensor.Node) bool {
 	switch n.Op() {
 	case tensor.OpInput, tensor.OpConst, tensor.OpVariable:
@@ -133,11 +133,7 @@ func (b *Backend) Supports(n *tensor.Node) bool {
 		return false
 	}
 	if !op.typed {
-		want := tensor.F32
-		if op.boolOut {
-			want = tensor.Bool
-		}
-		if n.DType() != want {
+		if n.DType() != tensor.F32 {
 			return false
 		}
 		for i, in := range n.Inputs() {

@@ -225,35 +225,6 @@ func TestBackendLayout(t *testing.T) {
 	}
 }
 
-func TestBackendCompareWhereDropout(t *testing.T) {
-	be := openBackend(t)
-	r := rand.New(rand.NewPCG(17, 18))
-	cmps := map[string]func(a, b *tensor.Node) *tensor.Node{
-		"less": tensor.Less, "less_equal": tensor.LessEqual, "greater": tensor.Greater,
-		"greater_equal": tensor.GreaterEqual, "equal": tensor.Equal, "not_equal": tensor.NotEqual,
-	}
-	for name, cmp := range cmps {
-		for _, sh := range [][2][]int{{{7, 5}, {5}}, {{3, 1}, {1, 9}}, {{1001}, {}}} {
-			g := tensor.NewGraph()
-			feeds := map[*tensor.Node]*tensor.Tensor{}
-			a := randInput(g, r, feeds, -1, 1, sh[0]...)
-			b := randInput(g, r, feeds, -1, 1, sh[1]...)
-			// Rounding to tenths makes ties, so equality is exercised too.
-			ar, br := tensor.Floor(tensor.Scale(a, 10)), tensor.Floor(tensor.Scale(b, 10))
-			c := cmp(ar, br)
-			compareWithCPU(t, be, fmt.Sprint(name, sh), 0, []*tensor.Node{c, tensor.Where(c, a, b)}, feeds)
-		}
-	}
-	for _, seed := range []*tensor.Tensor{tensor.Scalar(tensor.I32, 7), tensor.Scalar(tensor.I64, 12345)} {
-		g := tensor.NewGraph()
-		feeds := map[*tensor.Node]*tensor.Tensor{}
-		x := randInput(g, r, feeds, -1, 1, 33, 65)
-		s := g.Input("seed", seed.DType())
-		feeds[s] = seed
-		compareWithCPU(t, be, "dropout "+seed.DType().String(), 0, []*tensor.Node{tensor.Dropout(x, s, 0.3), tensor.DropoutMask(x, s, 0.5)}, feeds)
-	}
-}
-
 func TestBackendMatMul(t *testing.T) {
 	be := openBackend(t)
 	r := rand.New(rand.NewPCG(9, 10))

@@ -20,16 +20,7 @@ var unaryCodes = map[tensor.Op]uint32{
 var binaryCodes = map[tensor.Op]uint32{
 	tensor.OpAdd: 100, tensor.OpSub: 101, tensor.OpMul: 102, tensor.OpDiv: 103,
 	tensor.OpPow: 104, tensor.OpMaximum: 105, tensor.OpMinimum: 106,
-	tensor.OpEqual: 110, tensor.OpNotEqual: 111, tensor.OpLess: 112, tensor.OpLessEqual: 113,
-	tensor.OpGreater: 114, tensor.OpGreaterEqual: 115,
 }
-
-// Codes of the ops with a third (Bool or seed) operand.
-const (
-	codeWhere       = 120
-	codeDropout     = 121
-	codeDropoutMask = 122
-)
 
 const (
 	codeCopy   = 0
@@ -43,23 +34,13 @@ func init() {
 	for op := range unaryCodes {
 		ops[op] = opImpl{record: recordUnary}
 	}
-	for op, code := range binaryCodes {
-		ops[op] = opImpl{record: recordBinary, boolOut: code >= 110, supports: func(_ *Device, n *tensor.Node) bool {
+	for op := range binaryCodes {
+		ops[op] = opImpl{record: recordBinary, supports: func(_ *Device, n *tensor.Node) bool {
 			_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape(), n.Input(1).Shape())
 			return ok
 		}}
 	}
-	ops[tensor.OpWhere] = opImpl{record: recordWhere, anyType: []int{0}, supports: func(_ *Device, n *tensor.Node) bool {
-		_, _, ok := broadcastStrides(n.Shape(), n.Input(1).Shape(), n.Input(2).Shape(), n.Input(0).Shape())
-		return ok && n.Input(0).DType() == tensor.Bool
-	}}
-	seedOK := func(_ *Device, n *tensor.Node) bool {
-		s := n.Input(1).DType()
-		return s == tensor.I32 || s == tensor.I64
-	}
-	ops[tensor.OpDropout] = opImpl{record: recordDropout, anyType: []int{1}, supports: seedOK}
-	ops[tensor.OpDropoutMask] = opImpl{record: recordDropout, anyType: []int{0, 1}, supports: seedOK}
-	ops[tensor.OpAssign] = opImpl{record: recordAssign}
+
 	ops[tensor.OpReshape] = opImpl{record: recordReshape}
 	ops[tensor.OpExpand] = opImpl{record: recordExpand, supports: func(_ *Device, n *tensor.Node) bool {
 		_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape())
@@ -75,21 +56,19 @@ func init() {
 type eltPush struct {
 	n, offA, offB, offC uint32
 	p0, p1              float32
-	offX                uint32 // bytes
-	dims, sa, sb, sx    [maxRank]uint32
+	dims, sa, sb        [maxRank]uint32
 }
 
 func (p eltPush) bytes() []byte {
-	w := []uint32{p.n, p.offA, p.offB, p.offC, math.Float32bits(p.p0), math.Float32bits(p.p1), p.offX}
+	w := []uint32{p.n, p.offA, p.offB, p.offC, math.Float32bits(p.p0), math.Float32bits(p.p1)}
 	w = append(w, p.dims[:]...)
 	w = append(w, p.sa[:]...)
 	w = append(w, p.sb[:]...)
-	w = append(w, p.sx[:]...)
 	return words(w)
 }
 
 // setShape places collapsed axes right-aligned in the six slots (unused slots have
-// extent 1) with the strides of up to three operands.
+// extent 1) with the strides of one or two operands.
 func (p *eltPush) setShape(dims []int, st [][]int) {
 	for i := range p.dims {
 		p.dims[i] = 1
@@ -97,7 +76,7 @@ func (p *eltPush) setShape(dims []int, st [][]int) {
 	for i := range dims {
 		j := maxRank - len(dims) + i
 		p.dims[j] = uint32(dims[i])
-		for k, dst := range []*[maxRank]uint32{&p.sa, &p.sb, &p.sx}[:len(st)] {
+		for k, dst := range []*[maxRank]uint32{&p.sa, &p.sb}[:len(st)] {
 			dst[j] = uint32(st[k][i])
 		}
 	}
@@ -119,17 +98,13 @@ func gridFor(n int) [3]uint32 {
 	return [3]uint32{uint32(max(1, min(g, maxGroups))), 1, 1}
 }
 
-// eltwise dispatches eltwise.comp; x is the Bool or seed operand (a when unused).
-func (r *Recorder) eltwise(code uint32, contig bool, push eltPush, label string, a, b, c, x *Buffer) error {
-	k, err := r.d.Kernel("eltwise", 4, groupSize, code, b32(contig))
+// eltwise dispatches eltwise.comp over push.n elements.
+func (r *Recorder) eltwise(code uint32, contig bool, push eltPush, label string, a, b, c *Buffer) error {
+	k, err := r.d.Kernel("eltwise", 3, groupSize, code, b32(contig))
 	if err != nil {
 		return err
 	}
-	n := int(push.n)
-	if code >= 110 && code < 120 {
-		n = (n + 3) / 4
-	}
-	return r.Dispatch(k, gridFor(n), push.bytes(), label, In(a), In(b), Out(c), In(x))
+	return r.Dispatch(k, gridFor(int(push.n)), push.bytes(), label, In(a), In(b), Out(c))
 }
 
 func recordUnary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
@@ -152,7 +127,7 @@ func recordUnary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	if push.n == 0 {
 		return nil
 	}
-	return r.eltwise(code, true, push, n.Op().String(), in[0], in[0], out, in[0])
+	return r.eltwise(code, true, push, n.Op().String(), in[0], in[0], out)
 }
 
 // recordReshape is free when the scheduler aliased the buffers, a copy otherwise.
@@ -161,7 +136,7 @@ func recordReshape(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 		return nil
 	}
 	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
-	return r.eltwise(codeCopy, true, push, "reshape", in[0], in[0], out, in[0])
+	return r.eltwise(codeCopy, true, push, "reshape", in[0], in[0], out)
 }
 
 func recordBinary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
@@ -175,42 +150,7 @@ func recordBinary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	}
 	contig := len(dims) <= 1 && st[0][0] == 1 && st[1][0] == 1
 	push.setShape(dims, st)
-	return r.eltwise(binaryCodes[n.Op()], contig, push, n.Op().String(), in[0], in[1], out, in[0])
-}
-
-// recordWhere selects a (input 1) where the Bool condition (input 0) holds, else b.
-func recordWhere(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	dims, st, _ := broadcastStrides(n.Shape(), n.Input(1).Shape(), n.Input(2).Shape(), n.Input(0).Shape())
-	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[1]), offB: f32Off(in[2]), offC: f32Off(out), offX: uint32(in[0].off)}
-	if push.n == 0 {
-		return nil
-	}
-	push.setShape(dims, st)
-	return r.eltwise(codeWhere, false, push, "where", in[1], in[2], out, in[0])
-}
-
-// recordDropout draws the keep mask of tensor.DropoutKeep from the seed in input 1.
-func recordDropout(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	rate := n.Attr().(tensor.DropoutAttr).Rate
-	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out), offX: uint32(in[1].off),
-		p0: rate, p1: float32(1 / (1 - float64(rate)))}
-	if push.n == 0 {
-		return nil
-	}
-	code := uint32(codeDropout)
-	if n.Op() == tensor.OpDropoutMask {
-		code = codeDropoutMask
-	}
-	return r.eltwise(code, true, push, n.Op().String(), in[0], in[0], out, in[1])
-}
-
-// recordAssign copies the value (input 1) into the variable's buffer (the output).
-func recordAssign(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[1]), offB: f32Off(in[1]), offC: f32Off(out)}
-	if push.n == 0 || out == in[1] {
-		return nil
-	}
-	return r.eltwise(codeCopy, true, push, "assign", in[1], in[1], out, in[1])
+	return r.eltwise(binaryCodes[n.Op()], contig, push, n.Op().String(), in[0], in[1], out)
 }
 
 // broadcastStrides collapses an elementwise op's output shape with its inputs' element
@@ -303,5 +243,5 @@ func (r *Recorder) stridedCopy(n *tensor.Node, dims, strides []int, out, src *Bu
 		return nil
 	}
 	push.setShape(dims, [][]int{strides})
-	return r.eltwise(codeCopy, false, push, n.Op().String(), src, src, out, src)
+	return r.eltwise(codeCopy, false, push, n.Op().String(), src, src, out)
 }

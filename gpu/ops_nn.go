@@ -56,7 +56,7 @@ func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	}
 	if p.K == 0 {
 		push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(out), offB: f32Off(out), offC: f32Off(out), p0: 0}
-		return r.eltwise(26, true, push, "matmul", out, out, out, out) // x*0+0
+		return r.eltwise(26, true, push, "matmul", out, out, out) // x*0+0
 	}
 	p.A, p.B, p.C, p.Label = in[0], in[1], out, "matmul"
 	return r.MatMul(p)

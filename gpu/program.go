@@ -17,8 +17,6 @@ type opImpl struct {
 	record func(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 	// anyType lists inputs that may have a dtype other than F32.
 	anyType []int
-	// boolOut marks ops whose output is Bool rather than F32.
-	boolOut bool
 	// typed ops check every dtype in supports themselves; Supports skips its F32 rule.
 	typed bool
 }

@@ -1,12 +1,9 @@
 #version 450
-// Elementwise unary, binary and ternary ops with NumPy broadcasting: c[i] = f(a[ia],
-// b[ib]) or Where(x[ix], a[ia], b[ib]). OP selects the function (codes in
-// gpu/ops_eltwise.go); the output's shape is given collapsed to at most six axes with
-// each input's element strides per axis (0 where it broadcasts). CONTIG skips the index
-// arithmetic when every input is dense and unbroadcast. Comparisons write Bool bytes,
-// four per invocation packed into one word, so no two invocations share a word. Binding
-// 3 (x) holds Bool bytes for Where and the integer seed for dropout. A grid-stride loop
-// covers any size.
+// Elementwise unary and binary ops with NumPy broadcasting: c[i] = f(a[ia], b[ib]).
+// OP selects the function (codes in gpu/ops_eltwise.go); the output's shape is given
+// collapsed to at most six axes with each input's element strides per axis (0 where it
+// broadcasts). CONTIG skips the index arithmetic when both inputs are dense and
+// unbroadcast. A grid-stride loop covers any size.
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
@@ -16,18 +13,14 @@ layout(constant_id = 2) const bool CONTIG = false;
 layout(set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(set = 0, binding = 1) readonly buffer B { float b[]; };
 layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
-layout(set = 0, binding = 2) writeonly buffer CW { uint cw[]; };
-layout(set = 0, binding = 3) readonly buffer X { uint xw[]; };
 
 layout(push_constant) uniform Push {
 	uint n;
 	uint offA, offB, offC;
 	float p0, p1;
-	uint offX; // bytes
 	uint dims[6];
 	uint sa[6];
 	uint sb[6];
-	uint sx[6];
 } p;
 
 const float SQRT_2_OVER_PI = 0.7978845608;
@@ -95,78 +88,23 @@ float binary(float x, float y) {
 	return x;
 }
 
-bool compare(float x, float y) {
-	switch (OP) {
-	case 110: return x == y;
-	case 111: return x != y;
-	case 112: return x < y;
-	case 113: return x <= y;
-	case 114: return x > y;
-	case 115: return x >= y;
-	}
-	return false;
-}
-
-uint byteAt(uint byteIndex) { return (xw[byteIndex / 4] >> (8 * (byteIndex % 4))) & 0xffu; }
-
-// pcgHash and keep match tensor.DropoutKeep bit for bit.
-uint pcgHash(uint v) {
-	uint state = v * 747796405u + 2891336453u;
-	uint word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
-	return (word >> 22u) ^ word;
-}
-
-bool keep(uint seed, uint i) {
-	uint h = pcgHash(i + pcgHash(seed));
-	return float(h >> 8) * (1.0 / 16777216.0) >= p.p0;
-}
-
-// index maps output element i to the element indices of the inputs.
-uvec3 index(uint i) {
-	if (CONTIG) return uvec3(i);
-	uint rest = i;
-	uvec3 o = uvec3(0);
-	[[unroll]] for (int d = 5; d >= 0; d--) {
-		uint q = rest / p.dims[d];
-		uint coord = rest - q * p.dims[d];
-		rest = q;
-		o += coord * uvec3(p.sa[d], p.sb[d], p.sx[d]);
-	}
-	return o;
-}
-
 void main() {
 	uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-	if (OP >= 110 && OP < 120) {
-		// Bool output: invocation w writes elements 4w..4w+3 as one word.
-		uint words = (p.n + 3) / 4;
-		for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {
-			uint packed = 0;
-			for (uint j = 0; j < 4; j++) {
-				uint i = 4 * w + j;
-				if (i >= p.n) break;
-				uvec3 ix = index(i);
-				if (compare(a[p.offA + ix.x], b[p.offB + ix.y])) packed |= 1u << (8 * j);
-			}
-			cw[p.offC + w] = packed;
-		}
-		return;
-	}
-	uint seed = xw[p.offX / 4];
 	for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
-		uvec3 ix = index(i);
-		float r;
-		if (OP == 120) {
-			r = byteAt(p.offX + ix.z) != 0u ? a[p.offA + ix.x] : b[p.offB + ix.y];
-		} else if (OP == 121) {
-			r = keep(seed, i) ? a[p.offA + i] * p.p1 : 0.0;
-		} else if (OP == 122) {
-			r = keep(seed, i) ? p.p1 : 0.0;
-		} else if (OP >= 100) {
-			r = binary(a[p.offA + ix.x], b[p.offB + ix.y]);
-		} else {
-			r = unary(a[p.offA + ix.x]);
+		uint ia = i, ib = i;
+		if (!CONTIG) {
+			uint rest = i;
+			ia = 0;
+			ib = 0;
+			[[unroll]] for (int d = 5; d >= 0; d--) {
+				uint q = rest / p.dims[d];
+				uint coord = rest - q * p.dims[d];
+				rest = q;
+				ia += coord * p.sa[d];
+				ib += coord * p.sb[d];
+			}
 		}
-		c[p.offC + i] = r;
+		float x = a[p.offA + ia];
+		c[p.offC + i] = OP >= 100 ? binary(x, b[p.offB + ib]) : unary(x);
 	}
 }
