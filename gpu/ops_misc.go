@@ -1,0 +1,182 @@
+package gpu
+
+import (
+	"math"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Cast, comparisons, logical ops, Where, and the index-valued or multi-pass reductions
+// (ArgMax, ArgMin, CumSum, TopK, Var).
+
+// compareCodes are compare.comp's op codes.
+var compareCodes = map[tensor.Op]uint32{
+	tensor.OpEqual: 0, tensor.OpNotEqual: 1, tensor.OpLess: 2, tensor.OpLessEqual: 3,
+	tensor.OpGreater: 4, tensor.OpGreaterEqual: 5, tensor.OpAnd: 10, tensor.OpOr: 11, tensor.OpXor: 12,
+	tensor.OpNot: 13, tensor.OpWhere: 20,
+}
+
+// Modes of scan.comp.
+const (
+	scanArgMax uint32 = iota
+	scanArgMin
+	scanCumSum
+	scanTopK
+	scanVar
+)
+
+func init() {
+	for op := range compareCodes {
+		ops[op] = opImpl{typed: true, record: recordCompare, supports: compareSupported}
+	}
+	ops[tensor.OpCast] = opImpl{typed: true, record: recordCast, supports: func(_ *Device, n *tensor.Node) bool { return wordSized(n) }}
+	ordered := func(_ *Device, n *tensor.Node) bool {
+		t := n.Input(0).DType()
+		_, _, _, ok := scanView(n)
+		return ok && t != tensor.Bool && wordSized(n)
+	}
+	ops[tensor.OpArgMax] = opImpl{typed: true, record: recordScan, supports: ordered}
+	ops[tensor.OpArgMin] = opImpl{typed: true, record: recordScan, supports: ordered}
+	ops[tensor.OpTopK] = opImpl{typed: true, record: recordScan, supports: ordered}
+	f32Only := func(_ *Device, n *tensor.Node) bool {
+		_, _, _, ok := scanView(n)
+		return ok && n.DType() == tensor.F32 && n.Input(0).DType() == tensor.F32 && wordSized(n)
+	}
+	ops[tensor.OpCumSum] = opImpl{typed: true, record: recordScan, supports: f32Only}
+	ops[tensor.OpVar] = opImpl{typed: true, record: recordScan, supports: f32Only}
+}
+
+// compareSupported accepts comparisons of numeric inputs, logical ops on Bool and Where
+// of any dtype, when broadcasting collapses to six axes.
+func compareSupported(_ *Device, n *tensor.Node) bool {
+	in := n.Inputs()
+	shapes := make([]tensor.Shape, len(in))
+	for i, x := range in {
+		shapes[i] = x.Shape()
+	}
+	if _, _, ok := broadcastStrides(n.Shape(), shapes...); !ok || !wordSized(n) {
+		return false
+	}
+	code := compareCodes[n.Op()]
+	switch {
+	case code < 10:
+		return in[0].DType() != tensor.Bool && in[1].DType() == in[0].DType()
+	case code < 20:
+		for _, x := range in {
+			if x.DType() != tensor.Bool {
+				return false
+			}
+		}
+		return true
+	}
+	return in[0].DType() == tensor.Bool && in[1].DType() == n.DType() && in[2].DType() == n.DType()
+}
+
+func recordCompare(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	count := n.Shape().Size()
+	esize := n.DType().Size()
+	u0, units := unitSpan(esize, 0, count)
+	if units == 0 {
+		return nil
+	}
+	shapes := make([]tensor.Shape, len(in))
+	for i, x := range n.Inputs() {
+		shapes[i] = x.Shape()
+	}
+	dims, st, _ := broadcastStrides(n.Shape(), shapes...)
+	var sl [3][maxRank]uint32
+	bufs := [3]*Buffer{in[0], in[0], in[0]}
+	for k := range st {
+		bufs[k] = in[k]
+		for i := range dims {
+			sl[k][maxRank-len(dims)+i] = uint32(st[k][i])
+		}
+	}
+	w := []uint32{units, u0, uint32(count), f32Off(bufs[0]), f32Off(bufs[1]), f32Off(bufs[2]), f32Off(out)}
+	dl := rightAligned(dims)
+	w = append(w, dl[:]...)
+	for k := range sl {
+		w = append(w, sl[k][:]...)
+	}
+	k, err := r.d.Kernel("compare", 4, groupSize, uint32(esize), compareCodes[n.Op()], uint32(n.Input(0).DType()))
+	if err != nil {
+		return err
+	}
+	return r.Dispatch(k, gridFor(int(units)), words(w), n.Op().String(), In(bufs[0]), In(bufs[1]), In(bufs[2]), Out(out))
+}
+
+// recordCast converts with cast.comp; a cast to the same dtype is a copy.
+func recordCast(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	count := n.Shape().Size()
+	from, to := n.Input(0).DType(), n.DType()
+	if from == to {
+		p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
+		return r.layoutCopy("cast", p, to.Size(), count, 0, count, in[0], out)
+	}
+	u0, units := unitSpan(to.Size(), 0, count)
+	if units == 0 {
+		return nil
+	}
+	k, err := r.d.Kernel("cast", 2, groupSize, uint32(to.Size()), uint32(from), uint32(to))
+	if err != nil {
+		return err
+	}
+	w := []uint32{units, u0, uint32(count), f32Off(in[0]), f32Off(out)}
+	return r.Dispatch(k, gridFor(int(units)), words(w), "cast", In(in[0]), Out(out))
+}
+
+// scanView returns the (outer, r, inner) view of a scan.comp op's input; it reports
+// false for an empty reduced run.
+func scanView(n *tensor.Node) (outer, r, inner int, ok bool) {
+	s := n.Input(0).Shape()
+	axis := 0
+	switch at := n.Attr().(type) {
+	case tensor.ArgReduceAttr:
+		axis = at.Axis
+	case tensor.CumSumAttr:
+		axis = at.Axis
+	case tensor.TopKAttr:
+		axis = at.Axis
+	case tensor.ReduceAttr:
+		outer, r, inner, ok = reduceView(n)
+		return outer, r, inner, ok && r > 0 && r > at.Correction
+	}
+	if len(s) == 0 {
+		return 1, 1, 1, n.Op() == tensor.OpCumSum
+	}
+	outer, r, inner = s[:axis].Size(), s[axis], s[axis+1:].Size()
+	return outer, r, inner, r > 0 || n.Op() == tensor.OpCumSum
+}
+
+func recordScan(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	outer, red, inner, _ := scanView(n)
+	var mode, k uint32
+	var exclusive, reverse, largest bool
+	divisor := float32(1)
+	switch at := n.Attr().(type) {
+	case tensor.ArgReduceAttr:
+		mode = scanArgMax
+		if n.Op() == tensor.OpArgMin {
+			mode = scanArgMin
+		}
+	case tensor.CumSumAttr:
+		mode, exclusive, reverse = scanCumSum, at.Exclusive, at.Reverse
+	case tensor.TopKAttr:
+		mode, k, largest = scanTopK, uint32(at.K), at.Largest
+	case tensor.ReduceAttr:
+		mode, divisor = scanVar, float32(red-at.Correction)
+	}
+	threads := outer * inner
+	if mode == scanTopK {
+		threads *= red
+	}
+	if threads == 0 || red == 0 {
+		return nil
+	}
+	kern, err := r.d.Kernel("scan", 2, groupSize, mode, uint32(n.Input(0).DType()), b32(exclusive), b32(reverse), b32(largest))
+	if err != nil {
+		return err
+	}
+	w := []uint32{uint32(outer), uint32(red), uint32(inner), f32Off(in[0]), f32Off(out), k, math.Float32bits(divisor)}
+	return r.Dispatch(kern, gridFor(threads), words(w), n.Op().String(), In(in[0]), Out(out))
+}
