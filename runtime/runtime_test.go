@@ -279,3 +279,30 @@ func TestCollectOrdersWritesAfterReads(t *testing.T) {
 		t.Errorf("the assign is not last: %v", nodes)
 	}
 }
+
+// A value copied in from another backend lands before its segment starts, so its
+// buffer must not be one that an earlier node of the same segment frees.
+func TestTransferDoesNotReuseBuffersOfItsSegment(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	gpu := newFake("gpu", tensor.OpAdd, tensor.OpNeg, tensor.OpReshape, tensor.OpAssign)
+	r := newRuntime(gpu, cpu)
+	g := tensor.NewGraph()
+	x := g.Input("x", tensor.F32, 4)
+	a := tensor.Neg(x)      // gpu
+	c := tensor.Relu(a)     // cpu: the fallback splits the graph
+	n1 := tensor.Neg(a)     // gpu, second segment
+	n2 := tensor.Neg(n1)    // frees n1's buffer
+	n3 := tensor.Add(n2, c) // needs c copied in
+	e, err := r.Compile([]*tensor.Node{n3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Free()
+	out, err := e.Run(map[*tensor.Node]*tensor.Tensor{x: vec(1, 2, -3, 4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := vec(-1, -2, 6, -4); !out[0].AllClose(want, 0, 0) {
+		t.Errorf("a + relu(a) = %v, want %v", out[0], want)
+	}
+}

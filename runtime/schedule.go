@@ -291,10 +291,14 @@ func (r *Runtime) place(segs []segmentPlan, on map[*tensor.Node]Backend, homes m
 		if err != nil {
 			return nil, err
 		}
-		dst, err := allocAct(b, n, PoolScratch)
+		// The copy lands before segment si starts, while buffers that nodes of si have
+		// already released are still live: so its destination is a fresh buffer, never
+		// one from the free list, and it stays the executable's for its lifetime.
+		dst, err := r.alloc(b, bytesOf(n), PoolScratch)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("runtime: transfer buffer for %v on %s: %w", n, b.Name(), err)
 		}
+		p.owned = append(p.owned, owned{b, dst, PoolScratch})
 		p.bufs[k] = dst
 		p.pre[si] = append(p.pre[si], transfer{node: n, from: from, to: b, src: src, dst: dst, staging: make([]byte, bytesOf(n))})
 		return dst, nil
