@@ -43,3 +43,35 @@ func TestFastMath(t *testing.T) {
 		t.Errorf("expf(NaN) = %v", v)
 	}
 }
+
+// TestActivationSlicesAtTheEdges checks the inlined loops on special values.
+func TestActivationSlicesAtTheEdges(t *testing.T) {
+	inf := float32(math.Inf(1))
+	nan := float32(math.NaN())
+	x := []float32{nan, inf, -inf, 200, -200, 88.5, -88, 0}
+	for _, c := range []struct {
+		name string
+		f    func(d, x []float32)
+		ref  func(float64) float64
+	}{
+		{"exp", expSlice, math.Exp},
+		{"sigmoid", sigmoidSlice, func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }},
+		{"silu", siluSlice, func(v float64) float64 { return v / (1 + math.Exp(-v)) }}, // NaN at -Inf, as x·sigmoid(x)
+	} {
+		d := make([]float32, len(x))
+		c.f(d, x)
+		for i, v := range x {
+			want := float32(c.ref(float64(v)))
+			got := d[i]
+			if want != want {
+				if got == got {
+					t.Errorf("%s(%v) = %v, want NaN", c.name, v, got)
+				}
+				continue
+			}
+			if got != want && !(math.Abs(float64(got-want)) <= 1e-6*math.Abs(float64(want))+1e-37) {
+				t.Errorf("%s(%v) = %v, want %v", c.name, v, got, want)
+			}
+		}
+	}
+}

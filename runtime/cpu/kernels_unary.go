@@ -46,12 +46,8 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			d[i] = float32(math.Abs(float64(v)))
 		}
 	}),
-	tensor.OpSign: mapF(func(v float64) float64 { return sign(v) }),
-	tensor.OpExp: plain(func(d, x []float32) {
-		for i, v := range x {
-			d[i] = expf(v)
-		}
-	}),
+	tensor.OpSign:  mapF(func(v float64) float64 { return sign(v) }),
+	tensor.OpExp:   plain(expSlice),
 	tensor.OpLog:   mapF(math.Log),
 	tensor.OpSqrt:  mapF(math.Sqrt),
 	tensor.OpRsqrt: mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
@@ -67,11 +63,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			d[i] = tanhf(v)
 		}
 	}),
-	tensor.OpSigmoid: plain(func(d, x []float32) {
-		for i, v := range x {
-			d[i] = sigmoidf(v)
-		}
-	}),
+	tensor.OpSigmoid: plain(sigmoidSlice),
 	tensor.OpRelu: plain(func(d, x []float32) {
 		for i, v := range x {
 			d[i] = max(v, 0)
@@ -108,11 +100,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 		}
 		return mapF(func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) })(nil)
 	},
-	tensor.OpSilu: plain(func(d, x []float32) {
-		for i, v := range x {
-			d[i] = v * sigmoidf(v)
-		}
-	}),
+	tensor.OpSilu:     plain(siluSlice),
 	tensor.OpSoftplus: mapF(softplus),
 	tensor.OpHardSigmoid: func(attr any) func(d, x []float32) {
 		at := attr.(tensor.HardSigmoidAttr)
