@@ -6,8 +6,8 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// Cast, comparisons, logical ops, Where, and the index-valued or multi-pass reductions
-// (ArgMax, ArgMin, CumSum, TopK, Var).
+// Cast, comparisons, logical ops, Where, Dropout and the index-valued or multi-pass
+// reductions (ArgMax, ArgMin, CumSum, TopK, Var).
 
 // compareCodes are compare.comp's op codes.
 var compareCodes = map[tensor.Op]uint32{
@@ -30,6 +30,12 @@ func init() {
 		ops[op] = opImpl{typed: true, record: recordCompare, supports: compareSupported}
 	}
 	ops[tensor.OpCast] = opImpl{typed: true, record: recordCast, supports: func(_ *Device, n *tensor.Node) bool { return wordSized(n) }}
+	dropoutOK := func(_ *Device, n *tensor.Node) bool {
+		x := n.Input(0).DType()
+		return n.DType() == tensor.F32 && isIndex(n.Input(1)) && (n.Op() == tensor.OpDropoutMask || x == tensor.F32) && wordSized(n)
+	}
+	ops[tensor.OpDropout] = opImpl{typed: true, record: recordDropout, supports: dropoutOK}
+	ops[tensor.OpDropoutMask] = opImpl{typed: true, record: recordDropout, supports: dropoutOK}
 	ordered := func(_ *Device, n *tensor.Node) bool {
 		t := n.Input(0).DType()
 		_, _, _, ok := scanView(n)
@@ -123,6 +129,23 @@ func recordCast(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	}
 	w := []uint32{units, u0, uint32(count), f32Off(in[0]), f32Off(out)}
 	return r.Dispatch(k, gridFor(int(units)), words(w), "cast", In(in[0]), Out(out))
+}
+
+// recordDropout draws tensor.DropoutKeep's mask in dropout.comp.
+func recordDropout(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	count := n.Shape().Size()
+	if count == 0 {
+		return nil
+	}
+	rate := n.Attr().(tensor.DropoutAttr).Rate
+	scale := float32(1 / (1 - float64(rate)))
+	mask := n.Op() == tensor.OpDropoutMask
+	k, err := r.d.Kernel("dropout", 3, groupSize, b32(mask))
+	if err != nil {
+		return err
+	}
+	w := []uint32{uint32(count), f32Off(in[0]), f32Off(in[1]), f32Off(out), math.Float32bits(rate), math.Float32bits(scale)}
+	return r.Dispatch(k, gridFor(count), words(w), n.Op().String(), In(in[0]), In(in[1]), Out(out))
 }
 
 // scanView returns the (outer, r, inner) view of a scan.comp op's input; it reports

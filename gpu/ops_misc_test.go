@@ -165,3 +165,20 @@ func TestScanOps(t *testing.T) {
 		checkTyped(t, be, c.name, 1e-6, []*tensor.Node{c.f(x)}, feeds)
 	}
 }
+
+// TestDropoutMatchesCPU checks that the shader draws tensor.DropoutKeep's mask bit for bit.
+func TestDropoutMatchesCPU(t *testing.T) {
+	be := openBackend(t)
+	r := rand.New(rand.NewPCG(57, 58))
+	for _, st := range []tensor.DType{tensor.I32, tensor.I64} {
+		for _, seed := range []float64{0, 7, 2147483647, -123456} {
+			g := tensor.NewGraph()
+			feeds := map[*tensor.Node]*tensor.Tensor{}
+			x := typedInput(g, r, feeds, tensor.F32, -2, 2, 37, 27)
+			s := g.Scalar(st, seed)
+			like := typedInput(g, r, feeds, tensor.I64, 0, 9, 1001)
+			checkTyped(t, be, fmt.Sprint("dropout_", st, "_", seed), 0,
+				[]*tensor.Node{tensor.Dropout(x, s, 0.3), tensor.DropoutMask(like, s, 0.55)}, feeds)
+		}
+	}
+}

@@ -29,5 +29,6 @@ var Variants = []Variant{
 	{Name: "index", Source: "index.comp"},
 	{Name: "cast", Source: "cast.comp"},
 	{Name: "compare", Source: "compare.comp"},
+	{Name: "dropout", Source: "dropout.comp"},
 	{Name: "scan", Source: "scan.comp"},
 }
