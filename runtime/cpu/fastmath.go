@@ -4,9 +4,9 @@ import "math"
 
 // Float32 transcendental functions for the activation kernels: Cephes-style range
 // reduction and minimax polynomials, accurate to about 1 ulp over the whole float32
-// range and somewhat cheaper than converting to float64 for package math (12 against
-// 15 ns per element on the H200 host's Xeon, 4 against 7 here). Results below the
-// normal range flush to zero.
+// range. The exp loops inline expCore and run at about twice the speed of converting
+// to float64 for math.Exp (5 against 10 ns per element on the H200 host's Xeon).
+// Results below the normal range flush to zero.
 
 // expLo and expHi bound the arguments expCore handles: below expLo eˣ is not a normal
 // float32, above expHi 2ⁿ would not fit the exponent field.
