@@ -7,11 +7,6 @@ type number interface {
 	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
 }
 
-// signed is the element types with a sign and ordering used by arithmetic kernels.
-type signed interface {
-	~float32 | ~int32 | ~int64
-}
-
 // typed views b as a slice of T.
 func typed[T any](b []byte) []T {
 	if len(b) == 0 {
