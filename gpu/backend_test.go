@@ -265,6 +265,7 @@ func TestBackendReduceSoftmaxNorm(t *testing.T) {
 		{"max_last", []int{5, 1, 33}, func(x *tensor.Node) *tensor.Node { return tensor.Max(x, []int{2}, true) }},
 		{"softmax", []int{6, 77}, func(x *tensor.Node) *tensor.Node { return tensor.Softmax(x, 1) }},
 		{"log_softmax", []int{2, 3, 1000}, func(x *tensor.Node) *tensor.Node { return tensor.LogSoftmax(x, -1) }},
+		{"softmax_mid_axis", []int{4, 37, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Softmax(x, 1) }},
 		{"layernorm", []int{4, 5, 33}, func(x *tensor.Node) *tensor.Node { return tensor.LayerNorm(x, nil, nil, []int{2}, 1e-5) }},
 		{"rmsnorm", []int{9, 64}, func(x *tensor.Node) *tensor.Node { return tensor.RMSNorm(x, nil, []int{1}, 1e-6) }},
 	}
@@ -273,6 +274,21 @@ func TestBackendReduceSoftmaxNorm(t *testing.T) {
 		feeds := map[*tensor.Node]*tensor.Tensor{}
 		x := randInput(g, r, feeds, -2, 2, c.shape...)
 		compareWithCPU(t, be, c.name, 1e-5, []*tensor.Node{c.f(x)}, feeds)
+	}
+	for _, mc := range []struct {
+		x, mask []int
+		axis    int
+	}{
+		{[]int{2, 3, 5, 5}, []int{5, 5}, -1},
+		{[]int{2, 3, 5, 7}, []int{2, 1, 1, 7}, 3},
+		{[]int{4, 6, 3}, []int{6, 1}, 1},
+		{[]int{3, 8}, []int{3, 8}, 1},
+	} {
+		g := tensor.NewGraph()
+		feeds := map[*tensor.Node]*tensor.Tensor{}
+		x := randInput(g, r, feeds, -2, 2, mc.x...)
+		m := randInput(g, r, feeds, -3, 0, mc.mask...)
+		compareWithCPU(t, be, fmt.Sprint("softmax_masked", mc), 1e-5, []*tensor.Node{tensor.SoftmaxMasked(x, m, mc.axis, 0.5)}, feeds)
 	}
 	g := tensor.NewGraph()
 	feeds := map[*tensor.Node]*tensor.Tensor{}

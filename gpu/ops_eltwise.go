@@ -153,6 +153,22 @@ func recordBinary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	return r.eltwise(binaryCodes[n.Op()], contig, push, n.Op().String(), in[0], in[1], out)
 }
 
+// axisStrides gives, per axis of the output shape out, the element stride of a dense
+// tensor of shape s broadcast to it (0 on broadcast and missing leading axes).
+func axisStrides(out, s tensor.Shape) []int {
+	st := make([]int, len(out))
+	stride := 1
+	for i := len(out) - 1; i >= 0; i-- {
+		j := i - (len(out) - len(s))
+		if j < 0 || s[j] == 1 {
+			continue
+		}
+		st[i] = stride
+		stride *= s[j]
+	}
+	return st
+}
+
 // broadcastStrides collapses an elementwise op's output shape with its inputs' element
 // strides (0 on broadcast axes), merging neighbouring axes that stay contiguous in every
 // operand. It reports false when more than six axes remain.
@@ -160,16 +176,7 @@ func broadcastStrides(out tensor.Shape, ins ...tensor.Shape) ([]int, [][]int, bo
 	r := len(out)
 	st := make([][]int, len(ins))
 	for k, s := range ins {
-		st[k] = make([]int, r)
-		stride := 1
-		for i := r - 1; i >= 0; i-- {
-			j := i - (r - len(s))
-			if j < 0 || s[j] == 1 {
-				continue
-			}
-			st[k][i] = stride
-			stride *= s[j]
-		}
+		st[k] = axisStrides(out, s)
 	}
 	var dims []int
 	merged := make([][]int, len(ins))

@@ -11,7 +11,7 @@ func init() {
 	for op, code := range map[tensor.Op]uint32{tensor.OpSum: 0, tensor.OpMean: 1, tensor.OpMax: 2, tensor.OpMin: 3, tensor.OpProd: 4} {
 		ops[op] = opImpl{record: reduceRecorder(code), supports: func(_ *Device, n *tensor.Node) bool { _, _, _, ok := reduceView(n); return ok }}
 	}
-	softmaxOK := func(_ *Device, n *tensor.Node) bool { _, _, ok := rowsAlong(n); return ok && len(n.Inputs()) == 1 }
+	softmaxOK := func(_ *Device, n *tensor.Node) bool { return planSoftmax(n).feasible }
 	ops[tensor.OpSoftmax] = opImpl{record: recordSoftmax, supports: softmaxOK}
 	ops[tensor.OpLogSoftmax] = opImpl{record: recordSoftmax, supports: softmaxOK}
 	normOK := func(_ *Device, n *tensor.Node) bool { _, _, ok := normRows(n); return ok }
@@ -122,32 +122,93 @@ func rowGrid(rows int) [3]uint32 {
 	return [3]uint32{uint32(max(x, 1)), uint32((rows + x - 1) / max(x, 1)), 1}
 }
 
-// rowsAlong views a softmax input as rows along its axis; the axis must be innermost
-// (every later axis of size 1).
-func rowsAlong(n *tensor.Node) (rows, length int, ok bool) {
+// softmaxPlan is the [outer, n, inner] view of a softmax and, with a mask, the mask's
+// strides: along the axis, over the collapsed inner axes, and over up to four collapsed
+// outer axes.
+type softmaxPlan struct {
+	outer, n, inner  int
+	mstep, minner    int
+	odims, ostr      [4]uint32
+	masked, feasible bool
+}
+
+func planSoftmax(n *tensor.Node) softmaxPlan {
 	s := n.Input(0).Shape()
 	axis := n.Attr().(tensor.SoftmaxAttr).Axis
 	if axis < 0 {
 		axis += len(s)
 	}
-	if axis < 0 || axis >= len(s) || s[axis:].Size() != s[axis] || s[axis] == 0 {
-		return 0, 0, false
+	if axis < 0 || axis >= len(s) || s[axis] == 0 {
+		return softmaxPlan{}
 	}
-	return s.Size() / s[axis], s[axis], true
+	p := softmaxPlan{outer: s[:axis].Size(), n: s[axis], inner: s[axis+1:].Size(), feasible: true}
+	for i := range p.odims {
+		p.odims[i] = 1
+	}
+	if len(n.Inputs()) == 1 {
+		return p
+	}
+	p.masked = true
+	st := axisStrides(s, n.Input(1).Shape())
+	p.mstep = st[axis]
+	// The inner axes must collapse to one stride: x is dense there, so the mask must be
+	// dense (or broadcast) over them as one block.
+	var innerDims, innerSt []int
+	for j := axis + 1; j < len(s); j++ {
+		if s[j] != 1 {
+			innerDims, innerSt = append(innerDims, s[j]), append(innerSt, st[j])
+		}
+	}
+	for j := 0; j+1 < len(innerDims); j++ {
+		if innerSt[j] != innerSt[j+1]*innerDims[j+1] {
+			p.feasible = false
+		}
+	}
+	if len(innerSt) > 0 {
+		p.minner = innerSt[len(innerSt)-1]
+	}
+	var dims, strides []int
+	for j := 0; j < axis; j++ {
+		if s[j] == 1 {
+			continue
+		}
+		if k := len(dims) - 1; k >= 0 && strides[k] == st[j]*s[j] {
+			dims[k] *= s[j]
+			strides[k] = st[j]
+			continue
+		}
+		dims, strides = append(dims, s[j]), append(strides, st[j])
+	}
+	if len(dims) > 4 {
+		p.feasible = false
+		return p
+	}
+	for i := range dims {
+		j := 4 - len(dims) + i
+		p.odims[j], p.ostr[j] = uint32(dims[i]), uint32(strides[i])
+	}
+	return p
 }
 
 func recordSoftmax(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	rows, length, _ := rowsAlong(n)
+	p := planSoftmax(n)
 	scale := n.Attr().(tensor.SoftmaxAttr).Scale
 	if scale == 0 {
 		scale = 1
 	}
-	k, err := r.d.Kernel("softmax", 2, groupSize, b32(n.Op() == tensor.OpLogSoftmax))
+	mask := in[0]
+	if p.masked {
+		mask = in[1]
+	}
+	k, err := r.d.Kernel("softmax", 3, groupSize, b32(n.Op() == tensor.OpLogSoftmax), b32(p.masked))
 	if err != nil {
 		return err
 	}
-	push := words([]uint32{uint32(rows), uint32(length), f32Off(in[0]), f32Off(out), math.Float32bits(scale)})
-	return r.Dispatch(k, rowGrid(rows), push, n.Op().String(), In(in[0]), Out(out))
+	w := []uint32{uint32(p.outer * p.inner), uint32(p.n), uint32(p.inner), f32Off(in[0]), f32Off(out), f32Off(mask),
+		math.Float32bits(scale), uint32(p.mstep), uint32(p.minner)}
+	w = append(w, p.odims[:]...)
+	w = append(w, p.ostr[:]...)
+	return r.Dispatch(k, rowGrid(p.outer*p.inner), words(w), n.Op().String(), In(in[0]), In(mask), Out(out))
 }
 
 // normRows views a normalisation as rows over its trailing axes.
