@@ -33,14 +33,7 @@ func rewriteGo(n ast.Node, cell int) {
 			lit.Body.List = append([]ast.Stmt{guard}, lit.Body.List...)
 			return true
 		}
-		call := g.Call
-		g.Call = &ast.CallExpr{
-			Fun: &ast.FuncLit{
-				Type: &ast.FuncType{Func: g.Go, Params: &ast.FieldList{}},
-				Body: &ast.BlockStmt{Lbrace: g.Go, List: []ast.Stmt{guard, &ast.ExprStmt{X: call}}, Rbrace: g.Go},
-			},
-			Lparen: g.Go, Rparen: g.Go,
-		}
+		g.Call = callLit(g.Go, g.Call.End(), guard, &ast.ExprStmt{X: g.Call})
 		return true
 	})
 }
@@ -256,14 +249,18 @@ func wrapCompound(body *ast.BlockStmt) {
 		switch s.(type) {
 		case *ast.ForStmt, *ast.RangeStmt, *ast.IfStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt,
 			*ast.SelectStmt, *ast.BlockStmt, *ast.LabeledStmt:
-			p := s.Pos()
-			body.List[k] = &ast.ExprStmt{X: &ast.CallExpr{
-				Fun: &ast.FuncLit{
-					Type: &ast.FuncType{Func: p, Params: &ast.FieldList{Opening: p, Closing: p}},
-					Body: &ast.BlockStmt{Lbrace: p, List: []ast.Stmt{s}, Rbrace: s.End()},
-				},
-				Lparen: s.End(), Rparen: s.End(),
-			}}
+			body.List[k] = &ast.ExprStmt{X: callLit(s.Pos(), s.End(), s)}
 		}
+	}
+}
+
+// callLit returns `func() { stmts }()`, positioned from pos to end.
+func callLit(pos, end token.Pos, stmts ...ast.Stmt) *ast.CallExpr {
+	return &ast.CallExpr{
+		Fun: &ast.FuncLit{
+			Type: &ast.FuncType{Func: pos, Params: &ast.FieldList{Opening: pos, Closing: pos}},
+			Body: &ast.BlockStmt{Lbrace: pos, List: stmts, Rbrace: end},
+		},
+		Lparen: end, Rparen: end,
 	}
 }

@@ -90,15 +90,8 @@ func (i *Interp) explainDefinitionLoop(err error, body []ast.Stmt, decls []ast.D
 	}
 	for _, e := range exprs {
 		p := e.Pos()
-		probe := &ast.BlockStmt{Lbrace: p, Rbrace: p, List: []ast.Stmt{&ast.ExprStmt{X: &ast.CallExpr{
-			Fun: &ast.FuncLit{
-				Type: &ast.FuncType{Func: p, Params: &ast.FieldList{Opening: p, Closing: p}},
-				Body: &ast.BlockStmt{Lbrace: p, Rbrace: p, List: []ast.Stmt{&ast.AssignStmt{
-					Lhs: []ast.Expr{&ast.Ident{NamePos: p, Name: "_"}}, TokPos: p, Tok: token.ASSIGN, Rhs: []ast.Expr{e},
-				}}},
-			},
-			Lparen: p, Rparen: p,
-		}}}}
+		blank := &ast.AssignStmt{Lhs: []ast.Expr{&ast.Ident{NamePos: p, Name: "_"}}, TokPos: p, Tok: token.ASSIGN, Rhs: []ast.Expr{e}}
+		probe := &ast.BlockStmt{Lbrace: p, Rbrace: e.End(), List: []ast.Stmt{&ast.ExprStmt{X: callLit(p, e.End(), blank)}}}
 		if _, perr := i.safeCompile(probe); perr != nil && !strings.Contains(perr.Error(), "definition loop") {
 			return perr
 		}
