@@ -29,7 +29,7 @@ type attnPlan struct {
 
 // attnSharedBytes is the shared memory attention.comp declares for a tile.
 func attnSharedBytes(bq, bkv, dmax uint32) uint32 {
-	return 4 * (bq*dmax + bkv*(dmax+1) + bkv*dmax + bq*bkv + 3*bq)
+	return 4 * (2*bq*dmax + bkv*(dmax+1) + bkv*dmax + bq*bkv + 3*bq)
 }
 
 // attentionPlan picks tiles that fit the device's shared memory for the feature sizes
@@ -49,7 +49,7 @@ func attentionPlan(d *Device, n *tensor.Node) (attnPlan, bool) {
 		dmax *= 2
 	}
 	p := attnPlan{dmax: dmax, batch: batch}
-	for _, t := range [][2]uint32{{16, 32}, {16, 16}, {8, 16}, {8, 8}} {
+	for _, t := range [][2]uint32{{16, 32}, {16, 16}, {8, 16}, {8, 8}, {4, 8}} {
 		if attnSharedBytes(t[0], t[1], dmax) <= d.Info.SharedMemory {
 			p.bq, p.bkv = t[0], t[1]
 			break

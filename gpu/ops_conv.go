@@ -33,7 +33,7 @@ const (
 // H = KH = OH = 1.
 type convPush struct {
 	n, c, h, w, o, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw, g uint32
-	offA, offB, offC                                        uint32
+	offA, offB, offC                                         uint32
 }
 
 func (p convPush) bytes() []byte {

@@ -8,7 +8,6 @@
 // (sizes l0..l2, strides s0..s2) that decompose the batch index. A query whose keys are
 // all hidden gets 0/0 = NaN, as the additive -Inf composition does. D and Dv are at most
 // DMAX.
-#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BQ = 16;
@@ -34,13 +33,17 @@ layout(push_constant) uniform Push {
 
 const uint NT = gl_WorkGroupSize.x;
 const uint KS = DMAX + 1; // padded key rows: threads reading consecutive keys hit different banks
-const uint PER = (BQ * DMAX + NT - 1) / NT;
 const float NEG_INF = -1.0 / 0.0;
 
 shared float qs[BQ * DMAX];
 shared float ks[BKV * KS];
 shared float vs[BKV * DMAX];
 shared float ss[BQ * BKV];
+// Output accumulators live in shared memory rather than registers: each thread updates
+// the same elements every tile, and a register array would need unrolled loops that
+// make the shader slow to compile (over a minute on lavapipe) for little gain, since
+// each element's update is a BKV-long dot product.
+shared float os[BQ * DMAX];
 shared float rowM[BQ];
 shared float rowL[BQ];
 shared float rowA[BQ];
@@ -62,12 +65,11 @@ void main() {
 		uint i = e / DMAX, t = e % DMAX;
 		qs[e] = (q0 + i < p.tq && t < p.d) ? q[qb + (q0 + i) * p.d + t] : 0.0;
 	}
+	for (uint e = tid; e < BQ * DMAX; e += NT) os[e] = 0.0;
 	if (tid < BQ) {
 		rowM[tid] = NEG_INF;
 		rowL[tid] = 0.0;
 	}
-	float acc[PER];
-	[[unroll]] for (uint r = 0; r < PER; r++) acc[r] = 0.0;
 
 	const uint kEnd = CAUSAL ? min(p.tk, q0 + BQ) : p.tk;
 	for (uint k0 = 0; k0 < kEnd; k0 += BKV) {
@@ -108,19 +110,17 @@ void main() {
 			rowM[tid] = mx;
 		}
 		barrier();
-		[[unroll]] for (uint r = 0; r < PER; r++) {
-			uint e = tid + r * NT;
+		for (uint e = tid; e < BQ * DMAX; e += NT) {
 			uint i = e / DMAX, t = e % DMAX;
-			if (i >= BQ) continue;
-			float a = acc[r] * rowA[i];
+			if (t >= p.dv) continue;
+			float a = os[e] * rowA[i];
 			for (uint j = 0; j < BKV; j++) a = fma(ss[i * BKV + j], vs[j * DMAX + t], a);
-			acc[r] = a;
+			os[e] = a;
 		}
 	}
 	barrier();
-	[[unroll]] for (uint r = 0; r < PER; r++) {
-		uint e = tid + r * NT;
+	for (uint e = tid; e < BQ * DMAX; e += NT) {
 		uint i = e / DMAX, t = e % DMAX;
-		if (i < BQ && q0 + i < p.tq && t < p.dv) o[p.offO + bt * p.tq * p.dv + (q0 + i) * p.dv + t] = acc[r] / rowL[i];
+		if (q0 + i < p.tq && t < p.dv) o[p.offO + bt * p.tq * p.dv + (q0 + i) * p.dv + t] = os[e] / rowL[i];
 	}
 }
