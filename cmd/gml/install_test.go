@@ -37,6 +37,28 @@ func TestJupyterDataDir(t *testing.T) {
 	}
 }
 
+func TestJupyterDataDirSysPrefix(t *testing.T) {
+	env := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(env, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(env, "bin", "jupyter"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Join(env, "bin"))
+	got, err := jupyterDataDir(true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(env, "share", "jupyter"); got != want {
+		t.Errorf("--sys-prefix: got %q, want %q", got, want)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := jupyterDataDir(true, ""); err == nil {
+		t.Error("--sys-prefix without jupyter on PATH succeeded")
+	}
+}
+
 func TestInstallAndUninstall(t *testing.T) {
 	data := t.TempDir()
 	t.Setenv("JUPYTER_DATA_DIR", data)
