@@ -110,35 +110,39 @@ func validColumns(iw0, stride, inW, ow int) (qlo, qhi int) {
 	return qlo, qhi
 }
 
-// packTaps packs the transposed column matrix (rows are positions, columns taps): per
-// strip it resolves its taps once, then each entry costs two range checks and a load.
+// packTaps packs the transposed column matrix (rows are positions, columns taps). The
+// strip is zeroed, then filled one tap (strip column) at a time: walking the positions in
+// runs of one output row, a tap reads one input row at evenly spaced columns.
 func (f fieldPanel) packTaps(dst []float32, p0, kb, j0, nb int) {
 	const w = gemm.PackWidth
-	var tapH, tapW, tapOff [w]int
 	p := f.p
 	rs := p.KernelH * p.KernelW
 	for s0 := 0; s0 < nb; s0 += w {
 		cols := min(w, nb-s0)
+		d := dst[s0*kb:][:kb*w]
+		clear(d)
 		for t := 0; t < cols; t++ {
 			i := j0 + s0 + t
 			c, r, s := i/rs, i%rs/p.KernelW, i%p.KernelW
-			tapH[t], tapW[t] = r*p.DilationH, s*p.DilationW
-			tapOff[t] = c*p.InH*p.InW + tapH[t]*p.InW + tapW[t]
-		}
-		d := dst[s0*kb:][:kb*w]
-		for pp := 0; pp < kb; pp++ {
-			o, q := (p0+pp)/f.ow, (p0+pp)%f.ow
-			ih, iw := o*p.StrideH-p.PadTop, q*p.StrideW-p.PadLeft
-			off := ih*p.InW + iw
-			dp := d[pp*w:][:w]
-			for t := 0; t < cols; t++ {
-				if uint(ih+tapH[t]) < uint(p.InH) && uint(iw+tapW[t]) < uint(p.InW) {
-					dp[t] = f.x[tapOff[t]+off]
-				} else {
-					dp[t] = 0
+			xc := f.x[c*p.InH*p.InW:][:p.InH*p.InW]
+			iw0 := s*p.DilationW - p.PadLeft
+			qlo, qhi := validColumns(iw0, p.StrideW, p.InW, f.ow)
+			o, q := p0/f.ow, p0%f.ow
+			for pp := 0; pp < kb; o, q = o+1, 0 {
+				n := min(kb-pp, f.ow-q)
+				ih := o*p.StrideH - p.PadTop + r*p.DilationH
+				if uint(ih) < uint(p.InH) {
+					lo := min(max(qlo-q, 0), n)
+					hi := min(max(qhi-q, lo), n)
+					src := xc[ih*p.InW:][:p.InW]
+					at := iw0 + (q+lo)*p.StrideW
+					for k := lo; k < hi; k++ {
+						d[(pp+k)*w+t] = src[at]
+						at += p.StrideW
+					}
 				}
+				pp += n
 			}
-			clear(dp[cols:])
 		}
 	}
 }
