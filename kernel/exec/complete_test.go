@@ -129,7 +129,7 @@ func TestFormatValue(t *testing.T) {
 		{[]string{strings.Repeat("a", 60), strings.Repeat("b", 60)}, "[]string{\n    \"" + strings.Repeat("a", 60) + "\",\n    \"" + strings.Repeat("b", 60) + "\",\n}"},
 	}
 	for _, c := range cases {
-		if got := formatValue(c.v); got != c.want {
+		if got := formatValue(c.v, nil); got != c.want {
 			t.Errorf("formatValue(%#v) = %q, want %q", c.v, got, c.want)
 		}
 	}

@@ -69,6 +69,10 @@ type Interp struct {
 	late    []*Error          // goroutine panics that came after their cell ended
 	results []any             // values handed over by _gmlcell.Result
 	hasRes  bool
+	// typeNames names the struct types cells define (reflection sees them unnamed);
+	// newTypes lists those declared by the chunk being compiled, named once it ran.
+	typeNames map[reflect.Type]string
+	newTypes  []string
 
 	paths          []string // import paths of the loaded symbol tables
 	importableOnce sync.Once
@@ -90,9 +94,10 @@ func New(opts ...Option) (*Interp, error) {
 		o(&cfg)
 	}
 	i := &Interp{
-		frames:  &frameLog{out: os.Stderr},
-		imports: map[string]string{},
-		decls:   map[string]string{},
+		frames:    &frameLog{out: os.Stderr},
+		imports:   map[string]string{},
+		decls:     map[string]string{},
+		typeNames: map[reflect.Type]string{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -140,8 +145,15 @@ func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 		i.mu.Unlock()
 	})
 	goPanic := reflect.ValueOf(i.goPanic)
+	typeName := reflect.ValueOf(func(name string, nilPtr any) {
+		if t := reflect.TypeOf(nilPtr); t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+			i.mu.Lock()
+			i.typeNames[t.Elem()] = name
+			i.mu.Unlock()
+		}
+	})
 	return map[string]map[string]reflect.Value{
-		cellPkgPath + "/cell": {"Result": result, "GoPanic": goPanic},
+		cellPkgPath + "/cell": {"Result": result, "GoPanic": goPanic, "TypeName": typeName},
 		".": {"MapTypes": reflect.ValueOf(map[reflect.Value][]reflect.Type{
 			result: {
 				reflect.TypeOf((*display.Renderer)(nil)).Elem(),
@@ -212,7 +224,7 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	i.results, i.hasRes = nil, false
 	i.mu.Unlock()
 	if res.Err == nil && hasRes {
-		res.Data, res.Metadata = bundle(vals), map[string]any{}
+		res.Data, res.Metadata = bundle(vals, i.names()), map[string]any{}
 	}
 	restore()
 	cancel()
@@ -248,8 +260,25 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Resul
 			}
 			return Result{Err: runError(err, i.frames.take())}
 		}
+		i.nameTypes()
 	}
 	return Result{}
+}
+
+// nameTypes learns the reflect types of the struct types the last chunk declared, by
+// running `_gmlcell.TypeName("T", (*T)(nil))` for each, so values print as T{...}.
+// A type the probe cannot reach (a generic one, say) keeps printing as struct{...}.
+func (i *Interp) nameTypes() {
+	i.mu.Lock()
+	names := i.newTypes
+	i.newTypes = nil
+	i.mu.Unlock()
+	for _, n := range names {
+		src := fmt.Sprintf("%s.TypeName(%q, (*%s)(nil))", cellPkg, n, n)
+		if prog, err := i.yi.Compile(src); err == nil {
+			i.yi.Execute(prog)
+		}
+	}
 }
 
 // compile parses and rewrites a chunk and compiles it. The last expression statement
@@ -372,6 +401,9 @@ func (i *Interp) record(f *ast.File) {
 			for _, s := range d.Specs {
 				if ts, ok := s.(*ast.TypeSpec); ok {
 					i.decls[ts.Name.Name] = "type"
+					if _, isStruct := ts.Type.(*ast.StructType); isStruct && ts.TypeParams == nil {
+						i.newTypes = append(i.newTypes, ts.Name.Name)
+					}
 				}
 			}
 		}
@@ -380,28 +412,39 @@ func (i *Interp) record(f *ast.File) {
 
 // bundle returns the MIME bundle of a cell's values: the value's own bundle when it is a
 // display.Renderer, text/plain otherwise; several values show as a tuple.
-func bundle(vals []any) (b map[string]any) {
+func bundle(vals []any, names map[reflect.Type]string) (b map[string]any) {
 	if len(vals) == 1 {
 		if r, ok := vals[0].(display.Renderer); ok && r != nil {
 			defer func() {
 				if p := recover(); p != nil {
-					b = map[string]any{"text/plain": fmt.Sprintf("%s (MIMEBundle panicked: %v)", formatValue(vals[0]), p)}
+					b = map[string]any{"text/plain": fmt.Sprintf("%s (MIMEBundle panicked: %v)", formatValue(vals[0], names), p)}
 				}
 			}()
 			if rb := r.MIMEBundle(); rb != nil {
 				if _, ok := rb["text/plain"]; !ok {
-					rb["text/plain"] = formatValue(vals[0])
+					rb["text/plain"] = formatValue(vals[0], names)
 				}
 				return rb
 			}
 		}
-		return map[string]any{"text/plain": formatValue(vals[0])}
+		return map[string]any{"text/plain": formatValue(vals[0], names)}
 	}
 	parts := make([]string, len(vals))
 	for k, v := range vals {
-		parts[k] = formatValue(v)
+		parts[k] = formatValue(v, names)
 	}
 	return map[string]any{"text/plain": "(" + strings.Join(parts, ", ") + ")"}
+}
+
+// names returns a copy of the names of cell-defined struct types.
+func (i *Interp) names() map[reflect.Type]string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	m := make(map[reflect.Type]string, len(i.typeNames))
+	for t, n := range i.typeNames {
+		m[t] = n
+	}
+	return m
 }
 
 // lockedPublisher serialises calls to the cell's publisher and sends captured output

@@ -17,16 +17,22 @@ const (
 
 // formatValue returns the text/plain form of a cell's value: fmt's %v for values with a
 // String or Error method, Go-literal-like text for composites (type, field names,
-// quoted strings, sorted map keys), long composites broken over indented lines, and
-// long slices and maps cut after maxElems elements.
-func formatValue(v any) string {
+// quoted strings, sorted map keys), long composites broken over lines, and long slices
+// and maps cut after maxElems elements. names gives the names of cell-defined struct
+// types, which reflection sees as unnamed; it may be nil.
+func formatValue(v any, names map[reflect.Type]string) string {
 	if v == nil {
 		return "<nil>"
 	}
-	return format(reflect.ValueOf(v), 0, true)
+	return formatter{names}.format(reflect.ValueOf(v), 0, true)
 }
 
-func format(v reflect.Value, depth int, top bool) string {
+// formatter carries the names of cell-defined types through a formatting.
+type formatter struct {
+	names map[reflect.Type]string
+}
+
+func (f formatter) format(v reflect.Value, depth int, top bool) string {
 	if !v.IsValid() {
 		return "<nil>"
 	}
@@ -51,13 +57,13 @@ func format(v reflect.Value, depth int, top bool) string {
 	case reflect.String:
 		return strconv.Quote(v.String())
 	case reflect.Interface:
-		return format(v.Elem(), depth, top)
+		return f.format(v.Elem(), depth, top)
 	case reflect.Pointer:
 		if v.IsNil() {
 			return "<nil>"
 		}
 		if e := v.Elem(); e.Kind() == reflect.Struct || e.Kind() == reflect.Slice || e.Kind() == reflect.Array || e.Kind() == reflect.Map {
-			return "&" + format(e, depth, false)
+			return "&" + f.format(e, depth, false)
 		}
 		return fmt.Sprintf("(%s)(%#x)", v.Type(), v.Pointer())
 	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
@@ -72,10 +78,10 @@ func format(v reflect.Value, depth int, top bool) string {
 		var elems []string
 		if depth < maxDepth {
 			for i := 0; i < v.Len() && i < maxElems; i++ {
-				elems = append(elems, format(v.Index(i), depth+1, false))
+				elems = append(elems, f.format(v.Index(i), depth+1, false))
 			}
 		}
-		return composite(v.Type().String(), elems, v.Len())
+		return composite(f.typeName(v.Type()), elems, v.Len())
 	case reflect.Map:
 		if v.IsNil() {
 			return v.Type().String() + "(nil)"
@@ -88,29 +94,44 @@ func format(v reflect.Value, depth int, top bool) string {
 				if i == maxElems {
 					break
 				}
-				elems = append(elems, format(k, depth+1, false)+": "+format(v.MapIndex(k), depth+1, false))
+				elems = append(elems, f.format(k, depth+1, false)+": "+f.format(v.MapIndex(k), depth+1, false))
 			}
 		}
-		return composite(v.Type().String(), elems, v.Len())
+		return composite(f.typeName(v.Type()), elems, v.Len())
 	case reflect.Struct:
 		var elems []string
 		if depth < maxDepth {
 			t := v.Type()
 			for i := 0; i < v.NumField(); i++ {
-				elems = append(elems, t.Field(i).Name+": "+format(v.Field(i), depth+1, false))
+				elems = append(elems, t.Field(i).Name+": "+f.format(v.Field(i), depth+1, false))
 			}
 		}
-		return composite(typeName(v.Type()), elems, v.NumField())
+		return composite(f.typeName(v.Type()), elems, v.NumField())
 	default:
 		return fmt.Sprint(v)
 	}
 }
 
-// typeName names a type, calling an unnamed struct (as cell-defined types appear to
-// reflection) just "struct".
-func typeName(t reflect.Type) string {
-	if t.Name() == "" && t.Kind() == reflect.Struct {
+// typeName names a type: a cell-defined struct type by its name in the cell (also
+// inside slice, array, pointer and map types), another unnamed struct type "struct".
+func (f formatter) typeName(t reflect.Type) string {
+	if n, ok := f.names[t]; ok {
+		return n
+	}
+	if t.Name() != "" {
+		return t.String()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
 		return "struct"
+	case reflect.Slice:
+		return "[]" + f.typeName(t.Elem())
+	case reflect.Array:
+		return fmt.Sprintf("[%d]%s", t.Len(), f.typeName(t.Elem()))
+	case reflect.Pointer:
+		return "*" + f.typeName(t.Elem())
+	case reflect.Map:
+		return "map[" + f.typeName(t.Key()) + "]" + f.typeName(t.Elem())
 	}
 	return t.String()
 }

@@ -51,7 +51,7 @@ func (i *Interp) describe(chain string) (string, bool) {
 		return docOr(path, name, fallback)
 	}
 	if v, ok := i.lookup(chain); ok {
-		return describeValue(chain, v), true
+		return describeValue(chain, v, i.names()), true
 	}
 	if kind != "" && len(parts) == 1 && i.run.TryLock() {
 		// A function or type defined in a cell: evaluating its name runs no code.
@@ -91,7 +91,7 @@ func typeOf(v reflect.Value) string {
 }
 
 // describeValue shows a variable's type, the doc of its type when embedded, and value.
-func describeValue(name string, v reflect.Value) string {
+func describeValue(name string, v reflect.Value, names map[reflect.Type]string) string {
 	t := v.Type()
 	if v.Kind() == reflect.Interface && !v.IsNil() {
 		t = v.Elem().Type()
@@ -100,7 +100,7 @@ func describeValue(name string, v reflect.Value) string {
 	if v.CanInterface() {
 		val = v.Interface()
 	}
-	s := fmt.Sprintf("%s: %s\n\n%s", name, t, formatValue(val))
+	s := fmt.Sprintf("%s: %s\n\n%s", name, t, formatValue(val, names))
 	nt := t
 	if nt.Kind() == reflect.Pointer {
 		nt = nt.Elem()
