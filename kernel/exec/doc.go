@@ -40,7 +40,9 @@
 // own bundle; yaegi's interface mapping lets cell-defined types qualify too. Other values
 // show as text (format.go): String/Error methods when present, else Go-literal-like text
 // with quoted strings, sorted map keys, long composites broken over lines and cut after
-// 20 elements. yaegi gives cell-defined struct types no names, so they print as struct.
+// 20 elements. Reflection sees cell-defined struct types as unnamed; after a chunk that
+// declares one runs, a probe (_gmlcell.TypeName) records its reflect type so values
+// print as T{...}.
 //
 // Output: for the duration of a cell, fd 1 and 2 are pipes (dup3), drained by goroutines
 // and sent to the publisher every 50 ms, before any display, clear or input request, and
