@@ -160,6 +160,9 @@ func scanView(n *tensor.Node) (outer, r, inner int, ok bool) {
 		axis = at.Axis
 	case tensor.TopKAttr:
 		axis = at.Axis
+		if len(s) == 0 || at.K > s[axis] {
+			return 0, 0, 0, false
+		}
 	case tensor.ReduceAttr:
 		outer, r, inner, ok = reduceView(n)
 		return outer, r, inner, ok && r > 0 && r > at.Correction
@@ -189,17 +192,18 @@ func recordScan(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	case tensor.ReduceAttr:
 		mode, divisor = scanVar, float32(red-at.Correction)
 	}
-	threads := outer * inner
-	if mode == scanTopK {
-		threads *= red
-	}
-	if threads == 0 || red == 0 {
+	lines := outer * inner
+	if lines == 0 || red == 0 {
 		return nil
+	}
+	groups := rowGrid(lines) // one workgroup per line
+	if mode == scanCumSum {
+		groups = gridFor(lines) // one invocation per line
 	}
 	kern, err := r.d.Kernel("scan", 2, groupSize, mode, uint32(n.Input(0).DType()), b32(exclusive), b32(reverse), b32(largest))
 	if err != nil {
 		return err
 	}
 	w := []uint32{uint32(outer), uint32(red), uint32(inner), f32Off(in[0]), f32Off(out), k, math.Float32bits(divisor)}
-	return r.Dispatch(kern, gridFor(threads), words(w), n.Op().String(), In(in[0]), Out(out))
+	return r.Dispatch(kern, groups, words(w), n.Op().String(), In(in[0]), Out(out))
 }

@@ -129,6 +129,8 @@ func TestScanOps(t *testing.T) {
 		{"argmin_first", []int{11, 4}, func(x *tensor.Node) *tensor.Node { return tensor.ArgMin(x, 0, false) }},
 		{"topk_largest", []int{5, 37}, func(x *tensor.Node) *tensor.Node { _, i := tensor.TopK(x, 6, 1, true); return i }},
 		{"topk_smallest_mid", []int{2, 13, 3}, func(x *tensor.Node) *tensor.Node { _, i := tensor.TopK(x, 13, 1, false); return i }},
+		{"topk_long", []int{3, 5001}, func(x *tensor.Node) *tensor.Node { _, i := tensor.TopK(x, 7, 1, true); return i }},
+		{"argmin_long", []int{2, 70001}, func(x *tensor.Node) *tensor.Node { return tensor.ArgMin(x, 1, false) }},
 	}
 	for _, dt := range []tensor.DType{tensor.F32, tensor.I32, tensor.I64} {
 		for _, c := range index {
@@ -157,6 +159,7 @@ func TestScanOps(t *testing.T) {
 		{"var_rows", []int{6, 257}, func(x *tensor.Node) *tensor.Node { return tensor.Variance(x, []int{1}, false, 1) }},
 		{"var_mid", []int{3, 4, 5, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Variance(x, []int{1, 2}, true, 0) }},
 		{"var_all", []int{33, 31}, func(x *tensor.Node) *tensor.Node { return tensor.Variance(x, nil, false, 0) }},
+		{"var_long", []int{301, 997}, func(x *tensor.Node) *tensor.Node { return tensor.Variance(x, nil, false, 1) }},
 	}
 	for _, c := range sums {
 		g := tensor.NewGraph()

@@ -1,11 +1,16 @@
 #version 450
 // Reductions along axes that yield indices or need more than one pass. The input is
-// viewed as (outer, r, inner). MODE 0 ArgMax, 1 ArgMin (I64 out, first index on ties, a
-// NaN counts as the extreme and the first wins), 2 CumSum (F32; EXCLUSIVE, REVERSE),
-// 3 TopK (I64 indices of the K first in a stable sort, NaN largest), 4 Var (F32, two
-// passes: mean, then squared deviations, divided by r - correction). Sums use
-// compensated (Kahan) summation, declared precise, to stay close to the CPU's float64
-// accumulators. Values of ArgMax, ArgMin and TopK have dtype TIN; the others are F32.
+// viewed as (outer, r, inner); a "line" is one (outer, inner) position's r elements.
+// MODE 0 ArgMax, 1 ArgMin, 3 TopK: one workgroup per line selects, in K rounds, the
+// first element of a stable order that comes after the previous round's pick (ArgMax
+// and ArgMin are K = 1): values descending (LARGEST) or ascending, ties by lower index,
+// NaN largest; for ArgMax and ArgMin a NaN comes first, as in the CPU backend. Each
+// round is a strided scan plus a shared-memory tree, so a line costs K*r/WG steps.
+// Values have dtype TIN; indices are written as I64.
+// MODE 4 Var: one workgroup per line, two passes (mean, then squared deviations) with
+// compensated per-thread sums, divided by r - correction (push divisor).
+// MODE 2 CumSum (EXCLUSIVE, REVERSE): one invocation per line walks it with a
+// compensated running sum, close to the CPU's float64 accumulator.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint MODE = 0;
 layout(constant_id = 2) const uint TIN = 0;
@@ -24,6 +29,11 @@ layout(push_constant) uniform Push {
 } p;
 
 #include "cast_common.glsl"
+
+const uint NONE = 0xffffffffu;
+
+shared uint pick[gl_WorkGroupSize.x];
+shared float part[gl_WorkGroupSize.x];
 
 uvec2 load(uint i) {
 	uint sz = dtypeSize(TIN);
@@ -47,50 +57,51 @@ bool greater(uvec2 x, uvec2 y) {
 	return s.y != t.y ? int(s.y) > int(t.y) : s.x > t.x;
 }
 
-float f(uint i) { return uintBitsToFloat(a[p.offA + i]); }
+// before reports whether element (x, i) precedes (y, j) in the selection order.
+bool before(uvec2 x, uint i, uvec2 y, uint j) {
+	if (MODE != 3u && isNaN(x) != isNaN(y)) return isNaN(x);
+	bool up = MODE == 0u || (MODE == 3u && LARGEST);
+	bool first = up ? greater(x, y) : greater(y, x);
+	bool second = up ? greater(y, x) : greater(x, y);
+	return first || (!second && i < j);
+}
 
 void storeI64(uint at, uint v) {
 	o[p.offO + 2u * at] = v;
 	o[p.offO + 2u * at + 1u] = 0u;
 }
 
+float f(uint i) { return uintBitsToFloat(a[p.offA + i]); }
+
+// lineSum adds the line's values (centred on mean when squares) over the workgroup.
+float lineSum(uint base, bool squares, float mean) {
+	uint t = gl_LocalInvocationID.x;
+	precise float s = 0.0, comp = 0.0;
+	for (uint i = t; i < p.r; i += gl_WorkGroupSize.x) {
+		float v = f(base + i * p.inner);
+		if (squares) v = (v - mean) * (v - mean);
+		precise float y = v - comp;
+		precise float nt = s + y;
+		comp = (nt - s) - y;
+		s = nt;
+	}
+	part[t] = s;
+	barrier();
+	for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
+		if (t < h) part[t] += part[t + h];
+		barrier();
+	}
+	float total = part[0];
+	barrier();
+	return total;
+}
+
 void main() {
-	uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 	uint lines = p.outer * p.inner;
-	uint total = MODE == 3u ? lines * p.r : lines;
-	for (uint t = gl_GlobalInvocationID.x; t < total; t += stride) {
-		if (MODE == 3u) {
-			uint q = t % p.inner, rest = t / p.inner;
-			uint i = rest % p.r, ou = rest / p.r;
-			uint base = ou * p.r * p.inner + q;
-			uvec2 xi = load(base + i * p.inner);
-			uint rank = 0u;
-			for (uint j = 0u; j < p.r && rank < p.k; j++) {
-				if (j == i) continue;
-				uvec2 xj = load(base + j * p.inner);
-				bool before = LARGEST ? (greater(xj, xi) || (j < i && !greater(xi, xj)))
-				                      : (greater(xi, xj) || (j < i && !greater(xj, xi)));
-				if (before) rank++;
-			}
-			if (rank < p.k) storeI64((ou * p.k + rank) * p.inner + q, i);
-			continue;
-		}
-		uint q = t % p.inner, ou = t / p.inner;
-		uint base = ou * p.r * p.inner + q;
-		if (MODE <= 1u) {
-			uvec2 best = load(base);
-			uint bi = 0u;
-			for (uint i = 1u; i < p.r && !isNaN(best); i++) {
-				uvec2 v = load(base + i * p.inner);
-				if (isNaN(v) || (MODE == 0u ? greater(v, best) : greater(best, v))) {
-					best = v;
-					bi = i;
-				}
-			}
-			storeI64(t, bi);
-			continue;
-		}
-		if (MODE == 2u) {
+	if (MODE == 2u) {
+		uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+		for (uint line = gl_GlobalInvocationID.x; line < lines; line += stride) {
+			uint base = (line / p.inner) * p.r * p.inner + line % p.inner;
 			precise float s = 0.0, comp = 0.0;
 			for (uint step = 0u; step < p.r; step++) {
 				uint at = base + (REVERSE ? p.r - 1u - step : step) * p.inner;
@@ -102,25 +113,46 @@ void main() {
 				s = nt;
 				if (!EXCLUSIVE) o[p.offO + at] = floatBitsToUint(s);
 			}
-			continue;
 		}
-		precise float s = 0.0, comp = 0.0;
-		for (uint i = 0u; i < p.r; i++) {
-			precise float y = f(base + i * p.inner) - comp;
-			precise float nt = s + y;
-			comp = (nt - s) - y;
-			s = nt;
+		return;
+	}
+	uint line = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+	if (line >= lines) return;
+	uint t = gl_LocalInvocationID.x;
+	uint q = line % p.inner, ou = line / p.inner;
+	uint base = ou * p.r * p.inner + q;
+	if (MODE == 4u) {
+		float mean = lineSum(base, false, 0.0) / float(p.r);
+		float ss = lineSum(base, true, mean);
+		if (t == 0u) o[p.offO + line] = floatBitsToUint(ss / p.divisor);
+		return;
+	}
+	uint rounds = MODE == 3u ? p.k : 1u;
+	uint prev = NONE;
+	uvec2 xprev = uvec2(0u);
+	for (uint round = 0u; round < rounds; round++) {
+		uint best = NONE;
+		uvec2 xbest = uvec2(0u);
+		for (uint i = t; i < p.r; i += gl_WorkGroupSize.x) {
+			uvec2 x = load(base + i * p.inner);
+			if (prev != NONE && !before(xprev, prev, x, i)) continue;
+			if (best == NONE || before(x, i, xbest, best)) {
+				best = i;
+				xbest = x;
+			}
 		}
-		float mean = s / float(p.r);
-		s = 0.0;
-		comp = 0.0;
-		for (uint i = 0u; i < p.r; i++) {
-			float dv = f(base + i * p.inner) - mean;
-			precise float y = dv * dv - comp;
-			precise float nt = s + y;
-			comp = (nt - s) - y;
-			s = nt;
+		pick[t] = best;
+		barrier();
+		for (uint h = gl_WorkGroupSize.x / 2u; h > 0u; h >>= 1) {
+			if (t < h) {
+				uint u = pick[t + h], w = pick[t];
+				if (u != NONE && (w == NONE || before(load(base + u * p.inner), u, load(base + w * p.inner), w))) pick[t] = u;
+			}
+			barrier();
 		}
-		o[p.offO + t] = floatBitsToUint(s / p.divisor);
+		prev = pick[0];
+		xprev = load(base + prev * p.inner);
+		if (t == 0u) storeI64(MODE == 3u ? (ou * p.k + round) * p.inner + q : line, prev);
+		barrier();
 	}
 }
