@@ -231,14 +231,25 @@ func TestShutdownRestart(t *testing.T) {
 
 func TestInputRequest(t *testing.T) {
 	p := startKernel(t, false)
-	var prompt string
+	var prompts []string
 	p.Client.OnInput = func(req wire.InputRequest) string {
-		prompt = req.Prompt
+		prompts = append(prompts, req.Prompt)
 		return "Gopher"
 	}
-	got := mustRun(t, p, "import \"fmt\"\nname, err := display.Input(\"name? \")\nif err != nil {\n\tpanic(err)\n}\nfmt.Println(\"hello\", name)")
-	if prompt != "name? " || !strings.Contains(got, "hello Gopher") {
-		t.Errorf("prompt %q, output %q", prompt, got)
+	tests := []struct{ name, code, want string }{
+		{"display.Input", "import \"fmt\"\nname, err := display.Input(\"name? \")\nif err != nil {\n\tpanic(err)\n}\nfmt.Println(\"hello\", name)", "hello Gopher"},
+		{"os.Stdin", "import (\n\t\"bufio\"\n\t\"fmt\"\n\t\"os\"\n)\nline, _ := bufio.NewReader(os.Stdin).ReadString('\\n')\nfmt.Printf(\"read %q\", line)", `read "Gopher\n"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			prompts = nil
+			if got := mustRun(t, p, tc.code); !strings.Contains(got, tc.want) || len(prompts) != 1 {
+				t.Errorf("output %q (want %q), prompts %q", got, tc.want, prompts)
+			}
+		})
+	}
+	if prompts[0] != "" {
+		t.Errorf("reading os.Stdin prompted %q, want no prompt", prompts[0])
 	}
 }
 
