@@ -205,9 +205,10 @@ func scatterAddFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 	return scatterAddTyped[int64](n, out, in)
 }
 
-// scatterAddTyped adds update block (p, j) to out[p, idx[j], :]. Different outer
-// indices p touch disjoint rows, so they run in parallel; the index order within one p
-// is sequential, so repeated indices accumulate without races.
+// scatterAddTyped adds update block (p, j) to out[p, idx[j], :]. Work is split over
+// outer indices p and over column ranges of the blocks: every unit owns a disjoint set of
+// output elements and visits the indices in order, so repeated indices accumulate
+// without races (an embedding gradient, with one outer index, still runs in parallel).
 func scatterAddTyped[T number](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	axis := n.Attr().(tensor.AxisAttr).Axis
 	x := n.Input(0).Shape()
@@ -215,29 +216,34 @@ func scatterAddTyped[T number](n *tensor.Node, out []byte, in [][]byte) (func() 
 	m := n.Input(1).Shape().Size()
 	d, upd := typed[T](out), typed[T](in[2])
 	idx := indexReader(n.Input(1).DType(), in[1])
+	// Column chunks of at least 64 elements, enough of them to occupy the workers.
+	chunks := max(1, min(parallel.Workers(), pre*m*block/elemGrain, block/64))
+	width := (block + chunks - 1) / max(chunks, 1)
 	var bad badIndex
 	body := func(lo, hi int) {
-		for p := lo; p < hi; p++ {
+		for u := lo; u < hi; u++ {
+			p, c := u/chunks, u%chunks
+			c0, c1 := c*width, min((c+1)*width, block)
 			for j := 0; j < m; j++ {
 				k, ok := resolveIndex(idx(j), dim)
 				if !ok {
 					bad.set(idx(j))
 					return
 				}
-				dst := d[(p*dim+k)*block : (p*dim+k+1)*block]
-				src := upd[(p*m+j)*block : (p*m+j+1)*block]
+				dst := d[(p*dim+k)*block+c0 : (p*dim+k)*block+c1]
+				src := upd[(p*m+j)*block+c0 : (p*m+j)*block+c1]
 				for i, v := range src {
 					dst[i] += v
 				}
 			}
 		}
 	}
-	grain := max(1, elemGrain/max(m*block, 1))
+	grain := max(1, elemGrain/max(m*width, 1))
 	return func() error {
 		if !sameMemory(out, in[0]) {
 			copy(out, in[0])
 		}
-		parallel.For(pre, grain, body)
+		parallel.For(pre*chunks, grain, body)
 		return bad.take(dim)
 	}, nil
 }

@@ -204,3 +204,23 @@ func TestTransposeTiles(t *testing.T) {
 		check(t, "permute f16 "+c.shape.String(), res[1], out, want, 1e-3)
 	}
 }
+
+// TestScatterAddLarge covers the column-split scatter_add of an embedding gradient.
+func TestScatterAddLarge(t *testing.T) {
+	e := newEnv(t)
+	const v, dim, m = 50, 300, 400
+	x, xv := e.f32(v, dim)
+	ids := make([]float64, m)
+	for i := range ids {
+		ids[i] = float64(e.rng.IntN(v))
+	}
+	idx := e.feed(tensor.I64, ids, m)
+	u, uv := e.f32(m, dim)
+	want := slices.Clone(xv)
+	for j, k := range ids {
+		for c := 0; c < dim; c++ {
+			want[int(k)*dim+c] += uv[j*dim+c]
+		}
+	}
+	check(t, "scatter_add large", e.run(tensor.ScatterAdd(x, idx, u, 0))[0], tensor.Shape{v, dim}, want, 1e-5)
+}
