@@ -266,7 +266,7 @@ func runMatMul(t *testing.T, d *Device, p MatMul, r *rand.Rand) (got, want []flo
 func TestMatMulF32(t *testing.T) {
 	d := openTest(t)
 	r := rand.New(rand.NewPCG(1, 2))
-	large := tileF32Large
+	large, huge := tileF32Large, tileF32Huge
 	cases := []MatMul{
 		{M: 1, N: 1, K: 1},
 		{M: 3, N: 5, K: 7},
@@ -283,6 +283,7 @@ func TestMatMulF32(t *testing.T) {
 		{M: 129, N: 257, K: 77, Tile: &large},
 		{M: 256, N: 128, K: 64, TransA: true, Tile: &large},
 		{M: 200, N: 131, K: 96, TransB: true, Tile: &large},
+		{M: 300, N: 260, K: 40, TransA: true, Tile: &huge},
 	}
 	for _, c := range cases {
 		if c.Batch == 0 {
@@ -306,12 +307,16 @@ func TestMatMulCoop(t *testing.T) {
 			t.Logf("%s: skipped on %s: %v", in, d.Info.Name, err)
 			continue
 		}
-		for _, c := range []MatMul{{M: 128, N: 128, K: 64}, {M: 77, N: 136, K: 40}, {M: 300, N: 264, K: 520, Batch: 2}, {M: 64, N: 64, K: 32, Beta: 1}} {
+		cases := []MatMul{{M: 128, N: 128, K: 64}, {M: 77, N: 136, K: 40}, {M: 300, N: 264, K: 520, Batch: 2}, {M: 64, N: 64, K: 32, Beta: 1}}
+		if in == F16 {
+			cases = append(cases, MatMul{M: 256, N: 128, K: 80, Batch: 2, Shader: "matmul_coop_direct_f16_16x8x16"})
+		}
+		for _, c := range cases {
 			c.Input = in
 			if c.Batch == 0 {
 				c.Batch = 1
 			}
-			t.Run(fmt.Sprintf("%s_M%d_N%d_K%d_b%d", in, c.M, c.N, c.K, c.Batch), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s_M%d_N%d_K%d_b%d%s", in, c.M, c.N, c.K, c.Batch, c.Shader), func(t *testing.T) {
 				got, want := runMatMul(t, d, c, r)
 				if e := relErr(got, want); e > 1e-3 {
 					t.Errorf("relative error %.3g > 1e-3", e)

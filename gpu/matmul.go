@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // DType is the element type of matrix-product inputs. Outputs are always f32.
@@ -146,9 +147,10 @@ func (p *MatMul) normalize() (mmPush, error) {
 }
 
 // f32 tile choices: big tiles for big products, smaller ones otherwise. Measured on the
-// H200 at n=4096: 128x64x16 with 8x4 per thread 32-35 TFLOP/s, 64x64x16 4x4 31; tiles
-// 8 wide along N (TN=8) ran at 2-9 TFLOP/s there, so they are avoided.
+// H200 at n=4096 (vec4 shared tiles): 128x128x16 with 8x4 per thread (512 threads) 37.6
+// TFLOP/s, 128x64x16 8x4 34.9, 64x128x16 8x4 34.0, 128x64x16 4x8 33.1.
 var (
+	tileF32Huge  = Tile{BM: 128, BN: 128, BK: 16, TM: 8, TN: 4}
 	tileF32Large = Tile{BM: 128, BN: 64, BK: 16, TM: 8, TN: 4}
 	tileF32Small = Tile{BM: 64, BN: 64, BK: 16, TM: 4, TN: 4}
 	// 128x128x32 with 64x32 per subgroup: 165 TFLOP/s on the H200 at n=4096 (128x256x16
@@ -184,8 +186,13 @@ func (r *Recorder) MatMul(p MatMul) error {
 			return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 		}
 		t := tileF32Small
-		if p.M >= 128 && p.N >= 128 && (p.M/128)*(p.N/128)*p.Batch >= 32 && d.Info.MaxInvocations >= 256 {
-			t = tileF32Large
+		if p.M >= 128 && p.N >= 128 && (p.M/128)*(p.N/128)*p.Batch >= 32 {
+			switch {
+			case d.Info.MaxInvocations >= 512:
+				t = tileF32Huge
+			case d.Info.MaxInvocations >= 256:
+				t = tileF32Large
+			}
 		}
 		if p.Tile != nil {
 			t = *p.Tile
@@ -219,6 +226,7 @@ func (r *Recorder) MatMul(p MatMul) error {
 		if p.Shader != "" {
 			shader = p.Shader
 		}
+		direct := strings.HasPrefix(shader, "matmul_coop_direct")
 		if p.TransA || p.TransB || p.K%8 != 0 || p.N%8 != 0 || push.lda%8 != 0 || push.ldb%8 != 0 || push.sA%8 != 0 || push.sB%8 != 0 || push.offA%8 != 0 || push.offB%8 != 0 {
 			return fmt.Errorf("%w: %s matmul needs untransposed operands with K, N and strides multiples of 8 (M=%d N=%d K=%d)", ErrUnsupported, p.Input, p.M, p.N, p.K)
 		}
@@ -228,6 +236,9 @@ func (r *Recorder) MatMul(p MatMul) error {
 		}
 		if err := t.checkCoop(d); err != nil {
 			return err
+		}
+		if direct && (p.Input != F16 || p.M%int(t.BM) != 0 || p.N%int(t.BN) != 0 || p.K%16 != 0 || p.Beta != 0) {
+			return fmt.Errorf("%w: %s needs f16, M and N multiples of the tile (%dx%d), K of 16 and no beta", ErrUnsupported, shader, t.BM, t.BN)
 		}
 		threads := (t.BM / t.WM) * (t.BN / t.WN) * 32
 		k, err := d.Kernel(shader, 3, threads, t.BM, t.BN, t.BK, t.WM, t.WN)
