@@ -6,20 +6,20 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// Index ops on shaders/src/index.comp: Gather, TakeAlong, Scatter, ScatterAdd and
-// OneHot. Scatters are computed per output element, each invocation looping over the
-// updates that can land on it, so they need no float atomics (not universal in Vulkan)
-// and add in the CPU's order: results are deterministic and equal to the CPU's.
+// Index ops: Gather, TakeAlong, Scatter and OneHot on shaders/src/index.comp, ScatterAdd
+// on index_add.comp. Scatters are computed per output element (Scatter) or output row
+// (ScatterAdd), each invocation looping over the updates that can land on it, so they
+// need no float atomics (not universal in Vulkan) and add in the CPU's order: results
+// are deterministic and equal to the CPU's.
 // The CPU backend fails a run on an index outside its axis; these shaders cannot report
 // it, so such an index reads as zero (Gather, TakeAlong) or is skipped (scatters).
 
 // Modes of index.comp.
 const (
-	indexGather uint32 = iota
-	indexTakeAlong
-	indexScatter
-	indexScatterAdd
-	indexOneHot
+	indexGather    uint32 = 0
+	indexTakeAlong uint32 = 1
+	indexScatter   uint32 = 2
+	indexOneHot    uint32 = 4
 )
 
 // numCodes are index.comp's codes for the types it adds.
@@ -38,7 +38,7 @@ func init() {
 		return isIndex(n.Input(1)) && n.Input(2).DType() == n.DType() && (numeric || !add) &&
 			len(n.Shape()) <= maxRank && wordSized(n)
 	}}
-	ops[tensor.OpScatterAdd] = opImpl{typed: true, record: recordIndex, supports: func(_ *Device, n *tensor.Node) bool {
+	ops[tensor.OpScatterAdd] = opImpl{typed: true, record: recordScatterAdd, supports: func(_ *Device, n *tensor.Node) bool {
 		_, numeric := numCodes[n.DType()]
 		return numeric && isIndex(n.Input(1)) && n.Input(2).DType() == n.DType() && wordSized(n)
 	}}
@@ -89,11 +89,6 @@ func recordIndex(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 		p.a, p.b = rightAligned(x), rightAligned(n.Input(1).Shape())
 		p.axis = uint32(maxRank - len(x) + at.Axis)
 		p.add, p.num = at.Reduce == tensor.ScatterReduceAdd, numCodes[n.DType()]
-	case tensor.OpScatterAdd:
-		axis := n.Attr().(tensor.AxisAttr).Axis
-		p.mode, p.x, p.idx, p.upd = indexScatterAdd, in[0], in[1], in[2]
-		p.m, p.inner, p.d = uint32(n.Input(1).Shape().Size()), uint32(x[axis+1:].Size()), uint32(x[axis])
-		p.num = numCodes[n.DType()]
 	case tensor.OpOneHot:
 		p.mode, p.x, p.idx, p.upd = indexOneHot, in[0], in[0], in[0]
 		p.d = uint32(n.Attr().(tensor.OneHotAttr).Depth)
@@ -117,4 +112,21 @@ func recordIndex(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 		return err
 	}
 	return r.Dispatch(k, gridFor(int(units)), words(w), n.Op().String(), In(p.x), In(p.idx), In(p.upd), Out(out))
+}
+
+// recordScatterAdd dispatches index_add.comp, one workgroup per output row.
+func recordScatterAdd(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	axis := n.Attr().(tensor.AxisAttr).Axis
+	x := n.Input(0).Shape()
+	rows, inner := x[:axis+1].Size(), x[axis+1:].Size()
+	if rows*inner == 0 {
+		return nil
+	}
+	k, err := r.d.Kernel("index_add", 4, groupSize, numCodes[n.DType()], b32(n.Input(1).DType() == tensor.I64))
+	if err != nil {
+		return err
+	}
+	w := []uint32{uint32(rows), uint32(n.Input(1).Shape().Size()), uint32(inner), uint32(x[axis]),
+		f32Off(in[0]), f32Off(in[1]), f32Off(in[2]), f32Off(out)}
+	return r.Dispatch(k, rowGrid(rows), words(w), "scatter_add", In(in[0]), In(in[1]), In(in[2]), Out(out))
 }

@@ -2,13 +2,12 @@
 // Index-driven copies of any dtype. MODE 0 Gather: x as (outer, d, inner), out as
 // (outer, m, inner) with out[o, j, q] = x[o, idx[j], q]. 1 TakeAlong: out has idx's shape
 // and out[c] = x[c with axis coordinate idx[c]]. 2 Scatter: out[c] = x[c], then every
-// update whose index lands on c replaces it (ADD: is added) in index order. 3 ScatterAdd
-// (Gather's adjoint): out[o, k, q] = x[o, k, q] + sum of upd[o, j, q] over idx[j] == k, in
-// order of j. 4 OneHot: out[r, k] = ONE bits where idx[r] == k, else 0.
-// Scatters are written per output element, each invocation looping over the updates
-// that can reach it: no atomics, and sums are added in the CPU's order, so results are
-// deterministic and equal to the CPU's. Negative indices count from the end of the axis;
-// an index outside the axis reads as zero (Gather, TakeAlong) or is skipped (scatters).
+// update whose index lands on c replaces it (ADD: is added) in index order; each output
+// element loops over the updates along the axis that can reach it, so there are no
+// atomics and sums run in the CPU's order. 4 OneHot: out[r, k] = ONE bits where
+// idx[r] == k, else 0. (ScatterAdd is index_add.comp.) Negative indices count from the
+// end of the axis; an index outside the axis reads as zero (Gather, TakeAlong) or is
+// skipped (Scatter).
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
@@ -33,31 +32,7 @@ layout(push_constant) uniform Push {
 
 #include "layout_common.glsl"
 
-// rawIndex returns idx[j]; ok is false for an I64 value outside the int32 range.
-int rawIndex(uint j, out bool ok) {
-	ok = true;
-	if (!IDX64) return int(ix[p.offI + j]);
-	int v = int(ix[p.offI + 2u * j]);
-	ok = ix[p.offI + 2u * j + 1u] == (v < 0 ? 0xffffffffu : 0u);
-	return v;
-}
-
-// index returns idx[j] resolved against an axis of size dim, or -1 when it lies outside.
-int index(uint j, uint dim) {
-	bool ok;
-	int v = rawIndex(j, ok);
-	if (!ok) return -1;
-	if (v < 0) v += int(dim);
-	return v >= 0 && v < int(dim) ? v : -1;
-}
-
-uvec2 add(uvec2 s, uvec2 t) {
-	if (NUM == 0u) return uvec2(floatBitsToUint(uintBitsToFloat(s.x) + uintBitsToFloat(t.x)), 0u);
-	if (NUM == 1u) return uvec2(s.x + t.x, 0u);
-	uint carry;
-	uint lo = uaddCarry(s.x, t.x, carry);
-	return uvec2(lo, s.y + t.y + carry);
-}
+#include "index_common.glsl"
 
 uvec2 elem(uint i, inout bool keep) {
 	if (MODE == 0u) {
@@ -66,15 +41,6 @@ uvec2 elem(uint i, inout bool keep) {
 		int k = index(j, p.d);
 		if (k < 0) return uvec2(0u);
 		return LOADN(x, p.offX, (ou * p.d + uint(k)) * p.inner + q, ESIZE);
-	}
-	if (MODE == 3u) {
-		uint q = i % p.inner, t = i / p.inner;
-		uint k = t % p.d, ou = t / p.d;
-		uvec2 v = LOADN(x, p.offX, i, ESIZE);
-		for (uint j = 0u; j < p.m; j++) {
-			if (index(j, p.d) == int(k)) v = add(v, LOADN(upd, p.offU, (ou * p.m + j) * p.inner + q, ESIZE));
-		}
-		return v;
 	}
 	if (MODE == 4u) {
 		uint r = i / p.d, k = i - r * p.d;
