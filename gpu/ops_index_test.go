@@ -66,7 +66,11 @@ func TestScatterSums(t *testing.T) {
 			ids := typedInput(g, r, feeds, it, -6, 6, 3, 4)
 			grads := typedInput(g, r, feeds, dt, -50, 50, 2, 3, 4, 5)
 			adjoint := tensor.ScatterAdd(table, ids, grads, 1)
-			checkTyped(t, be, fmt.Sprint("scatter_sums_", dt, "_", it), 0, []*tensor.Node{scatter, adjoint}, feeds)
+			// An embedding gradient: more indices than a workgroup, rows wider than one.
+			emb := typedInput(g, r, feeds, dt, -50, 50, 50, 300)
+			tokens := typedInput(g, r, feeds, it, 0, 50, 7, 101)
+			embGrad := tensor.ScatterAdd(emb, tokens, typedInput(g, r, feeds, dt, -50, 50, 7, 101, 300), 0)
+			checkTyped(t, be, fmt.Sprint("scatter_sums_", dt, "_", it), 0, []*tensor.Node{scatter, adjoint, embGrad}, feeds)
 		}
 	}
 }
