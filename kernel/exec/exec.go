@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"go/ast"
+	"go/token"
 	"os"
 	"path"
 	"reflect"
@@ -304,6 +305,19 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 		return prog, nil
 	}
 	wrapCompound(body)
+	redefs := reassignGlobals(body, i.yi.Globals())
+	if prog, err := i.compileStmts(body, last); err == nil || len(redefs) == 0 {
+		return prog, err
+	}
+	for _, a := range redefs { // the new value does not fit the old variable: redeclare
+		a.Tok = token.DEFINE
+	}
+	return i.compileStmts(body, last)
+}
+
+// compileStmts compiles a statement chunk, handing over the values of its last
+// expression when it is the cell's last chunk and that compiles.
+func (i *Interp) compileStmts(body *ast.BlockStmt, last bool) (*interp.Program, error) {
 	if last && len(body.List) > 0 {
 		if es, ok := body.List[len(body.List)-1].(*ast.ExprStmt); ok && !isPrint(es.X) {
 			saved := body.List[len(body.List)-1]
@@ -319,6 +333,33 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 		return nil, i.explainDefinitionLoop(err, body.List, nil)
 	}
 	return prog, nil
+}
+
+// reassignGlobals turns top-level `x := v` into `x = v` when every name on the left is
+// already a global (or _), and returns the statements it changed. yaegi gives a
+// redeclared global a new slot and keeps the old one, so re-running `buf := make(...)`
+// would keep every old buffer alive, and functions defined earlier would go on seeing
+// the old x. When the new value does not fit the old type the caller restores :=.
+func reassignGlobals(body *ast.BlockStmt, globals map[string]reflect.Value) []*ast.AssignStmt {
+	var changed []*ast.AssignStmt
+	for _, s := range body.List {
+		a, ok := s.(*ast.AssignStmt)
+		if !ok || a.Tok != token.DEFINE {
+			continue
+		}
+		all := true
+		for _, e := range a.Lhs {
+			id, ok := e.(*ast.Ident)
+			if _, exists := globals[id.Name]; !ok || (id.Name != "_" && !exists) {
+				all = false
+			}
+		}
+		if all {
+			a.Tok = token.ASSIGN
+			changed = append(changed, a)
+		}
+	}
+	return changed
 }
 
 // dropRepeatedImports removes the imports already in effect (same name, same path)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gml-dev/gml/runtime"
+	goruntime "runtime"
 )
 
 // step is one cell of a scenario and what it must produce.
@@ -35,6 +36,11 @@ func TestExecuteScenarios(t *testing.T) {
 			{code: "var v = 1", result: ""},
 			{code: "var v = \"s\"\nv", result: `"s"`},
 			{code: "w := 1.5\nw", result: "1.5"},
+			{code: "n := 1\nfunc getN() int { return n }", result: ""},
+			{code: "n := 5\ngetN()", result: "5"},
+			{code: "n := \"now a string\"\nn", result: `"now a string"`},
+			{code: "a, b := 1, 2", result: ""},
+			{code: "a, b := b, a\n[]int{a, b}", result: "[]int{2, 1}"},
 			{code: "w", result: "1.5"},
 			{code: "for i := 0; i < 3; i++ {\n\tw := i\n\t_ = w\n}\nif true {\n\tw := \"block\"\n\t_ = w\n}\nw", result: "1.5"},
 		}},
@@ -252,5 +258,22 @@ func TestFailedCompileLeavesNoTrace(t *testing.T) {
 		if r.Err != nil || text(r) != s.result {
 			t.Errorf("cell %d %q: %v %q, want %q", n+1, s.code, r.Err, text(r), s.result)
 		}
+	}
+}
+
+// TestRedeclaredGlobalsDoNotPileUp re-runs `buf := make([]byte, 1<<20)`: each run must
+// reuse the global, not keep the old buffer alive in a new interpreter slot.
+func TestRedeclaredGlobalsDoNotPileUp(t *testing.T) {
+	i := newInterp(t)
+	for k := 0; k < 64; k++ {
+		if r, _ := run(t, i, "buf := make([]byte, 1<<20)\nbuf[0] = 1"); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	if ms.HeapAlloc > 32<<20 {
+		t.Errorf("live heap %d MiB after 64 cells re-declaring a 1 MiB buffer", ms.HeapAlloc>>20)
 	}
 }
