@@ -18,6 +18,7 @@ const (
 	layoutPadEdge
 	layoutTile
 	layoutWindow
+	layoutPlace
 )
 
 func init() {
@@ -129,27 +130,38 @@ func recordLayout(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	return r.layoutCopy(n.Op().String(), p, n.DType().Size(), count, 0, count, in[0], out)
 }
 
-// recordConcat writes each input into its window of the output; elements outside the
-// window keep their bits, so words shared by two inputs are assembled by two
-// dispatches in turn (the recorder orders writes to the same buffer).
+// recordConcat writes each input into its part of the output. Inputs of 4- and 8-byte
+// elements are placed element by element; with 1- and 2-byte elements one word may hold
+// elements of two inputs, so each input's dispatch rewrites the words of its window,
+// keeping the bits outside it (the recorder orders the dispatches' writes).
 func recordConcat(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	axis := n.Attr().(tensor.AxisAttr).Axis
 	s := n.Shape()
 	outer, along, inner := s[:axis].Size(), s[axis], s[axis+1:].Size()
-	count := s.Size()
+	count, esize := s.Size(), n.DType().Size()
 	at := 0
 	for k, x := range n.Inputs() {
 		size := x.Shape()[axis]
 		if size == 0 || outer*inner == 0 {
 			continue
 		}
-		p := layoutPlan{mode: layoutWindow, axes: []layoutAxis{
-			{dim: outer, stride: size * inner, inDim: outer},
-			{dim: along, stride: inner, inDim: size, before: at},
-			{dim: inner, stride: 1, inDim: inner},
-		}}
-		lo, hi := at*inner, (outer-1)*along*inner+(at+size)*inner
-		if err := r.layoutCopy("concat", p, n.DType().Size(), count, lo, hi, in[k], out); err != nil {
+		var err error
+		if esize >= 4 {
+			p := layoutPlan{mode: layoutPlace, base: at * inner, axes: []layoutAxis{
+				{dim: outer, stride: along * inner}, {dim: size, stride: inner}, {dim: inner, stride: 1},
+			}}
+			m := x.Shape().Size()
+			err = r.layoutCopy("concat", p, esize, m, 0, m, in[k], out)
+		} else {
+			p := layoutPlan{mode: layoutWindow, axes: []layoutAxis{
+				{dim: outer, stride: size * inner, inDim: outer},
+				{dim: along, stride: inner, inDim: size, before: at},
+				{dim: inner, stride: 1, inDim: inner},
+			}}
+			lo, hi := at*inner, (outer-1)*along*inner+(at+size)*inner
+			err = r.layoutCopy("concat", p, esize, count, lo, hi, in[k], out)
+		}
+		if err != nil {
 			return err
 		}
 		at += size
@@ -184,7 +196,8 @@ func unitSpan(esize, lo, hi int) (u0, units uint32) {
 	return uint32(first), uint32(max(end-first, 0))
 }
 
-// layoutCopy records one layout.comp dispatch over output elements [lo, hi) of count.
+// layoutCopy records one layout.comp dispatch over output elements [lo, hi) of count
+// (in place mode: over input elements [lo, hi) of count).
 func (r *Recorder) layoutCopy(label string, p layoutPlan, esize, count, lo, hi int, src, out *Buffer) error {
 	u0, units := unitSpan(esize, lo, hi)
 	if units == 0 {

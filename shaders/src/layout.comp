@@ -3,8 +3,11 @@
 // output coordinate c_d on axis d mapped by MODE: 0 affine (s = c: slice with any step,
 // permute, depth-to-space, assign), 1 constant pad (s = c - before; outside the input
 // the element is the fill bits), 2 reflect pad, 3 edge pad, 4 tile (s = c mod inDim),
-// 5 window (concat: outside [before, before+inDim) the output keeps its bits). Axes are
-// right-aligned in six slots; unused leading slots have extent 1.
+// 5 window (concat of 1- and 2-byte types: outside [before, before+inDim) the output
+// keeps its bits), 6 place (concat of 4- and 8-byte types: input element i, at
+// coordinates c over dims, goes to out[base + sum c_d * stride_d]; each input's
+// dispatch touches only its own elements). Axes are right-aligned in six slots; unused
+// leading slots have extent 1.
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
@@ -58,4 +61,24 @@ uvec2 elem(uint i, inout bool keep) {
 	return LOADN(x, p.offX, uint(src), ESIZE);
 }
 
-void main() { storeUnits(); }
+// place copies input element i to its position in the output (MODE 6).
+void place(uint i) {
+	uint rest = i;
+	int dst = p.base;
+	[[unroll]] for (int d = 5; d >= 0; d--) {
+		uint q = rest / p.dims[d];
+		dst += int(rest - q * p.dims[d]) * p.stride[d];
+		rest = q;
+	}
+	uint w = ESIZE / 4u;
+	for (uint k = 0u; k < w; k++) o[p.offO + uint(dst) * w + k] = x[p.offX + i * w + k];
+}
+
+void main() {
+	if (MODE != 6u) {
+		storeUnits();
+		return;
+	}
+	uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+	for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) place(i);
+}
