@@ -20,7 +20,6 @@ var Variants = []Variant{
 	{Name: "matmul_coop_f16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8"}},
 	{Name: "matmul_coop_f16_16x16x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=16"}},
 	{Name: "matmul_coop_bf16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8", "BF16"}},
-	{Name: "matmul_coop_direct_f16_16x8x16", Source: "matmul_coop_direct.comp"},
 	{Name: "conv", Source: "conv.comp"},
 	{Name: "conv_im2col", Source: "conv_im2col.comp"},
 	{Name: "pool", Source: "pool.comp"},
