@@ -103,7 +103,7 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 	}
 	var sum float64
 	for j := 0; j <= last; j += stride {
-		e := exp32(y[j] - m)
+		e := expf(y[j] - m)
 		sum += float64(e)
 		if !log {
 			y[j] = e
@@ -120,38 +120,6 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 	for j := 0; j <= last; j += stride {
 		y[j] *= inv
 	}
-}
-
-// Constants of exp32: log2(e); ln(2) split so that k*ln2Hi is exact for |k| < 2^9; the
-// rounding constant 1.5·2²³, whose addition leaves a float32's integer part in the low
-// mantissa bits; and the range of x whose eˣ is a normal float32.
-const (
-	log2e   = 1.44269504088896341
-	ln2Hi   = 0.693359375
-	ln2Lo   = -2.12194440e-4
-	roundUp = 12582912
-	expMax  = 88.0     // above it exp32 defers to math.Exp (2^k would overflow the exponent)
-	expMin  = -87.3365 // below it eˣ is not a normal float32: exp32 returns 0
-)
-
-// exp32 returns eˣ for float32 x within about 2 ulp, several times faster than
-// math.Exp through float64: x = k·ln2 + r with |r| <= ln2/2, eʳ by its degree-7 Taylor
-// polynomial (truncation error below 6e-9), and 2ᵏ placed in the exponent bits. Results
-// that would be subnormal are 0; NaN stays NaN.
-func exp32(x float32) float32 {
-	switch {
-	case x != x:
-		return x
-	case x < expMin:
-		return 0
-	case x > expMax:
-		return float32(math.Exp(float64(x)))
-	}
-	t := x*log2e + roundUp
-	k := t - roundUp
-	r := x - k*ln2Hi - k*ln2Lo
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
-	return p * math.Float32frombits((math.Float32bits(t)-(0x4B400000-127))<<23)
 }
 
 // normKernel computes layer or RMS normalisation over the trailing inner elements of
