@@ -70,7 +70,7 @@ type ConvAttr struct {
 	PadEnd        []int
 	OutputPadding []int // ConvTranspose only
 	Groups        int
-	FilterShape   Shape // ConvFilterGrad only: the weight shape to produce
+	FilterShape   Shape // ConvFilterGrad: the weight shape to produce; Im2Col: the kernel's spatial size only
 }
 
 // PoolAttr describes max or average pooling.

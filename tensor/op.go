@@ -118,7 +118,7 @@ const (
 
 	// Training.
 	OpDropout     // inputs (x, seed I32 scalar); Attr: DropoutAttr{Rate}: keep mask from DropoutKeep(seed, i, rate)
-	OpDropoutMask // inputs (like, seed); Attr: DropoutAttr: the F32 mask, 0 or 1/(1-rate)
+	OpDropoutMask // inputs (like, seed); Attr: DropoutAttr: the mask, 0 or 1/(1-rate), in the dtype of "like" when it is a float type, else F32
 	OpAssign      // inputs (variable, value): writes value into the variable; output aliases the variable
 	OpSGDUpdate   // inputs (param var, grad, velocity var, lr scalar); Attr: SGDAttr; writes param, velocity
 	OpAdamUpdate  // inputs (param var, grad, m var, v var, lr scalar, step scalar); Attr: AdamAttr; writes param, m, v
