@@ -299,7 +299,9 @@ func TestBackendReduceSoftmaxNorm(t *testing.T) {
 }
 
 func TestBackendOptimizers(t *testing.T) {
-	be := openBackend(t)
+	// Staged, as on a discrete GPU: feeds, variables and constants go through deferred
+	// uploads that must land before the recording runs.
+	be := &Backend{d: openStaged(t)}
 	r := rand.New(rand.NewPCG(13, 14))
 	mk := func(n int) *tensor.Tensor {
 		d := make([]float32, n)

@@ -70,6 +70,11 @@ type Device struct {
 	fence  vk.Fence
 	stage  *staging
 	timing bool
+
+	// Deferred small uploads (transfer.go).
+	pend     *staging
+	pending  []pendingCopy
+	pendUsed uint64
 }
 
 func check(res vk.Result, what string) error {
@@ -316,6 +321,7 @@ func (d *Device) init() error {
 	d.mem = newAllocator(d)
 	d.pipes = newPipelineCache(d)
 	d.stage = &staging{d: d}
+	d.pend = &staging{d: d}
 	return nil
 }
 
@@ -333,9 +339,8 @@ func (d *Device) Close() error {
 	d.closed = true
 	if d.dev != nil {
 		vk.DeviceWaitIdle(d.dev)
-		if d.stage != nil {
-			d.stage.free()
-		}
+		d.stage.free()
+		d.pend.free()
 		if d.pipes != nil {
 			d.pipes.destroy()
 		}

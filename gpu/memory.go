@@ -279,6 +279,10 @@ func (b *Buffer) Free() {
 		return
 	}
 	b.freed = true
+	// A deferred upload into this memory must land before the memory is reused.
+	if err := d.flushPending(); err != nil {
+		d.pending, d.pendUsed = d.pending[:0], 0
+	}
 	d.mem.release(b)
 }
 

@@ -283,7 +283,7 @@ func (rc *Recording) Run() ([]Timing, error) {
 	if rc.pool == vk.NullCommandPool {
 		return nil, fmt.Errorf("gpu: run of a released recording")
 	}
-	if err := d.submitWait(rc.cb); err != nil {
+	if err := d.submitWithPending(rc.cb); err != nil {
 		return nil, err
 	}
 	if rc.nq == 0 {
@@ -298,6 +298,30 @@ func (rc *Recording) Run() ([]Timing, error) {
 		out[i] = Timing{Label: l, Ns: float64(ts[2*i+1]-ts[2*i]) * float64(d.Info.TimestampPeriod)}
 	}
 	return out, nil
+}
+
+// submitWithPending submits cb, preceded in the same batch by a command buffer holding
+// the deferred uploads (the recording's leading barrier orders them before its
+// dispatches). d.mu must be held.
+func (d *Device) submitWithPending(cb vk.CommandBuffer) error {
+	if len(d.pending) == 0 {
+		return d.submitWait(cb)
+	}
+	up, err := d.allocCommandBuffer(d.pool)
+	if err != nil {
+		return err
+	}
+	defer vk.FreeCommandBuffers(d.dev, d.pool, 1, []vk.CommandBuffer{up})
+	if err := check(vk.BeginCommandBuffer(up, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit)}), "vkBeginCommandBuffer"); err != nil {
+		return err
+	}
+	fullBarrier(up)
+	d.recordPending(up)
+	fullBarrier(up)
+	if err := check(vk.EndCommandBuffer(up), "vkEndCommandBuffer"); err != nil {
+		return err
+	}
+	return d.submitWait(up, cb)
 }
 
 // Release frees the recording's command buffer and queries; it is safe to call twice.

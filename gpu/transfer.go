@@ -21,7 +21,7 @@ type staging struct {
 const maxStaging = 256 << 20
 
 func (s *staging) free() {
-	if s.size == 0 {
+	if s == nil || s.size == 0 {
 		return
 	}
 	vk.UnmapMemory(s.d.dev, s.mem)
@@ -136,6 +136,12 @@ func (d *Device) transfer(copies []Copy, up bool) error {
 		}
 		return nil
 	}
+	if up && d.deferUpload(copies) {
+		return nil
+	}
+	if err := d.flushPending(); err != nil {
+		return err
+	}
 	// Split into rounds that fit the staging buffer; a single copy larger than it is cut.
 	type piece struct {
 		c        Copy
@@ -201,7 +207,65 @@ func (d *Device) transfer(copies []Copy, up bool) error {
 	return flush()
 }
 
-// oneShot records a command buffer with rec, submits it and waits. d.mu must be held.
+// maxDeferred bounds the bytes of small uploads held back for the next submission.
+const maxDeferred = 1 << 20
+
+// pendingCopy is a deferred upload: bytes at off in the deferral buffer, bound for dst.
+type pendingCopy struct {
+	dst          vk.Buffer
+	dstOff, size uint64
+	off          uint64
+}
+
+// deferUpload holds small uploads (feeds, learning rates, step counters) in a host
+// buffer and records their copies at the head of the next submission, so a training
+// step's inputs and its compute go to the GPU in one submit. It reports false when the
+// copies are too big to defer. d.mu must be held.
+func (d *Device) deferUpload(copies []Copy) bool {
+	var total uint64
+	for _, c := range copies {
+		total += alignUp(uint64(len(c.Data)), 16)
+	}
+	if total > maxDeferred {
+		return false
+	}
+	if d.pendUsed+total > maxDeferred {
+		if err := d.flushPending(); err != nil {
+			return false
+		}
+	}
+	if err := d.pend.ensure(maxDeferred); err != nil {
+		return false
+	}
+	for _, c := range copies {
+		n := uint64(len(c.Data))
+		copy(unsafe.Slice((*byte)(unsafe.Add(d.pend.ptr, d.pendUsed)), n), c.Data)
+		d.pending = append(d.pending, pendingCopy{dst: c.Buf.blk.buf, dstOff: c.Buf.off + c.Offset, size: n, off: d.pendUsed})
+		d.pendUsed += alignUp(n, 16)
+	}
+	return true
+}
+
+// recordPending records the deferred copies into cb and forgets them. d.mu must be held.
+func (d *Device) recordPending(cb vk.CommandBuffer) {
+	for _, p := range d.pending {
+		if p.size > 0 {
+			vk.CmdCopyBuffer(cb, d.pend.buf, p.dst, 1, []vk.BufferCopy{{SrcOffset: vk.DeviceSize(p.off), DstOffset: vk.DeviceSize(p.dstOff), Size: vk.DeviceSize(p.size)}})
+		}
+	}
+	d.pending, d.pendUsed = d.pending[:0], 0
+}
+
+// flushPending submits the deferred uploads now. d.mu must be held.
+func (d *Device) flushPending() error {
+	if len(d.pending) == 0 {
+		return nil
+	}
+	return d.oneShot(d.recordPending)
+}
+
+// oneShot records a command buffer with rec, submits it (after any deferred uploads, in
+// the same command buffer) and waits. d.mu must be held.
 func (d *Device) oneShot(rec func(cb vk.CommandBuffer)) error {
 	cb, err := d.allocCommandBuffer(d.pool)
 	if err != nil {
@@ -212,6 +276,10 @@ func (d *Device) oneShot(rec func(cb vk.CommandBuffer)) error {
 		return err
 	}
 	fullBarrier(cb)
+	if len(d.pending) > 0 {
+		d.recordPending(cb)
+		fullBarrier(cb)
+	}
 	rec(cb)
 	fullBarrier(cb)
 	if err := check(vk.EndCommandBuffer(cb), "vkEndCommandBuffer"); err != nil {
@@ -226,9 +294,10 @@ func (d *Device) allocCommandBuffer(pool vk.CommandPool) (vk.CommandBuffer, erro
 	return cbs[0], err
 }
 
-// submitWait submits one command buffer and waits for it. d.mu must be held.
-func (d *Device) submitWait(cb vk.CommandBuffer) error {
-	if err := check(vk.QueueSubmit(d.queue, 1, []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: 1, PCommandBuffers: []vk.CommandBuffer{cb}}}, d.fence), "vkQueueSubmit"); err != nil {
+// submitWait submits command buffers in order as one batch and waits for them. d.mu
+// must be held.
+func (d *Device) submitWait(cbs ...vk.CommandBuffer) error {
+	if err := check(vk.QueueSubmit(d.queue, 1, []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: uint32(len(cbs)), PCommandBuffers: cbs}}, d.fence), "vkQueueSubmit"); err != nil {
 		return err
 	}
 	err := check(vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0)), "vkWaitForFences")
