@@ -75,7 +75,7 @@ func gemmCases() []gemmCase {
 	sizes := [][3]int{
 		{1, 1, 1}, {3, 17, 5}, {17, 33, 3}, {33, 17, 129}, {127, 129, 65}, {129, 127, 300},
 		{6, 16, 256}, {12, 32, 257}, {150, 40, 513}, {0, 5, 3}, {5, 0, 3}, {5, 7, 0},
-		{300, 200, 70}, {70, 300, 200},
+		{300, 200, 70}, {70, 300, 200}, {1, 33, 17}, {1, 300, 200}, {1, 4100, 300}, {1, 7, 1},
 	}
 	for _, s := range sizes {
 		for _, ta := range []bool{false, true} {
@@ -90,6 +90,8 @@ func gemmCases() []gemmCase {
 		gemmCase{false, true, 129, 20, 31, 2, -0.5, 1},
 		gemmCase{true, false, 20, 129, 31, 0, 3, 2},
 		gemmCase{false, false, 8, 9, 0, 1, 0.25, 0},
+		gemmCase{true, false, 1, 70, 45, -2, 0.5, 3},
+		gemmCase{false, false, 1, 3000, 400, 0.5, 1, 1},
 	)
 	return cases
 }

@@ -16,6 +16,20 @@ import (
 //go:noescape
 func kernelAVX2(k int, a, b, c []float32, ldc int)
 
+// axpyAVX2 adds alpha*x[i] to y[i] for every i < len(y) (kernel_amd64.s); x must hold at
+// least len(y) elements, which the caller guarantees.
+//
+//go:noescape
+func axpyAVX2(alpha float32, x, y []float32)
+
+// nativeAxpy returns the assembly AXPY when the CPU can run it, else nil.
+func nativeAxpy() func(alpha float32, x, y []float32) {
+	if _, err := nativeKernel(); err != nil {
+		return nil
+	}
+	return axpyAVX2
+}
+
 // nativeKernel returns the assembly micro-kernel when the CPU can run it, or the reason
 // it cannot.
 func nativeKernel() (microKernel, error) {

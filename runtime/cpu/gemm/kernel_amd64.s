@@ -112,3 +112,64 @@ store:
 	ADDROW(Y14, Y15)
 	VZEROUPPER
 	RET
+
+// func axpyAVX2(alpha float32, x, y []float32)
+// y[i] += alpha * x[i] for i < len(y); x has at least len(y) elements.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
+	VBROADCASTSS alpha+0(FP), Y0
+	MOVQ x_base+8(FP), SI
+	MOVQ y_base+32(FP), DI
+	MOVQ y_len+40(FP), CX
+	MOVQ CX, BX
+	SHRQ $5, BX
+	JZ   axpy8
+
+axpy32:
+	VMOVUPS (DI), Y1
+	VMOVUPS 32(DI), Y2
+	VMOVUPS 64(DI), Y3
+	VMOVUPS 96(DI), Y4
+	VFMADD231PS (SI), Y0, Y1
+	VFMADD231PS 32(SI), Y0, Y2
+	VFMADD231PS 64(SI), Y0, Y3
+	VFMADD231PS 96(SI), Y0, Y4
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ BX
+	JNZ  axpy32
+
+axpy8:
+	ANDQ $31, CX
+	MOVQ CX, BX
+	SHRQ $3, BX
+	JZ   axpy1
+
+axpy8loop:
+	VMOVUPS (DI), Y1
+	VFMADD231PS (SI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ BX
+	JNZ  axpy8loop
+
+axpy1:
+	ANDQ $7, CX
+	JZ   axpydone
+
+axpy1loop:
+	VMOVSS (DI), X1
+	VFMADD231SS (SI), X0, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JNZ  axpy1loop
+
+axpydone:
+	VZEROUPPER
+	RET

@@ -11,3 +11,6 @@ import (
 func nativeKernel() (microKernel, error) {
 	return nil, fmt.Errorf("gemm: no native kernel for GOARCH=%s", runtime.GOARCH)
 }
+
+// nativeAxpy reports that there is no assembly AXPY for this architecture.
+func nativeAxpy() func(alpha float32, x, y []float32) { return nil }
