@@ -35,7 +35,7 @@ type program struct {
 	xs, ys   []*tensor.Node
 	ws       []*tensor.Node // sample weights per head (training and evaluation)
 	lr, step *tensor.Node
-	seed     *tensor.Node
+	seeds    []*tensor.Node // dropout seeds, one per site
 	names    []string // fetched scalars ("loss", "dense_2_loss", "accuracy", ...)
 	nOut     int      // predict: number of outputs fetched
 }
@@ -257,7 +257,7 @@ func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape)
 			return
 		}
 		fetch = m.lossGraph(g, c, p, outs, batch, ys, ws)
-		p.seed = c.seed
+		p.seeds = c.seeds
 		p.names = m.scalarNames()
 		if kind == "train" {
 			fetch = append(fetch, m.updateGraph(g, p, fetch[0])...)

@@ -306,9 +306,7 @@ func (m *Net) trainStep(b *batch, specs []Spec) ([]float64, error) {
 	feeds := m.feeds(p, b)
 	feeds[p.lr] = tensor.Scalar(tensor.F32, o.C.LR)
 	feeds[p.step] = tensor.Scalar(tensor.F32, float64(o.steps+1))
-	if p.seed != nil {
-		feeds[p.seed] = stepSeed(m.comp.seed, o.steps)
-	}
+	p.feedSeeds(feeds, m.comp.seed, o.steps)
 	out, err := p.exe.Run(feeds)
 	if err != nil {
 		return nil, err
@@ -389,8 +387,11 @@ func (l Logs) String() string {
 	return b.String()
 }
 
-// stepSeed is the dropout seed of a training step: distinct per step, reproducible from
-// the Compile seed.
-func stepSeed(seed uint64, step int) *tensor.Tensor {
-	return tensor.Scalar(tensor.I32, float64(int32(uint32(seed)+uint32(step)*2654435761)))
+// feedSeeds feeds the dropout seeds of a training step: distinct per step and site,
+// reproducible from the Compile seed.
+func (p *program) feedSeeds(feeds map[*tensor.Node]*tensor.Tensor, seed uint64, step int) {
+	for k, s := range p.seeds {
+		v := uint32(seed) + uint32(step)*2654435761 + uint32(k)*7919
+		feeds[s] = tensor.Scalar(tensor.I32, float64(int32(v)))
+	}
 }

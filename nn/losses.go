@@ -79,7 +79,7 @@ func elementLoss(li lossInfo, pred *tensor.Node, lg logit, y *tensor.Node) *tens
 		classes := pred.Shape()[pred.Shape().Rank()-1]
 		oh := y
 		if li.sparse {
-			oh = tensor.OneHot(tensor.Reshape(y, y.Shape()[0]), classes, tensor.F32)
+			oh = tensor.OneHot(flatLabels(y), classes, tensor.F32)
 		}
 		var logp *tensor.Node
 		if lg.pre != nil && lg.act == "softmax" {
@@ -108,6 +108,18 @@ func elementLoss(li lossInfo, pred *tensor.Node, lg logit, y *tensor.Node) *tens
 		q := tensor.Minimum(a, tensor.OnesLike(a))
 		return tensor.Add(tensor.MulScalar(tensor.Square(q), 0.5), tensor.Sub(a, q))
 	}
+}
+
+// flatLabels returns class ids as I64 (batch), reshaping or casting only when needed
+// (backends need not run integer reshapes).
+func flatLabels(y *tensor.Node) *tensor.Node {
+	if y.Shape().Rank() != 1 {
+		y = tensor.Reshape(y, y.Shape()[0])
+	}
+	if y.DType() != tensor.I64 {
+		y = tensor.Cast(y, tensor.I64)
+	}
+	return y
 }
 
 // weightedMean reduces an element loss to a scalar: the mean of loss × weight, where
@@ -142,7 +154,7 @@ func metricNode(metric string, li lossInfo, pred *tensor.Node, lg logit, y *tens
 		}
 		switch li.name {
 		case "sparse_categorical_crossentropy":
-			hit = tensor.Equal(tensor.ArgMax(scores, -1, false), tensor.Cast(tensor.Reshape(y, y.Shape()[0]), tensor.I64))
+			hit = tensor.Equal(tensor.ArgMax(scores, -1, false), flatLabels(y))
 		case "categorical_crossentropy":
 			hit = tensor.Equal(tensor.ArgMax(scores, -1, false), tensor.ArgMax(y, -1, false))
 		default:

@@ -122,8 +122,7 @@ func inferSpec(l Layer, in []Spec) (Spec, error) {
 type fwd struct {
 	g        *tensor.Graph
 	training bool
-	seed     *tensor.Node // created by the first dropout site
-	seeds    int
+	seeds    []*tensor.Node // one I32 scalar input per dropout site
 	updates  []*tensor.Node
 	logits   map[*tensor.Node]logit
 	// vars, when set, replaces variables by other nodes (gradient checks feed weights
@@ -141,13 +140,12 @@ func newFwd(g *tensor.Graph, training bool) *fwd {
 	return &fwd{g: g, training: training, logits: map[*tensor.Node]logit{}}
 }
 
-// dropoutSeed returns a seed node distinct for each dropout site of the graph.
+// dropoutSeed adds the seed input of one more dropout site. Each site has its own input,
+// fed per step from the host, so no integer arithmetic runs on the device.
 func (c *fwd) dropoutSeed() *tensor.Node {
-	if c.seed == nil {
-		c.seed = c.g.Input("dropout_seed", tensor.I32)
-	}
-	c.seeds++
-	return tensor.AddScalar(c.seed, float64(c.seeds*7919))
+	s := c.g.Input(fmt.Sprintf("dropout_seed_%d", len(c.seeds)), tensor.I32)
+	c.seeds = append(c.seeds, s)
+	return s
 }
 
 // v returns the graph's node for variable v.

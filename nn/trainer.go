@@ -57,9 +57,7 @@ func (t *Trainer) Step(x, y any) (float64, error) {
 		return 0, err
 	}
 	feeds := t.m.feeds(p, b)
-	if p.seed != nil {
-		feeds[p.seed] = stepSeed(t.m.comp.seed, t.count)
-	}
+	p.feedSeeds(feeds, t.m.comp.seed, t.count)
 	out, err := p.exe.Run(feeds)
 	if err != nil {
 		return 0, err
@@ -123,7 +121,7 @@ func (t *Trainer) accumProgram(n int, specs []Spec, ws []tensor.Shape) (*program
 			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d", i), in.spec.DType, append([]int{n}, in.spec.Shape...)...))
 		}
 		fetch = m.lossGraph(g, c, p, m.forward(c, p.xs), n, specs, ws)[:1]
-		p.seed = c.seed
+		p.seeds = c.seeds
 		nodes := make([]*tensor.Node, len(params))
 		for i, v := range params {
 			nodes[i] = g.Var(v)
