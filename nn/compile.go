@@ -36,8 +36,8 @@ type program struct {
 	ws       []*tensor.Node // sample weights per head (training and evaluation)
 	lr, step *tensor.Node
 	seeds    []*tensor.Node // dropout seeds, one per site
-	names    []string // fetched scalars ("loss", "dense_2_loss", "accuracy", ...)
-	nOut     int      // predict: number of outputs fetched
+	names    []string       // fetched scalars ("loss", "dense_2_loss", "accuracy", ...)
+	nOut     int            // predict: number of outputs fetched
 }
 
 // Compile prepares the model for training: an optimizer, one loss per output (Loss,
