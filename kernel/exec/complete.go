@@ -64,7 +64,7 @@ func (i *Interp) topNames() []string {
 		names = append(names, n)
 	}
 	i.mu.Unlock()
-	for n := range i.yi.Globals() {
+	for n := range i.globals() {
 		names = append(names, n)
 	}
 	return names
@@ -98,7 +98,7 @@ func (i *Interp) members(chain string) []string {
 // without running code.
 func (i *Interp) lookup(chain string) (reflect.Value, bool) {
 	parts := strings.Split(chain, ".")
-	v, ok := i.yi.Globals()[parts[0]]
+	v, ok := i.globals()[parts[0]]
 	if !ok {
 		return reflect.Value{}, false
 	}
@@ -207,7 +207,7 @@ func chainStart(s string, off int) int {
 // path (the shortest path wins: "rand" is math/rand). Completion and inspection thus
 // work on `strings.` before any import line.
 func (i *Interp) packagePath(name string) (string, bool) {
-	if _, isVar := i.yi.Globals()[name]; isVar {
+	if _, isVar := i.globals()[name]; isVar {
 		return "", false
 	}
 	i.mu.Lock()

@@ -305,7 +305,7 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 		return prog, nil
 	}
 	wrapCompound(body)
-	redefs := reassignGlobals(body, i.yi.Globals())
+	redefs := reassignGlobals(body, i.globals())
 	if prog, err := i.compileStmts(body, last); err == nil || len(redefs) == 0 {
 		return prog, err
 	}

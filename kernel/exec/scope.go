@@ -98,3 +98,15 @@ func (i *Interp) explainDefinitionLoop(err error, body []ast.Stmt, decls []ast.D
 	}
 	return err
 }
+
+// globals returns the interpreter's global variables and constants. yaegi's Globals
+// indexes the global frame, which grows only when a compiled chunk runs; should a chunk
+// have compiled without running, it would panic, and this returns what it can: nothing.
+func (i *Interp) globals() (g map[string]reflect.Value) {
+	defer func() {
+		if recover() != nil {
+			g = map[string]reflect.Value{}
+		}
+	}()
+	return i.yi.Globals()
+}
