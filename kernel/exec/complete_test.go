@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -117,6 +118,7 @@ func TestIsComplete(t *testing.T) {
 
 func TestFormatValue(t *testing.T) {
 	long := make([]int, 30)
+	var nilBuf *strings.Builder // String on a nil *strings.Builder panics
 	cases := []struct {
 		v    any
 		want string
@@ -126,6 +128,7 @@ func TestFormatValue(t *testing.T) {
 		{[]string(nil), "[]string(nil)"},
 		{&struct{ A []int }{[]int{1}}, "&struct{A: []int{1}}"},
 		{long, "[]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ... (10 more)}"},
+		{[]fmt.Stringer{nilBuf}, "<[]fmt.Stringer: formatting panicked: runtime error: invalid memory address or nil pointer dereference>"},
 		{[]string{strings.Repeat("a", 60), strings.Repeat("b", 60)}, "[]string{\n    \"" + strings.Repeat("a", 60) + "\",\n    \"" + strings.Repeat("b", 60) + "\",\n}"},
 	}
 	for _, c := range cases {

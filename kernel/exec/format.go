@@ -20,10 +20,16 @@ const (
 // quoted strings, sorted map keys), long composites broken over lines, and long slices
 // and maps cut after maxElems elements. names gives the names of cell-defined struct
 // types, which reflection sees as unnamed; it may be nil.
-func formatValue(v any, names map[reflect.Type]string) string {
+// A String or Error method that panics gives "<T: ...panicked...>" instead.
+func formatValue(v any, names map[reflect.Type]string) (s string) {
 	if v == nil {
 		return "<nil>"
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			s = fmt.Sprintf("<%T: formatting panicked: %v>", v, r)
+		}
+	}()
 	return formatter{names}.format(reflect.ValueOf(v), 0, true)
 }
 
