@@ -9,7 +9,7 @@ import (
 func init() {
 	ops[tensor.OpMatMul] = opImpl{record: recordMatMul, supports: func(_ *Device, n *tensor.Node) bool { _, ok := matMulPlan(n); return ok }}
 	for op, code := range map[tensor.Op]uint32{tensor.OpSum: 0, tensor.OpMean: 1, tensor.OpMax: 2, tensor.OpMin: 3, tensor.OpProd: 4} {
-		ops[op] = opImpl{record: reduceRecorder(code), supports: func(_ *Device, n *tensor.Node) bool { _, _, _, ok := reduceView(n); return ok }}
+		ops[op] = opImpl{record: reduceRecorder(code), supports: func(_ *Device, n *tensor.Node) bool { return planReduce(n).feasible }}
 	}
 	softmaxOK := func(_ *Device, n *tensor.Node) bool { return planSoftmax(n).feasible }
 	ops[tensor.OpSoftmax] = opImpl{record: recordSoftmax, supports: softmaxOK}
@@ -62,57 +62,111 @@ func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	return r.MatMul(p)
 }
 
+// reducePlan describes a reduction: which reduce.comp mode runs it and the view it
+// needs. Axes of extent 1 are dropped and neighbouring axes of the same kind (kept or
+// reduced) merged; one run of reduced axes is [outer, red, inner] (rows when inner is
+// 1, columns otherwise); interleaved runs use the general mode with up to four kept and
+// four reduced groups.
+type reducePlan struct {
+	mode              uint32
+	outer, red, inner int
+	kd, ks, rd, rs    [4]uint32
+	keptRuns, redRuns int
+	feasible          bool
+}
+
+func planReduce(n *tensor.Node) reducePlan {
+	s := n.Input(0).Shape()
+	axes := n.Attr().(tensor.ReduceAttr).Axes
+	reduced := make([]bool, len(s))
+	for _, a := range axes {
+		reduced[a] = true
+	}
+	if len(axes) == 0 {
+		for i := range reduced {
+			reduced[i] = true
+		}
+	}
+	type group struct {
+		red         bool
+		dim, stride int
+	}
+	var groups []group
+	stride := 1
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] != 1 {
+			if k := len(groups) - 1; k >= 0 && groups[k].red == reduced[i] {
+				groups[k].dim *= s[i]
+			} else {
+				groups = append(groups, group{reduced[i], s[i], stride})
+			}
+		}
+		stride *= s[i]
+	}
+	p := reducePlan{outer: 1, red: 1, inner: 1, feasible: true}
+	for i := range p.kd {
+		p.kd[i], p.rd[i] = 1, 1
+	}
+	// groups run innermost first; fill the four slots of each kind right-aligned.
+	for _, g := range groups {
+		if g.red {
+			p.red *= g.dim
+			p.redRuns++
+			if p.redRuns <= 4 {
+				p.rd[4-p.redRuns], p.rs[4-p.redRuns] = uint32(g.dim), uint32(g.stride)
+			}
+		} else {
+			p.outer *= g.dim
+			p.keptRuns++
+			if p.keptRuns <= 4 {
+				p.kd[4-p.keptRuns], p.ks[4-p.keptRuns] = uint32(g.dim), uint32(g.stride)
+			}
+		}
+	}
+	switch {
+	case p.redRuns <= 1 && (len(groups) == 0 || groups[0].red):
+		p.mode = 0 // [kept..., red]: rows
+	case p.redRuns == 1 && p.keptRuns <= 2:
+		// [outer, red, inner]: columns, inner the innermost kept group.
+		p.mode, p.inner = 1, groups[0].dim
+		p.outer /= p.inner
+	case p.redRuns <= 4 && p.keptRuns <= 4:
+		p.mode = 2
+	default:
+		p.feasible = false
+	}
+	return p
+}
+
 // reduceView returns the [outer, red, inner] view of a reduction over one contiguous
 // run of axes (size-1 axes are ignored when judging contiguity).
 func reduceView(n *tensor.Node) (outer, red, inner int, ok bool) {
-	s := n.Input(0).Shape()
-	axes := n.Attr().(tensor.ReduceAttr).Axes
-	in := make([]bool, len(s))
-	if len(axes) == 0 {
-		for i := range in {
-			in[i] = true
-		}
+	p := planReduce(n)
+	if !p.feasible || p.mode == 2 {
+		return 0, 0, 0, false
 	}
-	for _, a := range axes {
-		in[a] = true
-	}
-	outer, red, inner = 1, 1, 1
-	phase := 0 // 0 before the reduced run, 1 inside it, 2 after it
-	for i, d := range s {
-		switch {
-		case d == 1:
-		case in[i] && phase <= 1:
-			phase = 1
-			red *= d
-		case in[i]:
-			return 0, 0, 0, false
-		case phase == 0:
-			outer *= d
-		default:
-			phase = 2
-			inner *= d
-		}
-	}
-	return outer, red, inner, true
+	return p.outer, p.red, p.inner, true
 }
 
 func reduceRecorder(code uint32) func(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	return func(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-		outer, red, inner, _ := reduceView(n)
-		if outer*inner == 0 {
+		p := planReduce(n)
+		if p.outer*p.inner == 0 {
 			return nil
 		}
-		rows := inner == 1
-		k, err := r.d.Kernel("reduce", 2, groupSize, code, b32(rows))
+		k, err := r.d.Kernel("reduce", 2, groupSize, code, p.mode)
 		if err != nil {
 			return err
 		}
-		push := words([]uint32{uint32(outer), uint32(red), uint32(inner), f32Off(in[0]), f32Off(out)})
-		groups := gridFor(outer * inner)
-		if rows {
-			groups = rowGrid(outer)
+		w := []uint32{uint32(p.outer), uint32(p.red), uint32(p.inner), f32Off(in[0]), f32Off(out)}
+		for _, a := range [][4]uint32{p.kd, p.ks, p.rd, p.rs} {
+			w = append(w, a[:]...)
 		}
-		return r.Dispatch(k, groups, push, n.Op().String(), In(in[0]), Out(out))
+		groups := rowGrid(p.outer)
+		if p.mode == 1 {
+			groups = gridFor(p.outer * p.inner)
+		}
+		return r.Dispatch(k, groups, words(w), n.Op().String(), In(in[0]), Out(out))
 	}
 }
 

@@ -1,14 +1,16 @@
 #version 450
-// Reductions over one contiguous block of axes: the input is viewed as [outer, red,
-// inner] and the output as [outer, inner]. ROWS (inner == 1) gives each output a
-// workgroup that reduces its contiguous row in shared memory; otherwise each thread
-// walks one output's column with coalesced reads across threads. OP: 0 sum, 1 mean,
-// 2 max, 3 min, 4 product.
+// Reductions. MODE 0 (rows): the input is [outer, red] and each output's workgroup
+// reduces its contiguous row in shared memory. MODE 1 (columns): the input is [outer,
+// red, inner] and each thread walks one output's column, reads coalesced across
+// threads. MODE 2 (general): kept and reduced axes interleave; each output's workgroup
+// walks its reduced elements through up to four collapsed reduced axes (rd, rs) from a
+// base found through up to four kept axes (kd, ks). OP: 0 sum, 1 mean, 2 max, 3 min,
+// 4 product.
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;
-layout(constant_id = 2) const bool ROWS = true;
+layout(constant_id = 2) const uint MODE = 0;
 
 layout(set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(set = 0, binding = 1) writeonly buffer C { float c[]; };
@@ -16,7 +18,22 @@ layout(set = 0, binding = 1) writeonly buffer C { float c[]; };
 layout(push_constant) uniform Push {
 	uint outer, red, inner;
 	uint offA, offC;
+	uint kd[4];
+	uint ks[4];
+	uint rd[4];
+	uint rs[4];
 } p;
+
+// walk decomposes i over four axes (extent d, stride s) into an element offset.
+uint walk(uint i, uint d[4], uint s[4]) {
+	uint off = 0;
+	[[unroll]] for (int k = 3; k >= 0; k--) {
+		uint q = i / d[k];
+		off += (i - q * d[k]) * s[k];
+		i = q;
+	}
+	return off;
+}
 
 shared float part[gl_WorkGroupSize.x];
 
@@ -41,12 +58,16 @@ float combine(float x, float y) {
 float finish(float v) { return OP == 1 ? v / float(p.red) : v; }
 
 void main() {
-	if (ROWS) {
+	if (MODE != 1) {
 		uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
 		if (row >= p.outer) return;
 		uint t = gl_LocalInvocationID.x;
+		uint base = MODE == 0 ? row * p.red : walk(row, p.kd, p.ks);
 		float v = identity();
-		for (uint k = t; k < p.red; k += gl_WorkGroupSize.x) v = combine(v, a[p.offA + row * p.red + k]);
+		for (uint k = t; k < p.red; k += gl_WorkGroupSize.x) {
+			uint off = MODE == 0 ? k : walk(k, p.rd, p.rs);
+			v = combine(v, a[p.offA + base + off]);
+		}
 		part[t] = v;
 		barrier();
 		for (uint s = gl_WorkGroupSize.x / 2; s > 0; s >>= 1) {
