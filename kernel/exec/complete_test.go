@@ -73,6 +73,7 @@ func TestInspect(t *testing.T) {
 		{"nums", 4, []string{"nums: []int", "[]int{1, 2}"}},
 		{"add(1, 2)", 2, []string{"func add: func(int, int) int"}},
 		{"tab", 3, []string{"tab: *display.Table", "Table is an HTML table builder"}},
+		{"tab.Row(1)", 6, []string{"func (t *Table) Row(cells ...any) *Table", "Row appends one row"}},
 	}
 	for _, c := range cases {
 		data, found := i.Inspect(c.code, c.cursor, 0)

@@ -53,6 +53,13 @@ func (i *Interp) describe(chain string) (string, bool) {
 	if v, ok := i.lookup(chain); ok {
 		return describeValue(chain, v, i.names()), true
 	}
+	if len(parts) > 1 {
+		if v, ok := i.lookup(strings.Join(parts[:len(parts)-1], ".")); ok {
+			if d, ok := describeMethod(v, parts[len(parts)-1]); ok {
+				return d, true
+			}
+		}
+	}
 	if kind != "" && len(parts) == 1 && i.run.TryLock() {
 		// A function or type defined in a cell: evaluating its name runs no code.
 		defer i.run.Unlock()
@@ -109,4 +116,28 @@ func describeValue(name string, v reflect.Value, names map[reflect.Type]string) 
 		s += "\n\n" + d
 	}
 	return s
+}
+
+// describeMethod shows the method name of v's type (or of a pointer to it): its
+// embedded doc when the type is a compiled package's, its signature otherwise.
+func describeMethod(v reflect.Value, name string) (string, bool) {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	t := v.Type()
+	m, ok := t.MethodByName(name)
+	if !ok && t.Kind() != reflect.Pointer {
+		m, ok = reflect.PointerTo(t).MethodByName(name)
+	}
+	if !ok {
+		return "", false
+	}
+	nt := t
+	if nt.Kind() == reflect.Pointer {
+		nt = nt.Elem()
+	}
+	if d, ok, err := symbols.Doc(nt.PkgPath(), nt.Name()+"."+name); err == nil && ok {
+		return d, true
+	}
+	return fmt.Sprintf("method %s.%s: %s", nt, name, m.Type), true
 }
