@@ -25,6 +25,10 @@
 //     unsynchronised dispatch wrote, or writes what one read. A prepared segment is one
 //     Recording resubmitted by every run; its timestamped twin is recorded only when a run
 //     asks for a profile, so profiling off costs nothing.
+//   - Small uploads (up to 1 MiB in all: feeds, learning rates, step counters) are held in a
+//     host buffer and copied at the head of the next submission, so a training step's
+//     inputs and compute reach the GPU in one submit; any other transfer, a Free (the
+//     memory may be reused) or a one-shot command flushes them first.
 //   - Shaders (package shaders) take tile sizes as specialisation constants; pipelines are
 //     cached per variant and constants. Tile loops carry [[unroll]]: without it NVIDIA's
 //     compiler kept accumulator arrays in local memory (f16 matmul 34 TFLOP/s, 165 with it).
@@ -32,6 +36,8 @@
 //     16x16x16 rate on the H200) with f32 accumulation; bf16 inputs are widened to f16 while
 //     staged in shared memory, because Debian's glslc cannot emit KHR cooperative matrices or
 //     bfloat16 types. That is exact for bf16 values inside f16's range (about 6e-5 to 65504).
-//   - The backend runs F32 nodes; other dtypes, and shapes a shader does not cover, are
-//     reported unsupported and run on the CPU (the runtime counts them).
+//   - The backend runs F32 nodes (typed ops, such as comparisons and casts, check their own
+//     dtypes); shapes a shader does not cover are reported unsupported and run on the CPU,
+//     and the runtime counts them.
+//   - Measured results and the tuning history are in PERF.md.
 package gpu

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"testing"
 )
 
@@ -213,5 +214,34 @@ func TestStagedTransfers(t *testing.T) {
 	}
 	if string(back) != string(big) {
 		t.Error("a 3 MiB staged round trip came back different")
+	}
+}
+
+// TestReopen opens and closes the device repeatedly, as kernel restarts do, and checks
+// that a closed device refuses work with ErrClosed instead of crashing.
+func TestReopen(t *testing.T) {
+	openTest(t) // skips without Vulkan
+	for i := 0; i < 5; i++ {
+		d, err := Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := d.Alloc(1 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Kernel("eltwise", 3, groupSize, 0, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b.Free()
+		if _, err := d.Alloc(16); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Alloc after Close: %v, want ErrClosed", err)
+		}
+		if _, err := d.NewRecorder(); !errors.Is(err, ErrClosed) {
+			t.Fatalf("NewRecorder after Close: %v, want ErrClosed", err)
+		}
 	}
 }
