@@ -264,8 +264,12 @@ func TestBackendReduceSoftmaxNorm(t *testing.T) {
 		{"mean_mid", []int{3, 4, 5, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Mean(x, []int{1, 2}, false) }},
 		{"max_last", []int{5, 1, 33}, func(x *tensor.Node) *tensor.Node { return tensor.Max(x, []int{2}, true) }},
 		{"sum_bias_grad", []int{3, 4, 5, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Sum(x, []int{0, 2, 3}, true) }},
-		{"min_interleaved", []int{2, 3, 4, 5, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Apply(tensor.OpMin, tensor.ReduceAttr{Axes: []int{1, 3}}, x) }},
-		{"prod_first", []int{3, 1, 7}, func(x *tensor.Node) *tensor.Node { return tensor.Apply(tensor.OpProd, tensor.ReduceAttr{Axes: []int{0}}, x) }},
+		{"min_interleaved", []int{2, 3, 4, 5, 6}, func(x *tensor.Node) *tensor.Node {
+			return tensor.Apply(tensor.OpMin, tensor.ReduceAttr{Axes: []int{1, 3}}, x)
+		}},
+		{"prod_first", []int{3, 1, 7}, func(x *tensor.Node) *tensor.Node {
+			return tensor.Apply(tensor.OpProd, tensor.ReduceAttr{Axes: []int{0}}, x)
+		}},
 		{"mean_outer_inner", []int{2, 3, 4}, func(x *tensor.Node) *tensor.Node { return tensor.Mean(x, []int{0, 2}, false) }},
 		{"softmax", []int{6, 77}, func(x *tensor.Node) *tensor.Node { return tensor.Softmax(x, 1) }},
 		{"log_softmax", []int{2, 3, 1000}, func(x *tensor.Node) *tensor.Node { return tensor.LogSoftmax(x, -1) }},
