@@ -91,7 +91,17 @@ func (i *Interp) members(chain string) []string {
 	if !ok {
 		return nil
 	}
-	return fieldsAndMethods(v)
+	names := fieldsAndMethods(v)
+	t := v.Type()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if tn, ok := i.typeNames[t]; ok {
+		names = append(names, i.methods[tn]...)
+	}
+	return names
 }
 
 // lookup resolves a chain "x.f.g" of a global variable and its fields by reflection,

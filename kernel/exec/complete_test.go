@@ -9,7 +9,7 @@ import (
 
 func TestComplete(t *testing.T) {
 	i := newInterp(t)
-	if r, _ := run(t, i, "import (\"strings\"; \"time\")\ntype pt struct{ X, Yval int }\np := pt{1, 2}\nd := time.Second\nfunc helperFunc() {}\nvar héllo = 1"); r.Err != nil {
+	if r, _ := run(t, i, "import (\"strings\"; \"time\")\ntype pt struct{ X, Yval int }\nfunc (p *pt) Scale(k int) { p.X *= k }\np := pt{1, 2}\nd := time.Second\nfunc helperFunc() {}\nvar héllo = 1"); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	cases := []struct {
@@ -22,7 +22,7 @@ func TestComplete(t *testing.T) {
 	}{
 		{code: "strings.ToU", cursor: -1, want: []string{"ToUpper", "ToUpperSpecial"}, start: 8, end: 11, exactLength: true},
 		{code: "display.HT", cursor: -1, want: []string{"HTML"}, start: 8, end: 10, exactLength: true},
-		{code: "x := p.", cursor: -1, want: []string{"X", "Yval"}, start: 7, end: 7, exactLength: true},
+		{code: "x := p.", cursor: -1, want: []string{"Scale", "X", "Yval"}, start: 7, end: 7, exactLength: true},
 		{code: "d.Seco", cursor: -1, want: []string{"Seconds"}, start: 2, end: 6},
 		{code: "helper", cursor: -1, want: []string{"helperFunc"}, start: 0, end: 6},
 		{code: "fo", cursor: -1, want: []string{"for"}, start: 0, end: 2},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -74,6 +75,9 @@ type Interp struct {
 	// newTypes lists those declared by the chunk being compiled, named once it ran.
 	typeNames map[reflect.Type]string
 	newTypes  []string
+	// methods lists the methods cells declared, by receiver type name; reflection does
+	// not see them on values of cell types.
+	methods map[string][]string
 
 	paths          []string // import paths of the loaded symbol tables
 	importableOnce sync.Once
@@ -99,6 +103,7 @@ func New(opts ...Option) (*Interp, error) {
 		imports:   map[string]string{},
 		decls:     map[string]string{},
 		typeNames: map[reflect.Type]string{},
+		methods:   map[string][]string{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -437,6 +442,8 @@ func (i *Interp) record(f *ast.File) {
 		case *ast.FuncDecl:
 			if d.Recv == nil {
 				i.decls[d.Name.Name] = "func"
+			} else if t := recvType(d.Recv); t != "" && !slices.Contains(i.methods[t], d.Name.Name) {
+				i.methods[t] = append(i.methods[t], d.Name.Name)
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
@@ -447,6 +454,28 @@ func (i *Interp) record(f *ast.File) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// recvType returns the base type name of a method receiver (T for T, *T, T[P]).
+func recvType(recv *ast.FieldList) string {
+	if len(recv.List) == 0 {
+		return ""
+	}
+	e := recv.List[0].Type
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
 		}
 	}
 }
