@@ -14,7 +14,7 @@ import (
 func (k *Kernel) execute(ctx context.Context, m *wire.Message) {
 	req := wire.DefaultExecuteRequest()
 	if err := m.DecodeContent(&req); err != nil {
-		k.log.Printf("%v", err)
+		k.badRequest(k.ch.Shell, m, err)
 		return
 	}
 	if req.Silent {

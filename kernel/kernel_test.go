@@ -298,6 +298,15 @@ func TestRequests(t *testing.T) {
 			}
 		})
 	}
+	// A request whose content is not what its type says gets an error reply.
+	ex, err := c.Request(c.Ch.Shell, "complete_request", []int{1}, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ex.Reply.Content), `"status":"error","ename":"BadRequest"`) || ex.Reply.Header.MsgType != "complete_reply" {
+		t.Errorf("malformed complete_request: %s %s", ex.Reply.Header.MsgType, ex.Reply.Content)
+	}
+
 	// comm_open has no reply: it is answered with comm_close on IOPub.
 	open, _ := c.Send(c.Ch.Shell, "comm_open", wire.CommOpen{CommID: "c1", TargetName: "widgets"})
 	iopub, err := c.AwaitIdle(open, timeout)

@@ -72,7 +72,7 @@ func (k *Kernel) kernelInfo() wire.KernelInfoReply {
 func (k *Kernel) complete(m *wire.Message) {
 	var req wire.CompleteRequest
 	if err := m.DecodeContent(&req); err != nil {
-		k.log.Printf("%v", err)
+		k.badRequest(k.ch.Shell, m, err)
 		return
 	}
 	matches, start, end := k.exec.Complete(req.Code, req.CursorPos)
@@ -86,7 +86,7 @@ func (k *Kernel) complete(m *wire.Message) {
 func (k *Kernel) inspect(m *wire.Message) {
 	var req wire.InspectRequest
 	if err := m.DecodeContent(&req); err != nil {
-		k.log.Printf("%v", err)
+		k.badRequest(k.ch.Shell, m, err)
 		return
 	}
 	data, found := k.exec.Inspect(req.Code, req.CursorPos, req.DetailLevel)
@@ -100,7 +100,7 @@ func (k *Kernel) inspect(m *wire.Message) {
 func (k *Kernel) isComplete(m *wire.Message) {
 	var req wire.IsCompleteRequest
 	if err := m.DecodeContent(&req); err != nil {
-		k.log.Printf("%v", err)
+		k.badRequest(k.ch.Shell, m, err)
 		return
 	}
 	status, indent := k.exec.IsComplete(req.Code)
@@ -110,7 +110,7 @@ func (k *Kernel) isComplete(m *wire.Message) {
 func (k *Kernel) historyReply(m *wire.Message) {
 	req := wire.HistoryRequest{}
 	if err := m.DecodeContent(&req); err != nil {
-		k.log.Printf("%v", err)
+		k.badRequest(k.ch.Shell, m, err)
 		return
 	}
 	entries, err := k.history.Query(req)
@@ -118,6 +118,17 @@ func (k *Kernel) historyReply(m *wire.Message) {
 		k.log.Printf("history_request: %v", err)
 	}
 	k.reply(k.ch.Shell, m, "history_reply", wire.HistoryReply{Status: "ok", History: entries})
+}
+
+// badRequest answers a request whose content cannot be decoded with a reply of status
+// "error", so the front end does not wait for an answer that never comes.
+func (k *Kernel) badRequest(s *wire.Socket, m *wire.Message, err error) {
+	k.log.Printf("%v", err)
+	replyType := strings.TrimSuffix(m.Header.MsgType, "_request") + "_reply"
+	k.reply(s, m, replyType, struct {
+		Status string `json:"status"`
+		wire.Error
+	}{"error", wire.Error{EName: "BadRequest", EValue: err.Error(), Traceback: []string{"BadRequest: " + err.Error()}}})
 }
 
 // refuseComm answers comm_open with comm_close: the kernel registers no comm targets.
