@@ -1,7 +1,6 @@
 package parallel
 
 import (
-	"fmt"
 	"runtime"
 	"sync"
 )
@@ -54,6 +53,6 @@ func For(n, grain int, body func(lo, hi int)) {
 	}()
 	wg.Wait()
 	if panicked != nil {
-		panic(fmt.Sprintf("parallel.For: worker panicked: %v", panicked))
+		panic(panicked)
 	}
 }
