@@ -70,11 +70,25 @@ func (f *frameLog) take() []string {
 	return fr
 }
 
+// reflectPanics translates panics that yaegi's reflection raises where compiled Go
+// would raise a runtime error, so the message reads as Go's.
+var reflectPanics = map[string]string{
+	"reflect: slice index out of range":                   "runtime error: index out of range",
+	"reflect: array index out of range":                   "runtime error: index out of range",
+	"reflect: string index out of range":                  "runtime error: index out of range",
+	"reflect: call of reflect.Value.Field on zero Value":  "runtime error: invalid memory address or nil pointer dereference",
+	"reflect: call of reflect.Value.Elem on zero Value":   "runtime error: invalid memory address or nil pointer dereference",
+	"reflect: call of reflect.Value.Method on zero Value": "runtime error: invalid memory address or nil pointer dereference",
+}
+
 // panicError builds the cell error of a panic with value v and the logged frames.
 func panicError(name, prefix string, v any, frames []string) *Error {
 	value := fmt.Sprint(v)
 	if err, ok := v.(error); ok {
 		value = err.Error()
+	}
+	if goMsg, ok := reflectPanics[value]; ok {
+		value = goMsg
 	}
 	tb := append([]string{prefix + "panic: " + value}, frames...)
 	return &Error{Name: name, Value: prefix + value, Traceback: tb}
@@ -85,6 +99,9 @@ var cleanRE = regexp.MustCompile(`(cell\[\d+\])/` + regexp.QuoteMeta(srcBase) + 
 
 // cleanPos turns "cell[N]/_.go:L:C" into "cell[N]:L:C" throughout s.
 func cleanPos(s string) string { return cleanRE.ReplaceAllString(s, "$1:") }
+
+// unknownImportRE matches yaegi's error for an import it has no symbols for.
+var unknownImportRE = regexp.MustCompile(`^(\S+: )?import "([^"]+)" error: unable to find source`)
 
 // posRE finds a cell position at the start of an error message.
 var posRE = regexp.MustCompile(`^cell\[(\d+)\]:(\d+):(\d+): `)
@@ -100,6 +117,11 @@ func compileError(err error, cell int, code string) *Error {
 		}
 	} else {
 		msgs = strings.Split(strings.TrimSpace(cleanPos(err.Error())), "\n")
+	}
+	for k, m := range msgs {
+		if sub := unknownImportRE.FindStringSubmatch(m); sub != nil {
+			msgs[k] = sub[1] + fmt.Sprintf("cannot import %q: the interpreter knows the standard library, gonum (mat, stat, floats) and gml's packages; others must be added to kernel/exec/symbols/gen", sub[2])
+		}
 	}
 	lines := strings.Split(code, "\n")
 	var tb []string

@@ -79,12 +79,13 @@ func TestExecuteScenarios(t *testing.T) {
 		}},
 		{"faults", []step{
 			{code: "q := 41", result: ""},
-			{code: "func f(a []int) int {\n\treturn a[5]\n}\nf([]int{1})", errName: namePanic, errHas: "in f at cell[2]:2:9"},
+			{code: "func f(a []int) int {\n\treturn a[5]\n}\nf([]int{1})", errName: namePanic, errHas: "panic: runtime error: index out of range\n  in f at cell[2]:2:9"},
 			{code: "import \"fmt\"\nfmt.Println(q)\nfmt.Println(zz)", errName: nameCompile, errHas: "cell[3]:3:13: undefined: zz"},
 			{code: "if true {\n\tq = 1\n", errName: nameCompile, errHas: "cell[4]:1:9: unclosed {"},
 			{code: "done := make(chan bool)\ngo func() {\n\tdefer func() { done <- true }()\n\tpanic(\"in goroutine\")\n}()\n<-done\nselect {}", errName: nameGoPanic, errHas: "goroutine started in cell[5]: panic: in goroutine"},
 			{code: "q + 1", result: "42"},
 			{code: "panic(\"boom\")", errName: namePanic, errHas: "at cell[7]:1:1"},
+			{code: "import \"example.com/nothing\"", errName: nameCompile, errHas: `cell[8]:1:8: cannot import "example.com/nothing"`},
 		}},
 	}
 	for _, sc := range scenarios {
