@@ -13,10 +13,11 @@
 //     family 25 model 1), which have no AVX-512; on Zen 4 a 512-bit FMA issues as two
 //     256-bit halves, so an AVX2 kernel reaches the same peak there. An AVX-512 kernel
 //     would mainly help Intel server parts; it is not written yet.
-//   - One-row products (m == 1, B not transposed: a batch-1 dense layer) skip packing
-//     and run as AXPYs of B's rows into C (assembly AXPY, split by columns when large):
-//     packing would copy all of B to use one row in six of the micro-tile. Measured
-//     here for 1×784 times 784×128: 14 µs against OpenBLAS's 28 µs.
+//   - One-row products (m == 1: a batch-1 dense layer, an ONNX Gemm with transB) skip
+//     packing (gemv.go): with B as stored they are AXPYs of B's rows into C, with B
+//     transposed one dot product per column, both in assembly and split by columns when
+//     large. Packing would copy all of B to use one row in six of the micro-tile.
+//     Measured here for 1×784 times 784×128: 10-11 µs against OpenBLAS's 27-39 µs.
 //   - PureGo runs the same blocked driver with a Go micro-kernel and always works; Native
 //     falls back to it when the CPU lacks AVX2 or FMA (golang.org/x/sys/cpu decides).
 //   - OpenBLAS (loaded at run time by internal/openblas, never linked) is used only when

@@ -144,8 +144,7 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 		openblas.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return nil
 	}
-	if axpy := nativeAxpy(); i == Native && m == 1 && !transB && axpy != nil {
-		sgemvRow(axpy, parallelOK, transA, n, k, alpha, a, lda, b, ldb, beta, c)
+	if i == Native && m == 1 && sgemvRow(parallelOK, transA, transB, n, k, alpha, a, lda, b, ldb, beta, c) {
 		return nil
 	}
 	kern, err := i.microKernel()

@@ -92,6 +92,8 @@ func gemmCases() []gemmCase {
 		gemmCase{false, false, 8, 9, 0, 1, 0.25, 0},
 		gemmCase{true, false, 1, 70, 45, -2, 0.5, 3},
 		gemmCase{false, false, 1, 3000, 400, 0.5, 1, 1},
+		gemmCase{true, true, 1, 40, 30, 1, 0, 2},
+		gemmCase{false, true, 1, 50, 20, 0, 2, 0},
 	)
 	return cases
 }

@@ -6,33 +6,56 @@ import "github.com/gml-dev/gml/runtime/cpu/parallel"
 // columns between goroutines.
 const minGemvSplit = 1 << 20
 
-// gemvColumns is the least number of columns one goroutine of a split one-row product
-// takes.
-const gemvColumns = 512
+// gemvGrain is the least number of multiply-adds one goroutine of a split one-row
+// product takes.
+const gemvGrain = 1 << 16
 
-// sgemvRow computes the one-row product c = alpha*op(A)*B + beta*c for validated
-// arguments with m == 1 and B not transposed: a sum of rows of B, each an AXPY into c.
-// Packing would copy all of B to use one row in six of the micro-tile; this reads B once.
-// op(A)'s single row is a[0:k] when A is not transposed and a[p*lda] otherwise.
-func sgemvRow(axpy func(alpha float32, x, y []float32), parallelOK, transA bool, n, k int,
-	alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32) {
-	body := func(lo, hi int) {
-		row := c[lo:hi]
-		scale(1, hi-lo, beta, row, hi-lo)
-		if alpha == 0 {
-			return
-		}
-		for p := 0; p < k; p++ {
-			ap := a[p]
-			if transA {
-				ap = a[p*lda]
+// sgemvRow computes the one-row product c = alpha*op(A)*op(B) + beta*c (m == 1) for
+// validated arguments with the assembly vector routines, without packing: packing would
+// copy all of B to use one row in six of the micro-tile, where these read B once. With B
+// as stored it is a sum of AXPYs of B's rows into c; with B transposed, one dot product
+// of A's row with each row of the stored B. It returns false, having done nothing, when
+// the routines are unavailable or when B is transposed and A's row is not contiguous
+// (transA with lda > 1).
+func sgemvRow(parallelOK, transA, transB bool, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32) bool {
+	axpy, dot := nativeVector()
+	if axpy == nil || (transB && transA && lda != 1 && k > 1) {
+		return false
+	}
+	if alpha == 0 {
+		scale(1, n, beta, c, n)
+		return true
+	}
+	var body func(lo, hi int)
+	if transB {
+		row := a[:k]
+		body = func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				s := alpha * dot(row, b[j*ldb:][:k])
+				if beta != 0 {
+					s += beta * c[j]
+				}
+				c[j] = s
 			}
-			axpy(alpha*ap, b[p*ldb+lo:][:hi-lo], row)
+		}
+	} else {
+		body = func(lo, hi int) {
+			out := c[lo:hi]
+			scale(1, hi-lo, beta, out, hi-lo)
+			for p := 0; p < k; p++ {
+				ap := a[p]
+				if transA {
+					ap = a[p*lda]
+				}
+				axpy(alpha*ap, b[p*ldb+lo:][:hi-lo], out)
+			}
 		}
 	}
 	if !parallelOK || n*k < minGemvSplit {
 		body(0, n)
-		return
+		return true
 	}
-	parallel.For(n, gemvColumns, body)
+	parallel.For(n, max(1, gemvGrain/max(k, 1)), body)
+	return true
 }

@@ -22,12 +22,19 @@ func kernelAVX2(k int, a, b, c []float32, ldc int)
 //go:noescape
 func axpyAVX2(alpha float32, x, y []float32)
 
-// nativeAxpy returns the assembly AXPY when the CPU can run it, else nil.
-func nativeAxpy() func(alpha float32, x, y []float32) {
+// dotAVX2 returns the sum of x[i]*y[i] over i < len(x) (kernel_amd64.s); y must hold at
+// least len(x) elements, which the caller guarantees.
+//
+//go:noescape
+func dotAVX2(x, y []float32) float32
+
+// nativeVector returns the assembly AXPY and dot product when the CPU can run them,
+// else nils.
+func nativeVector() (axpy func(alpha float32, x, y []float32), dot func(x, y []float32) float32) {
 	if _, err := nativeKernel(); err != nil {
-		return nil
+		return nil, nil
 	}
-	return axpyAVX2
+	return axpyAVX2, dotAVX2
 }
 
 // nativeKernel returns the assembly micro-kernel when the CPU can run it, or the reason

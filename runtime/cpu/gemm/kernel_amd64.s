@@ -173,3 +173,69 @@ axpy1loop:
 axpydone:
 	VZEROUPPER
 	RET
+
+// func dotAVX2(x, y []float32) float32
+// Returns the sum of x[i]*y[i] for i < len(x); y has at least len(x) elements.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-52
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	MOVQ y_base+24(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ CX, BX
+	SHRQ $5, BX
+	JZ   dot8
+
+dot32:
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ BX
+	JNZ  dot32
+
+dot8:
+	ANDQ $31, CX
+	MOVQ CX, BX
+	SHRQ $3, BX
+	JZ   dotsum
+
+dot8loop:
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ BX
+	JNZ  dot8loop
+
+dotsum:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	ANDQ $7, CX
+	JZ   dotdone
+
+dot1:
+	VMOVSS (SI), X4
+	VFMADD231SS (DI), X4, X0
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JNZ  dot1
+
+dotdone:
+	VMOVSS X0, ret+48(FP)
+	VZEROUPPER
+	RET

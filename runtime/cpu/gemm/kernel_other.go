@@ -12,5 +12,7 @@ func nativeKernel() (microKernel, error) {
 	return nil, fmt.Errorf("gemm: no native kernel for GOARCH=%s", runtime.GOARCH)
 }
 
-// nativeAxpy reports that there is no assembly AXPY for this architecture.
-func nativeAxpy() func(alpha float32, x, y []float32) { return nil }
+// nativeVector reports that there are no assembly vector routines for this architecture.
+func nativeVector() (axpy func(alpha float32, x, y []float32), dot func(x, y []float32) float32) {
+	return nil, nil
+}
