@@ -196,14 +196,10 @@ func recordScan(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	if lines == 0 || red == 0 {
 		return nil
 	}
-	groups := rowGrid(lines) // one workgroup per line
-	if mode == scanCumSum {
-		groups = gridFor(lines) // one invocation per line
-	}
 	kern, err := r.d.Kernel("scan", 2, groupSize, mode, uint32(n.Input(0).DType()), b32(exclusive), b32(reverse), b32(largest))
 	if err != nil {
 		return err
 	}
 	w := []uint32{uint32(outer), uint32(red), uint32(inner), f32Off(in[0]), f32Off(out), k, math.Float32bits(divisor)}
-	return r.Dispatch(kern, groups, words(w), n.Op().String(), In(in[0]), Out(out))
+	return r.Dispatch(kern, rowGrid(lines), words(w), n.Op().String(), In(in[0]), Out(out))
 }

@@ -153,8 +153,9 @@ func TestScanOps(t *testing.T) {
 		shape []int
 		f     build
 	}{
-		{"cumsum", []int{5, 300}, func(x *tensor.Node) *tensor.Node { return tensor.CumSum(x, 1, false, false) }},
+		{"cumsum", []int{5, 3001}, func(x *tensor.Node) *tensor.Node { return tensor.CumSum(x, 1, false, false) }},
 		{"cumsum_exclusive_reverse", []int{7, 9, 3}, func(x *tensor.Node) *tensor.Node { return tensor.CumSum(x, 1, true, true) }},
+		{"cumsum_exclusive_long", []int{2, 777}, func(x *tensor.Node) *tensor.Node { return tensor.CumSum(x, 1, true, false) }},
 		{"cumsum_axis0", []int{1000, 3}, func(x *tensor.Node) *tensor.Node { return tensor.CumSum(x, 0, false, true) }},
 		{"var_rows", []int{6, 257}, func(x *tensor.Node) *tensor.Node { return tensor.Variance(x, []int{1}, false, 1) }},
 		{"var_mid", []int{3, 4, 5, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Variance(x, []int{1, 2}, true, 0) }},

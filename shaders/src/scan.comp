@@ -9,8 +9,9 @@
 // Values have dtype TIN; indices are written as I64.
 // MODE 4 Var: one workgroup per line, two passes (mean, then squared deviations) with
 // compensated per-thread sums, divided by r - correction (push divisor).
-// MODE 2 CumSum (EXCLUSIVE, REVERSE): one invocation per line walks it with a
-// compensated running sum, close to the CPU's float64 accumulator.
+// MODE 2 CumSum (EXCLUSIVE, REVERSE): one workgroup per line scans it a chunk of WG
+// elements at a time (a shared-memory Hillis-Steele scan) and carries the chunk totals
+// in a compensated running sum, staying close to the CPU's float64 accumulator.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint MODE = 0;
 layout(constant_id = 2) const uint TIN = 0;
@@ -98,29 +99,35 @@ float lineSum(uint base, bool squares, float mean) {
 
 void main() {
 	uint lines = p.outer * p.inner;
-	if (MODE == 2u) {
-		uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-		for (uint line = gl_GlobalInvocationID.x; line < lines; line += stride) {
-			uint base = (line / p.inner) * p.r * p.inner + line % p.inner;
-			precise float s = 0.0, comp = 0.0;
-			for (uint step = 0u; step < p.r; step++) {
-				uint at = base + (REVERSE ? p.r - 1u - step : step) * p.inner;
-				float v = f(at);
-				if (EXCLUSIVE) o[p.offO + at] = floatBitsToUint(s);
-				precise float y = v - comp;
-				precise float nt = s + y;
-				comp = (nt - s) - y;
-				s = nt;
-				if (!EXCLUSIVE) o[p.offO + at] = floatBitsToUint(s);
-			}
-		}
-		return;
-	}
 	uint line = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
 	if (line >= lines) return;
 	uint t = gl_LocalInvocationID.x;
 	uint q = line % p.inner, ou = line / p.inner;
 	uint base = ou * p.r * p.inner + q;
+	if (MODE == 2u) {
+		precise float carry = 0.0, comp = 0.0;
+		for (uint chunk = 0u; chunk < p.r; chunk += gl_WorkGroupSize.x) {
+			uint step = chunk + t;
+			uint at = base + (REVERSE ? p.r - 1u - step : step) * p.inner;
+			float v = step < p.r ? f(at) : 0.0;
+			part[t] = v;
+			barrier();
+			for (uint s = 1u; s < gl_WorkGroupSize.x; s <<= 1) {
+				float add = t >= s ? part[t - s] : 0.0;
+				barrier();
+				part[t] += add;
+				barrier();
+			}
+			float within = EXCLUSIVE ? (t > 0u ? part[t - 1u] : 0.0) : part[t];
+			if (step < p.r) o[p.offO + at] = floatBitsToUint(carry + (within - comp));
+			precise float y = part[gl_WorkGroupSize.x - 1u] - comp;
+			precise float nt = carry + y;
+			comp = (nt - carry) - y;
+			carry = nt;
+			barrier();
+		}
+		return;
+	}
 	if (MODE == 4u) {
 		float mean = lineSum(base, false, 0.0) / float(p.r);
 		float ss = lineSum(base, true, mean);
