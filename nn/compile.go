@@ -31,13 +31,12 @@ type compiled struct {
 
 // program is one compiled graph and the nodes it is fed through.
 type program struct {
-	exe      *runtime.Executable
-	xs, ys   []*tensor.Node
-	ws       []*tensor.Node // sample weights per head (training and evaluation)
-	lr, step *tensor.Node
-	seeds    []*tensor.Node // dropout seeds, one per site
-	names    []string       // fetched scalars ("loss", "dense_2_loss", "accuracy", ...)
-	nOut     int            // predict: number of outputs fetched
+	exe    *runtime.Executable
+	xs, ys []*tensor.Node
+	ws     []*tensor.Node // sample weights per head (training and evaluation)
+	seeds  []*tensor.Node // dropout seeds, one per site
+	names  []string       // fetched scalars ("loss", "dense_2_loss", "accuracy", ...)
+	nOut   int            // predict: number of outputs fetched
 }
 
 // Compile prepares the model for training: an optimizer, one loss per output (Loss,
@@ -325,13 +324,12 @@ func (m *Net) updateGraph(g *tensor.Graph, p *program, loss *tensor.Node) []*ten
 		nodes[i] = g.Var(v)
 	}
 	grads := tensor.Grad(loss, nodes)
-	p.lr = g.Input("lr", tensor.F32)
-	p.step = g.Input("step", tensor.F32)
-	ups := make([]*tensor.Node, len(params))
+	lr, step, advance := m.comp.opt.base().hyper(g)
+	ups := make([]*tensor.Node, len(params), len(params)+1)
 	for i, v := range params {
-		ups[i] = m.comp.opt.update(g, v, grads[i], p.lr, p.step)
+		ups[i] = m.comp.opt.update(g, v, grads[i], lr, step)
 	}
-	return ups
+	return append(ups, advance)
 }
 
 // sortedKeys returns a map's keys in order, for stable error messages.

@@ -16,9 +16,10 @@
 // graph on the engine — the forward pass, the backward pass from tensor.Grad, and an
 // optimizer update per weight (AdamUpdate, SGDUpdate writing the weight and its moments
 // in place) — compiles it once with the runtime and runs it once per step. Only the loss
-// and metric scalars come back to the host. The learning rate, the step number and the
-// dropout seed are scalar inputs fed to each run, so SetLR, schedules and
-// ReduceLROnPlateau never recompile. The last, shorter batch of an epoch gets a graph of
+// and metric scalars come back to the host. The learning rate and the step number are
+// runtime variables (the graph advances the step itself, the rate is written when it
+// changes) and each dropout site has a seed input fed per step, so SetLR, schedules and
+// ReduceLROnPlateau never recompile and no other host data crosses per step. The last, shorter batch of an epoch gets a graph of
 // its own, compiled once and cached with the others; evaluation and prediction graphs
 // are cached the same way.
 //

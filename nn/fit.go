@@ -303,9 +303,10 @@ func (m *Net) trainStep(b *batch, specs []Spec) ([]float64, error) {
 		return nil, err
 	}
 	o := m.comp.opt.base()
+	if err := o.sync(m.comp.rt); err != nil {
+		return nil, err
+	}
 	feeds := m.feeds(p, b)
-	feeds[p.lr] = tensor.Scalar(tensor.F32, o.C.LR)
-	feeds[p.step] = tensor.Scalar(tensor.F32, float64(o.steps+1))
 	p.feedSeeds(feeds, m.comp.seed, o.steps)
 	out, err := p.exe.Run(feeds)
 	if err != nil {

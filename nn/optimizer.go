@@ -3,12 +3,14 @@ package nn
 import (
 	"fmt"
 
+	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 )
 
 // Optimizer updates the weights from their gradients inside the training graph. Its
-// learning rate and step counter live on the host and are fed to each run, so SetLR and
-// learning-rate schedules take effect without recompiling; its per-weight state
+// learning rate and step counter live in runtime variables (the graph advances the
+// step; the rate is written when it changes), so SetLR and learning-rate schedules take
+// effect without recompiling and a step uploads no hyperparameters; its per-weight state
 // (momentum, Adam moments) lives in runtime variables next to the weights.
 type Optimizer interface {
 	// Name is "sgd", "adam" or "adamw".
@@ -41,14 +43,53 @@ type optBase struct {
 	steps int
 	slots map[*tensor.Variable][]*tensor.Variable
 	err   error
+	// lrVar and stepVar hold the learning rate and the step count on the device: the
+	// step is incremented by the training graph itself and the rate written only when
+	// it changes, so a step uploads no hyperparameters.
+	lrVar, stepVar *tensor.Variable
+	lrSynced       float64 // the value lrVar holds on the device (0: not written)
+	stepSynced     bool    // stepVar holds steps
 }
 
 func (o *optBase) Name() string     { return o.C.Kind }
 func (o *optBase) LR() float64      { return o.C.LR }
 func (o *optBase) SetLR(lr float64) { o.C.LR = lr }
-func (o *optBase) Steps() int       { return o.steps }
-func (o *optBase) base() *optBase   { return o }
-func (o *optBase) String() string   { return fmt.Sprintf("%s(lr=%g)", o.C.Kind, o.C.LR) }
+
+// hyper returns the graph's learning-rate node and the node of this step's 1-based
+// number, and the Assign that advances the device's step counter.
+func (o *optBase) hyper(g *tensor.Graph) (lr, step, advance *tensor.Node) {
+	if o.lrVar == nil {
+		o.lrVar = tensor.NewVariable("optimizer/lr", tensor.Scalar(tensor.F32, o.C.LR))
+		o.stepVar = tensor.NewVariable("optimizer/step", tensor.Scalar(tensor.F32, 0))
+	}
+	old := g.Var(o.stepVar)
+	step = tensor.AddScalar(old, 1)
+	return g.Var(o.lrVar), step, tensor.Assign(old, step)
+}
+
+// sync writes the learning rate and the step count to the device where they differ from
+// the host's values (after SetLR, a schedule, or Load).
+func (o *optBase) sync(rt *runtime.Runtime) error {
+	if o.lrVar == nil {
+		return nil
+	}
+	if o.lrSynced != o.C.LR {
+		if err := rt.Write(o.lrVar, tensor.Scalar(tensor.F32, o.C.LR)); err != nil {
+			return err
+		}
+		o.lrSynced = o.C.LR
+	}
+	if !o.stepSynced {
+		if err := rt.Write(o.stepVar, tensor.Scalar(tensor.F32, float64(o.steps))); err != nil {
+			return err
+		}
+		o.stepSynced = true
+	}
+	return nil
+}
+func (o *optBase) Steps() int     { return o.steps }
+func (o *optBase) base() *optBase { return o }
+func (o *optBase) String() string { return fmt.Sprintf("%s(lr=%g)", o.C.Kind, o.C.LR) }
 
 // slotsFor returns p's state variables, creating zero-filled ones on first use.
 func (o *optBase) slotsFor(p *tensor.Variable) []*tensor.Variable {

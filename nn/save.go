@@ -233,6 +233,7 @@ func decode(r io.Reader) (*Net, error) {
 			return nil, fmt.Errorf("optimizer: %w", err)
 		}
 		o.steps = so.Steps
+		o.lrVar, o.stepVar, o.lrSynced, o.stepSynced = nil, nil, 0, false
 		opts := []Option{Loss(so.Losses...), LossWeights(so.LossWeights...)}
 		if len(so.Metrics) > 0 {
 			opts = append(opts, MetricsByName(so.Metrics))

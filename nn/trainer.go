@@ -155,12 +155,13 @@ func (t *Trainer) apply() error {
 		var fetch []*tensor.Node
 		err = tensor.Catch(func() {
 			g := tensor.NewGraph()
-			p.lr, p.step = g.Input("lr", tensor.F32), g.Input("step", tensor.F32)
+			lr, step, advance := m.comp.opt.base().hyper(g)
 			for i, v := range m.Params() {
 				acc := g.Var(t.grads[i])
 				mean := tensor.MulScalar(acc, 1/float64(t.accum))
-				fetch = append(fetch, m.comp.opt.update(g, v, mean, p.lr, p.step), tensor.Assign(acc, tensor.ZerosLike(acc)))
+				fetch = append(fetch, m.comp.opt.update(g, v, mean, lr, step), tensor.Assign(acc, tensor.ZerosLike(acc)))
 			}
+			fetch = append(fetch, advance)
 		})
 		if err != nil {
 			return fmt.Errorf("nn: building the update graph: %w", err)
@@ -171,8 +172,10 @@ func (t *Trainer) apply() error {
 		m.comp.progs["apply"] = p
 	}
 	o := m.comp.opt.base()
-	_, err := p.exe.Run(map[*tensor.Node]*tensor.Tensor{
-		p.lr: tensor.Scalar(tensor.F32, o.C.LR), p.step: tensor.Scalar(tensor.F32, float64(o.steps+1))})
+	if err := o.sync(m.comp.rt); err != nil {
+		return err
+	}
+	_, err := p.exe.Run(map[*tensor.Node]*tensor.Tensor{})
 	if err == nil {
 		o.steps++
 	}
@@ -238,8 +241,14 @@ func (m *Net) Free() {
 			rt.Release(v)
 		}
 		if m.comp.opt != nil {
-			for _, v := range m.comp.opt.base().allSlots(m.Params()) {
+			o := m.comp.opt.base()
+			for _, v := range o.allSlots(m.Params()) {
 				rt.Release(v)
+			}
+			if o.lrVar != nil {
+				rt.Release(o.lrVar)
+				rt.Release(o.stepVar)
+				o.lrSynced, o.stepSynced = 0, false
 			}
 		}
 	}
