@@ -47,8 +47,9 @@ type Info struct {
 	MaxAllocation uint64
 	// MaxStorageBufferRange bounds the size of one storage-buffer binding.
 	MaxStorageBufferRange uint64
-	SharedMemory          uint32 // maxComputeSharedMemorySize in bytes
-	MaxInvocations        uint32 // maxComputeWorkGroupInvocations
+	SharedMemory          uint32    // maxComputeSharedMemorySize in bytes
+	MaxInvocations        uint32    // maxComputeWorkGroupInvocations
+	MaxGroups             [3]uint32 // maxComputeWorkGroupCount
 	TimestampPeriod       float32
 	extensions            map[string]bool
 }

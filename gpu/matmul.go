@@ -178,7 +178,7 @@ func (r *Recorder) MatMul(p MatMul) error {
 	d := r.d
 	switch p.Input {
 	case F32:
-		if p.M <= 8 && !p.TransA && p.Tile == nil {
+		if p.M <= 8 && !p.TransA && p.Tile == nil && (!p.TransB || p.N <= maxGroups) {
 			k, err := d.Kernel("matvec_f32", 3, 256, 8, b32(p.TransB))
 			if err != nil {
 				return err

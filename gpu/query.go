@@ -156,6 +156,7 @@ func queryInfo(inst vk.Instance, pd vk.PhysicalDevice, index int) (Info, error) 
 		MaxStorageBufferRange: uint64(props.Limits.MaxStorageBufferRange),
 		SharedMemory:          props.Limits.MaxComputeSharedMemorySize,
 		MaxInvocations:        props.Limits.MaxComputeWorkGroupInvocations,
+		MaxGroups:             props.Limits.MaxComputeWorkGroupCount,
 		TimestampPeriod:       props.Limits.TimestampPeriod,
 		extensions:            map[string]bool{},
 	}

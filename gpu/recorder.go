@@ -142,6 +142,11 @@ func (r *Recorder) Dispatch(k *Kernel, groups [3]uint32, push []byte, label stri
 	if groups[0] == 0 || groups[1] == 0 || groups[2] == 0 {
 		return nil
 	}
+	for i, g := range groups {
+		if lim := r.d.Info.MaxGroups[i]; lim > 0 && g > lim {
+			return fmt.Errorf("gpu: dispatch %s: %d workgroups along axis %d exceed the device's %d", label, g, i, lim)
+		}
+	}
 	bufs := make([]vk.Buffer, len(args))
 	var regs [maxBindings]region
 	for i, a := range args {
