@@ -66,7 +66,8 @@ var (
 )
 
 // Default returns the implementation Sgemm and Dgemm use: the one GML_BLAS names when it
-// is available, otherwise Native, otherwise PureGo.
+// is available, otherwise Native, otherwise PureGo. GML_BLAS is read once, at the first
+// call.
 func Default() Impl {
 	defaultOnce.Do(func() {
 		defaultImpl, defaultNote = chooseDefault(os.Getenv("GML_BLAS"))
