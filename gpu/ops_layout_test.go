@@ -97,6 +97,13 @@ func TestLayoutOps(t *testing.T) {
 		}},
 		{"concat_mid", []int{2, 3, 5}, func(x *tensor.Node) *tensor.Node { return tensor.Concat(1, x, x) }},
 		{"depth_to_space_dcr", []int{2, 12, 3, 5}, func(x *tensor.Node) *tensor.Node { return tensor.DepthToSpace(x, 2, "DCR") }},
+		{"slice_empty", []int{4, 3}, func(x *tensor.Node) *tensor.Node { return tensor.Concat(0, tensor.SliceAxis(x, 0, 2, 2), x) }},
+		{"concat_with_empty", []int{2, 3}, func(x *tensor.Node) *tensor.Node {
+			return tensor.Concat(1, x, tensor.SliceAxis(x, 1, 1, 1), x)
+		}},
+		{"pad_scalar_rows", []int{1}, func(x *tensor.Node) *tensor.Node {
+			return tensor.Pad(x, []int{3}, []int{2}, tensor.PadConstant, -7)
+		}},
 		{"depth_to_space_crd", []int{1, 18, 2, 3}, func(x *tensor.Node) *tensor.Node { return tensor.DepthToSpace(x, 3, "CRD") }},
 	}
 	for _, dt := range allDTypes {

@@ -108,10 +108,11 @@ func TestCompareLogicalWhere(t *testing.T) {
 	for _, dt := range allDTypes {
 		g := tensor.NewGraph()
 		feeds := map[*tensor.Node]*tensor.Tensor{}
+		scalar := typedInput(g, r, feeds, tensor.Bool, 0, 2)
 		c := typedInput(g, r, feeds, tensor.Bool, 0, 2, 4, 1, 5)
 		a := typedInput(g, r, feeds, dt, -50, 50, 3, 1)
 		b := typedInput(g, r, feeds, dt, -50, 50, 4, 3, 5)
-		checkTyped(t, be, fmt.Sprint("where_", dt), 0, []*tensor.Node{tensor.Where(c, a, b)}, feeds)
+		checkTyped(t, be, fmt.Sprint("where_", dt), 0, []*tensor.Node{tensor.Where(c, a, b), tensor.Where(scalar, b, a)}, feeds)
 	}
 }
 
@@ -143,6 +144,12 @@ func TestScanOps(t *testing.T) {
 	}
 	g := tensor.NewGraph()
 	feeds := map[*tensor.Node]*tensor.Tensor{}
+	// More lines than one grid row of workgroups holds (65535).
+	many := intValued(g, r, feeds, tensor.F32, 4, 65600, 2)
+	checkTyped(t, be, "argmax_many_lines", 0, []*tensor.Node{tensor.ArgMax(many, 1, false)}, feeds)
+
+	g = tensor.NewGraph()
+	feeds = map[*tensor.Node]*tensor.Tensor{}
 	x := typedInput(g, r, feeds, tensor.F32, -1, 1, 4, 9)
 	nan := tensor.Where(tensor.Greater(x, g.Scalar(tensor.F32, 0.8)), g.Scalar(tensor.F32, math.NaN()), x)
 	_, top := tensor.TopK(nan, 4, 1, true)
