@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gml-dev/gml/runtime"
+	"github.com/gml-dev/gml/runtime/cpu/cputest"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -71,6 +73,54 @@ func TestScatterSums(t *testing.T) {
 			tokens := typedInput(g, r, feeds, it, 0, 50, 7, 101)
 			embGrad := tensor.ScatterAdd(emb, tokens, typedInput(g, r, feeds, dt, -50, 50, 7, 101, 300), 0)
 			checkTyped(t, be, fmt.Sprint("scatter_sums_", dt, "_", it), 0, []*tensor.Node{scatter, adjoint, embGrad}, feeds)
+		}
+	}
+}
+
+// TestEmbeddingClassifierStep runs an embedding classifier's loss, accuracy and
+// gradients (Gather, ScatterAdd, TakeAlong, ArgMax, Equal, Cast, OneHot) through the
+// runtime on the Vulkan backend and compares them with the CPU backend's. Nodes without
+// a shader for their dtype fall back to the CPU; they are logged.
+func TestEmbeddingClassifierStep(t *testing.T) {
+	openBackend(t).Close()
+	r := rand.New(rand.NewPCG(45, 46))
+	g := tensor.NewGraph()
+	feeds := map[*tensor.Node]*tensor.Tensor{}
+	table := typedInput(g, r, feeds, tensor.F32, -1, 1, 20, 16)
+	w := typedInput(g, r, feeds, tensor.F32, -1, 1, 16, 5)
+	ids := typedInput(g, r, feeds, tensor.I64, 0, 20, 36)
+	labels := typedInput(g, r, feeds, tensor.I32, 0, 5, 36)
+	logits := tensor.MatMul(tensor.Embedding(table, ids), w)
+	loss := tensor.Add(tensor.SparseSoftmaxCrossEntropy(logits, labels),
+		tensor.SoftmaxCrossEntropy(logits, tensor.OneHot(labels, 5, tensor.F32), 1))
+	hits := tensor.Cast(tensor.Equal(tensor.Cast(tensor.ArgMax(logits, 1, false), tensor.I32), labels), tensor.F32)
+	acc := tensor.Mean(hits, nil, false)
+	grads := tensor.Grad(loss, []*tensor.Node{table, w})
+	outputs := append([]*tensor.Node{loss, acc}, grads...)
+	want, err := cputest.Run(outputs, feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := runtime.New(runtime.Device("gpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	exe, err := rt.Compile(outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Free()
+	if fb := exe.Fallbacks(); len(fb) > 0 {
+		t.Logf("%d nodes ran on the CPU: %v", len(fb), fb)
+	}
+	got, err := exe.Run(feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if e := relErr(got[i].Float32s(), want[i].Float32s()); e > 1e-5 {
+			t.Errorf("output %d (%v): relative error %.3g against the CPU", i, outputs[i], e)
 		}
 	}
 }
