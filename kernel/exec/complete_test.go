@@ -70,6 +70,7 @@ func TestInspect(t *testing.T) {
 		{"display.HTML(x)", 10, []string{"func HTML(s string) Output", "HTML returns an Output"}},
 		{"strings", 3, []string{"package strings"}},
 		{"sort.Ints(x)", 6, []string{"func Ints(x []int)"}},
+		{"n := len(nums)", 8, []string{"func len(v Type) int", "The len built-in function returns the length of v"}},
 		{"nums", 4, []string{"nums: []int", "[]int{1, 2}"}},
 		{"add(1, 2)", 2, []string{"func add: func(int, int) int"}},
 		{"tab", 3, []string{"tab: *display.Table", "Table is an HTML table builder"}},

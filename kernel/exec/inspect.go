@@ -70,6 +70,9 @@ func (i *Interp) describe(chain string) (string, bool) {
 			return fmt.Sprintf("func %s: %s", parts[0], v.Type()), true
 		}
 	}
+	if len(parts) == 1 {
+		return docOr("builtin", parts[0], "") // len, append, error, ...
+	}
 	return "", false
 }
 

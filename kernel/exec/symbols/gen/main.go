@@ -60,9 +60,9 @@ var packages = []pkg{
 }
 
 // docPackages are standard packages whose doc comments are embedded for inspection, in
-// addition to every package in the table above.
+// addition to every package in the table above ("builtin" documents len, append, ...).
 var docPackages = []string{
-	"bufio", "bytes", "context", "encoding/json", "errors", "fmt", "io", "maps", "math",
+	"builtin", "bufio", "bytes", "context", "encoding/json", "errors", "fmt", "io", "maps", "math",
 	"math/rand", "os", "path/filepath", "slices", "sort", "strconv", "strings", "sync",
 	"time", "unicode/utf8",
 }
