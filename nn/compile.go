@@ -36,7 +36,6 @@ type program struct {
 	ws     []*tensor.Node // sample weights per head (training and evaluation)
 	seeds  []*tensor.Node // dropout seeds, one per site
 	names  []string       // fetched scalars ("loss", "dense_2_loss", "accuracy", ...)
-	nOut   int            // predict: number of outputs fetched
 }
 
 // Compile prepares the model for training: an optimizer, one loss per output (Loss,
@@ -252,7 +251,6 @@ func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape)
 		outs := m.forward(c, p.xs)
 		if kind == "predict" {
 			fetch = outs
-			p.nOut = len(outs)
 			return
 		}
 		fetch = m.lossGraph(g, c, p, outs, batch, ys, ws)

@@ -34,10 +34,8 @@ type settings struct {
 	norm        string
 	pooling     string
 	axis        int
-	axisSet     bool
 	eps         float64
 	momentum    float64
-	alpha       float64
 	ffDim       int
 	maxLen      int
 	nesterov    bool
@@ -52,7 +50,6 @@ type settings struct {
 	metricMap   map[string][]string
 	device      string
 	seed        uint64
-	seedSet     bool
 
 	// Fit, Evaluate, Predict.
 	epochs          int
@@ -236,7 +233,7 @@ func Pooling(mode string) Option {
 // Axis sets the axis of Concatenate or BatchNorm (negative counts from the end; the batch
 // axis is not counted).
 func Axis(a int) Option {
-	return opt("Axis", func(s *settings) error { s.axis, s.axisSet = a, true; return nil })
+	return opt("Axis", func(s *settings) error { s.axis = a; return nil })
 }
 
 // Epsilon sets a normalisation layer's epsilon.
@@ -253,11 +250,6 @@ func Momentum(m float64) Option {
 		s.momentum = m
 		return nil
 	})
-}
-
-// Alpha sets the slope of leaky_relu and the scale of elu when used as a layer option.
-func Alpha(a float64) Option {
-	return opt("Alpha", func(s *settings) error { s.alpha = a; return nil })
 }
 
 // FeedForward sets a transformer block's hidden width (default 4 × model width).
@@ -333,5 +325,5 @@ func Device(name string) Option {
 
 // Seed seeds dropout masks (Compile) or shuffling (Fit), for reproducible runs.
 func Seed(seed uint64) Option {
-	return opt("Seed", func(s *settings) error { s.seed, s.seedSet = seed, true; return nil })
+	return opt("Seed", func(s *settings) error { s.seed = seed; return nil })
 }
