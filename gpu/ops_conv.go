@@ -88,10 +88,10 @@ func fitsIndexing(_ *Device, n *tensor.Node) bool {
 	return true
 }
 
-// convSupported also bounds the group count by the grid's z extent.
+// convSupported also bounds the groups and the channels per group by the grid's extent.
 func convSupported(d *Device, n *tensor.Node) bool {
 	g := convNodeGeometry(n)
-	return fitsIndexing(d, n) && g.g <= maxGroups && g.n*g.h*g.w < math.MaxInt32
+	return fitsIndexing(d, n) && g.g <= maxGroups && max(g.c, g.o)/g.g <= maxGroups && g.n*g.h*g.w < math.MaxInt32
 }
 
 // convTile is a block shape of conv.comp: BM×BN outputs per workgroup of 256 threads,
@@ -112,6 +112,16 @@ func convTileFor(m uint32) convTile {
 }
 
 const convBK = 16
+
+// A filter gradient whose GEMM would have fewer than convSplitKBelow workgroups, for a
+// reduction at least convSplitKMinK long, instead gives each workgroup
+// convSplitKTile×convSplitKTile outputs and splits the reduction between its threads
+// (the first layers of a CNN: few filters, long reductions over batch and pixels).
+const (
+	convSplitKBelow = 128
+	convSplitKMinK  = 1024
+	convSplitKTile  = 4
+)
 
 // convRecorder records a forward convolution, a transposed convolution (the forward
 // one's data gradient) or a filter gradient as one implicit-GEMM dispatch.
@@ -136,12 +146,19 @@ func convRecorder(mode uint32) func(r *Recorder, n *tensor.Node, out *Buffer, in
 		}
 		p.offA, p.offB, p.offC = f32Off(a), f32Off(b), f32Off(out)
 		t := convTileFor(m)
-		k, err := r.d.Kernel("conv", 3, (t.bm/t.tm)*(t.bn/t.tn), mode, t.bm, t.bn, convBK, t.tm, t.tn)
+		colTiles, rowTiles := (cols+t.bn-1)/t.bn, (m+t.bm-1)/t.bm
+		var k *Kernel
+		var err error
+		if mode == convFilter && colTiles*rowTiles*p.g < convSplitKBelow && p.n*p.oh*p.ow >= convSplitKMinK {
+			colTiles, rowTiles = (cols+convSplitKTile-1)/convSplitKTile, (m+convSplitKTile-1)/convSplitKTile
+			k, err = r.d.Kernel("conv_splitk", 3, groupSize, convSplitKTile, convSplitKTile)
+		} else {
+			k, err = r.d.Kernel("conv", 3, (t.bm/t.tm)*(t.bn/t.tn), mode, t.bm, t.bn, convBK, t.tm, t.tn)
+		}
 		if err != nil {
 			return err
 		}
-		colTiles := (cols + t.bn - 1) / t.bn
-		grid := [3]uint32{max(1, min(colTiles, maxGroups)), (m + t.bm - 1) / t.bm, p.g}
+		grid := [3]uint32{max(1, min(colTiles, maxGroups)), rowTiles, p.g}
 		return r.Dispatch(k, grid, p.bytes(), n.Op().String(), In(a), In(b), Out(out))
 	}
 }

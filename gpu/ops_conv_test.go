@@ -26,6 +26,9 @@ func TestBackendConv(t *testing.T) {
 		{"conv1d", []int{3, 4, 17}, []int{7, 4, 5}, tensor.ConvAttr{Stride: []int{2}, Dilation: []int{2}, PadBegin: []int{3}, PadEnd: []int{1}}},
 		{"pointwise", []int{2, 40, 6, 6}, []int{70, 40, 1, 1}, tensor.ConvAttr{}},
 		{"wide", []int{2, 19, 13, 13}, []int{33, 19, 3, 3}, tensor.ConvAttr{PadBegin: []int{1, 1}, PadEnd: []int{1, 1}}},
+		// Long reductions over few filter-gradient outputs take the split-K path.
+		{"split_k", []int{4, 3, 20, 19}, []int{8, 3, 3, 3}, tensor.ConvAttr{}},
+		{"split_k_depthwise", []int{3, 6, 24, 25}, []int{6, 1, 3, 3}, tensor.ConvAttr{Groups: 6, PadBegin: []int{1, 1}, PadEnd: []int{1, 1}}},
 	}
 	for _, c := range cases {
 		g := tensor.NewGraph()

@@ -22,6 +22,7 @@ var Variants = []Variant{
 	{Name: "matmul_coop_bf16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8", "BF16"}},
 	{Name: "conv", Source: "conv.comp"},
 	{Name: "conv_im2col", Source: "conv_im2col.comp"},
+	{Name: "conv_splitk", Source: "conv_splitk.comp"},
 	{Name: "pool", Source: "pool.comp"},
 	{Name: "attention", Source: "attention.comp"},
 	{Name: "rope", Source: "rope.comp"},
