@@ -16,7 +16,6 @@ func init() {
 		"Adam":                   reflect.ValueOf(nn.Adam),
 		"AdamW":                  reflect.ValueOf(nn.AdamW),
 		"Add":                    reflect.ValueOf(nn.Add),
-		"Alpha":                  reflect.ValueOf(nn.Alpha),
 		"Attention":              reflect.ValueOf(nn.Attention),
 		"AveragePooling2D":       reflect.ValueOf(nn.AveragePooling2D),
 		"Axis":                   reflect.ValueOf(nn.Axis),

@@ -203,7 +203,11 @@ func packageDocs(root, path string) (map[string]string, error) {
 		}
 		files = append(files, f)
 	}
-	dp, err := doc.NewFromFiles(fset, files, path)
+	var mode doc.Mode
+	if path == "builtin" {
+		mode = doc.AllDecls // its functions (len, append) are lower-case
+	}
+	dp, err := doc.NewFromFiles(fset, files, path, mode)
 	if err != nil {
 		return nil, fmt.Errorf("reading docs of %s: %w", path, err)
 	}
@@ -214,7 +218,7 @@ func packageDocs(root, path string) (map[string]string, error) {
 	addValues := func(vs []*doc.Value) {
 		for _, v := range vs {
 			for _, n := range v.Names {
-				if ast.IsExported(n) {
+				if ast.IsExported(n) || mode == doc.AllDecls {
 					add(n, v.Decl, v.Doc)
 				}
 			}
