@@ -140,7 +140,9 @@ func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPa
 					if item >= items {
 						return
 					}
-					row, part := item/colParts, item%colParts
+					// Consecutive items take consecutive row blocks, so that with as
+					// many row blocks as workers each worker keeps its packed A block.
+					row, part := item%rowBlocks, item/rowBlocks
 					ic := row * blockM
 					mb := min(blockM, m-ic)
 					if row != lastRow {
