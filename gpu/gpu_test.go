@@ -284,6 +284,10 @@ func TestMatMulF32(t *testing.T) {
 		{M: 256, N: 128, K: 64, TransA: true, Tile: &large},
 		{M: 200, N: 131, K: 96, TransB: true, Tile: &large},
 		{M: 300, N: 260, K: 40, TransA: true, Tile: &huge},
+		// Few output tiles and a long K: split-K with a summing pass.
+		{M: 32, N: 128, K: 784},
+		{M: 20, N: 30, K: 1000, Batch: 2, TransA: true},
+		{M: 9, N: 64, K: 333, TransB: true, BroadcastB: true, Batch: 3},
 	}
 	for _, c := range cases {
 		if c.Batch == 0 {

@@ -69,10 +69,14 @@ type MatMul struct {
 type mmPush struct {
 	m, n, k, lda, ldb, ldc, offA, offB, offC, sA, sB, sC uint32
 	beta                                                 float32
+	kChunk, splits                                       uint32
 }
 
 func (p mmPush) bytes() []byte {
-	w := []uint32{p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.offA, p.offB, p.offC, p.sA, p.sB, p.sC, math.Float32bits(p.beta)}
+	if p.splits == 0 {
+		p.kChunk, p.splits = p.k, 1
+	}
+	w := []uint32{p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.offA, p.offB, p.offC, p.sA, p.sB, p.sC, math.Float32bits(p.beta), p.kChunk, p.splits}
 	b := make([]byte, 4*len(w))
 	for i, v := range w {
 		binary.LittleEndian.PutUint32(b[4*i:], v)
@@ -220,6 +224,9 @@ func (r *Recorder) MatMul(p MatMul) error {
 			return err
 		}
 		groups := [3]uint32{ceilDiv(p.N, t.BN), ceilDiv(p.M, t.BM), uint32(p.Batch)}
+		if splits := splitK(p, t, groups); splits > 1 {
+			return r.matMulSplitK(k, p, push, groups, splits, t.BK, label)
+		}
 		return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 	case F16, BF16:
 		shader, err := coopShader(d.Info, p.Input)
@@ -248,6 +255,46 @@ func (r *Recorder) MatMul(p MatMul) error {
 		return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 	}
 	return fmt.Errorf("gpu: matmul input type %v", p.Input)
+}
+
+// splitK returns how many slices to split K into when the output alone gives too few
+// workgroups to fill a GPU (a small batch times a wide weight matrix): each slice gets
+// at least four slabs, and the slices multiply the workgroups to about 64.
+func splitK(p MatMul, t Tile, groups [3]uint32) int {
+	wgs := int(groups[0] * groups[1] * groups[2])
+	if wgs >= 32 || p.Beta != 0 || p.LDC != p.N || p.Tile != nil {
+		return 1
+	}
+	s := min((64+wgs-1)/wgs, p.K/(4*int(t.BK)), 32)
+	if s*wgs > maxGroups {
+		return 1
+	}
+	return max(s, 1)
+}
+
+// matMulSplitK computes slices of K into a scratch buffer and sums them into C.
+func (r *Recorder) matMulSplitK(k *Kernel, p MatMul, push mmPush, groups [3]uint32, splits int, bk uint32, label string) error {
+	chunk := (p.K + splits - 1) / splits
+	chunk = (chunk + int(bk) - 1) / int(bk) * int(bk)
+	splits = (p.K + chunk - 1) / chunk
+	slice := p.M * p.N
+	scratch, err := r.scratchBuffer(uint64(4 * splits * slice * p.Batch))
+	if err != nil {
+		return err
+	}
+	push.kChunk, push.splits = uint32(chunk), uint32(splits)
+	push.offC, push.sC, push.ldc = f32Off(scratch), uint32(splits*slice), uint32(p.N)
+	groups[2] *= uint32(splits)
+	if err := r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(scratch)); err != nil {
+		return err
+	}
+	red, err := r.d.Kernel("reduce", 2, groupSize, 0, 1)
+	if err != nil {
+		return err
+	}
+	w := make([]uint32, 5+16)
+	w[0], w[1], w[2], w[3], w[4] = uint32(p.Batch), uint32(splits), uint32(slice), f32Off(scratch), f32Off(p.C)
+	return r.Dispatch(red, gridFor(p.Batch*slice), words(w), label, In(scratch), Out(p.C))
 }
 
 // coopShader picks the cooperative-matrix variant for the input type: the NV 16x8x16

@@ -54,6 +54,17 @@ type Recorder struct {
 	// Barriers counts the barriers inserted, for tests and profiles.
 	Barriers int
 	done     bool
+	scratch  []*Buffer // temporaries the recorded work uses; freed with the recording
+}
+
+// scratchBuffer allocates a temporary that lives as long as the recording.
+func (r *Recorder) scratchBuffer(size uint64) (*Buffer, error) {
+	b, err := r.d.Alloc(size)
+	if err != nil {
+		return nil, err
+	}
+	r.scratch = append(r.scratch, b)
+	return b, nil
 }
 
 // maxTimed bounds the dispatches timed per recording.
@@ -245,6 +256,7 @@ type Recording struct {
 	queries vk.QueryPool
 	nq      uint32
 	labels  []string
+	scratch []*Buffer
 }
 
 // End finishes the recording. The Recorder is spent; the Recording runs it.
@@ -255,12 +267,15 @@ func (r *Recorder) End() (*Recording, error) {
 	r.done = true
 	fullBarrier(r.cb)
 	if err := check(vk.EndCommandBuffer(r.cb), "vkEndCommandBuffer"); err != nil {
+		for _, b := range r.scratch {
+			b.Free()
+		}
 		r.d.mu.Lock()
 		r.release()
 		r.d.mu.Unlock()
 		return nil, err
 	}
-	rc := &Recording{d: r.d, pool: r.pool, cb: r.cb, queries: r.queries, nq: r.nq, labels: r.labels}
+	rc := &Recording{d: r.d, pool: r.pool, cb: r.cb, queries: r.queries, nq: r.nq, labels: r.labels, scratch: r.scratch}
 	r.pool, r.queries = vk.NullCommandPool, vk.NullQueryPool
 	return rc, nil
 }
@@ -329,8 +344,13 @@ func (d *Device) submitWithPending(cb vk.CommandBuffer) error {
 	return d.submitWait(up, cb)
 }
 
-// Release frees the recording's command buffer and queries; it is safe to call twice.
+// Release frees the recording's command buffer, queries and scratch buffers; it is safe
+// to call twice.
 func (rc *Recording) Release() {
+	for _, b := range rc.scratch {
+		b.Free()
+	}
+	rc.scratch = nil
 	d := rc.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -353,6 +373,10 @@ func (r *Recorder) Discard() {
 		return
 	}
 	r.done = true
+	for _, b := range r.scratch {
+		b.Free()
+	}
+	r.scratch = nil
 	r.d.mu.Lock()
 	defer r.d.mu.Unlock()
 	r.release()

@@ -245,3 +245,29 @@ func TestReopen(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitKUsesScratch checks that a product with few output tiles and a long K is
+// split: a partial-products dispatch into scratch, a barrier, and a summing dispatch.
+func TestSplitKUsesScratch(t *testing.T) {
+	d := openTest(t)
+	var bufs [3]*Buffer
+	for i, n := range []uint64{32 * 784 * 4, 784 * 128 * 4, 32 * 128 * 4} {
+		b, err := d.Alloc(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		bufs[i] = b
+	}
+	rec, err := d.NewRecorder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Discard()
+	if err := rec.MatMul(MatMul{M: 32, N: 128, K: 784, A: bufs[0], B: bufs[1], C: bufs[2]}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.scratch) != 1 || rec.Barriers != 1 {
+		t.Errorf("split-K: %d scratch buffers and %d barriers, want 1 and 1", len(rec.scratch), rec.Barriers)
+	}
+}

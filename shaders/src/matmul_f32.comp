@@ -43,7 +43,7 @@ vec4 rb[LB];
 
 // loadA reads the slab of A starting at k0 into registers, zero outside the matrix.
 // Group g covers four consecutive elements along A's contiguous dimension.
-void loadA(uint abase, uint m0, uint k0) {
+void loadA(uint abase, uint m0, uint k0, uint kEnd) {
 	[[unroll]] for (uint i = 0; i < LA; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		// contiguous dimension: k (row-major A) or m (transposed A)
@@ -52,7 +52,7 @@ void loadA(uint abase, uint m0, uint k0) {
 		uint m = TA ? m0 + c : m0 + r;
 		uint k = TA ? k0 + r : k0 + c;
 		uint rowIdx = TA ? k : m, colIdx = TA ? m : k;
-		uint rowLim = TA ? p.K : p.M, colLim = TA ? p.M : p.K;
+		uint rowLim = TA ? kEnd : p.M, colLim = TA ? p.M : kEnd;
 		vec4 v = vec4(0);
 		if (rowIdx < rowLim) {
 			uint base = abase + rowIdx * p.lda + colIdx;
@@ -81,7 +81,7 @@ void storeA() {
 	}
 }
 
-void loadB(uint bbase, uint n0, uint k0) {
+void loadB(uint bbase, uint n0, uint k0, uint kEnd) {
 	[[unroll]] for (uint i = 0; i < LB; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		// contiguous dimension: n (row-major B) or k (transposed B)
@@ -90,7 +90,7 @@ void loadB(uint bbase, uint n0, uint k0) {
 		uint n = TB ? n0 + r : n0 + c;
 		uint k = TB ? k0 + c : k0 + r;
 		uint rowIdx = TB ? n : k, colIdx = TB ? k : n;
-		uint rowLim = TB ? p.N : p.K, colLim = TB ? p.K : p.N;
+		uint rowLim = TB ? p.N : kEnd, colLim = TB ? kEnd : p.N;
 		vec4 v = vec4(0);
 		if (rowIdx < rowLim) {
 			uint base = bbase + rowIdx * p.ldb + colIdx;
@@ -120,12 +120,15 @@ void storeB() {
 }
 
 void main() {
-	const uint batch = gl_WorkGroupID.z;
+	const uint batch = gl_WorkGroupID.z / p.splits;
+	const uint split = gl_WorkGroupID.z % p.splits;
+	const uint kBegin = split * p.kChunk;
+	const uint kEnd = min(p.K, kBegin + p.kChunk);
 	const uint m0 = gl_WorkGroupID.y * BM;
 	const uint n0 = gl_WorkGroupID.x * BN;
 	const uint abase = p.offA + batch * p.sA;
 	const uint bbase = p.offB + batch * p.sB;
-	const uint cbase = p.offC + batch * p.sC;
+	const uint cbase = p.offC + batch * p.sC + split * p.M * p.ldc;
 
 	// Thread (tx, ty) owns rows ty*4 + i*(BM/2) .. and columns tx*4 + j*(BN/2) .., in
 	// groups of four, so shared reads are vec4-friendly and conflict-free.
@@ -136,16 +139,16 @@ void main() {
 	float acc[TM * TN];
 	[[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
 
-	loadA(abase, m0, 0);
-	loadB(bbase, n0, 0);
-	for (uint k0 = 0; k0 < p.K; k0 += BK) {
+	loadA(abase, m0, kBegin, kEnd);
+	loadB(bbase, n0, kBegin, kEnd);
+	for (uint k0 = kBegin; k0 < kEnd; k0 += BK) {
 		barrier();
 		storeA();
 		storeB();
 		barrier();
-		if (k0 + BK < p.K) {
-			loadA(abase, m0, k0 + BK);
-			loadB(bbase, n0, k0 + BK);
+		if (k0 + BK < kEnd) {
+			loadA(abase, m0, k0 + BK, kEnd);
+			loadB(bbase, n0, k0 + BK, kEnd);
 		}
 		[[unroll]] for (uint k = 0; k < BK; k++) {
 			float av[TM];
