@@ -53,7 +53,7 @@ func TestTrainingStepMatchesCPU(t *testing.T) {
 				g.Var(tensor.NewVariable("v", tensor.New(tensor.F32, init.Shape()...))))
 		}
 		h := tensor.Gelu(tensor.Add(tensor.MatMul(xin, params[0]), params[1]), tensor.GeluTanh)
-		h = tensor.Relu(h)
+		h = tensor.Dropout(tensor.Relu(h), g.Scalar(tensor.I32, 3), 0.2)
 		logits := tensor.Add(tensor.MatMul(h, params[2]), params[3])
 		loss := tensor.SoftmaxCrossEntropy(logits, yin, 1)
 		grads := tensor.Grad(loss, params)
