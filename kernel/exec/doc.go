@@ -31,6 +31,9 @@
 //     run inside `func(){...}()`: yaegi runs top-level statements in the global frame,
 //     where a block's `x := ...` would overwrite a global x from an earlier cell and
 //     per-iteration copies would share one slot.
+//   - A top-level `x := v` whose names are all globals already becomes `x = v` (and is
+//     compiled again as := when v does not fit x's type): yaegi would give x a new slot
+//     and keep the old value alive forever, and earlier functions would see the old x.
 //   - The last expression statement of a cell becomes `_gmlcell.Result(expr)`, which
 //     hands over all its values (a multi-value call shows as a tuple). When that does
 //     not compile (the expression has no value) the chunk is compiled as written. Calls
@@ -52,8 +55,12 @@
 // read lines from Publisher.Input.
 //
 // Errors (Error: Name, Value, Traceback): CompileError with the offending line and a
-// caret; Panic with the frames yaegi reports ("in f at cell[2]:3:9"); GoroutinePanic;
-// Interrupted; KernelError for failures of the executor itself.
+// caret; Panic with the frames yaegi reports ("in f at cell[2]:3:9"), yaegi's reflect
+// panics worded as Go's runtime errors; GoroutinePanic; Interrupted; KernelError for
+// failures of the executor itself. A compile that fails removes the symbols it added to
+// yaegi's scope (scope.go), since yaegi panics on them later. Not caught: a stack
+// overflow from runaway recursion, which is fatal in Go, and a panic in a goroutine
+// that compiled code starts and that calls back into cell code.
 //
 // Completion and inspection use no evaluation of user code: package members come from
 // the symbol tables (also of packages not imported yet, by last path element), fields
