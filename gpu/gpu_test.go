@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"github.com/gml-dev/gml/tensor"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -217,9 +218,9 @@ func runMatMul(t *testing.T, d *Device, p MatMul, r *rand.Rand) (got, want []flo
 	case F32:
 		ab, bb = Float32Bytes(a), Float32Bytes(b)
 	case F16, BF16:
-		conv, back := F16Bits, F16Value
+		conv, back := tensor.Float32ToF16, tensor.F16ToFloat32
 		if p.Input == BF16 {
-			conv, back = BF16Bits, BF16Value
+			conv, back = tensor.Float32ToBF16, tensor.BF16ToFloat32
 		}
 		ah, bh := make([]uint16, na), make([]uint16, nb)
 		for i := range a {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gml-dev/gml/gpu"
+	"github.com/gml-dev/gml/tensor"
 )
 
 func init() {
@@ -208,9 +209,9 @@ func prepareMatMul(d *gpu.Device, in gpu.DType, n int) (*mmCase, error) {
 	if in == gpu.F32 {
 		ab, bb = gpu.Float32Bytes(c.a), gpu.Float32Bytes(c.b)
 	} else {
-		conv, back := gpu.F16Bits, gpu.F16Value
+		conv, back := tensor.Float32ToF16, tensor.F16ToFloat32
 		if in == gpu.BF16 {
-			conv, back = gpu.BF16Bits, gpu.BF16Value
+			conv, back = tensor.Float32ToBF16, tensor.BF16ToFloat32
 		}
 		ah, bh := make([]uint16, n*n), make([]uint16, n*n)
 		for i := range c.a {
