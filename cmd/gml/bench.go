@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 )
 
@@ -74,4 +76,31 @@ func emit(r benchResult) {
 		return
 	}
 	fmt.Println(string(data))
+}
+
+// defaultAnchors is ../shared/anchors/pytorch_h200.jsonl beside the repository that
+// holds the working directory: the PyTorch figures the GPU benchmarks compare with.
+func defaultAnchors() string {
+	dir, _ := os.Getwd()
+	for dir != "/" && dir != "." {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "anchors", "pytorch_h200.jsonl")
+		}
+		dir = filepath.Dir(dir)
+	}
+	return filepath.Join("..", "shared", "anchors", "pytorch_h200.jsonl")
+}
+
+// readAnchors calls line for each line of the anchors file (JSON lines).
+func readAnchors(path string, line func([]byte)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line(sc.Bytes())
+	}
+	return sc.Err()
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,14 +22,8 @@ func init() {
 
 // anchorTFLOPs reads PyTorch matmul figures from the anchors file, keyed "f32_n4096".
 func anchorTFLOPs(path string) (map[string]float64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	out := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	err := readAnchors(path, func(line []byte) {
 		var a struct {
 			Name   string  `json:"name"`
 			DType  string  `json:"dtype"`
@@ -39,28 +31,14 @@ func anchorTFLOPs(path string) (map[string]float64, error) {
 			N      int     `json:"n"`
 			TFLOPs float64 `json:"tflops"`
 		}
-		if json.Unmarshal(sc.Bytes(), &a) != nil || a.Name != "matmul" || a.TF32 {
-			continue
+		if json.Unmarshal(line, &a) != nil || a.Name != "matmul" || a.TF32 {
+			return
 		}
-		t := map[string]string{"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16"}[a.DType]
-		if t != "" {
+		if t := map[string]string{"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16"}[a.DType]; t != "" {
 			out[fmt.Sprintf("%s_n%d", t, a.N)] = a.TFLOPs
 		}
-	}
-	return out, sc.Err()
-}
-
-// defaultAnchors finds ../shared/anchors/pytorch_h200.jsonl beside the repository that
-// holds the working directory.
-func defaultAnchors() string {
-	dir, _ := os.Getwd()
-	for dir != "/" && dir != "." {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "anchors", "pytorch_h200.jsonl")
-		}
-		dir = filepath.Dir(dir)
-	}
-	return filepath.Join("..", "shared", "anchors", "pytorch_h200.jsonl")
+	})
+	return out, err
 }
 
 func parseTiles(s string) ([]gpu.Tile, error) {
@@ -86,7 +64,7 @@ func parseTiles(s string) ([]gpu.Tile, error) {
 // prints one JSON line per type and size, compared with PyTorch on the same GPU model.
 func benchGPUMatMul(args []string) error {
 	fs := flag.NewFlagSet("bench gpu-matmul", flag.ContinueOnError)
-	anchors := fs.String("anchors", "", "PyTorch reference file (default ../shared/anchors/pytorch_h200.jsonl beside the repository)")
+	anchors := fs.String("anchors", defaultAnchors(), "PyTorch reference file (JSON lines)")
 	sizes := fs.String("n", "1024,4096,8192", "matrix sizes")
 	types := fs.String("types", "f32,f16,bf16", "input types")
 	reps := fs.Int("reps", 20, "timed products per case (median reported)")
@@ -96,9 +74,6 @@ func benchGPUMatMul(args []string) error {
 	shader := fs.String("shader", "", "force a cooperative-matrix shader variant (tuning)")
 	if err := fs.Parse(args); err != nil {
 		return err
-	}
-	if *anchors == "" {
-		*anchors = defaultAnchors()
 	}
 	ref, err := anchorTFLOPs(*anchors)
 	if err != nil {

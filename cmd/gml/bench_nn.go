@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gml-dev/gml/nn"
@@ -92,7 +90,7 @@ func benchNN(args []string) error {
 	device := fs.String("device", "cpu", "cpu or gpu")
 	minTime := fs.Duration("time", 2*time.Second, "least time measured per workload")
 	only := fs.String("case", "", "run only this workload")
-	anchors := fs.String("anchors", nnAnchorPath(), "PyTorch anchor file (JSON lines)")
+	anchors := fs.String("anchors", defaultAnchors(), "PyTorch anchor file (JSON lines)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,36 +145,18 @@ func timeSteps(w nnWorkload, device string, minTime time.Duration) (float64, err
 	return float64(time.Since(start).Microseconds()) / 1000 / float64(steps), nil
 }
 
-// nnAnchorPath finds ../shared/anchors/pytorch_h200.jsonl beside the repository root.
-func nnAnchorPath() string {
-	dir, _ := os.Getwd()
-	for dir != "/" && dir != "." {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		dir = filepath.Dir(dir)
-	}
-	return filepath.Join(dir, "..", "shared", "anchors", "pytorch_h200.jsonl")
-}
-
 // nnAnchors reads the train_step lines of the anchor file: workload to eager ms.
 func nnAnchors(path string) (map[string]float64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	out := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	err := readAnchors(path, func(line []byte) {
 		var a struct {
 			Name     string  `json:"name"`
 			Workload string  `json:"workload"`
 			MS       float64 `json:"ms"`
 		}
-		if json.Unmarshal(sc.Bytes(), &a) == nil && a.Name == "train_step" {
+		if json.Unmarshal(line, &a) == nil && a.Name == "train_step" {
 			out[a.Workload] = a.MS
 		}
-	}
-	return out, sc.Err()
+	})
+	return out, err
 }
