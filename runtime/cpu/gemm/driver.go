@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -97,48 +98,60 @@ func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a matrix, b BPack
 }
 
 // sgemmParallel has the loop order of sgemmSerial, with the work of each step shared
-// out: the workers pack the B panel together, then take (row block, column range) items
-// from a counter, each packing its own A block. Taking items dynamically keeps both
-// cores busy when another process slows one of them down.
+// out. One goroutine per worker lives through the whole product (waking a sleeping
+// goroutine at every step would cost tens of microseconds): per k-slice the workers pack
+// their share of the B panel, meet at a barrier, take (row block, column range) items
+// from that step's counter, each packing its own A block, and meet again before the
+// panel is overwritten. Taking items dynamically keeps both cores busy when another
+// process slows one of them down.
 func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
 	c []float32, ldc int) {
-	if beta != 1 {
-		parallel.For(m, max(1, 1<<14/n), func(lo, hi int) {
-			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
-		})
-	}
-	if k == 0 || alpha == 0 {
-		return
-	}
 	workers := parallel.Workers()
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
 	shared.packedB = grow(shared.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	pb := shared.packedB
 	rowBlocks := (m + blockM - 1) / blockM
-	for jc := 0; jc < n; jc += blockN {
-		nb := min(blockN, n-jc)
-		strips := (nb + nr - 1) / nr
-		// Split the columns too when there are few row blocks, so every worker has
-		// several items to take.
-		colParts := min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
-		stripsPerPart := (strips + colParts - 1) / colParts
-		colParts = (strips + stripsPerPart - 1) / stripsPerPart
-		for pc := 0; pc < k; pc += blockK {
-			kb := min(blockK, k-pc)
-			pb := shared.packedB
-			parallel.For(strips, 8, func(lo, hi int) {
-				b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
-			})
-			var next atomic.Int64
+	counters := make([]atomic.Int64, max(1, ((n+blockN-1)/blockN)*((k+blockK-1)/blockK)))
+	bar := newBarrier(workers)
+	parallel.Run(workers, func(w int) {
+		// A panic (from a caller's BPacker) must not leave the others at a barrier.
+		defer func() {
+			if r := recover(); r != nil {
+				bar.abort(r)
+				panic(r)
+			}
+		}()
+		if beta != 1 {
+			lo, hi := share(m, w, workers)
+			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
+		}
+		if k == 0 || alpha == 0 {
+			return
+		}
+		ws := workspaces.Get().(*workspace)
+		defer workspaces.Put(ws)
+		step := 0
+		for jc := 0; jc < n; jc += blockN {
+			nb := min(blockN, n-jc)
+			strips := (nb + nr - 1) / nr
+			// Split the columns too when there are few row blocks, so every worker
+			// has several items to take.
+			colParts := min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
+			stripsPerPart := (strips + colParts - 1) / colParts
+			colParts = (strips + stripsPerPart - 1) / stripsPerPart
 			items := rowBlocks * colParts
-			parallel.For(workers, 1, func(int, int) {
-				ws := workspaces.Get().(*workspace)
-				defer workspaces.Put(ws)
+			for pc := 0; pc < k; pc += blockK {
+				kb := min(blockK, k-pc)
+				if lo, hi := share(strips, w, workers); lo < hi {
+					b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
+				}
+				bar.wait()
 				lastRow := -1
 				for {
-					item := int(next.Add(1)) - 1
+					item := int(counters[step].Add(1)) - 1
 					if item >= items {
-						return
+						break
 					}
 					// Consecutive items take consecutive row blocks, so that with as
 					// many row blocks as workers each worker keeps its packed A block.
@@ -155,7 +168,47 @@ func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPa
 					macroKernel(kern, ws.packedA, pb[j0*kb:], &ws.tile, mb, j1-j0, kb,
 						c[ic*ldc+jc+j0:], ldc)
 				}
-			})
+				bar.wait()
+				step++
+			}
+		}
+	})
+}
+
+// share returns worker w's contiguous part [lo, hi) of n items split between workers.
+func share(n, w, workers int) (lo, hi int) {
+	return n * w / workers, n * (w + 1) / workers
+}
+
+// barrier is a reusable meeting point for a fixed number of goroutines that spin while
+// they wait: the waits are microseconds long, far shorter than putting a goroutine to
+// sleep and waking it. After a while of spinning a waiter yields its thread.
+type barrier struct {
+	parties int32
+	arrived atomic.Int32
+	phase   atomic.Int32
+	cause   atomic.Pointer[any]
+}
+
+// abort makes every waiter, now and later, panic with the value of the first abort.
+func (b *barrier) abort(cause any) { b.cause.CompareAndSwap(nil, &cause) }
+
+func newBarrier(parties int) *barrier { return &barrier{parties: int32(parties)} }
+
+// wait returns once all parties have called it for the current phase.
+func (b *barrier) wait() {
+	phase := b.phase.Load()
+	if b.arrived.Add(1) == b.parties {
+		b.arrived.Store(0)
+		b.phase.Add(1)
+		return
+	}
+	for spins := 0; b.phase.Load() == phase; spins++ {
+		if cause := b.cause.Load(); cause != nil {
+			panic(*cause)
+		}
+		if spins > 64 {
+			runtime.Gosched()
 		}
 	}
 }

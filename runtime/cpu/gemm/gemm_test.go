@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -304,4 +305,28 @@ func TestChooseDefault(t *testing.T) {
 			t.Errorf("GML_BLAS=%q: chose %v (note %q), want %v (note starting %q)", tc.env, got, note, tc.want, tc.wantNote)
 		}
 	}
+}
+
+// panickyPacker fails on its second panel, as a buggy BPacker might.
+type panickyPacker struct{ calls *atomic.Int32 }
+
+func (p panickyPacker) PackB(dst []float32, p0, kb, j0, nb int) {
+	if p.calls.Add(1) > 1 {
+		panic("packer failed")
+	}
+	clear(dst)
+}
+
+// TestSgemmPackedPanicReturns checks that a panic in one worker reaches the caller
+// instead of leaving the other workers waiting.
+func TestSgemmPackedPanicReturns(t *testing.T) {
+	const m, n, k = 300, 300, 600
+	a, c := make([]float32, m*k), make([]float32, m*n)
+	defer func() {
+		if r := recover(); r != "packer failed" {
+			t.Fatalf("recovered %v, want the packer's panic", r)
+		}
+	}()
+	_ = PureGo.SgemmPacked(true, false, m, n, k, 1, a, k, panickyPacker{new(atomic.Int32)}, 0, c, n)
+	t.Fatal("SgemmPacked returned normally")
 }

@@ -26,31 +26,39 @@ func For(n, grain int, body func(lo, hi int)) {
 		return
 	}
 	size := (n + chunks - 1) / chunks
+	Run(chunks, func(i int) {
+		body(i*size, min((i+1)*size, n))
+	})
+}
+
+// Run calls body(i) for every i in [0, n), each on its own goroutine (i == 0 on the
+// calling goroutine), and returns when all have returned: exactly n goroutines run at
+// once, so the calls may wait for each other (SPMD style). A panic in body is re-raised
+// on the calling goroutine with the first panic's value.
+func Run(n int, body func(i int)) {
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once
 		panicked any
 	)
-	for lo := size; lo < n; lo += size {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					once.Do(func() { panicked = r })
-				}
-			}()
-			body(lo, hi)
-		}(lo, min(lo+size, n))
-	}
-	func() {
+	call := func(i int) {
 		defer func() {
 			if r := recover(); r != nil {
 				once.Do(func() { panicked = r })
 			}
 		}()
-		body(0, min(size, n))
-	}()
+		body(i)
+	}
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			call(i)
+		}()
+	}
+	if n > 0 {
+		call(0)
+	}
 	wg.Wait()
 	if panicked != nil {
 		panic(panicked)

@@ -44,3 +44,23 @@ func TestForCarriesPanic(t *testing.T) {
 	})
 	t.Fatal("For returned normally after a worker panicked")
 }
+
+func TestRunStartsEveryIndex(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 5} {
+		var started atomic.Int32
+		hits := make([]int32, n)
+		Run(n, func(i int) {
+			started.Add(1)
+			// Every call waits for all others to start: only possible when each has
+			// its own goroutine.
+			for started.Load() < int32(n) {
+			}
+			atomic.AddInt32(&hits[i], 1)
+		})
+		for i, h := range hits {
+			if h != 1 {
+				t.Fatalf("n=%d: index %d ran %d times", n, i, h)
+			}
+		}
+	}
+}
