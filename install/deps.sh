@@ -8,7 +8,7 @@ packages=(
   libvulkan-dev libvulkan1 mesa-vulkan-drivers glslc   # Vulkan backend, lavapipe for tests
   libopenblas-dev                      # the CPU backend's sgemm reference and fast path
   python3-jupyter-client python3-jupyter-kernel-test jupyter-nbconvert python3-nbclient
-  python3-onnx                         # ONNX test-data tooling
+  python3-nbformat python3-onnx        # notebook validation, ONNX test-data tooling
   dataset-fashion-mnist                # /usr/share/datasets/fashion-mnist
 )
 
