@@ -188,14 +188,16 @@ func (r *Runtime) logf(format string, args ...any) {
 	}
 }
 
-// home decides which backend keeps a variable: the preferred one unless it cannot run
-// one of the in-place ops that write it.
+// variable returns v's resident buffer, allocating it on backend on and uploading the
+// initial value at first use. Variables named "optimizer/..." (moments, step counters,
+// learning rates: the convention nn follows) are counted on the optimizer pool, all
+// others on the weights pool.
 func (r *Runtime) variable(v *tensor.Variable, on Backend) (*resident, error) {
 	if res, ok := r.vars[v]; ok {
 		return res, nil
 	}
 	pool := PoolWeights
-	if strings.Contains(v.Name(), "optimizer/") || strings.HasPrefix(v.Name(), "opt/") {
+	if strings.HasPrefix(v.Name(), "optimizer/") {
 		pool = PoolOptimizer
 	}
 	bytes := int64(v.Shape().Size() * v.DType().Size())
