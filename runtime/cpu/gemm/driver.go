@@ -1,7 +1,6 @@
 package gemm
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -180,36 +179,65 @@ func share(n, w, workers int) (lo, hi int) {
 	return n * w / workers, n * (w + 1) / workers
 }
 
-// barrier is a reusable meeting point for a fixed number of goroutines that spin while
-// they wait: the waits are microseconds long, far shorter than putting a goroutine to
-// sleep and waking it. After a while of spinning a waiter yields its thread.
+// barrier is a reusable meeting point for a fixed number of goroutines. A waiter first
+// spins, since on a quiet machine the wait is microseconds long, far shorter than putting
+// a goroutine to sleep and waking it; if the wait goes on (another process holds the
+// core the last party needs), it sleeps so as not to hold its own core.
 type barrier struct {
 	parties int32
 	arrived atomic.Int32
 	phase   atomic.Int32
 	cause   atomic.Pointer[any]
+	mu      sync.Mutex
+	cond    sync.Cond
+}
+
+// barrierSpins is how many times a waiter checks the barrier before it sleeps (some
+// tens of microseconds).
+const barrierSpins = 4000
+
+func newBarrier(parties int) *barrier {
+	b := &barrier{parties: int32(parties)}
+	b.cond.L = &b.mu
+	return b
 }
 
 // abort makes every waiter, now and later, panic with the value of the first abort.
-func (b *barrier) abort(cause any) { b.cause.CompareAndSwap(nil, &cause) }
-
-func newBarrier(parties int) *barrier { return &barrier{parties: int32(parties)} }
+func (b *barrier) abort(cause any) {
+	b.cause.CompareAndSwap(nil, &cause)
+	b.mu.Lock()
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
 
 // wait returns once all parties have called it for the current phase.
 func (b *barrier) wait() {
 	phase := b.phase.Load()
 	if b.arrived.Add(1) == b.parties {
 		b.arrived.Store(0)
+		b.mu.Lock()
 		b.phase.Add(1)
+		b.cond.Broadcast()
+		b.mu.Unlock()
 		return
 	}
-	for spins := 0; b.phase.Load() == phase; spins++ {
-		if cause := b.cause.Load(); cause != nil {
-			panic(*cause)
+	for spins := 0; spins < barrierSpins; spins++ {
+		if b.phase.Load() != phase {
+			return
 		}
-		if spins > 64 {
-			runtime.Gosched()
-		}
+		b.checkAbort()
+	}
+	b.mu.Lock()
+	for b.phase.Load() == phase && b.cause.Load() == nil {
+		b.cond.Wait()
+	}
+	b.mu.Unlock()
+	b.checkAbort()
+}
+
+func (b *barrier) checkAbort() {
+	if cause := b.cause.Load(); cause != nil {
+		panic(*cause)
 	}
 }
 
