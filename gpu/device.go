@@ -24,10 +24,12 @@ static void gml_plain_features(gml_feature_chain *c) {
 	c->f16.shaderInt8 = 0;
 }
 
-static void gml_keep_wanted(gml_feature_chain *c) {
+static void gml_keep_wanted(gml_feature_chain *c, int robust) {
+	uint32_t rba = c->f2.features[0];    // robustBufferAccess
 	uint32_t int64 = c->f2.features[39]; // shaderInt64
 	uint32_t int16 = c->f2.features[40]; // shaderInt16
 	memset(c->f2.features, 0, sizeof(c->f2.features));
+	c->f2.features[0] = robust ? rba : 0;
 	c->f2.features[39] = int64;
 	c->f2.features[40] = int16;
 	c->f16.shaderInt8 = 0;
@@ -264,7 +266,14 @@ func (d *Device) createDevice() error {
 	in := d.Info
 	fc := queryFeatures(instanceProc(d.inst, "vkGetPhysicalDeviceFeatures2"), d.pd, in)
 	defer C.free(unsafe.Pointer(fc))
-	C.gml_keep_wanted(fc)
+	// On a CPU implementation (lavapipe) device memory is this process's heap, so a
+	// shader that indexes past a buffer would corrupt Go's memory and crash far from
+	// the cause: bound every access there. GML_VK_ROBUST=1 asks for it on any device.
+	robust := C.int(0)
+	if in.Type == "cpu" || os.Getenv("GML_VK_ROBUST") == "1" {
+		robust = 1
+	}
+	C.gml_keep_wanted(fc, robust)
 	var exts []string
 	for _, e := range []string{"VK_KHR_shader_float16_int8", "VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix", "VK_KHR_shader_bfloat16"} {
 		if in.extensions[e] {

@@ -13,7 +13,7 @@ func init() {
 	}}
 	ops[tensor.OpRoPE] = opImpl{record: recordRoPE, anyType: []int{1}, supports: func(d *Device, n *tensor.Node) bool {
 		pos := n.Input(1).DType()
-		return (pos == tensor.I32 || pos == tensor.I64) && n.Attr().(tensor.RoPEAttr).Dims <= 2*ropeMaxFreqs && fitsIndexing(d, n)
+		return (pos == tensor.I32 || pos == tensor.I64) && fitsIndexing(d, n)
 	}}
 }
 
@@ -125,11 +125,9 @@ func recordAttention(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) err
 	return r.Dispatch(k, grid, words(push), "attention", In(in[0]), In(in[1]), In(in[2]), In(mask), Out(out))
 }
 
-// ropeMaxFreqs is the number of frequency specialisation constants in rope.comp.
-const ropeMaxFreqs = 64
-
-// recordRoPE rotates feature pairs with the host's frequencies as specialisation
-// constants.
+// recordRoPE rotates feature pairs with the host's frequencies, uploaded once into a
+// buffer the recording owns. (They were specialisation constants once; 66 constants
+// crashed lavapipe's pipeline compiler now and then.)
 func recordRoPE(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	s := n.Shape()
 	if s.Size() == 0 {
@@ -138,20 +136,21 @@ func recordRoPE(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	at := n.Attr().(tensor.RoPEAttr)
 	rk := s.Rank()
 	d := s[rk-1]
-	pos64 := n.Input(1).DType() == tensor.I64
-	spec := make([]uint32, 2, 2+ropeMaxFreqs)
-	spec[0], spec[1] = groupSize, b32(pos64)
-	for _, f := range tensor.RoPEFrequencies(at.Base, at.Dims) {
-		spec = append(spec, math.Float32bits(f))
+	freqs := tensor.RoPEFrequencies(at.Base, at.Dims)
+	fb, err := r.scratchBuffer(uint64(4 * max(len(freqs), 1)))
+	if err != nil {
+		return err
 	}
-	for len(spec) < cap(spec) {
-		spec = append(spec, 0)
+	if len(freqs) > 0 {
+		if err := r.d.Upload(Copy{Buf: fb, Data: Float32Bytes(freqs)}); err != nil {
+			return err
+		}
 	}
-	k, err := r.d.Kernel("rope", 3, spec...)
+	k, err := r.d.Kernel("rope", 4, groupSize, b32(n.Input(1).DType() == tensor.I64))
 	if err != nil {
 		return err
 	}
 	rows := s.Size() / d
-	push := words([]uint32{uint32(rows), uint32(s[rk-2]), uint32(d), uint32(at.Dims), f32Off(in[0]), uint32(in[1].off / 4), f32Off(out)})
-	return r.Dispatch(k, gridFor(rows*(d-at.Dims/2)), push, "rope", In(in[0]), In(in[1]), Out(out))
+	push := words([]uint32{uint32(rows), uint32(s[rk-2]), uint32(d), uint32(at.Dims), f32Off(in[0]), uint32(in[1].off / 4), f32Off(fb), f32Off(out)})
+	return r.Dispatch(k, gridFor(rows*(d-at.Dims/2)), push, "rope", In(in[0]), In(in[1]), In(fb), Out(out))
 }

@@ -1,6 +1,40 @@
 package gpu
 
-// #include <stdlib.h>
+/*
+#include <stdlib.h>
+#include <stdint.h>
+#include <stddef.h>
+
+// The Vulkan structs of compute pipeline creation, laid out as in vulkan_core.h (64-bit
+// non-dispatchable handles).
+typedef struct { uint32_t constantID, offset; size_t size; } gml_spec_entry;
+typedef struct { uint32_t count; const gml_spec_entry *entries; size_t dataSize; const void *data; } gml_spec_info;
+typedef struct { int32_t sType; const void *pNext; uint32_t flags, stage; uint64_t module; const char *name; const gml_spec_info *spec; } gml_stage_info;
+typedef struct { int32_t sType; const void *pNext; uint32_t flags; gml_stage_info stage; uint64_t layout, base; int32_t baseIndex; } gml_compute_info;
+typedef int32_t (*gml_create_compute_t)(void *device, uint64_t cache, uint32_t n, const gml_compute_info *infos, const void *alloc, uint64_t *pipes);
+
+// gml_create_compute builds one compute pipeline whose specialisation constant i is
+// spec[i]. Every struct lives on this C stack for the whole call.
+static int32_t gml_create_compute(void *fn, void *device, uint64_t cache, uint64_t module, uint64_t layout, const uint32_t *spec, uint32_t n, uint64_t *pipe) {
+	gml_spec_entry entries[n];
+	for (uint32_t i = 0; i < n; i++) {
+		entries[i].constantID = i;
+		entries[i].offset = 4 * i;
+		entries[i].size = 4;
+	}
+	gml_spec_info si = {n, entries, 4 * (size_t)n, spec};
+	gml_compute_info ci = {0};
+	ci.sType = 29;       // VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO
+	ci.stage.sType = 18; // VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO
+	ci.stage.stage = 0x20; // VK_SHADER_STAGE_COMPUTE_BIT
+	ci.stage.module = module;
+	ci.stage.name = "main";
+	ci.stage.spec = &si;
+	ci.layout = layout;
+	ci.baseIndex = -1;
+	return ((gml_create_compute_t)fn)(device, cache, 1, &ci, NULL, pipe);
+}
+*/
 import "C"
 
 import (
@@ -156,31 +190,30 @@ func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, erro
 	if err != nil {
 		return nil, err
 	}
-	entries := make([]vk.SpecializationMapEntry, len(spec))
-	data := C.malloc(C.size_t(4 * len(spec)))
-	defer C.free(data)
-	for i, v := range spec {
-		entries[i] = vk.SpecializationMapEntry{ConstantID: uint32(i), Offset: uint32(4 * i), Size: 4}
-		*(*uint32)(unsafe.Add(data, 4*i)) = v
+	// goki/vulkan's CreateComputePipelines frees its C copy of the create info from a
+	// finalizer that may run while the driver still reads it (lavapipe compiles for
+	// seconds inside the call), so the pipeline is created through our own C call.
+	fn := instanceProc(d.inst, "vkCreateComputePipelines")
+	if fn == nil {
+		return nil, fmt.Errorf("gpu: kernel %s: the loader has no vkCreateComputePipelines", shader)
 	}
-	name := C.CString("main")
-	defer C.free(unsafe.Pointer(name))
-	info := vk.ComputePipelineCreateInfo{
-		SType: vk.StructureTypeComputePipelineCreateInfo,
-		Stage: vk.PipelineShaderStageCreateInfo{
-			SType: vk.StructureTypePipelineShaderStageCreateInfo, Stage: vk.ShaderStageComputeBit, Module: mod, PName: "main\x00",
-			PSpecializationInfo: []vk.SpecializationInfo{{MapEntryCount: uint32(len(spec)), PMapEntries: entries, DataSize: uint64(4 * len(spec)), PData: data}},
-		},
-		Layout: l.layout,
-	}
-	pipes := make([]vk.Pipeline, 1)
-	if err := check(vk.CreateComputePipelines(d.dev, c.cache, 1, []vk.ComputePipelineCreateInfo{info}, nil, pipes), fmt.Sprintf("vkCreateComputePipelines %s %v", shader, spec)); err != nil {
+	data := (*C.uint32_t)(C.malloc(C.size_t(4 * len(spec))))
+	defer C.free(unsafe.Pointer(data))
+	copy(unsafe.Slice((*uint32)(unsafe.Pointer(data)), len(spec)), spec)
+	var pipe C.uint64_t
+	res := C.gml_create_compute(fn, unsafe.Pointer(d.dev), handle(c.cache), handle(mod), handle(l.layout), data, C.uint32_t(len(spec)), &pipe)
+	if err := check(vk.Result(res), fmt.Sprintf("vkCreateComputePipelines %s %v", shader, spec)); err != nil {
 		return nil, err
 	}
+	pipes := []vk.Pipeline{*(*vk.Pipeline)(unsafe.Pointer(&pipe))}
 	k := &Kernel{name: shader, pipe: pipes[0], layout: l, Local: spec[0]}
 	c.kernels[key] = k
 	return k, nil
 }
+
+// handle converts a non-dispatchable Vulkan handle (a pointer type in goki/vulkan) to
+// the 64-bit value the C API takes.
+func handle[T any](h T) C.uint64_t { return *(*C.uint64_t)(unsafe.Pointer(&h)) }
 
 // set returns a descriptor set binding bufs (whole blocks) to l, writing it on first use.
 func (c *pipelineCache) set(l *layout, bufs []vk.Buffer) (vk.DescriptorSet, error) {
