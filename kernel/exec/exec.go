@@ -244,6 +244,7 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 // at the first failure.
 func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
 	name := fmt.Sprintf("cell[%d]", id)
+	i.autoImport(code)
 	chunks, err := splitCell(code)
 	if err != nil {
 		if be, ok := err.(*bracketError); ok {
