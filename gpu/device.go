@@ -73,6 +73,8 @@ type Device struct {
 	stage  *staging
 	timing bool
 
+	queueSubmit unsafe.Pointer // vkQueueSubmit, looked up on first use (transfer.go)
+
 	// Deferred small uploads (transfer.go).
 	pend     *staging
 	pending  []pendingCopy

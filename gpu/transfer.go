@@ -1,5 +1,29 @@
 package gpu
 
+/*
+#include <stdint.h>
+#include <stdlib.h>
+
+// VkSubmitInfo as in vulkan_core.h.
+typedef struct {
+	int32_t sType; const void *pNext;
+	uint32_t waitCount; const void *waits; const void *waitStages;
+	uint32_t cbCount; void *const *cbs;
+	uint32_t signalCount; const void *signals;
+} gml_submit_info;
+typedef int32_t (*gml_queue_submit_t)(void *queue, uint32_t n, const gml_submit_info *infos, uint64_t fence);
+
+// gml_queue_submit submits n command buffers as one batch signalling fence.
+static int32_t gml_queue_submit(void *fn, void *queue, void *const *cbs, uint32_t n, uint64_t fence) {
+	gml_submit_info si = {0};
+	si.sType = 4; // VK_STRUCTURE_TYPE_SUBMIT_INFO
+	si.cbCount = n;
+	si.cbs = cbs;
+	return ((gml_queue_submit_t)fn)(queue, 1, &si, fence);
+}
+*/
+import "C"
+
 import (
 	"fmt"
 	"unsafe"
@@ -297,7 +321,21 @@ func (d *Device) allocCommandBuffer(pool vk.CommandPool) (vk.CommandBuffer, erro
 // submitWait submits command buffers in order as one batch and waits for them. d.mu
 // must be held.
 func (d *Device) submitWait(cbs ...vk.CommandBuffer) error {
-	if err := check(vk.QueueSubmit(d.queue, 1, []vk.SubmitInfo{{SType: vk.StructureTypeSubmitInfo, CommandBufferCount: uint32(len(cbs)), PCommandBuffers: cbs}}, d.fence), "vkQueueSubmit"); err != nil {
+	// goki/vulkan's QueueSubmit frees its C copy of the submit info from a finalizer that
+	// can run during the call; this path runs every graph run, so it calls the driver
+	// directly with the info on the C stack.
+	if d.queueSubmit == nil {
+		if d.queueSubmit = instanceProc(d.inst, "vkQueueSubmit"); d.queueSubmit == nil {
+			return fmt.Errorf("gpu: the loader has no vkQueueSubmit")
+		}
+	}
+	arr := (*unsafe.Pointer)(C.malloc(C.size_t(len(cbs)) * C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
+	defer C.free(unsafe.Pointer(arr))
+	for i, cb := range cbs {
+		unsafe.Slice(arr, len(cbs))[i] = unsafe.Pointer(cb)
+	}
+	res := C.gml_queue_submit(d.queueSubmit, unsafe.Pointer(d.queue), arr, C.uint32_t(len(cbs)), handle(d.fence))
+	if err := check(vk.Result(res), "vkQueueSubmit"); err != nil {
 		return err
 	}
 	err := check(vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0)), "vkWaitForFences")
