@@ -34,9 +34,7 @@ func (i *Interp) autoImport(code string) {
 		case inImport && tok == token.LPAREN && prev == token.IMPORT:
 			grouped = true
 		case inImport && tok == token.STRING:
-			for _, n := range importedNames(lit) {
-				declared[n] = true
-			}
+			declared[packageName(strings.Trim(lit, "`\""))] = true
 		case inImport && ((grouped && tok == token.RPAREN) || (!grouped && tok == token.SEMICOLON)):
 			inImport = false
 		}
@@ -76,15 +74,13 @@ func (i *Interp) autoImport(code string) {
 	}
 }
 
-// importedNames returns the names an import path may bind: its last element, and the
-// one before a major-version suffix (math/rand/v2 binds rand).
-func importedNames(quoted string) []string {
-	p := strings.Trim(quoted, "`\"")
-	parts := strings.Split(p, "/")
+// packageName returns the name an import path binds by default: its last element, or
+// the one before a major-version suffix (math/rand/v2 binds rand).
+func packageName(path string) string {
+	parts := strings.Split(path, "/")
 	last := parts[len(parts)-1]
-	names := []string{last}
 	if len(parts) > 1 && len(last) > 1 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "" {
-		names = append(names, parts[len(parts)-2])
+		return parts[len(parts)-2]
 	}
-	return names
+	return last
 }

@@ -40,3 +40,12 @@ func TestAutoImport(t *testing.T) {
 		})
 	}
 }
+
+func TestPackageName(t *testing.T) {
+	cases := map[string]string{"fmt": "fmt", "math/rand": "rand", "math/rand/v2": "rand", "gonum.org/v1/gonum/mat": "mat", "v2": "v2"}
+	for path, want := range cases {
+		if got := packageName(path); got != want {
+			t.Errorf("packageName(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -238,7 +238,7 @@ func (i *Interp) importable() map[string]string {
 			if strings.Contains(path, "internal") {
 				continue
 			}
-			name := path[strings.LastIndex(path, "/")+1:]
+			name := packageName(path)
 			if old, dup := i.importableIdx[name]; !dup || len(path) < len(old) || (len(path) == len(old) && path < old) {
 				i.importableIdx[name] = path
 			}

@@ -402,7 +402,7 @@ func (i *Interp) dropRepeatedImports(f *ast.File) bool {
 // importName returns the name an import spec binds and its path.
 func importName(imp *ast.ImportSpec) (name, path string) {
 	path = strings.Trim(imp.Path.Value, "`\"")
-	name = path[strings.LastIndex(path, "/")+1:]
+	name = packageName(path)
 	if imp.Name != nil {
 		name = imp.Name.Name
 	}
