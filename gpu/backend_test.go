@@ -104,27 +104,6 @@ func runGPU(t *testing.T, be *Backend, outputs []*tensor.Node, feeds map[*tensor
 	return res
 }
 
-// compareWithCPU runs the graph on both backends and checks ‖gpu − cpu‖/‖cpu‖.
-func compareWithCPU(t *testing.T, be *Backend, name string, tol float64, outputs []*tensor.Node, feeds map[*tensor.Node]*tensor.Tensor) {
-	t.Helper()
-	want, err := cputest.Run(outputs, feeds)
-	if err != nil {
-		t.Fatalf("%s on the CPU: %v", name, err)
-	}
-	got := runGPU(t, be, outputs, feeds, true)
-	for i := range want {
-		if want[i].DType() != tensor.F32 {
-			if string(got[i].Bytes()) != string(want[i].Bytes()) {
-				t.Errorf("%s output %d (%v) differs from the CPU's", name, i, want[i].DType())
-			}
-			continue
-		}
-		if e := relErr(got[i].Float32s(), want[i].Float32s()); e > tol {
-			t.Errorf("%s output %d: relative error %.3g > %.0e", name, i, e, tol)
-		}
-	}
-}
-
 func randInput(g *tensor.Graph, r *rand.Rand, feeds map[*tensor.Node]*tensor.Tensor, lo, hi float64, shape ...int) *tensor.Node {
 	x := g.Input(fmt.Sprint("x", len(feeds)), tensor.F32, shape...)
 	data := make([]float32, tensor.Shape(shape).Size())

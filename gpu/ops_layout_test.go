@@ -32,9 +32,9 @@ func typedInput(g *tensor.Graph, r *rand.Rand, feeds map[*tensor.Node]*tensor.Te
 	return x
 }
 
-// checkTyped runs outputs on the CPU and Vulkan backends and compares them: F32 outputs
-// to a relative error of tol, every other output (and F32 with tol 0) bit for bit.
-func checkTyped(t *testing.T, be *Backend, name string, tol float64, outputs []*tensor.Node, feeds map[*tensor.Node]*tensor.Tensor) {
+// compareWithCPU runs outputs on the CPU and Vulkan backends and compares them: F32
+// outputs to a relative error of tol, every other output (and F32 with tol 0) bit for bit.
+func compareWithCPU(t *testing.T, be *Backend, name string, tol float64, outputs []*tensor.Node, feeds map[*tensor.Node]*tensor.Tensor) {
 	t.Helper()
 	want, err := cputest.Run(outputs, feeds)
 	if err != nil {
@@ -111,7 +111,7 @@ func TestLayoutOps(t *testing.T) {
 			g := tensor.NewGraph()
 			feeds := map[*tensor.Node]*tensor.Tensor{}
 			x := typedInput(g, r, feeds, dt, -50, 50, c.shape...)
-			checkTyped(t, be, fmt.Sprint(c.name, "_", dt), 0, []*tensor.Node{c.f(x)}, feeds)
+			compareWithCPU(t, be, fmt.Sprint(c.name, "_", dt), 0, []*tensor.Node{c.f(x)}, feeds)
 		}
 	}
 }
@@ -124,6 +124,6 @@ func TestAssignTyped(t *testing.T) {
 		feeds := map[*tensor.Node]*tensor.Tensor{}
 		value := typedInput(g, r, feeds, dt, -9, 9, 5, 3)
 		v := g.Var(tensor.NewVariable("v", tensor.New(dt, 5, 3)))
-		checkTyped(t, be, fmt.Sprint("assign_", dt), 0, []*tensor.Node{tensor.Assign(v, value)}, feeds)
+		compareWithCPU(t, be, fmt.Sprint("assign_", dt), 0, []*tensor.Node{tensor.Assign(v, value)}, feeds)
 	}
 }

@@ -70,7 +70,7 @@ func TestCastAllPairs(t *testing.T) {
 				lim := float64(math.MaxInt32)
 				x = tensor.Cast(tensor.Clamp(tensor.Cast(x, tensor.F32), float32(-lim), float32(lim)), from)
 			}
-			checkTyped(t, be, fmt.Sprint("cast_", from, "_", to), 0, []*tensor.Node{tensor.Cast(x, to)}, feeds)
+			compareWithCPU(t, be, fmt.Sprint("cast_", from, "_", to), 0, []*tensor.Node{tensor.Cast(x, to)}, feeds)
 		}
 	}
 }
@@ -91,7 +91,7 @@ func TestCompareLogicalWhere(t *testing.T) {
 				// Few distinct values, so that equal pairs occur.
 				a := intValued(g, r, feeds, dt, 6, sh[0]...)
 				b := intValued(g, r, feeds, dt, 6, sh[1]...)
-				checkTyped(t, be, fmt.Sprint(name, "_", dt, sh), 0, []*tensor.Node{f(a, b)}, feeds)
+				compareWithCPU(t, be, fmt.Sprint(name, "_", dt, sh), 0, []*tensor.Node{f(a, b)}, feeds)
 			}
 		}
 	}
@@ -102,7 +102,7 @@ func TestCompareLogicalWhere(t *testing.T) {
 			feeds := map[*tensor.Node]*tensor.Tensor{}
 			a := typedInput(g, r, feeds, tensor.Bool, 0, 2, sh[0]...)
 			b := typedInput(g, r, feeds, tensor.Bool, 0, 2, sh[1]...)
-			checkTyped(t, be, fmt.Sprint(name, sh), 0, []*tensor.Node{f(a, b), tensor.Not(a)}, feeds)
+			compareWithCPU(t, be, fmt.Sprint(name, sh), 0, []*tensor.Node{f(a, b), tensor.Not(a)}, feeds)
 		}
 	}
 	for _, dt := range allDTypes {
@@ -112,7 +112,7 @@ func TestCompareLogicalWhere(t *testing.T) {
 		c := typedInput(g, r, feeds, tensor.Bool, 0, 2, 4, 1, 5)
 		a := typedInput(g, r, feeds, dt, -50, 50, 3, 1)
 		b := typedInput(g, r, feeds, dt, -50, 50, 4, 3, 5)
-		checkTyped(t, be, fmt.Sprint("where_", dt), 0, []*tensor.Node{tensor.Where(c, a, b), tensor.Where(scalar, b, a)}, feeds)
+		compareWithCPU(t, be, fmt.Sprint("where_", dt), 0, []*tensor.Node{tensor.Where(c, a, b), tensor.Where(scalar, b, a)}, feeds)
 	}
 }
 
@@ -139,21 +139,21 @@ func TestScanOps(t *testing.T) {
 			feeds := map[*tensor.Node]*tensor.Tensor{}
 			// Values from a small range, so ties are frequent and the first-index rules count.
 			x := intValued(g, r, feeds, dt, 10, c.shape...)
-			checkTyped(t, be, fmt.Sprint(c.name, "_", dt), 0, []*tensor.Node{c.f(x)}, feeds)
+			compareWithCPU(t, be, fmt.Sprint(c.name, "_", dt), 0, []*tensor.Node{c.f(x)}, feeds)
 		}
 	}
 	g := tensor.NewGraph()
 	feeds := map[*tensor.Node]*tensor.Tensor{}
 	// More lines than one grid row of workgroups holds (65535).
 	many := intValued(g, r, feeds, tensor.F32, 4, 65600, 2)
-	checkTyped(t, be, "argmax_many_lines", 0, []*tensor.Node{tensor.ArgMax(many, 1, false)}, feeds)
+	compareWithCPU(t, be, "argmax_many_lines", 0, []*tensor.Node{tensor.ArgMax(many, 1, false)}, feeds)
 
 	g = tensor.NewGraph()
 	feeds = map[*tensor.Node]*tensor.Tensor{}
 	x := typedInput(g, r, feeds, tensor.F32, -1, 1, 4, 9)
 	nan := tensor.Where(tensor.Greater(x, g.Scalar(tensor.F32, 0.8)), g.Scalar(tensor.F32, math.NaN()), x)
 	_, top := tensor.TopK(nan, 4, 1, true)
-	checkTyped(t, be, "nan_first", 0, []*tensor.Node{tensor.ArgMax(nan, 1, false), tensor.ArgMin(nan, 1, false), top}, feeds)
+	compareWithCPU(t, be, "nan_first", 0, []*tensor.Node{tensor.ArgMax(nan, 1, false), tensor.ArgMin(nan, 1, false), top}, feeds)
 
 	sums := []struct {
 		name  string
@@ -173,7 +173,7 @@ func TestScanOps(t *testing.T) {
 		g := tensor.NewGraph()
 		feeds := map[*tensor.Node]*tensor.Tensor{}
 		x := typedInput(g, r, feeds, tensor.F32, 1, 3, c.shape...)
-		checkTyped(t, be, c.name, 1e-6, []*tensor.Node{c.f(x)}, feeds)
+		compareWithCPU(t, be, c.name, 1e-6, []*tensor.Node{c.f(x)}, feeds)
 	}
 }
 
@@ -188,7 +188,7 @@ func TestDropoutMatchesCPU(t *testing.T) {
 			x := typedInput(g, r, feeds, tensor.F32, -2, 2, 37, 27)
 			s := g.Scalar(st, seed)
 			like := typedInput(g, r, feeds, tensor.I64, 0, 9, 1001)
-			checkTyped(t, be, fmt.Sprint("dropout_", st, "_", seed), 0,
+			compareWithCPU(t, be, fmt.Sprint("dropout_", st, "_", seed), 0,
 				[]*tensor.Node{tensor.Dropout(x, s, 0.3), tensor.DropoutMask(like, s, 0.55)}, feeds)
 		}
 	}
