@@ -16,18 +16,7 @@ func (m *Net) Evaluate(x, y any, opts ...Option) (Logs, error) {
 	if err := applyOptions("Evaluate", &s, []string{"BatchSize", "SampleWeights", "ClassWeights"}, opts); err != nil {
 		return nil, err
 	}
-	xs, err := toTensors(x)
-	if err != nil {
-		return nil, err
-	}
-	ys, err := toTensors(y)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.ready(xs); err != nil {
-		return nil, err
-	}
-	d, _, err := m.prepare(xs, ys, &s)
+	d, _, err := m.load(x, y, &s)
 	if err != nil {
 		return nil, err
 	}

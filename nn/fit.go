@@ -40,18 +40,7 @@ func (m *Net) Fit(x, y any, opts ...Option) (*History, error) {
 	if err := applyOptions("Fit", &s, fitOptions, opts); err != nil {
 		return nil, err
 	}
-	xs, err := toTensors(x)
-	if err != nil {
-		return nil, err
-	}
-	ys, err := toTensors(y)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.ready(xs); err != nil {
-		return nil, err
-	}
-	all, specs, err := m.prepare(xs, ys, &s)
+	all, specs, err := m.load(x, y, &s)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +146,24 @@ func (m *Net) FitGenerator(gen func() *Batch, opts ...Option) (*History, error) 
 		}
 	}
 	return m.loop(&s, nil, s.stepsPerEpoch, next, val)
+}
+
+// load converts x and y (tensors, slices, or a slice of them per input/output), builds
+// the model for x if needed, and prepares the weighted dataset for training or
+// evaluation with the options in s.
+func (m *Net) load(x, y any, s *settings) (*dataset, []Spec, error) {
+	xs, err := toTensors(x)
+	if err != nil {
+		return nil, nil, err
+	}
+	ys, err := toTensors(y)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.ready(xs); err != nil {
+		return nil, nil, err
+	}
+	return m.prepare(xs, ys, s)
 }
 
 // ready builds a Sequential model from its first data and resolves the loss heads.

@@ -76,19 +76,8 @@ func (t *Trainer) batch(x, y any) (*batch, []Spec, error) {
 	if t.freed {
 		return nil, nil, errors.New("nn: the Trainer was freed")
 	}
-	xs, err := toTensors(x)
-	if err != nil {
-		return nil, nil, err
-	}
-	ys, err := toTensors(y)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := t.m.ready(xs); err != nil {
-		return nil, nil, err
-	}
 	s := defaultSettings()
-	d, specs, err := t.m.prepare(xs, ys, &s)
+	d, specs, err := t.m.load(x, y, &s)
 	if err != nil {
 		return nil, nil, err
 	}
