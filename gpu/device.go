@@ -16,6 +16,14 @@ typedef struct {
 	gml_bf16_features bf16;
 } gml_feature_chain;
 
+// VkQueueFamilyProperties as in vulkan_core.h.
+typedef struct { uint32_t flags, count, timestampBits, granularity[3]; } gml_queue_family;
+typedef void (*gml_queue_families_t)(void *pd, uint32_t *n, gml_queue_family *out);
+
+static void gml_queue_families(void *fn, void *pd, uint32_t *n, gml_queue_family *out) {
+	((gml_queue_families_t)fn)(pd, n, out);
+}
+
 // gml_keep_wanted clears every feature gml does not use, so that vkCreateDevice enables
 // only what shaders need (robust buffer access, for one, costs speed).
 // gml_plain_features cuts the chain after the float16 features.
@@ -44,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,12 +82,42 @@ type Device struct {
 	stage  *staging
 	timing bool
 
-	queueSubmit unsafe.Pointer // vkQueueSubmit, looked up on first use (transfer.go)
+	fn vkFuncs // the functions called through our own C shims
 
 	// Deferred small uploads (transfer.go).
 	pend     *staging
 	pending  []pendingCopy
 	pendUsed uint64
+}
+
+// vkFuncs holds the Vulkan functions gml calls through its own C shims instead of
+// goki/vulkan, whose wrappers copy struct arrays into C memory that a finalizer may free
+// during the call (and leak the create infos they copy): everything on the recording,
+// submission and transfer paths, and the few init calls with that hazard. They are
+// looked up once per device.
+type vkFuncs struct {
+	queueSubmit, createComputePipelines, allocateDescriptorSets, updateDescriptorSets,
+	createCommandPool, allocateCommandBuffers, beginCommandBuffer, cmdPipelineBarrier,
+	cmdCopyBuffer, queueFamilies unsafe.Pointer
+}
+
+// load looks every function up through the loader.
+func (f *vkFuncs) load(inst vk.Instance) error {
+	for _, e := range []struct {
+		p    *unsafe.Pointer
+		name string
+	}{
+		{&f.queueSubmit, "vkQueueSubmit"}, {&f.createComputePipelines, "vkCreateComputePipelines"},
+		{&f.allocateDescriptorSets, "vkAllocateDescriptorSets"}, {&f.updateDescriptorSets, "vkUpdateDescriptorSets"},
+		{&f.createCommandPool, "vkCreateCommandPool"}, {&f.allocateCommandBuffers, "vkAllocateCommandBuffers"},
+		{&f.beginCommandBuffer, "vkBeginCommandBuffer"}, {&f.cmdPipelineBarrier, "vkCmdPipelineBarrier"},
+		{&f.cmdCopyBuffer, "vkCmdCopyBuffer"}, {&f.queueFamilies, "vkGetPhysicalDeviceQueueFamilyProperties"},
+	} {
+		if *e.p = instanceProc(inst, e.name); *e.p == nil {
+			return fmt.Errorf("%w: the Vulkan loader has no %s", ErrNoVulkan, e.name)
+		}
+	}
+	return nil
 }
 
 func check(res vk.Result, what string) error {
@@ -221,6 +260,9 @@ func openOn(inst vk.Instance, want string) (*Device, error) {
 	if d.Info.apiVersion < vk.MakeVersion(1, 1, 0) {
 		return nil, fmt.Errorf("%w: %s supports only Vulkan %s; gml needs 1.1", ErrNoVulkan, d.Info.Name, d.Info.APIVersion)
 	}
+	if err := d.fn.load(inst); err != nil {
+		return nil, err
+	}
 	if err := d.createDevice(); err != nil {
 		return nil, err
 	}
@@ -233,19 +275,18 @@ func openOn(inst vk.Instance, want string) (*Device, error) {
 
 // computeQueueFamily returns the first queue family with compute and timestamps,
 // preferring a compute-only one.
-func computeQueueFamily(pd vk.PhysicalDevice) (uint32, error) {
-	var n uint32
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &n, nil)
-	qs := make([]vk.QueueFamilyProperties, n)
-	vk.GetPhysicalDeviceQueueFamilyProperties(pd, &n, qs)
+func (d *Device) computeQueueFamily() (uint32, error) {
+	var n C.uint32_t
+	C.gml_queue_families(d.fn.queueFamilies, unsafe.Pointer(d.pd), &n, nil)
+	qs := make([]C.gml_queue_family, max(n, 1))
+	C.gml_queue_families(d.fn.queueFamilies, unsafe.Pointer(d.pd), &n, &qs[0])
 	best, found := uint32(0), false
-	for i := range qs[:n] {
-		qs[i].Deref()
-		q := qs[i]
-		if q.QueueFlags&vk.QueueFlags(vk.QueueComputeBit) == 0 || q.TimestampValidBits == 0 && found {
+	for i, q := range qs[:n] {
+		flags := vk.QueueFlags(q.flags)
+		if flags&vk.QueueFlags(vk.QueueComputeBit) == 0 || q.timestampBits == 0 && found {
 			continue
 		}
-		if !found || q.QueueFlags&vk.QueueFlags(vk.QueueGraphicsBit) != 0 {
+		if !found || flags&vk.QueueFlags(vk.QueueGraphicsBit) != 0 {
 			if !found {
 				best, found = uint32(i), true
 			}
@@ -260,7 +301,7 @@ func computeQueueFamily(pd vk.PhysicalDevice) (uint32, error) {
 }
 
 func (d *Device) createDevice() error {
-	qfam, err := computeQueueFamily(d.pd)
+	qfam, err := d.computeQueueFamily()
 	if err != nil {
 		return err
 	}
@@ -292,6 +333,8 @@ func (d *Device) createDevice() error {
 		PpEnabledExtensionNames: exts,
 	}
 	var dev vk.Device
+	// goki/vulkan stores the address of prio (Go memory) in its C copy of the info.
+	defer runtime.KeepAlive(prio)
 	if res := vk.CreateDevice(d.pd, info, nil, &dev); res != vk.Success {
 		// Retry with the plain feature set: a driver that rejects the cooperative-matrix
 		// or bfloat16 features still runs the f32 shaders.
@@ -314,12 +357,7 @@ func (d *Device) createDevice() error {
 }
 
 func (d *Device) init() error {
-	var pool vk.CommandPool
-	err := check(vk.CreateCommandPool(d.dev, &vk.CommandPoolCreateInfo{
-		SType:            vk.StructureTypeCommandPoolCreateInfo,
-		Flags:            vk.CommandPoolCreateFlags(vk.CommandPoolCreateResetCommandBufferBit),
-		QueueFamilyIndex: d.qfam,
-	}, nil, &pool), "vkCreateCommandPool")
+	pool, err := d.createCommandPool(vk.CommandPoolCreateResetCommandBufferBit)
 	if err != nil {
 		return err
 	}

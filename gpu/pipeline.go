@@ -34,12 +34,43 @@ static int32_t gml_create_compute(void *fn, void *device, uint64_t cache, uint64
 	ci.baseIndex = -1;
 	return ((gml_create_compute_t)fn)(device, cache, 1, &ci, NULL, pipe);
 }
+
+// Descriptor set allocation and writes, laid out as in vulkan_core.h.
+typedef struct { int32_t sType; const void *pNext; uint64_t pool; uint32_t count; const uint64_t *layouts; } gml_set_alloc_info;
+typedef struct { uint64_t buf, off, range; } gml_buffer_info;
+typedef struct {
+	int32_t sType; const void *pNext; uint64_t set;
+	uint32_t binding, element, count, type;
+	const void *images; const gml_buffer_info *buffers; const void *views;
+} gml_write_set;
+typedef int32_t (*gml_alloc_sets_t)(void *device, const gml_set_alloc_info *info, uint64_t *sets);
+typedef void (*gml_update_sets_t)(void *device, uint32_t nwrite, const gml_write_set *writes, uint32_t ncopy, const void *copies);
+
+static int32_t gml_alloc_set(void *fn, void *device, uint64_t pool, uint64_t layout, uint64_t *set) {
+	gml_set_alloc_info ai = {34, NULL, pool, 1, &layout}; // VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
+	return ((gml_alloc_sets_t)fn)(device, &ai, set);
+}
+
+// gml_bind_buffers points binding i of set at the whole of storage buffer bufs[i].
+static void gml_bind_buffers(void *fn, void *device, uint64_t set, const uint64_t *bufs, uint32_t n) {
+	gml_buffer_info infos[n];
+	gml_write_set writes[n];
+	for (uint32_t i = 0; i < n; i++) {
+		gml_buffer_info bi = {bufs[i], 0, ~(uint64_t)0}; // VK_WHOLE_SIZE
+		infos[i] = bi;
+		// VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+		gml_write_set w = {35, NULL, set, i, 0, 1, 7, NULL, &infos[i], NULL};
+		writes[i] = w;
+	}
+	((gml_update_sets_t)fn)(device, n, writes, 0, NULL);
+}
 */
 import "C"
 
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	vk "github.com/goki/vulkan"
@@ -132,7 +163,11 @@ func (c *pipelineCache) module(name string) (vk.ShaderModule, error) {
 		words[i] = binary.LittleEndian.Uint32(code[4*i:])
 	}
 	var m vk.ShaderModule
-	if err := check(vk.CreateShaderModule(c.d.dev, &vk.ShaderModuleCreateInfo{SType: vk.StructureTypeShaderModuleCreateInfo, CodeSize: uint64(len(code)), PCode: words}, nil, &m), "vkCreateShaderModule "+name); err != nil {
+	err = check(vk.CreateShaderModule(c.d.dev, &vk.ShaderModuleCreateInfo{SType: vk.StructureTypeShaderModuleCreateInfo, CodeSize: uint64(len(code)), PCode: words}, nil, &m), "vkCreateShaderModule "+name)
+	// goki/vulkan hands the driver the address of words (Go memory) inside its C copy of
+	// the info: keep it alive through the call.
+	runtime.KeepAlive(words)
+	if err != nil {
 		return nil, err
 	}
 	c.modules[name] = m
@@ -152,10 +187,12 @@ func (c *pipelineCache) layoutFor(nbind int) (*layout, error) {
 		return nil, err
 	}
 	var pl vk.PipelineLayout
+	dsls := []vk.DescriptorSetLayout{dsl}
 	err := check(vk.CreatePipelineLayout(c.d.dev, &vk.PipelineLayoutCreateInfo{
-		SType: vk.StructureTypePipelineLayoutCreateInfo, SetLayoutCount: 1, PSetLayouts: []vk.DescriptorSetLayout{dsl},
+		SType: vk.StructureTypePipelineLayoutCreateInfo, SetLayoutCount: 1, PSetLayouts: dsls,
 		PushConstantRangeCount: 1, PPushConstantRanges: []vk.PushConstantRange{{StageFlags: vk.ShaderStageFlags(vk.ShaderStageComputeBit), Size: pushSize}},
 	}, nil, &pl), "vkCreatePipelineLayout")
+	runtime.KeepAlive(dsls) // its address is in goki/vulkan's C copy of the info
 	if err != nil {
 		vk.DestroyDescriptorSetLayout(c.d.dev, dsl, nil)
 		return nil, err
@@ -193,15 +230,11 @@ func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, erro
 	// goki/vulkan's CreateComputePipelines frees its C copy of the create info from a
 	// finalizer that may run while the driver still reads it (lavapipe compiles for
 	// seconds inside the call), so the pipeline is created through our own C call.
-	fn := instanceProc(d.inst, "vkCreateComputePipelines")
-	if fn == nil {
-		return nil, fmt.Errorf("gpu: kernel %s: the loader has no vkCreateComputePipelines", shader)
-	}
 	data := (*C.uint32_t)(C.malloc(C.size_t(4 * len(spec))))
 	defer C.free(unsafe.Pointer(data))
 	copy(unsafe.Slice((*uint32)(unsafe.Pointer(data)), len(spec)), spec)
 	var pipe C.uint64_t
-	res := C.gml_create_compute(fn, unsafe.Pointer(d.dev), handle(c.cache), handle(mod), handle(l.layout), data, C.uint32_t(len(spec)), &pipe)
+	res := C.gml_create_compute(d.fn.createComputePipelines, unsafe.Pointer(d.dev), handle(c.cache), handle(mod), handle(l.layout), data, C.uint32_t(len(spec)), &pipe)
 	if err := check(vk.Result(res), fmt.Sprintf("vkCreateComputePipelines %s %v", shader, spec)); err != nil {
 		return nil, err
 	}
@@ -222,12 +255,12 @@ func (c *pipelineCache) set(l *layout, bufs []vk.Buffer) (vk.DescriptorSet, erro
 	if s, ok := c.sets[key]; ok {
 		return s.set, nil
 	}
-	var set vk.DescriptorSet
+	var set C.uint64_t
 	var pool vk.DescriptorPool
 	for attempt := 0; ; attempt++ {
 		if len(c.pools) > 0 {
 			pool = c.pools[len(c.pools)-1]
-			res := vk.AllocateDescriptorSets(c.d.dev, &vk.DescriptorSetAllocateInfo{SType: vk.StructureTypeDescriptorSetAllocateInfo, DescriptorPool: pool, DescriptorSetCount: 1, PSetLayouts: []vk.DescriptorSetLayout{l.dsl}}, &set)
+			res := vk.Result(C.gml_alloc_set(c.d.fn.allocateDescriptorSets, unsafe.Pointer(c.d.dev), handle(pool), handle(l.dsl), &set))
 			if res == vk.Success {
 				break
 			}
@@ -246,14 +279,14 @@ func (c *pipelineCache) set(l *layout, bufs []vk.Buffer) (vk.DescriptorSet, erro
 		}
 		c.pools = append(c.pools, np)
 	}
-	writes := make([]vk.WriteDescriptorSet, len(bufs))
+	handles := make([]C.uint64_t, len(bufs))
 	for i, b := range bufs {
-		writes[i] = vk.WriteDescriptorSet{SType: vk.StructureTypeWriteDescriptorSet, DstSet: set, DstBinding: uint32(i), DescriptorCount: 1, DescriptorType: vk.DescriptorTypeStorageBuffer,
-			PBufferInfo: []vk.DescriptorBufferInfo{{Buffer: b, Offset: 0, Range: vk.DeviceSize(vk.WholeSize)}}}
+		handles[i] = handle(b)
 	}
-	vk.UpdateDescriptorSets(c.d.dev, uint32(len(writes)), writes, 0, nil)
-	c.sets[key] = cachedSet{set, pool}
-	return set, nil
+	C.gml_bind_buffers(c.d.fn.updateDescriptorSets, unsafe.Pointer(c.d.dev), set, &handles[0], C.uint32_t(len(handles)))
+	ds := *(*vk.DescriptorSet)(unsafe.Pointer(&set))
+	c.sets[key] = cachedSet{ds, pool}
+	return ds, nil
 }
 
 // forgetBuffer frees the descriptor sets that bind buf, before buf is destroyed.

@@ -1,5 +1,64 @@
 package gpu
 
+/*
+#include <stdint.h>
+#include <stddef.h>
+
+// Vulkan structs of command recording, laid out as in vulkan_core.h (64-bit
+// non-dispatchable handles).
+typedef struct { int32_t sType; const void *pNext; uint32_t flags, family; } gml_pool_info;
+typedef struct { int32_t sType; const void *pNext; uint64_t pool; uint32_t level, count; } gml_cb_alloc_info;
+typedef struct { int32_t sType; const void *pNext; uint32_t flags; const void *inheritance; } gml_begin_info;
+typedef struct { int32_t sType; const void *pNext; uint32_t src, dst; } gml_memory_barrier;
+typedef struct { int32_t sType; const void *pNext; uint32_t src, dst, srcQueue, dstQueue; uint64_t buf, off, size; } gml_buffer_barrier;
+typedef struct { uint64_t buf, off, size; } gml_range;
+typedef struct { uint64_t src, dst, size; } gml_copy;
+
+typedef int32_t (*gml_create_pool_t)(void *device, const gml_pool_info *info, const void *alloc, uint64_t *pool);
+typedef int32_t (*gml_alloc_cb_t)(void *device, const gml_cb_alloc_info *info, void **cb);
+typedef int32_t (*gml_begin_t)(void *cb, const gml_begin_info *info);
+typedef void (*gml_barrier_t)(void *cb, uint32_t srcStage, uint32_t dstStage, uint32_t deps,
+	uint32_t nmem, const gml_memory_barrier *mem, uint32_t nbuf, const gml_buffer_barrier *bufs, uint32_t nimg, const void *imgs);
+typedef void (*gml_copy_t)(void *cb, uint64_t src, uint64_t dst, uint32_t n, const gml_copy *regions);
+
+static int32_t gml_create_command_pool(void *fn, void *device, uint32_t flags, uint32_t family, uint64_t *pool) {
+	gml_pool_info pi = {39, NULL, flags, family}; // VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
+	return ((gml_create_pool_t)fn)(device, &pi, NULL, pool);
+}
+
+// gml_start_commands allocates one primary command buffer from pool and begins it.
+static int32_t gml_start_commands(void *alloc, void *begin, void *device, uint64_t pool, uint32_t flags, void **cb) {
+	gml_cb_alloc_info ai = {40, NULL, pool, 0, 1}; // VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, primary
+	int32_t res = ((gml_alloc_cb_t)alloc)(device, &ai, cb);
+	if (res != 0) return res;
+	gml_begin_info bi = {42, NULL, flags, NULL}; // VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
+	return ((gml_begin_t)begin)(*cb, &bi);
+}
+
+// gml_cmd_barrier records one pipeline barrier with the given stages and access masks:
+// a global memory barrier when n is 0, else one buffer memory barrier per range.
+static void gml_cmd_barrier(void *fn, void *cb, uint32_t srcStage, uint32_t dstStage, uint32_t srcAccess, uint32_t dstAccess, const gml_range *r, uint32_t n) {
+	if (n == 0) {
+		gml_memory_barrier m = {46, NULL, srcAccess, dstAccess}; // VK_STRUCTURE_TYPE_MEMORY_BARRIER
+		((gml_barrier_t)fn)(cb, srcStage, dstStage, 0, 1, &m, 0, NULL, 0, NULL);
+		return;
+	}
+	gml_buffer_barrier b[n];
+	for (uint32_t i = 0; i < n; i++) {
+		// VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER, VK_QUEUE_FAMILY_IGNORED on both sides.
+		gml_buffer_barrier x = {44, NULL, srcAccess, dstAccess, ~0u, ~0u, r[i].buf, r[i].off, r[i].size};
+		b[i] = x;
+	}
+	((gml_barrier_t)fn)(cb, srcStage, dstStage, 0, 0, NULL, n, b, 0, NULL);
+}
+
+static void gml_cmd_copy(void *fn, void *cb, uint64_t src, uint64_t dst, uint64_t srcOff, uint64_t dstOff, uint64_t size) {
+	gml_copy c = {srcOff, dstOff, size};
+	((gml_copy_t)fn)(cb, src, dst, 1, &c);
+}
+*/
+import "C"
+
 import (
 	"fmt"
 	"unsafe"
@@ -86,21 +145,17 @@ func (d *Device) newRecorder(timed bool) (*Recorder, error) {
 		return nil, ErrClosed
 	}
 	r := &Recorder{d: d}
-	var pool vk.CommandPool
-	if err := check(vk.CreateCommandPool(d.dev, &vk.CommandPoolCreateInfo{SType: vk.StructureTypeCommandPoolCreateInfo, Flags: vk.CommandPoolCreateFlags(vk.CommandPoolCreateTransientBit), QueueFamilyIndex: d.qfam}, nil, &pool), "vkCreateCommandPool"); err != nil {
+	pool, err := d.createCommandPool(vk.CommandPoolCreateTransientBit)
+	if err != nil {
 		return nil, err
 	}
 	r.pool = pool
-	cb, err := d.allocCommandBuffer(r.pool)
+	cb, err := d.startCommands(r.pool, false)
 	if err != nil {
 		r.release()
 		return nil, err
 	}
 	r.cb = cb
-	if err := check(vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo}), "vkBeginCommandBuffer"); err != nil {
-		r.release()
-		return nil, err
-	}
 	if timed && d.Info.TimestampPeriod > 0 {
 		var qp vk.QueryPool
 		if err := check(vk.CreateQueryPool(d.dev, &vk.QueryPoolCreateInfo{SType: vk.StructureTypeQueryPoolCreateInfo, QueryType: vk.QueryTypeTimestamp, QueryCount: 2 * maxTimed}, nil, &qp), "vkCreateQueryPool"); err != nil {
@@ -110,7 +165,7 @@ func (d *Device) newRecorder(timed bool) (*Recorder, error) {
 		r.queries = qp
 		vk.CmdResetQueryPool(cb, qp, 0, 2*maxTimed)
 	}
-	fullBarrier(cb)
+	d.fullBarrier(cb)
 	return r, nil
 }
 
@@ -132,10 +187,52 @@ func (r *Recorder) release() {
 	}
 }
 
+// The calls below record commands through our own C shims, not goki/vulkan: its wrappers
+// copy struct arrays into C memory that a finalizer may free while the driver still
+// reads it, and leak the create infos they copy. The structs live on the C stack for the
+// whole call.
+
+// createCommandPool creates a command pool on the device's queue family.
+func (d *Device) createCommandPool(flags vk.CommandPoolCreateFlagBits) (vk.CommandPool, error) {
+	var pool C.uint64_t
+	res := C.gml_create_command_pool(d.fn.createCommandPool, unsafe.Pointer(d.dev), C.uint32_t(flags), C.uint32_t(d.qfam), &pool)
+	if err := check(vk.Result(res), "vkCreateCommandPool"); err != nil {
+		return vk.NullCommandPool, err
+	}
+	return *(*vk.CommandPool)(unsafe.Pointer(&pool)), nil
+}
+
+// startCommands allocates a primary command buffer from pool and begins it, for one
+// submission (oneTime) or many. The buffer is freed with its pool.
+func (d *Device) startCommands(pool vk.CommandPool, oneTime bool) (vk.CommandBuffer, error) {
+	flags := C.uint32_t(0)
+	if oneTime {
+		flags = C.uint32_t(vk.CommandBufferUsageOneTimeSubmitBit)
+	}
+	var cb unsafe.Pointer
+	res := C.gml_start_commands(d.fn.allocateCommandBuffers, d.fn.beginCommandBuffer, unsafe.Pointer(d.dev), handle(pool), flags, &cb)
+	return vk.CommandBuffer(cb), check(vk.Result(res), "vkAllocateCommandBuffers/vkBeginCommandBuffer")
+}
+
+// barrier records a pipeline barrier: over the given buffer ranges, or over all memory
+// when there are none.
+func (d *Device) barrier(cb vk.CommandBuffer, src, dst vk.PipelineStageFlagBits, srcAccess, dstAccess vk.AccessFlagBits, ranges []C.gml_range) {
+	var first *C.gml_range
+	if len(ranges) > 0 {
+		first = &ranges[0]
+	}
+	C.gml_cmd_barrier(d.fn.cmdPipelineBarrier, unsafe.Pointer(cb), C.uint32_t(src), C.uint32_t(dst), C.uint32_t(srcAccess), C.uint32_t(dstAccess), first, C.uint32_t(len(ranges)))
+}
+
 // fullBarrier makes all earlier memory writes visible to all later commands and the host.
-func fullBarrier(cb vk.CommandBuffer) {
-	vk.CmdPipelineBarrier(cb, vk.PipelineStageFlags(vk.PipelineStageAllCommandsBit), vk.PipelineStageFlags(vk.PipelineStageAllCommandsBit|vk.PipelineStageHostBit), 0,
-		1, []vk.MemoryBarrier{{SType: vk.StructureTypeMemoryBarrier, SrcAccessMask: vk.AccessFlags(vk.AccessMemoryWriteBit), DstAccessMask: vk.AccessFlags(vk.AccessMemoryReadBit | vk.AccessMemoryWriteBit | vk.AccessHostReadBit)}}, 0, nil, 0, nil)
+func (d *Device) fullBarrier(cb vk.CommandBuffer) {
+	d.barrier(cb, vk.PipelineStageAllCommandsBit, vk.PipelineStageAllCommandsBit|vk.PipelineStageHostBit,
+		vk.AccessMemoryWriteBit, vk.AccessMemoryReadBit|vk.AccessMemoryWriteBit|vk.AccessHostReadBit, nil)
+}
+
+// copyBuffer records a copy of size bytes from src at srcOff to dst at dstOff.
+func (d *Device) copyBuffer(cb vk.CommandBuffer, src, dst vk.Buffer, srcOff, dstOff, size uint64) {
+	C.gml_cmd_copy(d.fn.cmdCopyBuffer, unsafe.Pointer(cb), handle(src), handle(dst), C.uint64_t(srcOff), C.uint64_t(dstOff), C.uint64_t(size))
 }
 
 // Dispatch records kernel k over groups workgroups with push constants push (at most
@@ -213,13 +310,14 @@ func (r *Recorder) syncFor(args []Arg, regs []region) {
 		}
 	}
 	if len(need) > 0 || war {
-		bars := make([]vk.BufferMemoryBarrier, 0, len(need))
-		for _, w := range need {
-			bars = append(bars, vk.BufferMemoryBarrier{SType: vk.StructureTypeBufferMemoryBarrier, SrcAccessMask: vk.AccessFlags(vk.AccessShaderWriteBit), DstAccessMask: vk.AccessFlags(vk.AccessShaderReadBit | vk.AccessShaderWriteBit),
-				SrcQueueFamilyIndex: vk.QueueFamilyIgnored, DstQueueFamilyIndex: vk.QueueFamilyIgnored, Buffer: w.buf, Offset: vk.DeviceSize(w.off), Size: vk.DeviceSize(w.size)})
+		// With no earlier write to make visible (write after read), the barrier is a
+		// global one over the same stages and access.
+		ranges := make([]C.gml_range, len(need))
+		for i, w := range need {
+			ranges[i] = C.gml_range{buf: handle(w.buf), off: C.uint64_t(w.off), size: C.uint64_t(w.size)}
 		}
-		stage := vk.PipelineStageFlags(vk.PipelineStageComputeShaderBit)
-		vk.CmdPipelineBarrier(r.cb, stage, stage, 0, 0, nil, uint32(len(bars)), bars, 0, nil)
+		stage := vk.PipelineStageComputeShaderBit
+		r.d.barrier(r.cb, stage, stage, vk.AccessShaderWriteBit, vk.AccessShaderReadBit|vk.AccessShaderWriteBit, ranges)
 		r.Barriers++
 		// The execution dependency orders every earlier dispatch, so earlier reads are
 		// settled; only the writes made visible leave the dirty list.
@@ -265,7 +363,7 @@ func (r *Recorder) End() (*Recording, error) {
 		return nil, fmt.Errorf("gpu: recorder ended twice")
 	}
 	r.done = true
-	fullBarrier(r.cb)
+	r.d.fullBarrier(r.cb)
 	if err := check(vk.EndCommandBuffer(r.cb), "vkEndCommandBuffer"); err != nil {
 		for _, b := range r.scratch {
 			b.Free()
@@ -327,17 +425,16 @@ func (d *Device) submitWithPending(cb vk.CommandBuffer) error {
 	if len(d.pending) == 0 {
 		return d.submitWait(cb)
 	}
-	up, err := d.allocCommandBuffer(d.pool)
+	up, err := d.startCommands(d.pool, true)
+	if up != nil {
+		defer vk.FreeCommandBuffers(d.dev, d.pool, 1, []vk.CommandBuffer{up})
+	}
 	if err != nil {
 		return err
 	}
-	defer vk.FreeCommandBuffers(d.dev, d.pool, 1, []vk.CommandBuffer{up})
-	if err := check(vk.BeginCommandBuffer(up, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit)}), "vkBeginCommandBuffer"); err != nil {
-		return err
-	}
-	fullBarrier(up)
+	d.fullBarrier(up)
 	d.recordPending(up)
-	fullBarrier(up)
+	d.fullBarrier(up)
 	if err := check(vk.EndCommandBuffer(up), "vkEndCommandBuffer"); err != nil {
 		return err
 	}

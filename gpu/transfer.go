@@ -193,9 +193,9 @@ func (d *Device) transfer(copies []Copy, up bool) error {
 				n := uint64(p.to - p.from)
 				devOff := p.c.Buf.off + p.c.Offset + uint64(p.from)
 				if up {
-					vk.CmdCopyBuffer(cb, d.stage.buf, p.c.Buf.blk.buf, 1, []vk.BufferCopy{{SrcOffset: vk.DeviceSize(off), DstOffset: vk.DeviceSize(devOff), Size: vk.DeviceSize(n)}})
+					d.copyBuffer(cb, d.stage.buf, p.c.Buf.blk.buf, off, devOff, n)
 				} else {
-					vk.CmdCopyBuffer(cb, p.c.Buf.blk.buf, d.stage.buf, 1, []vk.BufferCopy{{SrcOffset: vk.DeviceSize(devOff), DstOffset: vk.DeviceSize(off), Size: vk.DeviceSize(n)}})
+					d.copyBuffer(cb, p.c.Buf.blk.buf, d.stage.buf, devOff, off, n)
 				}
 				off = alignUp(off+n, 16)
 			}
@@ -274,7 +274,7 @@ func (d *Device) deferUpload(copies []Copy) bool {
 func (d *Device) recordPending(cb vk.CommandBuffer) {
 	for _, p := range d.pending {
 		if p.size > 0 {
-			vk.CmdCopyBuffer(cb, d.pend.buf, p.dst, 1, []vk.BufferCopy{{SrcOffset: vk.DeviceSize(p.off), DstOffset: vk.DeviceSize(p.dstOff), Size: vk.DeviceSize(p.size)}})
+			d.copyBuffer(cb, d.pend.buf, p.dst, p.off, p.dstOff, p.size)
 		}
 	}
 	d.pending, d.pendUsed = d.pending[:0], 0
@@ -291,31 +291,24 @@ func (d *Device) flushPending() error {
 // oneShot records a command buffer with rec, submits it (after any deferred uploads, in
 // the same command buffer) and waits. d.mu must be held.
 func (d *Device) oneShot(rec func(cb vk.CommandBuffer)) error {
-	cb, err := d.allocCommandBuffer(d.pool)
+	cb, err := d.startCommands(d.pool, true)
+	if cb != nil {
+		defer vk.FreeCommandBuffers(d.dev, d.pool, 1, []vk.CommandBuffer{cb})
+	}
 	if err != nil {
 		return err
 	}
-	defer vk.FreeCommandBuffers(d.dev, d.pool, 1, []vk.CommandBuffer{cb})
-	if err := check(vk.BeginCommandBuffer(cb, &vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageFlags(vk.CommandBufferUsageOneTimeSubmitBit)}), "vkBeginCommandBuffer"); err != nil {
-		return err
-	}
-	fullBarrier(cb)
+	d.fullBarrier(cb)
 	if len(d.pending) > 0 {
 		d.recordPending(cb)
-		fullBarrier(cb)
+		d.fullBarrier(cb)
 	}
 	rec(cb)
-	fullBarrier(cb)
+	d.fullBarrier(cb)
 	if err := check(vk.EndCommandBuffer(cb), "vkEndCommandBuffer"); err != nil {
 		return err
 	}
 	return d.submitWait(cb)
-}
-
-func (d *Device) allocCommandBuffer(pool vk.CommandPool) (vk.CommandBuffer, error) {
-	cbs := make([]vk.CommandBuffer, 1)
-	err := check(vk.AllocateCommandBuffers(d.dev, &vk.CommandBufferAllocateInfo{SType: vk.StructureTypeCommandBufferAllocateInfo, CommandPool: pool, Level: vk.CommandBufferLevelPrimary, CommandBufferCount: 1}, cbs), "vkAllocateCommandBuffers")
-	return cbs[0], err
 }
 
 // submitWait submits command buffers in order as one batch and waits for them. d.mu
@@ -324,17 +317,12 @@ func (d *Device) submitWait(cbs ...vk.CommandBuffer) error {
 	// goki/vulkan's QueueSubmit frees its C copy of the submit info from a finalizer that
 	// can run during the call; this path runs every graph run, so it calls the driver
 	// directly with the info on the C stack.
-	if d.queueSubmit == nil {
-		if d.queueSubmit = instanceProc(d.inst, "vkQueueSubmit"); d.queueSubmit == nil {
-			return fmt.Errorf("gpu: the loader has no vkQueueSubmit")
-		}
-	}
 	arr := (*unsafe.Pointer)(C.malloc(C.size_t(len(cbs)) * C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
 	defer C.free(unsafe.Pointer(arr))
 	for i, cb := range cbs {
 		unsafe.Slice(arr, len(cbs))[i] = unsafe.Pointer(cb)
 	}
-	res := C.gml_queue_submit(d.queueSubmit, unsafe.Pointer(d.queue), arr, C.uint32_t(len(cbs)), handle(d.fence))
+	res := C.gml_queue_submit(d.fn.queueSubmit, unsafe.Pointer(d.queue), arr, C.uint32_t(len(cbs)), handle(d.fence))
 	if err := check(vk.Result(res), "vkQueueSubmit"); err != nil {
 		return err
 	}
