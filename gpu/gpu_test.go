@@ -267,7 +267,12 @@ func runMatMul(t *testing.T, d *Device, p MatMul, r *rand.Rand) (got, want []flo
 func TestMatMulF32(t *testing.T) {
 	d := openTest(t)
 	r := rand.New(rand.NewPCG(1, 2))
-	large, huge := tileF32Large, tileF32Huge
+	// Explicit tiles cover the subgroup arrangements (WarpN) and 512-thread groups within
+	// lavapipe's 32 KiB of shared memory.
+	large := tileF32Large
+	huge := Tile{BM: 128, BN: 128, BK: 8, TM: 8, TN: 4, WarpN: 8}
+	w4 := Tile{BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, WarpN: 4}
+	w16 := Tile{BM: 64, BN: 128, BK: 16, TM: 4, TN: 8, WarpN: 16}
 	cases := []MatMul{
 		{M: 1, N: 1, K: 1},
 		{M: 3, N: 5, K: 7},
@@ -285,6 +290,9 @@ func TestMatMulF32(t *testing.T) {
 		{M: 256, N: 128, K: 64, TransA: true, Tile: &large},
 		{M: 200, N: 131, K: 96, TransB: true, Tile: &large},
 		{M: 300, N: 260, K: 40, TransA: true, Tile: &huge},
+		{M: 200, N: 260, K: 41, TransB: true, Tile: &w4},
+		{M: 130, N: 250, K: 70, Tile: &w16},
+		{M: 96, N: 200, K: 36, TransA: true, TransB: true, Tile: &w16},
 		// Few output tiles and a long K: split-K with a summing pass.
 		{M: 32, N: 128, K: 784},
 		{M: 20, N: 30, K: 1000, Batch: 2, TransA: true},

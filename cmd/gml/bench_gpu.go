@@ -52,10 +52,17 @@ func parseTiles(s string) ([]gpu.Tile, error) {
 			}
 			v = append(v, uint32(n))
 		}
-		if len(v) != 5 {
-			return nil, fmt.Errorf("tile %q: want BM,BN,BK,TM,TN (f32) or BM,BN,BK,WM,WN (f16/bf16)", spec)
+		if len(v) == 5 {
+			v = append(v, 0)
 		}
-		out = append(out, gpu.Tile{BM: v[0], BN: v[1], BK: v[2], TM: v[3], TN: v[4], WM: v[3], WN: v[4]})
+		if len(v) != 6 {
+			return nil, fmt.Errorf("tile %q: want BM,BN,BK,TM,TN[,WarpN] (f32) or BM,BN,BK,WM,WN[,GroupM] (f16/bf16)", spec)
+		}
+		t := gpu.Tile{BM: v[0], BN: v[1], BK: v[2], TM: v[3], TN: v[4], WM: v[3], WN: v[4], WarpN: v[5], GroupM: v[5]}
+		if t.WarpN == 0 {
+			t.WarpN = 8
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -69,8 +76,9 @@ func benchGPUMatMul(args []string) error {
 	types := fs.String("types", "f32,f16,bf16", "input types")
 	reps := fs.Int("reps", 20, "timed products per case (median reported)")
 	warm := fs.Duration("warmup", time.Second, "warm-up time per case, so clocks settle")
-	tilesF32 := fs.String("tiles-f32", "", "f32 tiles to try, \"BM,BN,BK,TM,TN;...\" (best reported)")
-	tilesCoop := fs.String("tiles-coop", "", "f16/bf16 tiles to try, \"BM,BN,BK,WM,WN;...\" (best reported)")
+	layouts := fs.String("layout", "nn", "operand layouts: nn, nt (B transposed), tn (A transposed)")
+	tilesF32 := fs.String("tiles-f32", "", "f32 tiles to try, \"BM,BN,BK,TM,TN[,WarpN];...\" (best reported)")
+	tilesCoop := fs.String("tiles-coop", "", "f16/bf16 tiles to try, \"BM,BN,BK,WM,WN[,GroupM];...\" (best reported)")
 	shader := fs.String("shader", "", "force a cooperative-matrix shader variant (tuning)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -118,36 +126,53 @@ func benchGPUMatMul(args []string) error {
 			if err != nil {
 				return err
 			}
-			best, bestTile := 0.0, ""
-			for _, t := range tiles {
-				v, err := c.time(d, t, *shader, *reps, *warm)
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: %s n=%d tile %+v: %v\n", ts, n, t, err)
+			for _, layout := range strings.Split(*layouts, ",") {
+				tA, tB := layout == "tn", layout == "nt"
+				if !tA && !tB && layout != "nn" {
+					c.free()
+					return fmt.Errorf("unknown layout %q (nn, nt, tn)", layout)
+				}
+				best, bestTile := 0.0, ""
+				for _, t := range tiles {
+					v, err := c.time(d, t, *shader, tA, tB, *reps, *warm)
+					if err != nil {
+						fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: %s %s n=%d tile %+v: %v\n", ts, layout, n, t, err)
+						continue
+					}
+					name := "default"
+					if t != nil {
+						name = fmt.Sprintf("%d,%d,%d,%d,%d", t.BM, t.BN, t.BK, max(t.TM, t.WM), max(t.TN, t.WN))
+						if in == gpu.F32 {
+							name += fmt.Sprintf(",%d", t.WarpN)
+						} else {
+							name += fmt.Sprintf(",%d", t.GroupM)
+						}
+					}
+					if len(tiles) > 1 {
+						fmt.Fprintf(os.Stderr, "tile %s %s %s n=%d: %.1f TFLOP/s\n", name, ts, layout, n, v)
+					}
+					if v > best {
+						best, bestTile = v, name
+					}
+				}
+				if best == 0 {
 					continue
 				}
-				name := "default"
-				if t != nil {
-					name = fmt.Sprintf("%d,%d,%d,%d,%d", t.BM, t.BN, t.BK, max(t.TM, t.WM), max(t.TN, t.WN))
+				// The PyTorch anchors are untransposed products; transposed layouts are
+				// compared with them too, since a training step needs all three.
+				r := benchResult{Bench: "gpu-matmul", Case: fmt.Sprintf("%s_n%d", ts, n), Device: d.Info.Name, Value: round(best, 2), Unit: "TFLOP/s"}
+				if layout != "nn" {
+					r.Case = fmt.Sprintf("%s_%s_n%d", ts, layout, n)
 				}
-				if len(tiles) > 1 {
-					fmt.Fprintf(os.Stderr, "tile %s %s n=%d: %.1f TFLOP/s\n", name, ts, n, v)
+				if bestTile != "default" {
+					r.Case += "_tile" + bestTile
 				}
-				if v > best {
-					best, bestTile = v, name
+				if rv, ok := ref[fmt.Sprintf("%s_n%d", ts, n)]; ok {
+					r.Ref, r.RefValue, r.Ratio = "pytorch_h200", round(rv, 2), round(best/rv, 3)
 				}
+				emit(r)
 			}
 			c.free()
-			if best == 0 {
-				continue
-			}
-			r := benchResult{Bench: "gpu-matmul", Case: fmt.Sprintf("%s_n%d", ts, n), Device: d.Info.Name, Value: round(best, 2), Unit: "TFLOP/s"}
-			if bestTile != "default" {
-				r.Case += "_tile" + bestTile
-			}
-			if rv, ok := ref[fmt.Sprintf("%s_n%d", ts, n)]; ok {
-				r.Ref, r.RefValue, r.Ratio = "pytorch_h200", round(rv, 2), round(best/rv, 3)
-			}
-			emit(r)
 		}
 	}
 	return nil
@@ -211,10 +236,11 @@ func prepareMatMul(d *gpu.Device, in gpu.DType, n int) (*mmCase, error) {
 }
 
 // time returns the median TFLOP/s over reps products recorded into one command buffer,
-// after warming up for warm. It checks 64 sampled outputs against a float64 dot product.
-func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, reps int, warm time.Duration) (float64, error) {
+// after warming up for warm, with A or B read transposed when tA or tB is set. It checks
+// 64 sampled outputs against a float64 dot product.
+func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, tA, tB bool, reps int, warm time.Duration) (float64, error) {
 	n := c.n
-	p := gpu.MatMul{M: n, N: n, K: n, A: c.bufs[0], B: c.bufs[1], C: c.bufs[2], Input: c.in, Tile: tile}
+	p := gpu.MatMul{M: n, N: n, K: n, A: c.bufs[0], B: c.bufs[1], C: c.bufs[2], Input: c.in, Tile: tile, TransA: tA, TransB: tB}
 	if c.in != gpu.F32 {
 		p.Shader = shader
 	}
@@ -252,8 +278,16 @@ func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, reps int, wa
 		i, j := r.IntN(n), r.IntN(n)
 		var want, mag float64
 		for k := 0; k < n; k++ {
-			want += float64(c.a[i*n+k]) * float64(c.b[k*n+j])
-			mag += math.Abs(float64(c.a[i*n+k]) * float64(c.b[k*n+j]))
+			ai, bi := i*n+k, k*n+j
+			if tA {
+				ai = k*n + i
+			}
+			if tB {
+				bi = j*n + k
+			}
+			prod := float64(c.a[ai]) * float64(c.b[bi])
+			want += prod
+			mag += math.Abs(prod)
 		}
 		if math.Abs(float64(out[i*n+j])-want) > 1e-3*mag || math.IsNaN(float64(out[i*n+j])) {
 			return 0, fmt.Errorf("wrong result at (%d,%d): %g, want %g", i, j, out[i*n+j], want)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gml-dev/gml/nn"
+	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -91,6 +92,7 @@ func benchNN(args []string) error {
 	minTime := fs.Duration("time", 2*time.Second, "least time measured per workload")
 	only := fs.String("case", "", "run only this workload")
 	anchors := fs.String("anchors", defaultAnchors(), "PyTorch anchor file (JSON lines)")
+	profile := fs.Bool("profile", false, "print a per-op profile of the timed steps to stderr")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,7 +104,7 @@ func benchNN(args []string) error {
 		if *only != "" && w.name != *only {
 			continue
 		}
-		ms, err := timeSteps(w, *device, *minTime)
+		ms, err := timeSteps(w, *device, *minTime, *profile)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
@@ -116,11 +118,19 @@ func benchNN(args []string) error {
 }
 
 // timeSteps compiles a workload, warms it up and returns the mean wall time of one
-// training step (one graph run, loss downloaded) over at least minTime.
-func timeSteps(w nnWorkload, device string, minTime time.Duration) (float64, error) {
+// training step (one graph run, loss downloaded) over at least minTime. With profile, the
+// timed steps are profiled per op (which slows them) and the table goes to stderr.
+func timeSteps(w nnWorkload, device string, minTime time.Duration, profile bool) (float64, error) {
 	nn.SetSeed(1)
 	m := w.build()
-	if err := m.Compile(nn.Adam(1e-3), nn.Loss("sparse_categorical_crossentropy"), nn.Device(device)); err != nil {
+	opts := []nn.Option{nn.Loss("sparse_categorical_crossentropy"), nn.Device(device)}
+	if profile {
+		// The profile is read from the default runtime, so the model must run on it:
+		// GML_DEVICE points the default runtime at the requested device.
+		os.Setenv("GML_DEVICE", device)
+		opts = opts[:1]
+	}
+	if err := m.Compile(nn.Adam(1e-3), opts...); err != nil {
 		return 0, err
 	}
 	defer m.Free()
@@ -133,6 +143,17 @@ func timeSteps(w nnWorkload, device string, minTime time.Duration) (float64, err
 		if _, err := tr.Step(x, y); err != nil {
 			return 0, err
 		}
+	}
+	if profile {
+		r, err := runtime.Default()
+		if err != nil {
+			return 0, err
+		}
+		r.Profile(true)
+		defer func() {
+			fmt.Fprintf(os.Stderr, "%s on %s:\n%s\n", w.name, device, r.ProfileReport())
+			r.Profile(false)
+		}()
 	}
 	start := time.Now()
 	steps := 0

@@ -21,6 +21,9 @@ layout(constant_id = 2) const uint BN = 128;
 layout(constant_id = 3) const uint BK = 32;
 layout(constant_id = 4) const uint WM = 64;
 layout(constant_id = 5) const uint WN = 32;
+// GROUPM > 0 walks output tiles in column groups GROUPM tiles tall, so workgroups that
+// run together share slabs of A and B in the L2 cache.
+layout(constant_id = 6) const uint GROUPM = 0;
 
 // LM×LN×LK is the cooperative-matrix shape, fixed per SPIR-V variant.
 const uint LM = 16;
@@ -91,8 +94,17 @@ void store(uint buf) {
 
 void main() {
 	const uint batch = gl_WorkGroupID.z;
-	const uint m0 = gl_WorkGroupID.y * BM;
-	const uint n0 = gl_WorkGroupID.x * BN;
+	uint tm = gl_WorkGroupID.y, tn = gl_WorkGroupID.x;
+	if (GROUPM > 0) {
+		uint pid = tm * gl_NumWorkGroups.x + tn;
+		uint width = GROUPM * gl_NumWorkGroups.x;
+		uint first = (pid / width) * GROUPM;
+		uint size = min(gl_NumWorkGroups.y - first, GROUPM);
+		tm = first + (pid % width) % size;
+		tn = (pid % width) / size;
+	}
+	const uint m0 = tm * BM;
+	const uint n0 = tn * BN;
 	const uint abase = p.offA + batch * p.sA;
 	const uint bbase = p.offB + batch * p.sB;
 	const uint cbase = p.offC + batch * p.sC;

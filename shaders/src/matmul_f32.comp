@@ -2,10 +2,13 @@
 // Tiled f32 matrix product for every device: C = A·B (+ beta·C), batched over
 // gl_WorkGroupID.z with per-operand batch strides, optional transposes of A and B, any
 // M, N, K. Tile sizes and options are specialisation constants, so one SPIR-V serves every
-// configuration. Each thread computes TM×TN outputs held in registers; the next K-slab is
-// read from global memory into registers while the current one is consumed from shared
-// memory. VEC4 loads four elements at once and needs every offset, stride and the
-// contiguous dimension to be multiples of four (the host checks).
+// configuration. Each thread computes TM×TN outputs held in registers, as 4×4 blocks
+// spread over its subgroup's tile so that a subgroup's shared reads hit few distinct
+// addresses (broadcast). Shared slabs are double-buffered: the next K-slab is read from
+// global memory into registers while the current one is consumed, then stored into the
+// other buffer, so one barrier per slab suffices. VEC4 loads four elements at once and
+// needs every offset, stride and the contiguous dimension to be multiples of four (the
+// host checks).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "matmul_common.glsl"
@@ -19,6 +22,8 @@ layout(constant_id = 5) const uint TN = 4;
 layout(constant_id = 6) const bool TA = false;
 layout(constant_id = 7) const bool TB = false;
 layout(constant_id = 8) const bool VEC4 = false;
+// WTN threads of a 32-wide subgroup lie along N, 32/WTN along M.
+layout(constant_id = 9) const uint WTN = 8;
 
 layout(set = 0, binding = 0) readonly buffer A1 { float a1[]; };
 layout(set = 0, binding = 0) readonly buffer A4 { vec4 a4[]; };
@@ -31,12 +36,12 @@ const uint NT = (BM / TM) * (BN / TN);
 // as[k][m/4], bs[k][n/4], each row padded by one vec4 against bank conflicts.
 const uint SA = BM / 4 + 1;
 const uint SB = BN / 4 + 1;
-shared vec4 as[BK * SA];
-shared vec4 bs[BK * SB];
+shared vec4 as[2 * BK * SA];
+shared vec4 bs[2 * BK * SB];
 
-// Elements per thread per slab, loaded in groups of four.
-const uint LA = (BM * BK) / (4 * NT);
-const uint LB = (BN * BK) / (4 * NT);
+// Groups of four elements per thread per slab (the last round may leave threads idle).
+const uint LA = (BM * BK / 4 + NT - 1) / NT;
+const uint LB = (BN * BK / 4 + NT - 1) / NT;
 
 vec4 ra[LA];
 vec4 rb[LB];
@@ -54,7 +59,7 @@ void loadA(uint abase, uint m0, uint k0, uint kEnd) {
 		uint rowIdx = TA ? k : m, colIdx = TA ? m : k;
 		uint rowLim = TA ? kEnd : p.M, colLim = TA ? p.M : kEnd;
 		vec4 v = vec4(0);
-		if (rowIdx < rowLim) {
+		if (g < BM * BK / 4 && rowIdx < rowLim) {
 			uint base = abase + rowIdx * p.lda + colIdx;
 			if (VEC4) {
 				if (colIdx < colLim) v = a4[base / 4];
@@ -68,15 +73,16 @@ void loadA(uint abase, uint m0, uint k0, uint kEnd) {
 	}
 }
 
-void storeA() {
+void storeA(uint base) {
 	[[unroll]] for (uint i = 0; i < LA; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		uint cw = TA ? BM / 4 : BK / 4;
 		uint c = (g % cw) * 4, r = g / cw;
+		if (g >= BM * BK / 4) break;
 		if (TA) {
-			as[r * SA + c / 4] = ra[i];
+			as[base + r * SA + c / 4] = ra[i];
 		} else {
-			[[unroll]] for (uint j = 0; j < 4; j++) as[(c + j) * SA + r / 4][r % 4] = ra[i][j];
+			[[unroll]] for (uint j = 0; j < 4; j++) as[base + (c + j) * SA + r / 4][r % 4] = ra[i][j];
 		}
 	}
 }
@@ -92,7 +98,7 @@ void loadB(uint bbase, uint n0, uint k0, uint kEnd) {
 		uint rowIdx = TB ? n : k, colIdx = TB ? k : n;
 		uint rowLim = TB ? p.N : kEnd, colLim = TB ? kEnd : p.N;
 		vec4 v = vec4(0);
-		if (rowIdx < rowLim) {
+		if (g < BN * BK / 4 && rowIdx < rowLim) {
 			uint base = bbase + rowIdx * p.ldb + colIdx;
 			if (VEC4) {
 				if (colIdx < colLim) v = b4[base / 4];
@@ -106,15 +112,16 @@ void loadB(uint bbase, uint n0, uint k0, uint kEnd) {
 	}
 }
 
-void storeB() {
+void storeB(uint base) {
 	[[unroll]] for (uint i = 0; i < LB; i++) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		uint cw = TB ? BK / 4 : BN / 4;
 		uint c = (g % cw) * 4, r = g / cw;
+		if (g >= BN * BK / 4) break;
 		if (TB) {
-			[[unroll]] for (uint j = 0; j < 4; j++) bs[(c + j) * SB + r / 4][r % 4] = rb[i][j];
+			[[unroll]] for (uint j = 0; j < 4; j++) bs[base + (c + j) * SB + r / 4][r % 4] = rb[i][j];
 		} else {
-			bs[r * SB + c / 4] = rb[i];
+			bs[base + r * SB + c / 4] = rb[i];
 		}
 	}
 }
@@ -130,23 +137,27 @@ void main() {
 	const uint bbase = p.offB + batch * p.sB;
 	const uint cbase = p.offC + batch * p.sC + split * p.M * p.ldc;
 
-	// Thread (tx, ty) owns rows ty*4 + i*(BM/2) .. and columns tx*4 + j*(BN/2) .., in
-	// groups of four, so shared reads are vec4-friendly and conflict-free.
-	const uint tx = gl_LocalInvocationID.x % (BN / TN);
-	const uint ty = gl_LocalInvocationID.x / (BN / TN);
+	// A subgroup covers (32/WTN)·TM rows and WTN·TN columns. Thread (lx, ly) of it owns
+	// the 4×4 blocks at rows ly*4 + i*(32/WTN)*4 and columns lx*4 + j*WTN*4 of that tile.
+	const uint WTM = 32 / WTN;
 	const uint GM = TM / 4, GN = TN / 4;
+	const uint warp = gl_LocalInvocationID.x / 32, lane = gl_LocalInvocationID.x % 32;
+	const uint WX = BN / (WTN * TN);
+	const uint rowA = (warp / WX) * WTM * GM + lane / WTN; // vec4 index within a k-row of as
+	const uint colB = (warp % WX) * WTN * GN + lane % WTN; // vec4 index within a k-row of bs
 
 	float acc[TM * TN];
 	[[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
 
 	loadA(abase, m0, kBegin, kEnd);
 	loadB(bbase, n0, kBegin, kEnd);
+	storeA(0);
+	storeB(0);
+	barrier();
+	uint buf = 0;
 	for (uint k0 = kBegin; k0 < kEnd; k0 += BK) {
-		barrier();
-		storeA();
-		storeB();
-		barrier();
-		if (k0 + BK < kEnd) {
+		bool more = k0 + BK < kEnd;
+		if (more) {
 			loadA(abase, m0, k0 + BK, kEnd);
 			loadB(bbase, n0, k0 + BK, kEnd);
 		}
@@ -154,24 +165,30 @@ void main() {
 			float av[TM];
 			float bv[TN];
 			[[unroll]] for (uint i = 0; i < GM; i++) {
-				vec4 v = as[k * SA + ty + i * (BM / (4 * GM))];
+				vec4 v = as[buf * BK * SA + k * SA + rowA + i * WTM];
 				[[unroll]] for (uint j = 0; j < 4; j++) av[i * 4 + j] = v[j];
 			}
 			[[unroll]] for (uint i = 0; i < GN; i++) {
-				vec4 v = bs[k * SB + tx + i * (BN / (4 * GN))];
+				vec4 v = bs[buf * BK * SB + k * SB + colB + i * WTN];
 				[[unroll]] for (uint j = 0; j < 4; j++) bv[i * 4 + j] = v[j];
 			}
 			[[unroll]] for (uint i = 0; i < TM; i++) {
 				[[unroll]] for (uint j = 0; j < TN; j++) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
 			}
 		}
+		if (more) {
+			storeA((buf ^ 1) * BK * SA);
+			storeB((buf ^ 1) * BK * SB);
+		}
+		barrier();
+		buf ^= 1;
 	}
 
 	[[unroll]] for (uint i = 0; i < TM; i++) {
-		uint m = m0 + ty * 4 + (i / 4) * (BM / GM) + (i % 4);
+		uint m = m0 + (rowA + (i / 4) * WTM) * 4 + i % 4;
 		if (m >= p.M) continue;
 		[[unroll]] for (uint j = 0; j < TN; j++) {
-			uint n = n0 + tx * 4 + (j / 4) * (BN / GN) + (j % 4);
+			uint n = n0 + (colB + (j / 4) * WTN) * 4 + j % 4;
 			if (n >= p.N) continue;
 			uint idx = cbase + m * p.ldc + n;
 			float v = acc[i * TN + j];
