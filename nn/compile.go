@@ -64,6 +64,13 @@ func (m *Net) Compile(opt Optimizer, opts ...Option) error {
 	}
 	c.opts = s
 	m.comp = c
+	if first := m.pending; !m.Built() && len(first) > 0 && first[0] != nil && first[0].base().inputShape != nil {
+		// A Sequential model given its input shape reports its construction error
+		// here rather than at the first Fit.
+		if err := m.buildSequential(*first[0].base().inputShape); err != nil {
+			return err
+		}
+	}
 	if m.Built() {
 		return m.resolveHeads()
 	}

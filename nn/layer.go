@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"sync"
 
@@ -109,11 +108,6 @@ func uniformInit(limit float64, shape ...int) *tensor.Tensor {
 	}
 	rngMu.Unlock()
 	return t
-}
-
-// glorot is Keras's default kernel initialiser: uniform in ±sqrt(6/(fanIn+fanOut)).
-func glorot(fanIn, fanOut int, shape ...int) *tensor.Tensor {
-	return uniformInit(math.Sqrt(6/float64(fanIn+fanOut)), shape...)
 }
 
 // filled returns an F32 tensor of the shape holding v everywhere.

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gml-dev/gml/internal/gradcheck"
@@ -13,7 +14,8 @@ type layerCase struct {
 	name     string
 	layer    func() Layer
 	in       []Spec
-	values   [][]float64 // fixed values for int inputs (nil: drawn)
+	values   [][]float64                         // fixed values for int inputs (nil: drawn)
+	gen      func(r *rand.Rand, n int) []float64 // draws the float inputs (nil: uniform)
 	training bool
 }
 
@@ -40,7 +42,18 @@ func TestLayerGradients(t *testing.T) {
 		{name: "conv2d_same_stride2", layer: func() Layer { return Conv2D(2, 3, Padding("same"), Strides(2)) }, in: []Spec{f32(2, 5, 5)}},
 		{name: "conv2d_valid", layer: func() Layer { return Conv2D(2, 2) }, in: []Spec{f32(1, 4, 4)}},
 		{name: "conv1d", layer: func() Layer { return Conv1D(2, 3, Padding("same")) }, in: []Spec{f32(2, 6)}},
+		{name: "conv2d_channels_last", layer: func() Layer { return Conv2D(2, 3, Padding("same"), Strides(2), ChannelsLast()) }, in: []Spec{f32(5, 5, 2)}},
+		{name: "conv1d_channels_last_softmax", layer: func() Layer { return Conv1D(3, 2, ChannelsLast(), Activation("softmax")) }, in: []Spec{f32(5, 2)}},
 		{name: "max_pool", layer: func() Layer { return MaxPooling2D(2) }, in: []Spec{f32(1, 4, 4)}},
+		{name: "max_pool_channels_last", layer: func() Layer { return MaxPooling2D(2, ChannelsLast()) }, in: []Spec{f32(4, 4, 2)},
+			gen: gradcheck.Distinct(-2, 2)},
+		{name: "avg_pool_channels_last", layer: func() Layer { return AveragePooling2D(2, Padding("same"), ChannelsLast()) }, in: []Spec{f32(3, 5, 2)}},
+		{name: "global_avg_pool_channels_last", layer: func() Layer { return GlobalAveragePooling2D(ChannelsLast()) }, in: []Spec{f32(3, 3, 2)}},
+		{name: "custom_gated_dense", layer: func() Layer { return Custom("gated_dense", gatedDense{Units: 3}) }, in: []Spec{f32(4)}},
+		{name: "custom_bilinear_two_inputs", layer: func() Layer { return Custom("bilinear", bilinear{}) }, in: []Spec{f32(3), f32(2)}},
+		{name: "lambda", layer: func() Layer {
+			return Lambda(func(x *tensor.Node) *tensor.Node { return tensor.Mul(x, tensor.Sigmoid(x)) })
+		}, in: []Spec{f32(2, 3)}},
 		{name: "avg_pool", layer: func() Layer { return AveragePooling2D(2) }, in: []Spec{f32(2, 4, 4)}},
 		{name: "global_avg_pool", layer: func() Layer { return GlobalAveragePooling2D() }, in: []Spec{f32(2, 3, 3)}},
 		{name: "batch_norm_train", layer: func() Layer { return BatchNorm() }, in: []Spec{f32(2, 3, 3)}, training: true},
@@ -82,6 +95,7 @@ func TestLayerGradients(t *testing.T) {
 				if i < len(tc.values) {
 					in.Values = tc.values[i]
 				}
+				in.Gen = tc.gen
 				inputs = append(inputs, in)
 			}
 			for _, v := range vars {

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -40,6 +41,12 @@ type settings struct {
 	maxLen      int
 	nesterov    bool
 	weightDecay float64
+
+	// Channels-last data, custom layers and their Load constructors.
+	channelsLast bool
+	config       json.RawMessage
+	customKinds  map[string]func(config []byte) (CustomLayer, error)
+	lambdas      map[string]func(x *tensor.Node) *tensor.Node
 
 	// Compile.
 	losses      []string
@@ -326,4 +333,57 @@ func Device(name string) Option {
 // Seed seeds dropout masks (Compile) or shuffling (Fit), for reproducible runs.
 func Seed(seed uint64) Option {
 	return opt("Seed", func(s *settings) error { s.seed = seed; return nil })
+}
+
+// ChannelsLast makes Conv1D, Conv2D and the pooling layers take channels-last samples,
+// as Keras does by default: (height, width, channels) images and (steps, channels)
+// sequences, so a (28, 28, 1) input needs no transpose. Outputs are channels-last too.
+// The weights have the same shapes as with channels-first data.
+func ChannelsLast() Option {
+	return opt("ChannelsLast", func(s *settings) error { s.channelsLast = true; return nil })
+}
+
+// Config stores a custom layer's configuration (anything encoding/json can encode) in
+// saved models; Load hands the JSON back to the constructor given with CustomKind.
+func Config(v any) Option {
+	return opt("Config", func(s *settings) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		s.config = b
+		return nil
+	})
+}
+
+// CustomKind tells Load how to rebuild the custom layers of a kind (see Custom): build
+// receives the JSON of the layer's Config option ("null" without one) and returns the
+// CustomLayer; the saved weights are then written into the variables its Build
+// declares.
+func CustomKind(kind string, build func(config []byte) (CustomLayer, error)) Option {
+	return opt("CustomKind", func(s *settings) error {
+		if build == nil {
+			return fmt.Errorf("the constructor of kind %q is nil", kind)
+		}
+		if s.customKinds == nil {
+			s.customKinds = map[string]func([]byte) (CustomLayer, error){}
+		}
+		s.customKinds[kind] = build
+		return nil
+	})
+}
+
+// LambdaFunc gives Load the function of the Lambda layer of the given name (a function
+// is not saved with the model).
+func LambdaFunc(layer string, f func(x *tensor.Node) *tensor.Node) Option {
+	return opt("LambdaFunc", func(s *settings) error {
+		if f == nil {
+			return fmt.Errorf("the function of layer %q is nil", layer)
+		}
+		if s.lambdas == nil {
+			s.lambdas = map[string]func(*tensor.Node) *tensor.Node{}
+		}
+		s.lambdas[layer] = f
+		return nil
+	})
 }

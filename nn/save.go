@@ -35,6 +35,8 @@ type savedInput struct {
 type savedLayer struct {
 	Kind, Name string
 	Config     json.RawMessage
+	// Custom marks a layer made by Custom or Lambda, rebuilt from what Load is given.
+	Custom bool `json:",omitempty"`
 }
 
 // savedNode applies layer Layer to Inputs, each a reference: -1-i for model input i,
@@ -112,7 +114,8 @@ func (m *Net) serialize() ([]byte, []*tensor.Tensor, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("nn: Save: layer %s: %w", l.Name(), err)
 		}
-		h.Layers = append(h.Layers, savedLayer{Kind: l.Kind(), Name: l.Name(), Config: cfg})
+		_, isCustom := l.(*custom)
+		h.Layers = append(h.Layers, savedLayer{Kind: l.Kind(), Name: l.Name(), Config: cfg, Custom: isCustom})
 	}
 	ref := map[*Node]int{}
 	for i, in := range m.inputs {
@@ -181,20 +184,58 @@ func encode(w io.Writer, head []byte, values []*tensor.Tensor) error {
 
 // Load reads a model written by Save: the same architecture with the saved weights and,
 // when it was compiled, compiled again with its optimizer state, losses and metrics.
-func Load(path string) (*Net, error) {
+// A model with custom layers needs them again: CustomKind gives the constructor of a
+// kind made with Custom, LambdaFunc the function of a Lambda layer.
+func Load(path string, opts ...Option) (*Net, error) {
+	s := defaultSettings()
+	if err := applyOptions("Load", &s, []string{"CustomKind", "LambdaFunc"}, opts); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("nn: Load: %w", err)
 	}
 	defer f.Close()
-	m, err := decode(bufio.NewReader(f))
+	m, err := decode(bufio.NewReader(f), s.customSource())
 	if err != nil {
 		return nil, fmt.Errorf("nn: Load %s: %w", path, err)
 	}
 	return m, nil
 }
 
-func decode(r io.Reader) (*Net, error) {
+// customSource returns the CustomLayer of a saved custom layer.
+type customSource func(sl savedLayer) (CustomLayer, error)
+
+// customSource finds saved custom layers among the CustomKind and LambdaFunc options.
+func (s *settings) customSource() customSource {
+	return func(sl savedLayer) (CustomLayer, error) {
+		if sl.Kind == "lambda" {
+			f, ok := s.lambdas[sl.Name]
+			if !ok {
+				return nil, fmt.Errorf("layer %s is a Lambda, whose function is not saved: pass nn.LambdaFunc(%q, f) to Load", sl.Name, sl.Name)
+			}
+			return lambdaLayer(f), nil
+		}
+		build, ok := s.customKinds[sl.Kind]
+		if !ok {
+			return nil, fmt.Errorf("layer %s is a custom layer of kind %q: pass nn.CustomKind(%q, constructor) to Load", sl.Name, sl.Kind, sl.Kind)
+		}
+		var impl CustomLayer
+		var err error
+		if perr := callUser(sl.Name, "the CustomKind constructor", func() { impl, err = build(sl.Config) }); perr != nil {
+			err = perr
+		}
+		if err == nil && impl == nil {
+			err = fmt.Errorf("the CustomKind constructor of kind %q returned a nil CustomLayer", sl.Kind)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", sl.Name, err)
+		}
+		return impl, nil
+	}
+}
+
+func decode(r io.Reader, customs customSource) (*Net, error) {
 	magic := make([]byte, len(saveMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != saveMagic {
 		return nil, errors.New("not a gml model file")
@@ -211,7 +252,7 @@ func decode(r io.Reader) (*Net, error) {
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
-	m, err := rebuild(&h)
+	m, err := rebuild(&h, customs)
 	if err != nil {
 		return nil, err
 	}
@@ -248,15 +289,24 @@ func decode(r io.Reader) (*Net, error) {
 	return m, nil
 }
 
-// rebuild reconstructs the model graph from a header.
-func rebuild(h *savedModel) (*Net, error) {
+// rebuild reconstructs the model graph from a header, with customs for custom layers.
+func rebuild(h *savedModel, customs customSource) (*Net, error) {
 	layers := make([]Layer, len(h.Layers))
 	for i, sl := range h.Layers {
-		mk, ok := layerKinds[sl.Kind]
-		if !ok {
-			return nil, fmt.Errorf("unknown layer kind %q", sl.Kind)
+		var l Layer
+		if sl.Custom {
+			impl, err := customs(sl)
+			if err != nil {
+				return nil, err
+			}
+			l = &custom{impl: impl}
+		} else {
+			mk, ok := layerKinds[sl.Kind]
+			if !ok {
+				return nil, fmt.Errorf("unknown layer kind %q", sl.Kind)
+			}
+			l = mk()
 		}
-		l := mk()
 		l.base().name, l.base().kind = sl.Name, sl.Kind
 		if err := json.Unmarshal(sl.Config, l.config()); err != nil {
 			return nil, fmt.Errorf("layer %s: %w", sl.Name, err)

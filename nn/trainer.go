@@ -216,7 +216,16 @@ func (m *Net) Clone() (*Net, error) {
 	if err := encode(&buf, head, values); err != nil {
 		return nil, err
 	}
-	return decode(&buf)
+	// Custom layers are rebuilt from the same CustomLayer values: their variables
+	// belong to the layers, not to those values.
+	return decode(&buf, func(sl savedLayer) (CustomLayer, error) {
+		for _, l := range m.layers {
+			if c, ok := l.(*custom); ok && c.name == sl.Name {
+				return c.impl, nil
+			}
+		}
+		return nil, fmt.Errorf("nn: Clone: no custom layer named %s", sl.Name)
+	})
 }
 
 // Free releases the model's compiled graphs and the device buffers of its variables.
