@@ -103,6 +103,40 @@ type AttentionAttr struct {
 	Scale  float32
 }
 
+// AttentionGradOutput selects which result of attention's backward an OpAttentionGrad
+// node computes. The three share the forward's inputs and differ in the rest.
+type AttentionGradOutput uint8
+
+// The results of OpAttentionGrad.
+const (
+	// AttentionStats: inputs (q, k, o, gy [, mask]) with o the forward's output and gy its
+	// gradient; output (..., Tq, 2) holding, per query, the log-sum-exp of its scaled,
+	// masked scores and the dot product of its rows of gy and o.
+	AttentionStats AttentionGradOutput = iota
+	// AttentionGradQ: inputs (q, k, v, gy, stats [, mask]); output ∂q, shaped like q.
+	AttentionGradQ
+	// AttentionGradKV: inputs (q, k, v, gy, stats [, mask]); output (..., Tk, D+Dv),
+	// ∂k and ∂v side by side along the last axis.
+	AttentionGradKV
+)
+
+// AttentionGradAttr is OpAttentionGrad's attribute: the forward's Causal and Scale (0
+// means 1/sqrt(D)) and the result the node computes.
+type AttentionGradAttr struct {
+	Causal bool
+	Scale  float32
+	Output AttentionGradOutput
+}
+
+// MaskInput is the index of the optional mask among the node's inputs: 4 for
+// AttentionStats, 5 for the gradients.
+func (a AttentionGradAttr) MaskInput() int {
+	if a.Output == AttentionStats {
+		return 4
+	}
+	return 5
+}
+
 // RoPEAttr rotates the first Dims features of each position pairwise (interleaved pairs
 // (0,1), (2,3), ...) by angle pos * Base^(-2i/Dims). Dims 0 means the whole last axis.
 type RoPEAttr struct {

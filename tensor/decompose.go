@@ -9,14 +9,14 @@ import "math"
 // CanDecompose reports whether Decompose accepts nodes of op.
 func CanDecompose(op Op) bool {
 	switch op {
-	case OpSoftmax, OpLogSoftmax, OpLayerNorm, OpRMSNorm, OpAttention, OpRoPE:
+	case OpSoftmax, OpLogSoftmax, OpLayerNorm, OpRMSNorm, OpAttention, OpAttentionGrad, OpRoPE:
 		return true
 	}
 	return false
 }
 
 // Decompose rebuilds node n of a fused op (Softmax, LogSoftmax, LayerNorm, RMSNorm,
-// Attention, RoPE) from primitive ops in n's graph, from n's inputs, and returns the node
+// Attention, AttentionGrad, RoPE) from primitive ops in n's graph, from n's inputs, and returns the node
 // that computes the same value. It panics with *Error for other ops (see CanDecompose).
 func Decompose(n *Node) *Node {
 	in := n.inputs
@@ -43,6 +43,8 @@ func Decompose(n *Node) *Node {
 		return normAffine(Mul(x, Rsqrt(AddScalar(ms, float64(at.Eps)))), in[1:])
 	case OpAttention:
 		return attentionOf(n)
+	case OpAttentionGrad:
+		return attentionGradOf(n)
 	case OpRoPE:
 		return ropeOf(n)
 	}
@@ -89,18 +91,74 @@ func attentionOf(n *Node) *Node {
 	if len(n.inputs) == 4 {
 		mask = n.inputs[3]
 	}
-	r := q.shape.Rank()
-	tq, tk := q.shape[r-2], k.shape[r-2]
-	if at.Causal {
-		cm := q.graph.Const(CausalMask(q.dtype, tq, tk))
-		if mask == nil {
-			mask = cm
-		} else {
-			mask = Add(mask, cm)
-		}
-	}
-	p := softmaxOf(MatMulT(q, k, false, true), mask, r-1, at.Scale, false)
+	mask = withCausal(q, k, mask, at.Causal)
+	p := softmaxOf(MatMulT(q, k, false, true), mask, q.shape.Rank()-1, at.Scale, false)
 	return MatMul(p, v)
+}
+
+// withCausal returns mask (nil for none) with causal attention's -Inf above the diagonal
+// added when causal is set.
+func withCausal(q, k, mask *Node, causal bool) *Node {
+	if !causal {
+		return mask
+	}
+	r := q.shape.Rank()
+	cm := q.graph.Const(CausalMask(q.dtype, q.shape[r-2], k.shape[r-2]))
+	if mask == nil {
+		return cm
+	}
+	return Add(mask, cm)
+}
+
+// attentionScores returns attention's scores q kᵀ·scale + mask, -Inf where causal hides
+// a key.
+func attentionScores(q, k, mask *Node, causal bool, scale float32) *Node {
+	z := MatMulT(q, k, false, true)
+	if scale != 1 {
+		z = Scale(z, scale)
+	}
+	if mask = withCausal(q, k, mask, causal); mask != nil {
+		z = Add(z, mask)
+	}
+	return z
+}
+
+// attentionScoreGrad returns the probabilities p = exp(z - lse) of scores z and the
+// gradient with respect to z, ∂S = p·(gy vᵀ - δ), from the (lse, δ) pairs of an
+// AttentionStats node.
+func attentionScoreGrad(z, v, gy, stats *Node) (p, ds *Node) {
+	r := z.shape.Rank()
+	p = Exp(Sub(z, SliceAxis(stats, r-1, 0, 1)))
+	ds = Mul(p, Sub(MatMulT(gy, v, false, true), SliceAxis(stats, r-1, 1, 2)))
+	return p, ds
+}
+
+// attentionGradOf decomposes OpAttentionGrad with the T×T matrices the fused kernels
+// avoid: the statistics are lse = m + log Σ exp(z - m) with m the row maximum, and
+// δ = Σ gy·o; then ∂q = s·∂S k, ∂k = s·∂Sᵀ q and ∂v = pᵀ gy.
+func attentionGradOf(n *Node) *Node {
+	at := n.attr.(AttentionGradAttr)
+	in := n.inputs
+	q, k := in[0], in[1]
+	r := q.shape.Rank()
+	var mask *Node
+	if mi := at.MaskInput(); len(in) > mi {
+		mask = in[mi]
+	}
+	z := attentionScores(q, k, mask, at.Causal, at.Scale)
+	if at.Output == AttentionStats {
+		o, gy := in[2], in[3]
+		m := Max(z, []int{r - 1}, true)
+		lse := Add(m, Log(Sum(Exp(Sub(z, m)), []int{r - 1}, true)))
+		return Concat(r-1, lse, Sum(Mul(gy, o), []int{r - 1}, true))
+	}
+	v, gy, stats := in[2], in[3], in[4]
+	p, ds := attentionScoreGrad(z, v, gy, stats)
+	if at.Output == AttentionGradQ {
+		return MulScalar(MatMul(ds, k), float64(at.Scale))
+	}
+	dk := MulScalar(MatMulT(ds, q, true, false), float64(at.Scale))
+	return Concat(r-1, dk, MatMulT(p, gy, true, false))
 }
 
 // CausalMask returns the additive (tq, tk) mask of causal attention: 0 where key j is

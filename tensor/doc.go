@@ -22,4 +22,16 @@
 //
 // Autodiff is a graph transform (Grad): from a scalar loss node and a list of nodes to
 // differentiate, it appends the backward nodes using one gradient rule per op.
+//
+// Attention's backward is one op, OpAttentionGrad, whose attribute selects one of three
+// results, because a node has one output and the FlashAttention-2 backward has three
+// results that want two passes in opposite directions: per-query statistics (the
+// log-sum-exp of the scores and Σ gy·o, (..., Tq, 2)), ∂q (a pass over the keys per
+// query block) and ∂k with ∂v side by side (..., Tk, D+Dv) (a pass over the queries per
+// key block, whose two products share the recomputed probabilities). Three ops in the
+// enumeration would repeat one shape rule and decomposition; one node per gradient would
+// compute the key pass twice; a single node packing all three would force every
+// consumer to slice and compute ∂k and ∂v when only ∂q is wanted. The statistics are
+// computed once and read by both passes, so no pass needs atomics or a Tq×Tk buffer.
+// Its decomposition (decompose.go) is differentiated for second-order gradients.
 package tensor

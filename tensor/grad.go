@@ -1,14 +1,19 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Autodiff decisions (the gradient files grad_*.go follow them):
 //
 //   - One rule per op in one table, used by nn's compiled graphs and by ag's tape alike.
 //     Rules build ordinary nodes; fused ops (softmax, log-softmax, layer and RMS norm,
 //     attention, RoPE) have explicit rules rather than differentiating Decompose, so the
-//     backward graph stays small (softmax from its output; attention recomputes the
-//     probabilities with the fused Softmax; RoPE rotates back with negated positions).
+//     backward graph stays small (softmax from its output; attention through the fused
+//     OpAttentionGrad, which recomputes the probabilities tile by tile; RoPE rotates
+//     back with negated positions). OpAttentionGrad's own rule differentiates its
+//     decomposition, for second-order gradients.
 //   - No gradient flows through boolean or integer results (comparisons, logic, argmax,
 //     argmin, top-k indices, one-hot) nor through sign, floor and ceil, whose derivative
 //     is zero wherever it exists: a wrt node reached only through them gets zeros.
@@ -142,7 +147,7 @@ func GradWithSeed(outputs, seeds, wrt []*Node) []*Node {
 			gradFail("wrt[%d] (%v) is not floating point: gradients exist only for float nodes", i, w)
 		}
 	}
-	adj := backprop(outputs, seeds, wrt)
+	adj := backprop(outputs, seeds, wrt, false)
 	res := make([]*Node, len(wrt))
 	for i, w := range wrt {
 		if res[i] = adj[w]; res[i] == nil {
@@ -152,10 +157,27 @@ func GradWithSeed(outputs, seeds, wrt []*Node) []*Node {
 	return res
 }
 
+// decomposedGrad is the gradient rule of a fused op differentiated through its
+// decomposition: the partial derivatives of Decompose(n) with respect to n's inputs.
+// The inputs are leaves (a path from one input through another belongs to the caller's
+// backprop, which follows it from the other input's gradient), and an input that fills
+// several slots gets its gradient in the first.
+func decomposedGrad(n, gy *Node) []*Node {
+	adj := backprop([]*Node{Decompose(n)}, []*Node{gy}, n.inputs, true)
+	grads := make([]*Node, len(n.inputs))
+	for i, in := range n.inputs {
+		if slices.Index(n.inputs, in) == i {
+			grads[i] = adj[in]
+		}
+	}
+	return grads
+}
+
 // backprop accumulates seeds backwards from outputs and returns the adjoint of every
 // node that lies on a path from a wrt node to an output. Non-float wrt nodes are ignored
-// (decomposition rules pass all inputs of a fused op, indices included).
-func backprop(outputs, seeds, wrt []*Node) map[*Node]*Node {
+// (decomposition rules pass all inputs of a fused op, indices included). With leaves
+// set, adjoints stop at the wrt nodes: their rules are not applied.
+func backprop(outputs, seeds, wrt []*Node, leaves bool) map[*Node]*Node {
 	g := outputs[0].graph
 	top := 0
 	for _, out := range outputs {
@@ -195,7 +217,7 @@ func backprop(outputs, seeds, wrt []*Node) map[*Node]*Node {
 		gy := sumAll(contrib[id])
 		contrib[id] = nil
 		adj[n] = gy
-		if len(n.inputs) == 0 || noGrad[n.op] != "" {
+		if len(n.inputs) == 0 || noGrad[n.op] != "" || leaves && slices.Contains(wrt, n) {
 			continue
 		}
 		rule := gradRules[n.op]

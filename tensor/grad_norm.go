@@ -2,8 +2,10 @@ package tensor
 
 // Gradient rules of the fused softmax, normalisation, attention and rotary-embedding
 // ops. Each is an explicit rule in terms of the op's output (softmax) or of a few
-// recomputed statistics (norms), rather than the derivative of its decomposition: that
-// keeps the backward graph small and uses the fused Softmax kernel where it helps.
+// recomputed statistics (norms), or a fused backward op (attention), rather than the
+// derivative of its decomposition: that keeps the backward graph small. Only the
+// backward op itself, OpAttentionGrad, is differentiated through its decomposition,
+// since second-order gradients of attention are rare and its decomposition is exact.
 
 func init() {
 	registerGrad(OpSoftmax, func(n, gy *Node) []*Node {
@@ -19,6 +21,7 @@ func init() {
 	registerGrad(OpLayerNorm, func(n, gy *Node) []*Node { return normGrad(n, gy, true) })
 	registerGrad(OpRMSNorm, func(n, gy *Node) []*Node { return normGrad(n, gy, false) })
 	registerGrad(OpAttention, attentionGrad)
+	registerGrad(OpAttentionGrad, decomposedGrad)
 	// A rotation by the angle of position -p undoes the rotation by that of p exactly
 	// (the angle is one float32 product, and negating the position negates it).
 	registerGrad(OpRoPE, func(n, gy *Node) []*Node {
@@ -80,35 +83,22 @@ func normGrad(n, gy *Node, centred bool) []*Node {
 	return grads
 }
 
-// attentionGrad recomputes the attention probabilities P = softmax(q kᵀ·s + mask) with
-// the fused Softmax and back-propagates through P·v:
-//
-//	∂v = Pᵀ·g   ∂P = g·vᵀ   ∂S = P·(∂P - Σ ∂P·P)   ∂q = s·∂S·k   ∂k = s·∂Sᵀ·q
-//
-// and ∂mask = ∂S summed to the mask's shape.
+// attentionGrad builds the fused backward (AttentionGrad) for q, k and v. The mask's
+// gradient is the score gradient ∂S itself, a Tq×Tk matrix per head summed to the
+// mask's shape; it comes from the composition, with the fused statistics, and is built
+// only for the graph: the runtime computes it only when a differentiated node depends on
+// the mask (a learned bias), so the usual constant mask costs nothing.
 func attentionGrad(n, gy *Node) []*Node {
 	at := n.attr.(AttentionAttr)
 	q, k, v := n.inputs[0], n.inputs[1], n.inputs[2]
-	r := q.shape.Rank()
 	var mask *Node
 	if len(n.inputs) == 4 {
 		mask = n.inputs[3]
 	}
-	if at.Causal {
-		cm := n.graph.Const(CausalMask(q.dtype, q.shape[r-2], k.shape[r-2]))
-		if mask == nil {
-			mask = cm
-		} else {
-			mask = Add(mask, cm)
-		}
+	dq, dk, dv, stats := attentionBackward(q, k, v, mask, n, gy, at)
+	if mask == nil {
+		return []*Node{dq, dk, dv}
 	}
-	p := SoftmaxMasked(MatMulT(q, k, false, true), mask, -1, at.Scale)
-	gv := MatMulT(p, gy, true, false)
-	ds := softmaxBackward(p, MatMulT(gy, v, false, true), r-1)
-	dss := MulScalar(ds, float64(at.Scale))
-	grads := []*Node{MatMul(dss, k), MatMulT(dss, q, true, false), gv}
-	if len(n.inputs) == 4 {
-		grads = append(grads, unbroadcast(ds, n.inputs[3]))
-	}
-	return grads
+	_, ds := attentionScoreGrad(attentionScores(q, k, mask, at.Causal, at.Scale), v, gy, stats)
+	return []*Node{dq, dk, dv, unbroadcast(ds, mask)}
 }

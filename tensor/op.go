@@ -94,12 +94,13 @@ const (
 
 	// Normalisation, softmax and attention (fused; each also has a composition that
 	// defines its semantics and serves backends without a kernel).
-	OpSoftmax    // Attr: SoftmaxAttr{Axis, Scale}; optional 2nd input: additive mask (broadcast)
-	OpLogSoftmax // Attr: SoftmaxAttr
-	OpLayerNorm  // inputs (x [, gamma, beta]); Attr: NormAttr{Axes (trailing), Eps}
-	OpRMSNorm    // inputs (x [, gamma]); Attr: NormAttr
-	OpAttention  // inputs (q, k, v [, mask]); (B, H, T, D); Attr: AttentionAttr{Causal, Scale}
-	OpRoPE       // inputs (x, positions I32/I64 [T]); (B, H, T, D); Attr: RoPEAttr{Base, Dims}
+	OpSoftmax       // Attr: SoftmaxAttr{Axis, Scale}; optional 2nd input: additive mask (broadcast)
+	OpLogSoftmax    // Attr: SoftmaxAttr
+	OpLayerNorm     // inputs (x [, gamma, beta]); Attr: NormAttr{Axes (trailing), Eps}
+	OpRMSNorm       // inputs (x [, gamma]); Attr: NormAttr
+	OpAttention     // inputs (q, k, v [, mask]); (B, H, T, D); Attr: AttentionAttr{Causal, Scale}
+	OpAttentionGrad // Attr: AttentionGradAttr{Causal, Scale, Output}: one backward result of attention; inputs by Output
+	OpRoPE          // inputs (x, positions I32/I64 [T]); (B, H, T, D); Attr: RoPEAttr{Base, Dims}
 
 	// Layout.
 	OpReshape      // Attr: ReshapeAttr{Shape}; aliases its input's storage
@@ -195,7 +196,8 @@ var opTable = [numOps]opInfo{
 
 	OpSoftmax: {"softmax", KindNorm, -2, nil}, OpLogSoftmax: {"log_softmax", KindNorm, -2, nil},
 	OpLayerNorm: {"layer_norm", KindNorm, -2, nil}, OpRMSNorm: {"rms_norm", KindNorm, -2, nil},
-	OpAttention: {"attention", KindNorm, -2, nil}, OpRoPE: {"rope", KindNorm, 2, nil},
+	OpAttention: {"attention", KindNorm, -2, nil}, OpAttentionGrad: {"attention_grad", KindNorm, -2, nil},
+	OpRoPE: {"rope", KindNorm, 2, nil},
 
 	OpReshape: {"reshape", KindLayout, 1, nil}, OpPermute: {"permute", KindLayout, 1, nil},
 	OpConcat: {"concat", KindLayout, -1, nil}, OpSlice: {"slice", KindLayout, 1, nil},

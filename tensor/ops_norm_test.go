@@ -79,10 +79,52 @@ func TestAttentionShapes(t *testing.T) {
 	checkBuild(t, "mask wrong", func() *Node { return Attention(q, k, v, g.Input("m", F32, 5, 6), AttentionAttr{}) },
 		nil, "does not broadcast")
 	checkBuild(t, "feature mismatch", func() *Node { return Attention(q, v, v, nil, AttentionAttr{}) }, nil, "feature sizes")
-	checkBuild(t, "length mismatch", func() *Node { return Attention(q, k, q, nil, AttentionAttr{}) }, nil, "lengths differ")
+	checkBuild(t, "length mismatch", func() *Node { return Attention(q, k, q, nil, AttentionAttr{}) }, nil, "length [2 3 7]")
 	checkBuild(t, "heads mismatch", func() *Node {
 		return Attention(q, g.Input("k2", F32, 2, 4, 7, 8), v, nil, AttentionAttr{})
 	}, nil, "leading")
+}
+
+func TestAttentionGradShapes(t *testing.T) {
+	g := NewGraph()
+	q := g.Input("q", F32, 2, 3, 5, 8)
+	k := g.Input("k", F32, 2, 3, 7, 8)
+	v := g.Input("v", F32, 2, 3, 7, 4)
+	m := g.Input("m", F32, 5, 7)
+	o := Attention(q, k, v, m, AttentionAttr{Causal: true})
+	gy := g.Input("gy", F32, 2, 3, 5, 4)
+	var dq, dk, dv *Node
+	if err := Catch(func() { dq, dk, dv = AttentionGrad(q, k, v, m, o, gy, AttentionAttr{Causal: true}) }); err != nil {
+		t.Fatal(err)
+	}
+	if !dq.Shape().Equal(q.Shape()) || !dk.Shape().Equal(k.Shape()) || !dv.Shape().Equal(v.Shape()) {
+		t.Errorf("gradient shapes %v %v %v, want those of q, k, v", dq.Shape(), dk.Shape(), dv.Shape())
+	}
+	stats := dq.Input(4)
+	if !stats.Shape().Equal(Shape{2, 3, 5, 2}) || stats.Attr().(AttentionGradAttr).Output != AttentionStats {
+		t.Errorf("statistics node %v, want attention_grad f32[2 3 5 2] with AttentionStats", stats)
+	}
+	kv := dk.Input(0)
+	if at := kv.Attr().(AttentionGradAttr); !kv.Shape().Equal(Shape{2, 3, 7, 12}) || at.Output != AttentionGradKV ||
+		!at.Causal || math.Abs(float64(at.Scale)-1/math.Sqrt(8)) > 1e-7 || len(kv.Inputs()) != 6 {
+		t.Errorf("key/value gradient node %v %+v, want f32[2 3 7 12], causal, scale 1/sqrt(8), 6 inputs", kv, at)
+	}
+	at := func(out AttentionGradOutput) AttentionGradAttr { return AttentionGradAttr{Output: out} }
+	checkBuild(t, "stats without o", func() *Node { return Apply(OpAttentionGrad, at(AttentionStats), q, k, gy) },
+		nil, "takes q, k, o, gy")
+	checkBuild(t, "stats shape", func() *Node { return Apply(OpAttentionGrad, at(AttentionGradQ), q, k, v, gy, gy) },
+		nil, "stats")
+	checkBuild(t, "gy shape", func() *Node { return Apply(OpAttentionGrad, at(AttentionGradKV), q, k, v, q, stats) },
+		nil, "gy")
+	checkBuild(t, "o length", func() *Node { return Apply(OpAttentionGrad, at(AttentionStats), q, k, v, gy) }, nil, "o ")
+	checkBuild(t, "mask shape", func() *Node {
+		return Apply(OpAttentionGrad, at(AttentionGradQ), q, k, v, gy, stats, g.Input("m2", F32, 7, 5))
+	}, nil, "does not broadcast")
+	checkBuild(t, "dtype", func() *Node {
+		return Apply(OpAttentionGrad, at(AttentionGradQ), q, k, v, gy, g.Input("s", F16, 2, 3, 5, 2))
+	}, nil, "one float dtype")
+	checkBuild(t, "unknown output", func() *Node { return Apply(OpAttentionGrad, at(7), q, k, v, gy, stats) }, nil, "unknown output")
+	checkBuild(t, "wrong attr", func() *Node { return Apply(OpAttentionGrad, AttentionAttr{}, q, k, o, gy) }, nil, "AttentionGradAttr")
 }
 
 func TestRoPEShapes(t *testing.T) {
@@ -112,6 +154,9 @@ func TestDecomposeShapes(t *testing.T) {
 		Attention(q, q, x, nil, AttentionAttr{Causal: true}),
 		RoPE(q, g.Input("pos", I64, 3), RoPEAttr{Dims: 6}),
 	}
+	o := Attention(q, q, x, g.Input("am", F32, 3, 3), AttentionAttr{Causal: true})
+	dq, dk, _ := AttentionGrad(q, q, x, o.Input(3), o, g.Input("gy", F32, 2, 3, 4), AttentionAttr{Causal: true})
+	fused = append(fused, dq, dq.Input(4), dk.Input(0))
 	for _, n := range fused {
 		if !CanDecompose(n.Op()) {
 			t.Errorf("CanDecompose(%v) = false", n.Op())

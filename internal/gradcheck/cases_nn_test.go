@@ -67,6 +67,17 @@ func normCases() []Case {
 			Build: func(x []*t.Node) *t.Node {
 				return t.Attention(x[0], x[1], x[2], x[3], t.AttentionAttr{Causal: true, Scale: 0.8})
 			}},
+		// The fused backward (OpAttentionGrad): cross attention with a feature size that is
+		// not a multiple of four, and causal cross attention with more keys than queries
+		// under a learned mask broadcast over the queries.
+		{Name: "attention_cross_odd_features", Inputs: []Input{in(2, 1, 3, 5), in(2, 1, 6, 5), in(2, 1, 6, 3)},
+			Build: func(x []*t.Node) *t.Node { return t.Attention(x[0], x[1], x[2], nil, t.AttentionAttr{Scale: 0.7}) }},
+		{Name: "attention_causal_cross_masked", Inputs: []Input{in(1, 2, 4, 3), in(1, 2, 6, 3), in(1, 2, 6, 5), in(2, 1, 6)},
+			Build: func(x []*t.Node) *t.Node {
+				return t.Attention(x[0], x[1], x[2], x[3], t.AttentionAttr{Causal: true})
+			}},
+		{Name: "attention_causal_tall", Inputs: []Input{in(1, 5, 3), in(1, 3, 3), in(1, 3, 2)},
+			Build: func(x []*t.Node) *t.Node { return t.Attention(x[0], x[1], x[2], nil, t.AttentionAttr{Causal: true}) }},
 		{Name: "rope_partial", Inputs: []Input{in(1, 2, 3, 6), ints([]float64{0, 5, 2}, 3)},
 			Build: func(x []*t.Node) *t.Node { return t.RoPE(x[0], x[1], t.RoPEAttr{Dims: 4, Base: 100}) }},
 		{Name: "rope_i32_positions", Inputs: []Input{in(2, 4), {Shape: t.Shape{2}, DType: t.I32, Values: []float64{3, 1}}},
@@ -124,6 +135,20 @@ func secondOrderCases() []Case {
 		{Name: "second_order_conv_pool", Inputs: []Input{in(1, 2, 5, 5), in(3, 2, 3, 3)}, Build: gradOf(func(x []*t.Node) *t.Node {
 			y := t.Conv(x[0], x[1], t.ConvAttr{Stride: []int{2, 2}, PadBegin: []int{1, 1}, PadEnd: []int{1, 1}})
 			return t.Sum(t.Square(t.AvgPool(y, t.PoolAttr{Kernel: []int{2, 2}, Stride: []int{1, 1}})), nil, false)
+		}, 0)},
+		// Attention's backward op differentiated through its decomposition: ∂q (statistics
+		// and the query pass) under a causal mask, ∂k (the key pass) of cross attention,
+		// and self-attention, where one node fills the q, k and v slots.
+		{Name: "second_order_attention_q", Inputs: []Input{in(1, 2, 3, 3), in(1, 2, 4, 3), in(1, 2, 4, 2), in(3, 4)},
+			Build: gradOf(func(x []*t.Node) *t.Node {
+				return t.Sum(t.Square(t.Attention(x[0], x[1], x[2], x[3], t.AttentionAttr{Causal: true})), nil, false)
+			}, 0)},
+		{Name: "second_order_attention_k", Inputs: []Input{in(2, 2, 3), in(2, 4, 3), in(2, 4, 2)},
+			Build: gradOf(func(x []*t.Node) *t.Node {
+				return t.Sum(t.Square(t.Attention(x[0], x[1], x[2], nil, t.AttentionAttr{Scale: 0.8})), nil, false)
+			}, 1)},
+		{Name: "second_order_self_attention", Inputs: []Input{in(1, 3, 2)}, Build: gradOf(func(x []*t.Node) *t.Node {
+			return t.Sum(t.Square(t.Attention(x[0], x[0], x[0], nil, t.AttentionAttr{Causal: true})), nil, false)
 		}, 0)},
 		{Name: "second_order_elementwise", Inputs: []Input{gen(positive, 2, 3), in(3)}, Build: gradOf(func(x []*t.Node) *t.Node {
 			return t.Sum(t.Mul(t.Pow(x[0], x[1]), t.Gelu(x[1], t.GeluTanh)), nil, false)

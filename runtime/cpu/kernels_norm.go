@@ -200,13 +200,15 @@ func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, err
 		if tq == 0 || batch == 0 {
 			return nil
 		}
-		if tk == 0 {
+		if tk == 0 || dv == 0 {
 			clear(O)
 			return nil
 		}
 		for b0 := 0; b0 < batch; b0 += group {
 			g := min(group, batch-b0)
-			if err := gemm.SgemmStrided(false, true, tq, tk, d, at.Scale, Q[b0*tq*d:], d, tq*d,
+			if d == 0 {
+				clear(scores) // no features: every score is 0
+			} else if err := gemm.SgemmStrided(false, true, tq, tk, d, at.Scale, Q[b0*tq*d:], d, tq*d,
 				K[b0*tk*d:], d, tk*d, 0, scores, tk, tq*tk, g); err != nil {
 				return err
 			}
