@@ -81,6 +81,7 @@ type Device struct {
 	fence  vk.Fence
 	stage  *staging
 	timing bool
+	errs   *Buffer // the shaders' error word, in host-visible memory (recorder.go)
 
 	fn vkFuncs // the functions called through our own C shims
 
@@ -371,6 +372,12 @@ func (d *Device) init() error {
 	d.pipes = newPipelineCache(d)
 	d.stage = &staging{d: d}
 	d.pend = &staging{d: d}
+	buf, mem, p, err := d.hostBuffer(errWordSize, vk.BufferUsageStorageBufferBit, "error word")
+	if err != nil {
+		return err
+	}
+	clear(unsafe.Slice((*byte)(p), errWordSize))
+	d.errs = &Buffer{d: d, blk: &block{id: -1, mem: mem, buf: buf, size: errWordSize, mapped: p, own: true}, size: errWordSize}
 	return nil
 }
 
@@ -392,6 +399,9 @@ func (d *Device) Close() error {
 		d.pend.free()
 		if d.pipes != nil {
 			d.pipes.destroy()
+		}
+		if d.errs != nil {
+			d.freeHostBuffer(d.errs.blk.buf, d.errs.blk.mem)
 		}
 		if d.mem != nil {
 			d.mem.destroy()

@@ -72,6 +72,9 @@ import (
 type Arg struct {
 	Buf   *Buffer
 	Write bool
+	// atomic marks the error word: written only by atomics and read by the host after
+	// the submission, so it orders nothing and gets no barrier.
+	atomic bool
 }
 
 // In and Out build read and write arguments.
@@ -89,6 +92,46 @@ type region struct {
 
 func (r region) overlaps(o region) bool {
 	return r.buf == o.buf && r.off < o.off+o.size && o.off < r.off+r.size
+}
+
+// errWordSize is the size of the device's error word: the reporting check's tag, then
+// the offending value's low and high 32 bits.
+const errWordSize = 16
+
+// dataCheck turns the value a shader reports as bad data (an index outside its axis)
+// into the error of the run that met it.
+type dataCheck func(value int64) error
+
+// addCheck registers check for a dispatch about to be recorded and returns the tag its
+// shader writes into the device's error word, and the argument binding the word. A
+// shader that meets bad data swaps its tag into the word with atomicCompSwap (so the
+// first report wins) and writes the value; the host reads the word after the
+// submission it already waits for, so checking costs no readback. A nil check returns
+// tag 0, for dispatches that bind the word but never report.
+func (r *Recorder) addCheck(check dataCheck) (uint32, Arg) {
+	arg := Arg{Buf: r.d.errs, Write: true, atomic: true}
+	if check == nil {
+		return 0, arg
+	}
+	r.checks = append(r.checks, check)
+	return uint32(len(r.checks)), arg
+}
+
+// takeDataError reads and clears the error word after a submission of a recording with
+// the given checks and returns the error of the check that reported, if any. d.mu
+// must be held and the submission finished.
+func (d *Device) takeDataError(checks []dataCheck) error {
+	w := unsafe.Slice((*uint32)(d.errs.blk.mapped), 3)
+	tag := w[0]
+	if tag == 0 {
+		return nil
+	}
+	v := int64(uint64(w[2])<<32 | uint64(w[1]))
+	w[0], w[1], w[2] = 0, 0, 0
+	if int(tag) > len(checks) {
+		return fmt.Errorf("gpu: a shader reported bad data (value %d) under unknown check %d", v, tag)
+	}
+	return checks[tag-1](v)
 }
 
 // Timing is the GPU time of one dispatch, from timestamp queries.
@@ -113,7 +156,8 @@ type Recorder struct {
 	// Barriers counts the barriers inserted, for tests and profiles.
 	Barriers int
 	done     bool
-	scratch  []*Buffer // temporaries the recorded work uses; freed with the recording
+	scratch  []*Buffer   // temporaries the recorded work uses; freed with the recording
+	checks   []dataCheck // data checks of the recorded dispatches, by tag - 1
 }
 
 // scratchBuffer allocates a temporary that lives as long as the recording.
@@ -296,6 +340,9 @@ func (r *Recorder) syncFor(args []Arg, regs []region) {
 	var need []region
 	war := false
 	for i, a := range args {
+		if a.atomic {
+			continue
+		}
 		for _, w := range r.dirty {
 			if w.overlaps(regs[i]) {
 				need = append(need, w)
@@ -337,6 +384,9 @@ func (r *Recorder) syncFor(args []Arg, regs []region) {
 		r.dirty = kept
 	}
 	for i, a := range args {
+		if a.atomic {
+			continue
+		}
 		if a.Write {
 			r.dirty = append(r.dirty, regs[i])
 		} else {
@@ -355,6 +405,7 @@ type Recording struct {
 	nq      uint32
 	labels  []string
 	scratch []*Buffer
+	checks  []dataCheck
 }
 
 // End finishes the recording. The Recorder is spent; the Recording runs it.
@@ -373,7 +424,7 @@ func (r *Recorder) End() (*Recording, error) {
 		r.d.mu.Unlock()
 		return nil, err
 	}
-	rc := &Recording{d: r.d, pool: r.pool, cb: r.cb, queries: r.queries, nq: r.nq, labels: r.labels, scratch: r.scratch}
+	rc := &Recording{d: r.d, pool: r.pool, cb: r.cb, queries: r.queries, nq: r.nq, labels: r.labels, scratch: r.scratch, checks: r.checks}
 	r.pool, r.queries = vk.NullCommandPool, vk.NullQueryPool
 	return rc, nil
 }
@@ -390,7 +441,9 @@ func (r *Recorder) Submit() ([]Timing, error) {
 }
 
 // Run submits the recording as one batch and waits for it. With timestamps recorded,
-// it returns each dispatch's GPU time, in recording order.
+// it returns each dispatch's GPU time, in recording order. A shader that met bad data
+// (see addCheck) fails the run with its check's error; the whole batch still ran, and
+// the device and the recording stay usable.
 func (rc *Recording) Run() ([]Timing, error) {
 	d := rc.d
 	d.mu.Lock()
@@ -402,6 +455,9 @@ func (rc *Recording) Run() ([]Timing, error) {
 		return nil, fmt.Errorf("gpu: run of a released recording")
 	}
 	if err := d.submitWithPending(rc.cb); err != nil {
+		return nil, err
+	}
+	if err := d.takeDataError(rc.checks); err != nil {
 		return nil, err
 	}
 	if rc.nq == 0 {

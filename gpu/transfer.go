@@ -48,9 +48,7 @@ func (s *staging) free() {
 	if s == nil || s.size == 0 {
 		return
 	}
-	vk.UnmapMemory(s.d.dev, s.mem)
-	vk.DestroyBuffer(s.d.dev, s.buf, nil)
-	vk.FreeMemory(s.d.dev, s.mem, nil)
+	s.d.freeHostBuffer(s.buf, s.mem)
 	s.size = 0
 }
 
@@ -64,11 +62,20 @@ func (s *staging) ensure(n uint64) error {
 	for size < n {
 		size *= 2
 	}
-	d := s.d
-	var buf vk.Buffer
-	usage := vk.BufferUsageFlags(vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit)
-	if err := check(vk.CreateBuffer(d.dev, &vk.BufferCreateInfo{SType: vk.StructureTypeBufferCreateInfo, Size: vk.DeviceSize(size), Usage: usage}, nil, &buf), "vkCreateBuffer (staging)"); err != nil {
+	buf, mem, p, err := s.d.hostBuffer(size, vk.BufferUsageTransferSrcBit|vk.BufferUsageTransferDstBit, "staging")
+	if err != nil {
 		return err
+	}
+	s.buf, s.mem, s.size, s.ptr = buf, mem, size, p
+	return nil
+}
+
+// hostBuffer creates a buffer of size bytes in host-visible coherent memory and maps it,
+// for staging or the shaders' error word (what names the use in errors).
+func (d *Device) hostBuffer(size uint64, usage vk.BufferUsageFlagBits, what string) (vk.Buffer, vk.DeviceMemory, unsafe.Pointer, error) {
+	var buf vk.Buffer
+	if err := check(vk.CreateBuffer(d.dev, &vk.BufferCreateInfo{SType: vk.StructureTypeBufferCreateInfo, Size: vk.DeviceSize(size), Usage: vk.BufferUsageFlags(usage)}, nil, &buf), "vkCreateBuffer ("+what+")"); err != nil {
+		return nil, nil, nil, err
 	}
 	var req vk.MemoryRequirements
 	vk.GetBufferMemoryRequirements(d.dev, buf, &req)
@@ -76,22 +83,28 @@ func (s *staging) ensure(n uint64) error {
 	idx, ok := hostMemoryType(d.pd, req.MemoryTypeBits)
 	if !ok {
 		vk.DestroyBuffer(d.dev, buf, nil)
-		return fmt.Errorf("gpu: the device has no host-visible coherent memory for staging")
+		return nil, nil, nil, fmt.Errorf("gpu: the device has no host-visible coherent memory for %s", what)
 	}
 	var mem vk.DeviceMemory
-	if err := check(vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: idx}, nil, &mem), "vkAllocateMemory (staging, "+FormatBytes(size)+")"); err != nil {
+	if err := check(vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: idx}, nil, &mem), "vkAllocateMemory ("+what+", "+FormatBytes(size)+")"); err != nil {
 		vk.DestroyBuffer(d.dev, buf, nil)
-		return err
+		return nil, nil, nil, err
 	}
 	var p unsafe.Pointer
 	vk.BindBufferMemory(d.dev, buf, mem, 0)
-	if err := check(vk.MapMemory(d.dev, mem, 0, vk.DeviceSize(vk.WholeSize), 0, &p), "vkMapMemory (staging)"); err != nil {
+	if err := check(vk.MapMemory(d.dev, mem, 0, vk.DeviceSize(vk.WholeSize), 0, &p), "vkMapMemory ("+what+")"); err != nil {
 		vk.DestroyBuffer(d.dev, buf, nil)
 		vk.FreeMemory(d.dev, mem, nil)
-		return err
+		return nil, nil, nil, err
 	}
-	s.buf, s.mem, s.size, s.ptr = buf, mem, size, p
-	return nil
+	return buf, mem, p, nil
+}
+
+// freeHostBuffer unmaps and frees a buffer from hostBuffer.
+func (d *Device) freeHostBuffer(buf vk.Buffer, mem vk.DeviceMemory) {
+	vk.UnmapMemory(d.dev, mem)
+	vk.DestroyBuffer(d.dev, buf, nil)
+	vk.FreeMemory(d.dev, mem, nil)
 }
 
 // hostMemoryType picks host-visible coherent memory, preferring cached (fast reads back).

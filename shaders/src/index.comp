@@ -7,7 +7,8 @@
 // atomics and sums run in the CPU's order. 4 OneHot: out[r, k] = ONE bits where
 // idx[r] == k, else 0. (ScatterAdd is index_add.comp.) Negative indices count from the
 // end of the axis; an index outside the axis reads as zero (Gather, TakeAlong) or is
-// skipped (Scatter).
+// skipped (Scatter), and is reported through the error word (index_common.glsl), which
+// fails the run. OneHot leaves a row with a label outside [0, depth) zero, as the CPU.
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
@@ -21,6 +22,7 @@ layout(set = 0, binding = 0) readonly buffer X { uint x[]; };
 layout(set = 0, binding = 1) readonly buffer I { uint ix[]; };
 layout(set = 0, binding = 2) readonly buffer U { uint upd[]; };
 layout(set = 0, binding = 3) buffer O { uint o[]; };
+layout(set = 0, binding = 4) buffer E { uint errs[]; };
 
 layout(push_constant) uniform Push {
 	uint units, u0, n;
@@ -28,6 +30,7 @@ layout(push_constant) uniform Push {
 	uint m, inner, d, axis;
 	uint a[6];
 	uint b[6];
+	uint tag; // the data check's tag in the error word
 } p;
 
 #include "layout_common.glsl"

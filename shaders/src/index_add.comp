@@ -7,7 +7,8 @@
 // positions q = t, t+WG, ... of the row. Every element thus receives its updates in
 // increasing j, as on the CPU: bit-identical sums, deterministic, no atomics. A row
 // costs m index reads plus its matches' additions. Negative indices count from the
-// end of the axis; an index outside it is skipped.
+// end of the axis; an index outside it is skipped and reported through the error word
+// (index_common.glsl), which fails the run.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint NUM = 0; // 0 f32, 1 i32, 2 i64
 layout(constant_id = 2) const bool IDX64 = false;
@@ -16,10 +17,12 @@ layout(set = 0, binding = 0) readonly buffer X { uint x[]; };
 layout(set = 0, binding = 1) readonly buffer I { uint ix[]; };
 layout(set = 0, binding = 2) readonly buffer U { uint upd[]; };
 layout(set = 0, binding = 3) buffer O { uint o[]; };
+layout(set = 0, binding = 4) buffer E { uint errs[]; };
 
 layout(push_constant) uniform Push {
 	uint rows, m, inner, d;
 	uint offX, offI, offU, offO;
+	uint tag; // the data check's tag in the error word
 } p;
 
 #include "index_common.glsl"

@@ -1,6 +1,7 @@
-// Index reading and element addition shared by index.comp and index_add.comp. The
-// including shader declares IDX64 (I64 indices), NUM (the added type), the index
-// buffer ix (uint[]) and a push block p with offI.
+// Index reading, bad-index reporting and element addition shared by index.comp and
+// index_add.comp. The including shader declares IDX64 (I64 indices), NUM (the added
+// type), the index buffer ix (uint[]), the device's error word errs (uint[], see
+// gpu/recorder.go) and a push block p with offI and tag.
 
 // rawIndex returns idx[j]; ok is false for an I64 value outside the int32 range.
 int rawIndex(uint j, out bool ok) {
@@ -11,13 +12,25 @@ int rawIndex(uint j, out bool ok) {
 	return v;
 }
 
-// index returns idx[j] resolved against an axis of size dim, or -1 when it lies outside.
+// reportIndex reports idx[j] as out of range: the first report of the submission swaps
+// its tag into errs[0] and writes the index's 64-bit value to errs[1..2]; later ones
+// change nothing.
+void reportIndex(uint j) {
+	if (atomicCompSwap(errs[0], 0u, p.tag) != 0u) return;
+	uint lo = ix[p.offI + (IDX64 ? 2u * j : j)];
+	errs[1] = lo;
+	errs[2] = IDX64 ? ix[p.offI + 2u * j + 1u] : (int(lo) < 0 ? 0xffffffffu : 0u);
+}
+
+// index returns idx[j] resolved against an axis of size dim; one outside [-dim, dim) is
+// reported and gives -1.
 int index(uint j, uint dim) {
 	bool ok;
 	int v = rawIndex(j, ok);
-	if (!ok) return -1;
-	if (v < 0) v += int(dim);
-	return v >= 0 && v < int(dim) ? v : -1;
+	if (ok && v < 0) v += int(dim);
+	if (ok && v >= 0 && v < int(dim)) return v;
+	reportIndex(j);
+	return -1;
 }
 
 // add adds two elements of the type NUM selects (0 f32, 1 i32, 2 i64).
