@@ -11,8 +11,26 @@
 //     are declared by hand in the cgo preambles: the binding is Vulkan 1.0 and the system
 //     headers are 1.3.239. Functions the binding lacks are called through pointers from
 //     vkGetInstanceProcAddr.
+//   - Our own C calls instead of goki/vulkan where it is unsafe: its wrappers copy a
+//     slice of structs into C memory and free that copy from a finalizer that can run
+//     while the driver still reads it (random SIGSEGVs in lavapipe, which compiles
+//     pipelines for seconds inside the call), and the create infos they copy are never
+//     freed. So everything on the recording, submission and transfer paths (command
+//     pools, command-buffer allocation and begin, pipeline barriers, buffer copies,
+//     descriptor-set allocation and writes, queue submission) and the init calls with
+//     the same hazard (compute-pipeline creation, queue-family queries) go through small
+//     C shims that build the structs on the C stack and call the function pointers
+//     looked up once per device (vkFuncs). goki/vulkan stays for calls that take
+//     scalars or Go memory it passes straight through (binding pipelines and descriptor
+//     sets, push constants, dispatch, timestamps, fences, destruction) and for one-off
+//     creation; where such a call keeps a Go slice's address in its C copy
+//     (shader-module code, pipeline-layout set layouts, queue priorities), the slice is
+//     kept alive with runtime.KeepAlive.
 //   - Selection: discrete > integrated > virtual > CPU implementations (lavapipe), then the
 //     largest device-local heap; GML_VK_DEVICE (an index or a name substring) overrides.
+//     On CPU implementations, whose device memory is this process's heap, robust buffer
+//     access is enabled so that a stray shader access cannot corrupt Go's memory
+//     (GML_VK_ROBUST=1 asks for it anywhere).
 //   - Memory: buffers are suballocated (first fit, 256-byte aligned) from blocks of
 //     min(256 MiB, maxStorageBufferRange, maxMemoryAllocationSize); larger buffers get a
 //     block of their own. Each block has one VkBuffer; descriptor sets bind whole blocks and
@@ -29,15 +47,41 @@
 //     host buffer and copied at the head of the next submission, so a training step's
 //     inputs and compute reach the GPU in one submit; any other transfer, a Free (the
 //     memory may be reused) or a one-shot command flushes them first.
+//   - Errors in the data: an index outside its axis (Gather, Embedding, TakeAlong,
+//     Scatter, ScatterAdd) fails the run with the CPU backend's words ("gpu: #3 gather
+//     f32[4 3]: index 12 out of range for an axis of size 10"). The shader reads such an
+//     index as zero or skips it, and swaps its dispatch's tag into a 16-byte error word
+//     in host-visible memory with atomicCompSwap (the first report of a submission wins)
+//     followed by the index's value; the host reads the word after the fence wait every
+//     run already does and clears it, so checking costs no readback and no barrier. The
+//     rest of the submission still runs: outputs of that run are unspecified (state
+//     written by the same submission, such as an optimizer step, used the zeroed rows),
+//     while the device, buffers and prepared programs stay usable. OneHot leaves a row
+//     whose label is outside [0, depth) zero, as on the CPU. Vulkan errors carry the
+//     call that failed; out of memory is an *OutOfMemoryError with the sizes involved.
+//   - Data types: the engine's dtypes are f32, f16, bf16, i32, i64 and bool. Arithmetic
+//     ops (elementwise, reductions, softmax, norms, matmul, convolution, pooling,
+//     attention, optimizer updates, cumsum, variance) run on f32 tensors. Ops that move
+//     or select elements without arithmetic on them (slice, pad, tile, concat,
+//     depth-to-space, assign, the index ops, where) take every dtype by element size;
+//     comparisons, arg-max/min and top-k take any numeric dtype and logical ops bool;
+//     cast converts between all of them with the CPU's semantics. Shaders index with
+//     32 bits, so tensors of 2^31 elements or more, and every other dtype or shape a
+//     shader does not cover, are reported unsupported: the scheduler runs those nodes
+//     on the CPU and counts them (GML_LOG_DEVICE=1 logs them;
+//     testdata/ops_without_shader.txt lists the ops with no shader at all).
+//   - Matrix products in tiers. f32: a matrix-vector shader when the left operand has at
+//     most 8 rows; otherwise a tiled shader (64x64, 128x64 or 128x128 outputs per
+//     workgroup, chosen by how many 128x128 tiles the output has and the device's
+//     workgroup limit), with vec4 loads when strides allow, and split-K (slices of K into
+//     scratch, then a summing pass) when the output has too few tiles to fill the GPU.
+//     f16 and bf16 inputs (Device-level MatMul, used by `gml bench gpu-matmul`) use NV
+//     cooperative matrices (16x8x16, 1.55x the 16x16x16 rate on the H200) with f32
+//     accumulation; bf16 inputs are widened to f16 while staged in shared memory, because
+//     Debian's glslc cannot emit KHR cooperative matrices or bfloat16 types. That is exact
+//     for bf16 values inside f16's range (about 6e-5 to 65504). Graph MatMul nodes are f32.
 //   - Shaders (package shaders) take tile sizes as specialisation constants; pipelines are
 //     cached per variant and constants. Tile loops carry [[unroll]]: without it NVIDIA's
 //     compiler kept accumulator arrays in local memory (f16 matmul 34 TFLOP/s, 165 with it).
-//   - Half precision: f16 matrix products use NV cooperative matrices (16x8x16, 1.55x the
-//     16x16x16 rate on the H200) with f32 accumulation; bf16 inputs are widened to f16 while
-//     staged in shared memory, because Debian's glslc cannot emit KHR cooperative matrices or
-//     bfloat16 types. That is exact for bf16 values inside f16's range (about 6e-5 to 65504).
-//   - The backend runs F32 nodes (typed ops, such as comparisons and casts, check their own
-//     dtypes); shapes a shader does not cover are reported unsupported and run on the CPU,
-//     and the runtime counts them.
 //   - Measured results and the tuning history are in PERF.md.
 package gpu
