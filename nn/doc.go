@@ -30,10 +30,28 @@
 //
 // # Decisions
 //
-//   - Data is channels-first, as in the engine and PyTorch: Conv2D takes (channels,
-//     height, width) samples and Conv1D (channels, width). A Fashion-MNIST image is a
-//     (1, 28, 28) sample; Fit reshapes inputs whose sample size matches the model input,
-//     so (N, 28, 28) images feed a (1, 28, 28) input directly.
+//   - Data is channels-first by default, as in the engine and PyTorch: Conv2D takes
+//     (channels, height, width) samples and Conv1D (channels, width). A Fashion-MNIST
+//     image is a (1, 28, 28) sample; Fit reshapes inputs whose sample size matches the
+//     model input, so (N, 28, 28) images feed a (1, 28, 28) input directly. The
+//     ChannelsLast option makes Conv1D, Conv2D and the pooling layers take Keras's
+//     layout instead ((28, 28, 1) images, output (height, width, filters)): the layer
+//     permutes to channels-first around the engine's kernels, and its weights keep the
+//     same shapes, so a model converts between layouts by copying weights. BatchNorm
+//     takes Axis(-1) for channels-last data. A channels-first convolution that meets a
+//     sample smaller than its window says to pass ChannelsLast.
+//   - User-defined layers: a CustomLayer (Build declares weights by name through a
+//     Builder, Call emits ops on tensor nodes through a Forward) becomes a Layer with
+//     Custom(kind, impl), and Lambda wraps a weightless function. Only exported methods
+//     are involved, so a type defined in a notebook cell implements CustomLayer through
+//     the interpreter's generated wrapper. The variables belong to the wrapping layer,
+//     never to the user's value, which therefore holds only hyperparameters and can
+//     rebuild a layer (Clone, Trainer.Model) or back several. There is no optional
+//     interface (interpreted types reach compiled code through a wrapper of one
+//     interface, which would hide it): configuration to save is given with the Config
+//     option. Save stores kind, name, Config and weights; code cannot be saved, so Load
+//     takes CustomKind(kind, constructor) and LambdaFunc(name, f) and names every one
+//     missing. Panics in user code become errors of the cell, never a crash.
 //   - Options are functional and checked: each option names the calls that accept it,
 //     and passing one elsewhere (Epochs to Dense) is an error rather than ignored.
 //     Errors of layer construction and application are kept in the returned nodes and

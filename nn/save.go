@@ -292,12 +292,14 @@ func decode(r io.Reader, customs customSource) (*Net, error) {
 // rebuild reconstructs the model graph from a header, with customs for custom layers.
 func rebuild(h *savedModel, customs customSource) (*Net, error) {
 	layers := make([]Layer, len(h.Layers))
+	var missing []error // every custom layer Load was not given, reported at once
 	for i, sl := range h.Layers {
 		var l Layer
 		if sl.Custom {
 			impl, err := customs(sl)
 			if err != nil {
-				return nil, err
+				missing = append(missing, err)
+				continue
 			}
 			l = &custom{impl: impl}
 		} else {
@@ -312,6 +314,9 @@ func rebuild(h *savedModel, customs customSource) (*Net, error) {
 			return nil, fmt.Errorf("layer %s: %w", sl.Name, err)
 		}
 		layers[i] = l
+	}
+	if len(missing) > 0 {
+		return nil, errors.Join(missing...)
 	}
 	inputs := make([]*Node, len(h.Inputs))
 	for i, si := range h.Inputs {
