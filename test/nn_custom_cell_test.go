@@ -23,7 +23,7 @@ func (c *cellOutput) Stream(_, text string) {
 	c.mu.Unlock()
 }
 func (c *cellOutput) Display(map[string]any, map[string]any, string, bool) {}
-func (c *cellOutput) ClearOutput(bool)                                    {}
+func (c *cellOutput) ClearOutput(bool)                                     {}
 func (c *cellOutput) Input(string, bool) (string, error) {
 	return "", fmt.Errorf("no input in this test")
 }
