@@ -23,8 +23,8 @@ const attnThreads = 128
 // attnPlan is one attention dispatch: the shader's tile sizes and the push constants.
 type attnPlan struct {
 	bq, bkv, dmax uint32
-	batch         int
-	push          []uint32 // without the buffer offsets (words 4..8)
+	grid          [3]uint32 // (query or key tiles, batch entries, 1)
+	push          []uint32  // without the buffer offsets
 }
 
 // attnSharedBytes is the shared memory attention.comp declares for a tile.
@@ -32,46 +32,75 @@ func attnSharedBytes(bq, bkv, dmax uint32) uint32 {
 	return 4 * (2*bq*dmax + bkv*(dmax+1) + bkv*dmax + bq*bkv + 3*bq)
 }
 
-// attentionPlan picks tiles that fit the device's shared memory for the feature sizes
-// and resolves the mask's broadcast strides; it reports false for shapes the shader does
-// not cover (no keys, feature sizes above 256, a mask whose leading axes do not collapse
-// to three, or more batch entries than a grid axis holds).
-func attentionPlan(d *Device, n *tensor.Node) (attnPlan, bool) {
-	qs, ks, vs := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
+// attnGeom is the geometry of an attention node, forward or backward: lengths, feature
+// sizes, batch entries, the feature size the shaders pad to, and the mask's broadcast
+// strides (rows, columns, and up to three groups of leading axes as (size, stride)).
+type attnGeom struct {
+	tq, tk, d, dv, batch int
+	dmax                 uint32
+	mRow, mCol           uint32
+	lead                 [3][2]uint32
+}
+
+// attentionGeometry reads the geometry of n, whose optional mask is input maskInput; it
+// reports false for shapes the shaders do not cover (no keys, feature sizes
+// above 256, a mask whose leading axes do not collapse to three, or more batch entries
+// than a grid axis holds).
+func attentionGeometry(n *tensor.Node, maskInput int) (attnGeom, bool) {
+	qs, ks, xs := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
 	r := qs.Rank()
-	tq, dq, tk, dv := qs[r-2], qs[r-1], ks[r-2], vs[r-1]
-	batch := qs[:r-2].Size()
-	if tk == 0 || max(dq, dv) > 256 || batch > maxGroups {
-		return attnPlan{}, false
+	g := attnGeom{tq: qs[r-2], tk: ks[r-2], d: qs[r-1], dv: xs[r-1], batch: qs[:r-2].Size(),
+		lead: [3][2]uint32{{1, 0}, {1, 0}, {1, 0}}}
+	if g.tk == 0 || max(g.d, g.dv) > 256 || g.batch > maxGroups {
+		return attnGeom{}, false
 	}
-	dmax := uint32(32)
-	for int(dmax) < max(dq, dv) {
-		dmax *= 2
+	g.dmax = 32
+	for int(g.dmax) < max(g.d, g.dv) {
+		g.dmax *= 2
 	}
-	p := attnPlan{dmax: dmax, batch: batch}
-	for _, t := range [][2]uint32{{16, 32}, {16, 16}, {8, 16}, {8, 8}, {4, 8}} {
-		if attnSharedBytes(t[0], t[1], dmax) <= d.Info.SharedMemory {
-			p.bq, p.bkv = t[0], t[1]
-			break
-		}
-	}
-	if p.bq == 0 || (tq+int(p.bq)-1)/int(p.bq) > maxGroups {
-		return attnPlan{}, false
-	}
-	at := n.Attr().(tensor.AttentionAttr)
-	mRow, mCol := uint32(0), uint32(0)
-	lead := [3][2]uint32{{1, 0}, {1, 0}, {1, 0}} // (size, mask stride) of three leading axis groups
-	if len(n.Inputs()) == 4 {
-		groups, st, ok := maskStrides(append(qs[:r-2].Clone(), tq, tk), n.Input(3).Shape())
+	if len(n.Inputs()) > maskInput {
+		groups, st, ok := maskStrides(append(qs[:r-2].Clone(), g.tq, g.tk), n.Input(maskInput).Shape())
 		if !ok {
-			return attnPlan{}, false
+			return attnGeom{}, false
 		}
-		mRow, mCol = st[r-2], st[r-1]
-		copy(lead[3-len(groups):], groups)
+		g.mRow, g.mCol = st[r-2], st[r-1]
+		copy(g.lead[3-len(groups):], groups)
 	}
-	p.push = []uint32{uint32(tq), uint32(tk), uint32(dq), uint32(dv), math.Float32bits(at.Scale), mRow, mCol,
-		lead[1][0], lead[2][0], lead[0][1], lead[1][1], lead[2][1]}
-	return p, true
+	return g, true
+}
+
+// push returns the push constants shared by the attention shaders, before and after
+// the buffer offsets.
+func (g attnGeom) push(scale float32) (head, tail []uint32) {
+	return []uint32{uint32(g.tq), uint32(g.tk), uint32(g.d), uint32(g.dv)},
+		[]uint32{math.Float32bits(scale), g.mRow, g.mCol, g.lead[1][0], g.lead[2][0], g.lead[0][1], g.lead[1][1], g.lead[2][1]}
+}
+
+// attnTiles picks the largest (BQ, BKV) tile whose shared memory, by the shader's
+// formula, fits the device.
+func attnTiles(d *Device, dmax uint32, shared func(bq, bkv, dmax uint32) uint32) (bq, bkv uint32, ok bool) {
+	for _, t := range [][2]uint32{{16, 32}, {16, 16}, {8, 16}, {8, 8}, {4, 8}, {4, 4}} {
+		if shared(t[0], t[1], dmax) <= d.Info.SharedMemory {
+			return t[0], t[1], true
+		}
+	}
+	return 0, 0, false
+}
+
+// attentionPlan picks tiles that fit the device's shared memory for the feature sizes
+// and resolves the mask's broadcast strides; false for shapes the shader does not cover.
+func attentionPlan(d *Device, n *tensor.Node) (attnPlan, bool) {
+	g, ok := attentionGeometry(n, 3)
+	if !ok {
+		return attnPlan{}, false
+	}
+	bq, bkv, ok := attnTiles(d, g.dmax, attnSharedBytes)
+	if !ok || (g.tq+int(bq)-1)/int(bq) > maxGroups {
+		return attnPlan{}, false
+	}
+	head, tail := g.push(n.Attr().(tensor.AttentionAttr).Scale)
+	grid := [3]uint32{uint32((g.tq + int(bq) - 1) / int(bq)), uint32(g.batch), 1}
+	return attnPlan{bq: bq, bkv: bkv, dmax: g.dmax, grid: grid, push: append(head, tail...)}, true
 }
 
 // maskStrides returns the mask's element stride along every axis of out (0 where it
@@ -120,9 +149,7 @@ func recordAttention(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) err
 		return err
 	}
 	push := append(append(p.push[:4:4], f32Off(in[0]), f32Off(in[1]), f32Off(in[2]), f32Off(mask), f32Off(out)), p.push[4:]...)
-	tq := n.Shape()[n.Shape().Rank()-2]
-	grid := [3]uint32{uint32((tq + int(p.bq) - 1) / int(p.bq)), uint32(p.batch), 1}
-	return r.Dispatch(k, grid, words(push), "attention", In(in[0]), In(in[1]), In(in[2]), In(mask), Out(out))
+	return r.Dispatch(k, p.grid, words(push), "attention", In(in[0]), In(in[1]), In(in[2]), In(mask), Out(out))
 }
 
 // recordRoPE rotates feature pairs with the host's frequencies, uploaded once into a

@@ -124,10 +124,10 @@ func TestBackendRoPE(t *testing.T) {
 	}
 }
 
-// TestBackendAttentionGradients runs attention's backward graph (recomputed
-// probabilities, masked softmax and matrix products from tensor's gradient rule) through
-// RoPE under the runtime on the GPU, and compares every gradient with the CPU's. Only
-// integer nodes (RoPE's negated positions) may fall back to the CPU.
+// TestBackendAttentionGradients runs attention's backward graph (the fused
+// OpAttentionGrad passes, and the composition that gives a learned mask its gradient)
+// through RoPE under the runtime on the GPU, and compares every gradient with the CPU's.
+// Only integer nodes (RoPE's negated positions) may fall back to the CPU.
 func TestBackendAttentionGradients(t *testing.T) {
 	if _, err := Devices(); errors.Is(err, ErrNoVulkan) {
 		t.Skipf("no Vulkan loader or device: %v", err)
