@@ -24,10 +24,14 @@ func init() {
 		"BatchSize":              reflect.ValueOf(nn.BatchSize),
 		"Callbacks":              reflect.ValueOf(nn.Callbacks),
 		"Causal":                 reflect.ValueOf(nn.Causal),
+		"ChannelsLast":           reflect.ValueOf(nn.ChannelsLast),
 		"ClassWeights":           reflect.ValueOf(nn.ClassWeights),
 		"Concatenate":            reflect.ValueOf(nn.Concatenate),
+		"Config":                 reflect.ValueOf(nn.Config),
 		"Conv1D":                 reflect.ValueOf(nn.Conv1D),
 		"Conv2D":                 reflect.ValueOf(nn.Conv2D),
+		"Custom":                 reflect.ValueOf(nn.Custom),
+		"CustomKind":             reflect.ValueOf(nn.CustomKind),
 		"DType":                  reflect.ValueOf(nn.DType),
 		"Dense":                  reflect.ValueOf(nn.Dense),
 		"Device":                 reflect.ValueOf(nn.Device),
@@ -43,6 +47,7 @@ func init() {
 		"Flatten":                reflect.ValueOf(nn.Flatten),
 		"GRU":                    reflect.ValueOf(nn.GRU),
 		"GlobalAveragePooling2D": reflect.ValueOf(nn.GlobalAveragePooling2D),
+		"GlorotUniform":          reflect.ValueOf(nn.GlorotUniform),
 		"GradientAccumulation":   reflect.ValueOf(nn.GradientAccumulation),
 		"Heads":                  reflect.ValueOf(nn.Heads),
 		"InitialEpoch":           reflect.ValueOf(nn.InitialEpoch),
@@ -50,6 +55,8 @@ func init() {
 		"InputShape":             reflect.ValueOf(nn.InputShape),
 		"LRSchedule":             reflect.ValueOf(nn.LRSchedule),
 		"LSTM":                   reflect.ValueOf(nn.LSTM),
+		"Lambda":                 reflect.ValueOf(nn.Lambda),
+		"LambdaFunc":             reflect.ValueOf(nn.LambdaFunc),
 		"LayerNorm":              reflect.ValueOf(nn.LayerNorm),
 		"Load":                   reflect.ValueOf(nn.Load),
 		"Loss":                   reflect.ValueOf(nn.Loss),
@@ -70,12 +77,15 @@ func init() {
 		"Nesterov":               reflect.ValueOf(nn.Nesterov),
 		"NoBias":                 reflect.ValueOf(nn.NoBias),
 		"Norm":                   reflect.ValueOf(nn.Norm),
+		"Ones":                   reflect.ValueOf(nn.Ones),
 		"Padding":                reflect.ValueOf(nn.Padding),
 		"Patience":               reflect.ValueOf(nn.Patience),
 		"Permute":                reflect.ValueOf(nn.Permute),
 		"Pooling":                reflect.ValueOf(nn.Pooling),
 		"PositionalEmbedding":    reflect.ValueOf(nn.PositionalEmbedding),
 		"RMSNorm":                reflect.ValueOf(nn.RMSNorm),
+		"RandomNormal":           reflect.ValueOf(nn.RandomNormal),
+		"RandomUniform":          reflect.ValueOf(nn.RandomUniform),
 		"ReduceLROnPlateau":      reflect.ValueOf(nn.ReduceLROnPlateau),
 		"Reshape":                reflect.ValueOf(nn.Reshape),
 		"RestoreBest":            reflect.ValueOf(nn.RestoreBest),
@@ -96,13 +106,18 @@ func init() {
 		"ValidationSplit":        reflect.ValueOf(nn.ValidationSplit),
 		"Verbose":                reflect.ValueOf(nn.Verbose),
 		"WeightDecay":            reflect.ValueOf(nn.WeightDecay),
+		"Zeros":                  reflect.ValueOf(nn.Zeros),
 
 		// type definitions
 		"Batch":              reflect.ValueOf((*nn.Batch)(nil)),
 		"BatchCallback":      reflect.ValueOf((*nn.BatchCallback)(nil)),
+		"Builder":            reflect.ValueOf((*nn.Builder)(nil)),
 		"Callback":           reflect.ValueOf((*nn.Callback)(nil)),
+		"CustomLayer":        reflect.ValueOf((*nn.CustomLayer)(nil)),
 		"EpochBeginCallback": reflect.ValueOf((*nn.EpochBeginCallback)(nil)),
+		"Forward":            reflect.ValueOf((*nn.Forward)(nil)),
 		"History":            reflect.ValueOf((*nn.History)(nil)),
+		"Initializer":        reflect.ValueOf((*nn.Initializer)(nil)),
 		"Layer":              reflect.ValueOf((*nn.Layer)(nil)),
 		"Logs":               reflect.ValueOf((*nn.Logs)(nil)),
 		"Net":                reflect.ValueOf((*nn.Net)(nil)),
@@ -120,6 +135,7 @@ func init() {
 		// interface wrapper definitions
 		"_BatchCallback":      reflect.ValueOf((*_github_com_gml_dev_gml_nn_BatchCallback)(nil)),
 		"_Callback":           reflect.ValueOf((*_github_com_gml_dev_gml_nn_Callback)(nil)),
+		"_CustomLayer":        reflect.ValueOf((*_github_com_gml_dev_gml_nn_CustomLayer)(nil)),
 		"_EpochBeginCallback": reflect.ValueOf((*_github_com_gml_dev_gml_nn_EpochBeginCallback)(nil)),
 		"_Layer":              reflect.ValueOf((*_github_com_gml_dev_gml_nn_Layer)(nil)),
 		"_Optimizer":          reflect.ValueOf((*_github_com_gml_dev_gml_nn_Optimizer)(nil)),
@@ -146,6 +162,20 @@ type _github_com_gml_dev_gml_nn_Callback struct {
 
 func (W _github_com_gml_dev_gml_nn_Callback) OnEpochEnd(t *nn.Training, epoch int, logs nn.Logs) error {
 	return W.WOnEpochEnd(t, epoch, logs)
+}
+
+// _github_com_gml_dev_gml_nn_CustomLayer is an interface wrapper for CustomLayer type
+type _github_com_gml_dev_gml_nn_CustomLayer struct {
+	IValue interface{}
+	WBuild func(b *nn.Builder, in []nn.Spec) error
+	WCall  func(f *nn.Forward, in []*tensor.Node) *tensor.Node
+}
+
+func (W _github_com_gml_dev_gml_nn_CustomLayer) Build(b *nn.Builder, in []nn.Spec) error {
+	return W.WBuild(b, in)
+}
+func (W _github_com_gml_dev_gml_nn_CustomLayer) Call(f *nn.Forward, in []*tensor.Node) *tensor.Node {
+	return W.WCall(f, in)
 }
 
 // _github_com_gml_dev_gml_nn_EpochBeginCallback is an interface wrapper for EpochBeginCallback type
