@@ -2,6 +2,7 @@ package nn
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -109,7 +110,7 @@ func (l *custom) setup(in []Spec) error {
 		return err
 	}
 	b := &Builder{l: l}
-	if perr := callUser(l.name, "Build", func() { err = l.impl.Build(b, cloneSpecs(in)) }); perr != nil {
+	if perr := callUser("Build", func() { err = l.impl.Build(b, cloneSpecs(in)) }); perr != nil {
 		err = perr
 	}
 	if err == nil {
@@ -125,7 +126,7 @@ func (l *custom) setup(in []Spec) error {
 
 func (l *custom) forward(c *fwd, in []*tensor.Node) *tensor.Node {
 	var y *tensor.Node
-	err := callUser(l.name, "Call", func() { y = l.impl.Call(&Forward{c: c, l: l}, in) })
+	err := callUser("Call", func() { y = l.impl.Call(&Forward{c: c, l: l}, in) })
 	switch {
 	case err != nil:
 	case y == nil:
@@ -141,16 +142,17 @@ func (l *custom) forward(c *fwd, in []*tensor.Node) *tensor.Node {
 	return y
 }
 
-// callUser runs user code and turns a panic into an error; a graph-building panic
-// (*tensor.Error) keeps its message.
-func callUser(layer, method string, f func()) (err error) {
+// callUser runs user code (what names it in messages) and turns a panic into an
+// error; a graph-building panic (*tensor.Error, a misused op) keeps its message.
+func callUser(what string, f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				err = fmt.Errorf("%s of layer %s: %w", method, layer, e)
+			var te *tensor.Error
+			if e, ok := r.(error); ok && errors.As(e, &te) {
+				err = fmt.Errorf("%s: %w", what, e)
 				return
 			}
-			err = fmt.Errorf("%s of layer %s panicked: %v", method, layer, r)
+			err = fmt.Errorf("%s panicked: %v", what, r)
 		}
 	}()
 	f()
@@ -210,7 +212,7 @@ func (b *Builder) variable(name string, shape []int, init Initializer) *tensor.V
 		return nil
 	}
 	var t *tensor.Tensor
-	if b.err = callUser(b.l.name, "the initializer of weight "+name, func() { t = init(sh.Clone()) }); b.err != nil {
+	if b.err = callUser("the initializer of weight "+name, func() { t = init(sh.Clone()) }); b.err != nil {
 		return nil
 	}
 	if t == nil || t.DType() != tensor.F32 || !t.Shape().Equal(sh) {

@@ -213,7 +213,7 @@ func TestCustomLayerErrors(t *testing.T) {
 		{"nil_lambda", Lambda(nil), "function is nil"},
 		{"bad_option", Custom("thing", userLayer{okBuild, okCall}, Epochs(2)), "does not take option Epochs"},
 		{"build_error", Custom("thing", userLayer{func(*Builder, []Spec) error { return errors.New("no thanks") }, okCall}), "no thanks"},
-		{"build_panic", Custom("thing", userLayer{func(*Builder, []Spec) error { panic("boom") }, okCall}), "Build of layer thing"},
+		{"build_panic", Custom("thing", userLayer{func(*Builder, []Spec) error { panic("boom") }, okCall}), "Build panicked: boom"},
 		{"duplicate_weight", Custom("thing", userLayer{func(b *Builder, in []Spec) error {
 			b.Weight("w", []int{2}, Zeros())
 			b.Weight("w", []int{2}, Zeros())
@@ -234,7 +234,7 @@ func TestCustomLayerErrors(t *testing.T) {
 			var s []int
 			_ = s[3]
 			return in[0]
-		}}), "Call of layer thing"},
+		}}), "Call panicked: runtime error: index out of range"},
 		{"update_trainable", Custom("thing", userLayer{okBuild, func(f *Forward, in []*tensor.Node) *tensor.Node {
 			f.Update("w", f.Weight("w"))
 			return in[0]

@@ -222,7 +222,7 @@ func (s *settings) customSource() customSource {
 		}
 		var impl CustomLayer
 		var err error
-		if perr := callUser(sl.Name, "the CustomKind constructor", func() { impl, err = build(sl.Config) }); perr != nil {
+		if perr := callUser("the CustomKind constructor", func() { impl, err = build(sl.Config) }); perr != nil {
 			err = perr
 		}
 		if err == nil && impl == nil {

@@ -46,7 +46,8 @@ type Affine struct{ Init float64 }
 func (a Affine) Build(b *nn.Builder, in []nn.Spec) error {
 	d := in[0].Shape[len(in[0].Shape)-1]
 	b.Weight("gain", []int{d}, nn.RandomUniform(a.Init, a.Init))
-	b.Weight("shift", []int{d}, nn.Zeros())
+	// An initializer written in the cell.
+	b.Weight("shift", []int{d}, func(shape []int) *tensor.Tensor { return tensor.New(tensor.F32, shape...) })
 	return nil
 }
 
@@ -98,6 +99,19 @@ if err != nil {
 p1, _ := m.Predict(x)
 p2, _ := m2.Predict(x)
 fmt.Println("same predictions:", string(p1.Bytes()) == string(p2.Bytes()))`, path), want: "same predictions: true"},
+		// A bug in a cell's layer is an error of that cell; the kernel goes on.
+		{code: `
+type Broken struct{}
+
+func (Broken) Build(b *nn.Builder, in []nn.Spec) error { return nil }
+
+func (Broken) Call(f *nn.Forward, in []*tensor.Node) *tensor.Node {
+	var picks []*tensor.Node
+	return picks[len(in)]
+}`},
+		{code: `
+bad := nn.Sequential(nn.Custom("broken", Broken{}, nn.InputShape(2)))
+fmt.Println(bad.Compile(nn.Adam(0.1), nn.Loss("mse")))`, want: "layer broken: Call panicked"},
 	}
 	for k, c := range cells {
 		out := &cellOutput{}
@@ -105,6 +119,7 @@ fmt.Println("same predictions:", string(p1.Bytes()) == string(p2.Bytes()))`, pat
 		if res.Err != nil {
 			t.Fatalf("cell %d: %v\n%s", k, res.Err, strings.Join(res.Err.Traceback, "\n"))
 		}
+		t.Logf("cell %d printed: %s", k, out.out.String())
 		if !strings.Contains(out.out.String(), c.want) {
 			t.Fatalf("cell %d printed %q, want it to contain %q", k, out.out.String(), c.want)
 		}
