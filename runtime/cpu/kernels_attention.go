@@ -30,7 +30,7 @@ func init() {
 }
 
 // attnTile is the number of queries and of keys in one tile.
-const attnTile = 64
+const attnTile = 128
 
 // attnBwd holds one OpAttentionGrad node's geometry and operands.
 type attnBwd struct {
