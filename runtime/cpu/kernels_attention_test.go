@@ -49,7 +49,7 @@ func refAttentionGrad(q, k, v, gy []float64, batch, tq, tk, d, dv int, scale flo
 
 // TestAttentionGradKernel checks the fused backward against the float64 reference and
 // each of its three nodes against its decomposition: several tiles per axis (the tile
-// is 64), cross attention with Tq != Tk both ways under a causal mask, feature sizes that
+// is 128), cross attention with Tq != Tk both ways under a causal mask, feature sizes that
 // are not multiples of four, masks broadcast over batch, heads or queries, and a batch
 // of many small items.
 func TestAttentionGradKernel(t *testing.T) {
