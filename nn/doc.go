@@ -37,7 +37,8 @@
 //     ChannelsLast option makes Conv1D, Conv2D and the pooling layers take Keras's
 //     layout instead ((28, 28, 1) images, output (height, width, filters)): the layer
 //     permutes to channels-first around the engine's kernels, and its weights keep the
-//     same shapes, so a model converts between layouts by copying weights. BatchNorm
+//     same shapes, so convolution weights carry over between layouts (a Flatten after
+//     them orders the features differently, though). BatchNorm
 //     takes Axis(-1) for channels-last data. A channels-first convolution that meets a
 //     sample smaller than its window says to pass ChannelsLast.
 //   - User-defined layers: a CustomLayer (Build declares weights by name through a
