@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/gml-dev/gml/shaders"
 )
 
 // DType is the element type of matrix-product inputs. Outputs are always f32.
@@ -152,22 +154,43 @@ func (p *MatMul) normalize() (mmPush, error) {
 	}, nil
 }
 
-// f32 tile choices: big tiles for big products, smaller ones otherwise. Measured on the
-// H200 at n=4096 (vec4 shared tiles): 128x128x16 with 8x4 per thread (512 threads)
-// 37.6-38.4 TFLOP/s, 128x64x16 8x4 34.9, 64x128x16 8x4 34.0, 128x64x16 4x8 33.1. At
-// n=1024 (64 such tiles) the 512-thread tile left most of the GPU idle (3 TFLOP/s) where
-// 128x64 ran at 25.5, hence the tile-count thresholds.
+// f32 tiles, by preference for big products. Measured on the H200 at n=4096 (TFLOP/s,
+// double-buffered slabs): untransposed 128x128x16 with 8x4 per thread (512 threads)
+// 37.8, 8x8 (256 threads) 32.3; B transposed 8x8 39.3, 8x4 31.7; A transposed 8x8
+// 41.9-42.3, 8x4 39.0. BK=8 and 128x64 tiles were 1-10% slower. At n=1024 (64 such
+// tiles) 128x128 tiles leave most of the GPU idle, hence the tile-count thresholds.
 var (
-	tileF32Huge  = Tile{BM: 128, BN: 128, BK: 16, TM: 8, TN: 4, WarpN: 8}
+	tileF32Wide  = Tile{BM: 128, BN: 128, BK: 16, TM: 8, TN: 4, WarpN: 8}
+	tileF32Deep  = Tile{BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, WarpN: 8}
 	tileF32Large = Tile{BM: 128, BN: 64, BK: 16, TM: 8, TN: 4, WarpN: 8}
 	tileF32Small = Tile{BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, WarpN: 8}
-	// 128x128x32 with 64x32 per subgroup: 165 TFLOP/s on the H200 at n=4096 (128x256x16
-	// 160, 128x128x32 with 32x64 156, 128x64x32 149, 64x64x32 136, 128x128x16 with 32x32
-	// 93). Loading fragments straight from global memory without shared staging reached
-	// only 35, float16_t instead of uvec4 shared arrays 157, tiles compiled in rather
-	// than specialised 156.
-	tileCoop = Tile{BM: 128, BN: 128, BK: 32, WM: 64, WN: 32}
+	// 128x128x32 with 64x64 per subgroup and workgroups in groups of 8 tile rows: 177.5
+	// TFLOP/s on the H200 at n=4096 (64x32 per subgroup 165; 128x256x16 and 128x128x16
+	// with 64x64 below 65, 128x128x16 with 32x32 93). Loading fragments straight from
+	// global memory without shared staging reached only 35, float16_t instead of uvec4
+	// shared arrays 157.
+	tileCoop = Tile{BM: 128, BN: 128, BK: 32, WM: 64, WN: 64, GroupM: 8}
 )
+
+// f32Tile picks the tile for an f32 product: the first of its preferences that fits
+// the device (lavapipe, for one, has 32 KiB of shared memory).
+func f32Tile(d *Device, p MatMul) Tile {
+	var prefs []Tile
+	switch tiles := (p.M / 128) * (p.N / 128) * p.Batch; {
+	case tiles >= 256 && (p.TransA || p.TransB):
+		prefs = []Tile{tileF32Deep, tileF32Wide, tileF32Large}
+	case tiles >= 256:
+		prefs = []Tile{tileF32Wide, tileF32Deep, tileF32Large}
+	case tiles >= 32:
+		prefs = []Tile{tileF32Large}
+	}
+	for _, t := range prefs {
+		if t.checkF32(d) == nil {
+			return t
+		}
+	}
+	return tileF32Small
+}
 
 // ErrUnsupported is wrapped when a device or shape has no shader for an operation.
 var ErrUnsupported = fmt.Errorf("gpu: unsupported on this device")
@@ -196,14 +219,7 @@ func (r *Recorder) MatMul(p MatMul) error {
 			}
 			return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 		}
-		t := tileF32Small
-		// Tiles of 128x128 outputs; the biggest tile needs enough of them to fill the GPU.
-		switch tiles := (p.M / 128) * (p.N / 128) * p.Batch; {
-		case tiles >= 256 && d.Info.MaxInvocations >= 512:
-			t = tileF32Huge
-		case tiles >= 32 && d.Info.MaxInvocations >= 256:
-			t = tileF32Large
-		}
+		t := f32Tile(d, p)
 		if p.Tile != nil {
 			t = *p.Tile
 		}
@@ -222,7 +238,7 @@ func (r *Recorder) MatMul(p MatMul) error {
 			vec = vec && p.N%4 == 0
 		}
 		threads := (t.BM / t.TM) * (t.BN / t.TN)
-		k, err := d.Kernel("matmul_f32", 3, threads, t.BM, t.BN, t.BK, t.TM, t.TN, b32(p.TransA), b32(p.TransB), b32(vec), t.WarpN)
+		k, err := d.Kernel(tiledShader("matmul_f32", t.BM, t.BN, t.BK, t.TM, t.TN), 3, threads, t.BM, t.BN, t.BK, t.TM, t.TN, b32(p.TransA), b32(p.TransB), b32(vec), t.WarpN)
 		if err != nil {
 			return err
 		}
@@ -250,7 +266,7 @@ func (r *Recorder) MatMul(p MatMul) error {
 			return err
 		}
 		threads := (t.BM / t.WM) * (t.BN / t.WN) * 32
-		k, err := d.Kernel(shader, 3, threads, t.BM, t.BN, t.BK, t.WM, t.WN, t.GroupM)
+		k, err := d.Kernel(tiledShader(shader, t.BM, t.BN, t.BK, t.WM, t.WN), 3, threads, t.BM, t.BN, t.BK, t.WM, t.WN, t.GroupM)
 		if err != nil {
 			return err
 		}
@@ -258,6 +274,15 @@ func (r *Recorder) MatMul(p MatMul) error {
 		return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 	}
 	return fmt.Errorf("gpu: matmul input type %v", p.Input)
+}
+
+// tiledShader returns the variant of shader with this tile compiled in when there is
+// one (see shaders/variants.go), else shader itself, specialised at pipeline creation.
+func tiledShader(shader string, bm, bn, bk, tm, tn uint32) string {
+	if name := fmt.Sprintf("%s_%dx%dx%d_%dx%d", shader, bm, bn, bk, tm, tn); shaders.Has(name) {
+		return name
+	}
+	return shader
 }
 
 // splitK returns how many slices to split K into when the output alone gives too few

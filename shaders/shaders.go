@@ -23,6 +23,16 @@ func SPIRV(name string) ([]byte, error) {
 	return b, nil
 }
 
+// Has reports whether a variant of that name is compiled in.
+func Has(name string) bool {
+	for _, v := range Variants {
+		if v.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Compile runs glslc on v's source from the embedded src/ tree and writes outDir/Name.spv.
 func Compile(v Variant, outDir string) error {
 	tmp, err := os.MkdirTemp("", "gml-shaders-")

@@ -20,6 +20,10 @@ var Variants = []Variant{
 	{Name: "matmul_coop_f16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8"}},
 	{Name: "matmul_coop_f16_16x16x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=16"}},
 	{Name: "matmul_coop_bf16_16x8x16", Source: "matmul_coop.comp", Defines: []string{"SHAPE_N=8", "BF16"}},
+	// f32 products with the default big tiles compiled in (gpu/matmul.go picks them by
+	// name), unrolled by glslc rather than left to the driver.
+	{Name: "matmul_f32_128x128x16_8x8", Source: "matmul_f32.comp", Defines: []string{"TILE=128,128,16,8,8"}},
+	{Name: "matmul_f32_128x128x16_8x4", Source: "matmul_f32.comp", Defines: []string{"TILE=128,128,16,8,4"}},
 	{Name: "conv", Source: "conv.comp"},
 	{Name: "conv_im2col", Source: "conv_im2col.comp"},
 	{Name: "conv_splitk", Source: "conv_splitk.comp"},

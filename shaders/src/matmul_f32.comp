@@ -13,12 +13,23 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "matmul_common.glsl"
 
+#ifdef TILE
+// A variant with the tile compiled in (TILE=BM,BN,BK,TM,TN): glslc then unrolls every
+// loop itself. NVIDIA's driver leaves the thread-tile loops of specialised 8×8 tiles
+// rolled, which puts the accumulators in local memory (2.3 TFLOP/s instead of ~35).
+#define TILE_SET(bm, bn, bk, tm, tn) \
+	const uint BM = bm, BN = bn, BK = bk, TM = tm, TN = tn; \
+	layout(local_size_x = (bm / tm) * (bn / tn)) in;
+#define TILE_EXPAND(t) TILE_SET(t)
+TILE_EXPAND(TILE)
+#else
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 64;
 layout(constant_id = 2) const uint BN = 64;
 layout(constant_id = 3) const uint BK = 8;
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
+#endif
 layout(constant_id = 6) const bool TA = false;
 layout(constant_id = 7) const bool TB = false;
 layout(constant_id = 8) const bool VEC4 = false;
@@ -78,11 +89,14 @@ void storeA(uint base) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		uint cw = TA ? BM / 4 : BK / 4;
 		uint c = (g % cw) * 4, r = g / cw;
-		if (g >= BM * BK / 4) break;
-		if (TA) {
-			as[base + r * SA + c / 4] = ra[i];
-		} else {
-			[[unroll]] for (uint j = 0; j < 4; j++) as[base + (c + j) * SA + r / 4][r % 4] = ra[i][j];
+		// No break: a loop with an early exit is not unrolled, and a rolled loop over
+		// a register array puts it in local memory.
+		if (g < BM * BK / 4) {
+			if (TA) {
+				as[base + r * SA + c / 4] = ra[i];
+			} else {
+				[[unroll]] for (uint j = 0; j < 4; j++) as[base + (c + j) * SA + r / 4][r % 4] = ra[i][j];
+			}
 		}
 	}
 }
@@ -117,11 +131,12 @@ void storeB(uint base) {
 		uint g = gl_LocalInvocationID.x + i * NT;
 		uint cw = TB ? BK / 4 : BN / 4;
 		uint c = (g % cw) * 4, r = g / cw;
-		if (g >= BN * BK / 4) break;
-		if (TB) {
-			[[unroll]] for (uint j = 0; j < 4; j++) bs[base + (c + j) * SB + r / 4][r % 4] = rb[i][j];
-		} else {
-			bs[base + r * SB + c / 4] = rb[i];
+		if (g < BN * BK / 4) {
+			if (TB) {
+				[[unroll]] for (uint j = 0; j < 4; j++) bs[base + (c + j) * SB + r / 4][r % 4] = rb[i][j];
+			} else {
+				bs[base + r * SB + c / 4] = rb[i];
+			}
 		}
 	}
 }
@@ -184,16 +199,17 @@ void main() {
 		buf ^= 1;
 	}
 
+	// Bounds are tested inside the loops rather than with continue, for the same reason.
 	[[unroll]] for (uint i = 0; i < TM; i++) {
 		uint m = m0 + (rowA + (i / 4) * WTM) * 4 + i % 4;
-		if (m >= p.M) continue;
 		[[unroll]] for (uint j = 0; j < TN; j++) {
 			uint n = n0 + (colB + (j / 4) * WTN) * 4 + j % 4;
-			if (n >= p.N) continue;
-			uint idx = cbase + m * p.ldc + n;
-			float v = acc[i * TN + j];
-			if (p.beta != 0.0) v += p.beta * c1[idx];
-			c1[idx] = v;
+			if (m < p.M && n < p.N) {
+				uint idx = cbase + m * p.ldc + n;
+				float v = acc[i * TN + j];
+				if (p.beta != 0.0) v += p.beta * c1[idx];
+				c1[idx] = v;
+			}
 		}
 	}
 }
