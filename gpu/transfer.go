@@ -26,6 +26,8 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	vk "github.com/goki/vulkan"
@@ -166,9 +168,9 @@ func (d *Device) transfer(copies []Copy, up bool) error {
 		for _, c := range copies {
 			dev := unsafe.Slice((*byte)(unsafe.Add(c.Buf.blk.mapped, c.Buf.off+c.Offset)), len(c.Data))
 			if up {
-				copy(dev, c.Data)
+				parallelCopy(dev, c.Data)
 			} else {
-				copy(c.Data, dev)
+				parallelCopy(c.Data, dev)
 			}
 		}
 		return nil
@@ -196,7 +198,7 @@ func (d *Device) transfer(copies []Copy, up bool) error {
 		var off uint64
 		if up {
 			for _, p := range round {
-				copy(unsafe.Slice((*byte)(unsafe.Add(d.stage.ptr, off)), p.to-p.from), p.c.Data[p.from:p.to])
+				parallelCopy(unsafe.Slice((*byte)(unsafe.Add(d.stage.ptr, off)), p.to-p.from), p.c.Data[p.from:p.to])
 				off = alignUp(off+uint64(p.to-p.from), 16)
 			}
 		}
@@ -219,7 +221,7 @@ func (d *Device) transfer(copies []Copy, up bool) error {
 		if !up {
 			off = 0
 			for _, p := range round {
-				copy(p.c.Data[p.from:p.to], unsafe.Slice((*byte)(unsafe.Add(d.stage.ptr, off)), p.to-p.from))
+				parallelCopy(p.c.Data[p.from:p.to], unsafe.Slice((*byte)(unsafe.Add(d.stage.ptr, off)), p.to-p.from))
 				off = alignUp(off+uint64(p.to-p.from), 16)
 			}
 		}
@@ -244,8 +246,10 @@ func (d *Device) transfer(copies []Copy, up bool) error {
 	return flush()
 }
 
-// maxDeferred bounds the bytes of small uploads held back for the next submission.
-const maxDeferred = 1 << 20
+// maxDeferred bounds the bytes of uploads held back for the next submission: enough for
+// a large training batch (1024 samples of 4096 floats are 16 MiB), whose upload then
+// costs no submit and wait of its own.
+const maxDeferred = 64 << 20
 
 // pendingCopy is a deferred upload: bytes at off in the deferral buffer, bound for dst.
 type pendingCopy struct {
@@ -266,21 +270,45 @@ func (d *Device) deferUpload(copies []Copy) bool {
 	if total > maxDeferred {
 		return false
 	}
-	if d.pendUsed+total > maxDeferred {
+	// Growing the buffer replaces it, so what it holds is submitted first.
+	if d.pendUsed+total > d.pend.size && d.pendUsed > 0 {
 		if err := d.flushPending(); err != nil {
 			return false
 		}
 	}
-	if err := d.pend.ensure(maxDeferred); err != nil {
+	if err := d.pend.ensure(total); err != nil {
 		return false
 	}
 	for _, c := range copies {
 		n := uint64(len(c.Data))
-		copy(unsafe.Slice((*byte)(unsafe.Add(d.pend.ptr, d.pendUsed)), n), c.Data)
+		parallelCopy(unsafe.Slice((*byte)(unsafe.Add(d.pend.ptr, d.pendUsed)), n), c.Data)
 		d.pending = append(d.pending, pendingCopy{dst: c.Buf.blk.buf, dstOff: c.Buf.off + c.Offset, size: n, off: d.pendUsed})
 		d.pendUsed += alignUp(n, 16)
 	}
 	return true
+}
+
+// parallelCopy copies src into dst (of equal length), in chunks over the host's cores
+// when it is large: one core copies about 10 GB/s, so a 16 MiB batch would take longer
+// to stage than the GPU takes to train on it.
+func parallelCopy(dst, src []byte) {
+	const chunk = 2 << 20
+	workers := min(runtime.NumCPU(), len(src)/chunk)
+	if workers < 2 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (len(src) + workers - 1) / workers
+	for from := 0; from < len(src); from += per {
+		to := min(len(src), from+per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[from:to], src[from:to])
+		}()
+	}
+	wg.Wait()
 }
 
 // recordPending records the deferred copies into cb and forgets them. d.mu must be held.
