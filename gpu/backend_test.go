@@ -240,6 +240,10 @@ func TestBackendReduceSoftmaxNorm(t *testing.T) {
 		{"sum_all", []int{7, 9}, func(x *tensor.Node) *tensor.Node { return tensor.Sum(x, nil, false) }},
 		{"sum_rows", []int{7, 300}, func(x *tensor.Node) *tensor.Node { return tensor.Sum(x, []int{1}, false) }},
 		{"sum_cols", []int{300, 7}, func(x *tensor.Node) *tensor.Node { return tensor.Sum(x, []int{0}, true) }},
+		// Long columns are cut into chunks combined by a second pass.
+		{"sum_cols_chunked", []int{1000, 70}, func(x *tensor.Node) *tensor.Node { return tensor.Sum(x, []int{0}, false) }},
+		{"mean_cols_chunked", []int{3, 700, 33}, func(x *tensor.Node) *tensor.Node { return tensor.Mean(x, []int{1}, false) }},
+		{"max_cols_chunked", []int{513, 5}, func(x *tensor.Node) *tensor.Node { return tensor.Max(x, []int{0}, true) }},
 		{"mean_mid", []int{3, 4, 5, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Mean(x, []int{1, 2}, false) }},
 		{"max_last", []int{5, 1, 33}, func(x *tensor.Node) *tensor.Node { return tensor.Max(x, []int{2}, true) }},
 		{"sum_bias_grad", []int{3, 4, 5, 6}, func(x *tensor.Node) *tensor.Node { return tensor.Sum(x, []int{0, 2, 3}, true) }},

@@ -154,6 +154,9 @@ func reduceRecorder(code uint32) func(r *Recorder, n *tensor.Node, out *Buffer, 
 		if p.outer*p.inner == 0 {
 			return nil
 		}
+		if p.mode == 1 {
+			return r.reduceColumns(code, p.outer, p.red, p.inner, in[0], out, n.Op().String())
+		}
 		k, err := r.d.Kernel("reduce", 2, groupSize, code, p.mode)
 		if err != nil {
 			return err
@@ -162,12 +165,46 @@ func reduceRecorder(code uint32) func(r *Recorder, n *tensor.Node, out *Buffer, 
 		for _, a := range [][4]uint32{p.kd, p.ks, p.rd, p.rs} {
 			w = append(w, a[:]...)
 		}
-		groups := rowGrid(p.outer)
-		if p.mode == 1 {
-			groups = gridFor(p.outer * p.inner)
-		}
-		return r.Dispatch(k, groups, words(w), n.Op().String(), In(in[0]), Out(out))
+		w = append(w, uint32(p.red), uint32(p.red))
+		return r.Dispatch(k, rowGrid(p.outer), words(w), n.Op().String(), In(in[0]), Out(out))
 	}
+}
+
+// reduceColumns records the reduction of [outer, red, inner] f32 values at src over red
+// into [outer, inner] at dst (reduce.comp's MODE 1). Long columns with few workgroups
+// are cut into chunks whose results a second pass combines, through scratch memory.
+func (r *Recorder) reduceColumns(code uint32, outer, red, inner int, src, dst *Buffer, label string) error {
+	k, err := r.d.Kernel("reduce", 2, groupSize, code, 1)
+	if err != nil {
+		return err
+	}
+	push := func(outer, red, inner int, from, to uint32, chunk, count int) []byte {
+		w := make([]uint32, 5+16+2)
+		w[0], w[1], w[2], w[3], w[4] = uint32(outer), uint32(red), uint32(inner), from, to
+		w[21], w[22] = uint32(chunk), uint32(count)
+		return words(w)
+	}
+	wgs := outer * ((inner + 31) / 32)
+	chunks := 1
+	if red >= 256 && wgs < 512 {
+		chunks = min(64, red/128, (512+wgs-1)/wgs)
+	}
+	if chunks <= 1 {
+		return r.Dispatch(k, rowGrid(wgs), push(outer, red, inner, f32Off(src), f32Off(dst), red, red), label, In(src), Out(dst))
+	}
+	chunk := (red + chunks - 1) / chunks
+	chunks = (red + chunk - 1) / chunk
+	scratch, err := r.scratchBuffer(uint64(4 * chunks * outer * inner))
+	if err != nil {
+		return err
+	}
+	groups := rowGrid(wgs)
+	groups[2] = uint32(chunks)
+	if err := r.Dispatch(k, groups, push(outer, red, inner, f32Off(src), f32Off(scratch), chunk, red), label, In(src), Out(scratch)); err != nil {
+		return err
+	}
+	cols := outer * inner
+	return r.Dispatch(k, rowGrid((cols+31)/32), push(1, chunks, cols, f32Off(scratch), f32Off(dst), chunks, red), label, In(scratch), Out(dst))
 }
 
 // rowGrid spreads one workgroup per row over x and y (each at most 65535).

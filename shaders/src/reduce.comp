@@ -1,11 +1,16 @@
 #version 450
 // Reductions. MODE 0 (rows): the input is [outer, red] and each output's workgroup
 // reduces its contiguous row in shared memory. MODE 1 (columns): the input is [outer,
-// red, inner] and each thread walks one output's column, reads coalesced across
-// threads. MODE 2 (general): kept and reduced axes interleave; each output's workgroup
+// red, inner]; a workgroup covers 32 neighbouring columns of one outer index, its
+// threads 32 columns by interleaved row lanes, so each subgroup reads 32 consecutive
+// floats and shared memory sums the lanes. When the host cuts red into chunks of
+// `chunk` rows (workgroup z), chunk z's raw results go to c at z·outer·inner and a
+// second MODE 1 pass over [1, chunks, outer·inner] finishes them: one thread per column
+// would leave most of a GPU idle on a bias gradient (a few hundred columns, thousands
+// of rows). MODE 2 (general): kept and reduced axes interleave; each output's workgroup
 // walks its reduced elements through up to four collapsed reduced axes (rd, rs) from a
-// base found through up to four kept axes (kd, ks). OP: 0 sum, 1 mean, 2 max, 3 min,
-// 4 product.
+// base found through up to four kept axes (kd, ks). OP: 0 sum, 1 mean (divided by
+// count), 2 max, 3 min, 4 product.
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
@@ -22,6 +27,7 @@ layout(push_constant) uniform Push {
 	uint ks[4];
 	uint rd[4];
 	uint rs[4];
+	uint chunk, count;
 } p;
 
 // walk decomposes i over four axes (extent d, stride s) into an element offset.
@@ -55,7 +61,7 @@ float combine(float x, float y) {
 	return x + y;
 }
 
-float finish(float v) { return OP == 1 ? v / float(p.red) : v; }
+float finish(float v) { return OP == 1 ? v / float(p.count) : v; }
 
 void main() {
 	if (MODE != 1) {
@@ -77,11 +83,29 @@ void main() {
 		if (t == 0) c[p.offC + row] = finish(part[0]);
 		return;
 	}
-	uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-	for (uint o = gl_GlobalInvocationID.x; o < p.outer * p.inner; o += stride) {
-		uint i = o / p.inner, j = o - i * p.inner;
-		float v = identity();
-		for (uint k = 0; k < p.red; k++) v = combine(v, a[p.offA + (i * p.red + k) * p.inner + j]);
-		c[p.offC + o] = finish(v);
+	const uint LANES = gl_WorkGroupSize.x / 32;
+	uint t = gl_LocalInvocationID.x, lane = t / 32;
+	uint cgroups = (p.inner + 31) / 32;
+	uint g = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+	if (g >= p.outer * cgroups) return; // the whole workgroup, before any barrier
+	uint i = g / cgroups, j = (g % cgroups) * 32 + t % 32;
+	uint k0 = gl_WorkGroupID.z * p.chunk, k1 = min(p.red, k0 + p.chunk);
+	float v = identity();
+	if (j < p.inner) {
+		for (uint k = k0 + lane; k < k1; k += LANES) v = combine(v, a[p.offA + (i * p.red + k) * p.inner + j]);
+	}
+	part[t] = v;
+	barrier();
+	for (uint s = LANES / 2; s > 0; s >>= 1) {
+		if (lane < s) part[t] = combine(part[t], part[t + s * 32]);
+		barrier();
+	}
+	if (lane == 0 && j < p.inner) {
+		uint o = i * p.inner + j;
+		if (gl_NumWorkGroups.z > 1) {
+			c[p.offC + gl_WorkGroupID.z * p.outer * p.inner + o] = part[t];
+		} else {
+			c[p.offC + o] = finish(part[t]);
+		}
 	}
 }
