@@ -4,17 +4,7 @@ package gpu
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
-typedef struct { int32_t sType; void *pNext; uint32_t features[55]; } gml_features2;
-typedef struct { int32_t sType; void *pNext; uint32_t shaderFloat16, shaderInt8; } gml_f16i8_features;
-typedef struct { int32_t sType; void *pNext; uint32_t coopmat, robust; } gml_coopmat_features;
-typedef struct { int32_t sType; void *pNext; uint32_t type, dot, coopmat; } gml_bf16_features;
-typedef struct {
-	gml_features2 f2;
-	gml_f16i8_features f16;
-	gml_coopmat_features khr;
-	gml_coopmat_features nv;
-	gml_bf16_features bf16;
-} gml_feature_chain;
+#include "vkchain.h"
 
 // VkQueueFamilyProperties as in vulkan_core.h.
 typedef struct { uint32_t flags, count, timestampBits, granularity[3]; } gml_queue_family;
@@ -41,9 +31,16 @@ static void gml_keep_wanted(gml_feature_chain *c, int robust) {
 	c->f2.features[39] = int64;
 	c->f2.features[40] = int16;
 	c->f16.shaderInt8 = 0;
+	c->s16.uniformAndStorage16 = 0;
+	c->s16.pushConstant16 = 0;
+	c->s16.inputOutput16 = 0;
+	c->mm.chains = 0;
 	c->khr.robust = 0;
 	c->nv.robust = 0;
 	c->bf16.dot = 0;
+	c->cm2.reductions = 0;
+	c->cm2.conversions = 0;
+	c->cm2.perElement = 0;
 }
 */
 import "C"
@@ -319,10 +316,17 @@ func (d *Device) createDevice() error {
 	}
 	C.gml_keep_wanted(fc, robust)
 	var exts []string
-	for _, e := range []string{"VK_KHR_shader_float16_int8", "VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix", "VK_KHR_shader_bfloat16"} {
+	for _, e := range []string{"VK_KHR_shader_float16_int8", "VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix", "VK_KHR_shader_bfloat16", "VK_NV_cooperative_matrix2"} {
 		if in.extensions[e] {
 			exts = append(exts, e+"\x00")
 		}
+	}
+	// 16-bit storage and the Vulkan memory model are core from 1.1 and 1.2.
+	if in.apiVersion < vk.MakeVersion(1, 1, 0) && in.extensions["VK_KHR_16bit_storage"] {
+		exts = append(exts, "VK_KHR_16bit_storage\x00")
+	}
+	if in.apiVersion < vk.MakeVersion(1, 2, 0) && in.extensions["VK_KHR_vulkan_memory_model"] {
+		exts = append(exts, "VK_KHR_vulkan_memory_model\x00")
 	}
 	prio := []float32{1}
 	info := &vk.DeviceCreateInfo{
@@ -348,7 +352,7 @@ func (d *Device) createDevice() error {
 		if err := check(vk.CreateDevice(d.pd, info, nil, &dev), "vkCreateDevice on "+in.Name); err != nil {
 			return fmt.Errorf("%w: %v", ErrNoVulkan, err)
 		}
-		d.Info.CoopMatKHR, d.Info.CoopMatNV, d.Info.BF16 = nil, nil, false
+		d.Info.CoopMatKHR, d.Info.CoopMatNV, d.Info.BF16, d.Info.CoopMat2MaxWorkgroup = nil, nil, false, 0
 	}
 	d.dev = dev
 	var q vk.Queue

@@ -29,20 +29,24 @@ func (s CoopMatShape) String() string {
 // Info describes one Vulkan physical device: what `gml devices` prints and what the
 // backend consults when it picks shader variants.
 type Info struct {
-	Index        int    // position in the loader's enumeration (what GML_VK_DEVICE=N selects)
-	Name         string // e.g. "NVIDIA H200"
-	Type         string // discrete, integrated, virtual, cpu or other
-	Driver       string // driver name and version string
-	APIVersion   string // highest Vulkan version the device supports, e.g. "1.3.255"
-	apiVersion   uint32
-	VendorID     uint32
-	DeviceID     uint32
-	Heaps        []Heap
-	FP16         bool // shaderFloat16
-	BF16         bool // VK_KHR_shader_bfloat16 with bfloat16 cooperative matrices
-	CoopMatKHR   []CoopMatShape
-	CoopMatNV    []CoopMatShape
-	SubgroupSize uint32
+	Index      int    // position in the loader's enumeration (what GML_VK_DEVICE=N selects)
+	Name       string // e.g. "NVIDIA H200"
+	Type       string // discrete, integrated, virtual, cpu or other
+	Driver     string // driver name and version string
+	APIVersion string // highest Vulkan version the device supports, e.g. "1.3.255"
+	apiVersion uint32
+	VendorID   uint32
+	DeviceID   uint32
+	Heaps      []Heap
+	FP16       bool // shaderFloat16
+	BF16       bool // VK_KHR_shader_bfloat16 with bfloat16 cooperative matrices
+	CoopMatKHR []CoopMatShape
+	CoopMatNV  []CoopMatShape
+	// CoopMat2MaxWorkgroup is the largest workgroup for workgroup-scope cooperative
+	// matrices through VK_NV_cooperative_matrix2 (with tensor addressing and flexible
+	// dimensions); 0 when the device lacks them.
+	CoopMat2MaxWorkgroup uint32
+	SubgroupSize         uint32
 	// MaxAllocation is maxMemoryAllocationSize: the largest single device allocation.
 	MaxAllocation uint64
 	// MaxStorageBufferRange bounds the size of one storage-buffer binding.
@@ -121,11 +125,19 @@ func (in Info) rows() [][2]string {
 		{"bf16", yesNo(in.BF16)},
 		{"KHR cooperative matrix", shapesText(in.CoopMatKHR)},
 		{"NV cooperative matrix", shapesText(in.CoopMatNV)},
+		{"NV cooperative matrix 2", coopMat2Text(in.CoopMat2MaxWorkgroup)},
 		{"subgroup size", fmt.Sprint(in.SubgroupSize)},
 		{"max allocation", FormatBytes(in.MaxAllocation)},
 		{"max storage buffer", FormatBytes(in.MaxStorageBufferRange)},
 		{"shared memory", FormatBytes(uint64(in.SharedMemory))},
 	}
+}
+
+func coopMat2Text(maxWorkgroup uint32) string {
+	if maxWorkgroup == 0 {
+		return "no"
+	}
+	return fmt.Sprintf("workgroup scope up to %d invocations, tensor addressing", maxWorkgroup)
 }
 
 // String renders the device as an aligned two-column table.

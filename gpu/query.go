@@ -4,15 +4,13 @@ package gpu
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "vkchain.h"
 
-typedef struct { int32_t sType; void *pNext; uint32_t features[55]; } gml_features2;
-typedef struct { int32_t sType; void *pNext; uint32_t shaderFloat16, shaderInt8; } gml_f16i8_features;
-typedef struct { int32_t sType; void *pNext; uint32_t coopmat, robust; } gml_coopmat_features;
-typedef struct { int32_t sType; void *pNext; uint32_t type, dot, coopmat; } gml_bf16_features;
 typedef struct { int32_t sType; void *pNext; uint32_t subgroupSize, stages, ops, quad; } gml_subgroup_props;
 typedef struct { int32_t sType; void *pNext; uint32_t maxPerSetDescriptors; uint64_t maxMemoryAllocationSize; } gml_maint3_props;
 typedef struct { int32_t sType; void *pNext; uint32_t driverID; char name[256]; char info[256]; uint8_t conformance[4]; } gml_driver_props;
 typedef struct { int32_t sType; void *pNext; uint8_t props[1024]; } gml_props2;
+typedef struct { int32_t sType; void *pNext; uint32_t maxWorkgroup, maxFlexibleDimension, reservedShared; } gml_coopmat2_props;
 typedef struct { int32_t sType; void *pNext; uint32_t m, n, k, a, b, c, d, scope; } gml_coopmat_nv;
 typedef struct { int32_t sType; void *pNext; uint32_t m, n, k, a, b, c, result, saturating, scope; } gml_coopmat_khr;
 
@@ -23,37 +21,16 @@ static int32_t gml_call_coop(void *fn, void *pd, uint32_t *count, void *props) {
 	return ((gml_coop_t)fn)(pd, count, props);
 }
 
-// The device features gml enables, queried and then chained into vkCreateDevice.
-typedef struct {
-	gml_features2 f2;
-	gml_f16i8_features f16;
-	gml_coopmat_features khr;
-	gml_coopmat_features nv;
-	gml_bf16_features bf16;
-} gml_feature_chain;
-
-static void gml_chain_features(gml_feature_chain *c, int khr, int nv, int bf16) {
-	memset(c, 0, sizeof(*c));
-	c->f2.sType = 1000059000;   // PHYSICAL_DEVICE_FEATURES_2
-	c->f16.sType = 1000082000;  // PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES
-	c->khr.sType = 1000506000;  // PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR
-	c->nv.sType = 1000249000;   // PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV
-	c->bf16.sType = 1000141000; // PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
-	void **next = &c->f2.pNext;
-	*next = &c->f16; next = &c->f16.pNext;
-	if (khr) { *next = &c->khr; next = &c->khr.pNext; }
-	if (nv) { *next = &c->nv; next = &c->nv.pNext; }
-	if (bf16) { *next = &c->bf16; next = &c->bf16.pNext; }
-}
 
 typedef struct {
 	gml_props2 p2;
 	gml_subgroup_props sub;
 	gml_maint3_props m3;
 	gml_driver_props drv;
+	gml_coopmat2_props cm2;
 } gml_prop_chain;
 
-static void gml_chain_props(gml_prop_chain *c, int driver) {
+static void gml_chain_props(gml_prop_chain *c, int driver, int cm2) {
 	memset(c, 0, sizeof(*c));
 	c->p2.sType = 1000059001;  // PHYSICAL_DEVICE_PROPERTIES_2
 	c->sub.sType = 1000094000; // PHYSICAL_DEVICE_SUBGROUP_PROPERTIES
@@ -61,7 +38,10 @@ static void gml_chain_props(gml_prop_chain *c, int driver) {
 	c->drv.sType = 1000196000; // PHYSICAL_DEVICE_DRIVER_PROPERTIES
 	c->p2.pNext = &c->sub;
 	c->sub.pNext = &c->m3;
-	if (driver) c->m3.pNext = &c->drv;
+	c->cm2.sType = 1000593002; // PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV
+	void **next = &c->m3.pNext;
+	if (driver) { *next = &c->drv; next = &c->drv.pNext; }
+	if (cm2) { *next = &c->cm2; next = &c->cm2.pNext; }
 }
 */
 import "C"
@@ -187,7 +167,7 @@ func queryInfo(inst vk.Instance, pd vk.PhysicalDevice, index int) (Info, error) 
 	}
 	pc := (*C.gml_prop_chain)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gml_prop_chain{}))))
 	defer C.free(unsafe.Pointer(pc))
-	C.gml_chain_props(pc, boolInt(props.ApiVersion >= vk.MakeVersion(1, 2, 0) || in.extensions["VK_KHR_driver_properties"]))
+	C.gml_chain_props(pc, boolInt(props.ApiVersion >= vk.MakeVersion(1, 2, 0) || in.extensions["VK_KHR_driver_properties"]), boolInt(in.extensions["VK_NV_cooperative_matrix2"]))
 	C.gml_call_get2(get2, unsafe.Pointer(pd), unsafe.Pointer(pc))
 	in.SubgroupSize = uint32(pc.sub.subgroupSize)
 	in.MaxAllocation = uint64(pc.m3.maxMemoryAllocationSize)
@@ -207,6 +187,11 @@ func queryInfo(inst vk.Instance, pd vk.PhysicalDevice, index int) (Info, error) 
 		in.CoopMatNV = coopShapes(inst, pd, false)
 	}
 	in.BF16 = in.extensions["VK_KHR_shader_bfloat16"] && fc.bf16._type != 0 && fc.bf16.coopmat != 0
+	// Workgroup-scope matrices loaded through tensor layouts, from 16-bit buffers.
+	if in.extensions["VK_NV_cooperative_matrix2"] && fc.cm2.workgroupScope != 0 && fc.cm2.flexibleDimensions != 0 &&
+		fc.cm2.tensorAddressing != 0 && fc.khr.coopmat != 0 && fc.s16.storageBuffer16 != 0 && in.FP16 {
+		in.CoopMat2MaxWorkgroup = uint32(pc.cm2.maxWorkgroup)
+	}
 	return in, nil
 }
 
@@ -214,8 +199,10 @@ func queryInfo(inst vk.Instance, pd vk.PhysicalDevice, index int) (Info, error) 
 // structures whose extensions the device has linked in. The caller frees it.
 func queryFeatures(feat2 unsafe.Pointer, pd vk.PhysicalDevice, in Info) *C.gml_feature_chain {
 	fc := (*C.gml_feature_chain)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gml_feature_chain{}))))
-	C.gml_chain_features(fc, boolInt(in.extensions["VK_KHR_cooperative_matrix"]),
-		boolInt(in.extensions["VK_NV_cooperative_matrix"]), boolInt(in.extensions["VK_KHR_shader_bfloat16"]))
+	C.gml_chain_features(fc, boolInt(in.apiVersion >= vk.MakeVersion(1, 1, 0) || in.extensions["VK_KHR_16bit_storage"]),
+		boolInt(in.apiVersion >= vk.MakeVersion(1, 2, 0) || in.extensions["VK_KHR_vulkan_memory_model"]),
+		boolInt(in.extensions["VK_KHR_cooperative_matrix"]), boolInt(in.extensions["VK_NV_cooperative_matrix"]),
+		boolInt(in.extensions["VK_KHR_shader_bfloat16"]), boolInt(in.extensions["VK_NV_cooperative_matrix2"]))
 	C.gml_call_get2(feat2, unsafe.Pointer(pd), unsafe.Pointer(fc))
 	return fc
 }
