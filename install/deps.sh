@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   gcc pkg-config                       # cgo (Vulkan loader, OpenBLAS)
   libvulkan-dev libvulkan1 mesa-vulkan-drivers glslc   # Vulkan backend, lavapipe for tests
+  spirv-tools                          # spirv-val checks the SPIR-V our generator writes
   libopenblas-dev                      # the CPU backend's sgemm reference and fast path
   python3-jupyter-client python3-jupyter-kernel-test jupyter-nbconvert python3-nbclient
   python3-nbformat python3-onnx        # notebook validation, ONNX test-data tooling
