@@ -4,8 +4,9 @@ import "github.com/gml-dev/gml/tensor"
 
 // FLOPs estimates the floating-point operations node n performs, for the profiler's
 // GFLOP/s column: 2·M·N·K per matmul, 2·(output elements)·(kernel volume)·(in channels
-// per group) per convolution, 2·Tq·Tk·(D+Dv) per attention head, and one per output
-// element for everything else.
+// per group) per convolution, 2·Tq·Tk·(D+Dv) per attention head (and per pass of its
+// fused gradient, which recomputes the scores), and one per output element for
+// everything else.
 func FLOPs(n *tensor.Node) float64 {
 	out := float64(n.Shape().Size())
 	switch n.Op() {
@@ -22,6 +23,21 @@ func FLOPs(n *tensor.Node) float64 {
 		bh := float64(q.Size() / (q[len(q)-2] * q[len(q)-1]))
 		tq, tk := float64(q[len(q)-2]), float64(k[len(k)-2])
 		return 2 * bh * tq * tk * float64(q[len(q)-1]+v[len(v)-1])
+	case tensor.OpAttentionGrad:
+		// Every pass recomputes q kᵀ; the ∂q pass adds dO vᵀ and dS k, the ∂k|∂v pass
+		// dO vᵀ, pᵀ dO and dSᵀ q. Input 2 is o (statistics pass) or v: Dv either way.
+		q, k, v := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
+		bh := float64(q.Size() / (q[len(q)-2] * q[len(q)-1]))
+		tq, tk := float64(q[len(q)-2]), float64(k[len(k)-2])
+		d, dv := float64(q[len(q)-1]), float64(v[len(v)-1])
+		per := d
+		switch n.Attr().(tensor.AttentionGradAttr).Output {
+		case tensor.AttentionGradQ:
+			per = 2*d + dv
+		case tensor.AttentionGradKV:
+			per = 2*d + 2*dv
+		}
+		return 2 * bh * tq * tk * per
 	case tensor.OpConv, tensor.OpConvTranspose, tensor.OpConvFilterGrad:
 		// Weight shape (O, I/groups, k...): every output element of a forward conv costs
 		// 2·(I/groups)·k... ; the transposed and filter-gradient convs do the same work
