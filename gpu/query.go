@@ -14,6 +14,13 @@ typedef struct { int32_t sType; void *pNext; uint32_t maxWorkgroup, maxFlexibleD
 typedef struct { int32_t sType; void *pNext; uint32_t m, n, k, a, b, c, d, scope; } gml_coopmat_nv;
 typedef struct { int32_t sType; void *pNext; uint32_t m, n, k, a, b, c, result, saturating, scope; } gml_coopmat_khr;
 
+// VkExtensionProperties, filled by vkEnumerateDeviceExtensionProperties.
+typedef struct { char name[256]; uint32_t spec; } gml_ext_props;
+typedef int32_t (*gml_enum_ext_t)(void *pd, const char *layer, uint32_t *n, gml_ext_props *out);
+static int32_t gml_device_extensions(void *fn, void *pd, uint32_t *n, gml_ext_props *out) {
+	return ((gml_enum_ext_t)fn)(pd, NULL, n, out);
+}
+
 typedef void (*gml_get2_t)(void *pd, void *out);
 typedef int32_t (*gml_coop_t)(void *pd, uint32_t *count, void *props);
 static void gml_call_get2(void *fn, void *pd, void *out) { ((gml_get2_t)fn)(pd, out); }
@@ -140,13 +147,19 @@ func queryInfo(inst vk.Instance, pd vk.PhysicalDevice, index int) (Info, error) 
 		TimestampPeriod:       props.Limits.TimestampPeriod,
 		extensions:            map[string]bool{},
 	}
-	var n uint32
-	vk.EnumerateDeviceExtensionProperties(pd, "", &n, nil)
-	exts := make([]vk.ExtensionProperties, n)
-	vk.EnumerateDeviceExtensionProperties(pd, "", &n, exts)
-	for _, e := range exts[:n] {
-		e.Deref()
-		in.extensions[vk.ToString(e.ExtensionName[:])] = true
+	// Through our own C call: goki/vulkan's wrapper copies the output array into C memory
+	// that a finalizer may free while the driver writes it.
+	if fn := instanceProc(inst, "vkEnumerateDeviceExtensionProperties"); fn != nil {
+		var n C.uint32_t
+		if C.gml_device_extensions(fn, unsafe.Pointer(pd), &n, nil) == 0 && n > 0 {
+			exts := (*C.gml_ext_props)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.gml_ext_props{}))))
+			defer C.free(unsafe.Pointer(exts))
+			if C.gml_device_extensions(fn, unsafe.Pointer(pd), &n, exts) >= 0 {
+				for _, e := range unsafe.Slice(exts, n) {
+					in.extensions[C.GoString(&e.name[0])] = true
+				}
+			}
+		}
 	}
 	var mp vk.PhysicalDeviceMemoryProperties
 	vk.GetPhysicalDeviceMemoryProperties(pd, &mp)
