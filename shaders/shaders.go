@@ -30,6 +30,11 @@ func Has(name string) bool {
 			return true
 		}
 	}
+	for _, c := range Generated {
+		if c.Name() == name {
+			return true
+		}
+	}
 	return false
 }
 

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/gml-dev/gml/shaders/cm2"
 )
 
 // TestSPIRVFresh recompiles every variant and compares it with the committed SPIR-V.
@@ -29,6 +31,29 @@ func TestSPIRVFresh(t *testing.T) {
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("spv/%s.spv is stale: run `go generate ./shaders`", v.Name)
+			}
+		})
+	}
+}
+
+// TestGeneratedFresh regenerates every module of Generated and compares it with the
+// committed SPIR-V byte for byte.
+func TestGeneratedFresh(t *testing.T) {
+	for _, c := range Generated {
+		t.Run(c.Name(), func(t *testing.T) {
+			got, err := cm2.Generate(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := SPIRV(c.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("spv/%s.spv is stale: run `go generate ./shaders`", c.Name())
+			}
+			if !Has(c.Name()) {
+				t.Errorf("Has(%q) is false for a generated module", c.Name())
 			}
 		})
 	}

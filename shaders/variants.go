@@ -1,5 +1,7 @@
 package shaders
 
+import "github.com/gml-dev/gml/shaders/cm2"
+
 // Variant is one compiled SPIR-V module: a source file in src/ and the defines it is
 // compiled with.
 type Variant struct {
@@ -40,4 +42,18 @@ var Variants = []Variant{
 	{Name: "compare", Source: "compare.comp"},
 	{Name: "dropout", Source: "dropout.comp"},
 	{Name: "scan", Source: "scan.comp"},
+}
+
+// Generated lists the modules that Go generators write instead of glslc: the
+// VK_NV_cooperative_matrix2 matrix products of shaders/cm2 (workgroup-scope
+// cooperative matrices with tensor-layout loads; same bindings and push constants
+// as matmul_coop.comp), named matmul_cm2_ELEM_BMxBNxBK. Their requirements on the
+// device and on operand alignment are in cm2's package doc.
+var Generated = []cm2.Config{
+	{Elem: "f16", BM: 128, BN: 128, BK: 32, Threads: 256, Unroll: 4},
+	{Elem: "f16", BM: 128, BN: 256, BK: 32, Threads: 256, Unroll: 4},
+	{Elem: "f16", BM: 128, BN: 256, BK: 64, Threads: 256, Unroll: 2},
+	{Elem: "bf16", BM: 128, BN: 128, BK: 32, Threads: 256, Unroll: 4},
+	{Elem: "bf16", BM: 128, BN: 256, BK: 32, Threads: 256, Unroll: 4},
+	{Elem: "bf16", BM: 128, BN: 256, BK: 64, Threads: 256, Unroll: 2},
 }

@@ -50,6 +50,7 @@ const (
 	OpDecorate                   Op = 71
 	OpMemberDecorate             Op = 72
 	OpCompositeExtract           Op = 81
+	OpFConvert                   Op = 115
 	OpIAdd                       Op = 128
 	OpFAdd                       Op = 129
 	OpISub                       Op = 130
@@ -68,6 +69,8 @@ const (
 	OpULessThanEqual             Op = 178
 	OpFOrdEqual                  Op = 180
 	OpFUnordNotEqual             Op = 183
+	OpBitwiseOr                  Op = 197
+	OpBitwiseAnd                 Op = 199
 	OpControlBarrier             Op = 224
 	OpPhi                        Op = 245
 	OpLoopMerge                  Op = 246
