@@ -316,21 +316,31 @@ func TestMatMulCoop(t *testing.T) {
 	d := openTest(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, in := range []DType{F16, BF16} {
-		if _, err := coopShader(d.Info, in); err != nil {
+		sub, err := coopShader(d.Info, in)
+		if err != nil {
 			t.Logf("%s: skipped on %s: %v", in, d.Info.Name, err)
 			continue
 		}
-		for _, c := range []MatMul{{M: 128, N: 128, K: 64}, {M: 77, N: 136, K: 40}, {M: 300, N: 264, K: 520, Batch: 2}, {M: 64, N: 64, K: 32, Beta: 1}} {
-			c.Input = in
-			if c.Batch == 0 {
-				c.Batch = 1
+		// The automatic choice (workgroup-scope matrices where the device has them) and
+		// the subgroup-scope shader forced.
+		for _, shader := range []string{"", sub} {
+			cases := []MatMul{{M: 128, N: 128, K: 64}, {M: 77, N: 136, K: 40}, {M: 300, N: 264, K: 520, Batch: 2}, {M: 64, N: 64, K: 32, Beta: 1}, {M: 256, N: 512, K: 256}}
+			if _, _, _, ok := coopMat2Shader(d.Info, MatMul{M: 1, N: 1, Batch: 1, Input: in}, mmPush{}); ok && shader == "" {
+				// Only tensor-addressed loads take sizes that are not multiples of 8.
+				cases = append(cases, MatMul{M: 50, N: 70, K: 33}, MatMul{M: 136, N: 264, K: 75, Batch: 3, Beta: 0.5})
 			}
-			t.Run(fmt.Sprintf("%s_M%d_N%d_K%d_b%d", in, c.M, c.N, c.K, c.Batch), func(t *testing.T) {
-				got, want := runMatMul(t, d, c, r)
-				if e := relErr(got, want); e > 1e-3 {
-					t.Errorf("relative error %.3g > 1e-3", e)
+			for _, c := range cases {
+				c.Input, c.Shader = in, shader
+				if c.Batch == 0 {
+					c.Batch = 1
 				}
-			})
+				t.Run(fmt.Sprintf("%s_M%d_N%d_K%d_b%d_%s", in, c.M, c.N, c.K, c.Batch, shader), func(t *testing.T) {
+					got, want := runMatMul(t, d, c, r)
+					if e := relErr(got, want); e > 1e-3 {
+						t.Errorf("relative error %.3g > 1e-3", e)
+					}
+				})
+			}
 		}
 	}
 }

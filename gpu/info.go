@@ -46,6 +46,8 @@ type Info struct {
 	// matrices through VK_NV_cooperative_matrix2 (with tensor addressing and flexible
 	// dimensions); 0 when the device lacks them.
 	CoopMat2MaxWorkgroup uint32
+	// CoopMat2MaxDimension bounds the rows and columns of those matrices.
+	CoopMat2MaxDimension uint32
 	SubgroupSize         uint32
 	// MaxAllocation is maxMemoryAllocationSize: the largest single device allocation.
 	MaxAllocation uint64
@@ -125,7 +127,7 @@ func (in Info) rows() [][2]string {
 		{"bf16", yesNo(in.BF16)},
 		{"KHR cooperative matrix", shapesText(in.CoopMatKHR)},
 		{"NV cooperative matrix", shapesText(in.CoopMatNV)},
-		{"NV cooperative matrix 2", coopMat2Text(in.CoopMat2MaxWorkgroup)},
+		{"NV cooperative matrix 2", coopMat2Text(in.CoopMat2MaxWorkgroup, in.CoopMat2MaxDimension)},
 		{"subgroup size", fmt.Sprint(in.SubgroupSize)},
 		{"max allocation", FormatBytes(in.MaxAllocation)},
 		{"max storage buffer", FormatBytes(in.MaxStorageBufferRange)},
@@ -133,11 +135,11 @@ func (in Info) rows() [][2]string {
 	}
 }
 
-func coopMat2Text(maxWorkgroup uint32) string {
+func coopMat2Text(maxWorkgroup, maxDim uint32) string {
 	if maxWorkgroup == 0 {
 		return "no"
 	}
-	return fmt.Sprintf("workgroup scope up to %d invocations, tensor addressing", maxWorkgroup)
+	return fmt.Sprintf("workgroup scope up to %d invocations and %d rows, tensor addressing", maxWorkgroup, maxDim)
 }
 
 // String renders the device as an aligned two-column table.

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
+
+	vk "github.com/goki/vulkan"
 
 	"github.com/gml-dev/gml/shaders"
 )
@@ -252,6 +255,14 @@ func (r *Recorder) MatMul(p MatMul) error {
 		}
 		return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 	case F16, BF16:
+		if name, bm, bn, ok := coopMat2Shader(d.Info, p, push); ok {
+			k, err := d.Kernel(name, 3, 256)
+			if err != nil {
+				return err
+			}
+			groups := [3]uint32{ceilDiv(p.N, bn), ceilDiv(p.M, bm), uint32(p.Batch)}
+			return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
+		}
 		shader, err := coopShader(d.Info, p.Input)
 		if err != nil {
 			return err
@@ -324,6 +335,44 @@ func (r *Recorder) matMulSplitK(k *Kernel, p MatMul, push mmPush, groups [3]uint
 		return err
 	}
 	return r.reduceColumns(0, p.Batch, splits, slice, scratch, p.C, label)
+}
+
+// coopMat2Tile and coopMat2Small name the workgroup-scope (VK_NV_cooperative_matrix2)
+// variants for big and small products (see shaders/cm2); 256 invocations each.
+var (
+	coopMat2Tile  = "128x256x32"
+	coopMat2Small = "128x128x32"
+)
+
+// coopMat2Shader returns the workgroup-scope cooperative-matrix variant for p and its
+// output tile, when the device has VK_NV_cooperative_matrix2 (Vulkan 1.3) and p's
+// operands start on the 16-byte boundaries its tensor loads need; a Shader override
+// naming such a variant (matmul_cm2_...) picks it. ok is false otherwise, and the
+// subgroup-scope shader runs.
+func coopMat2Shader(in Info, p MatMul, push mmPush) (name string, bm, bn uint32, ok bool) {
+	prefix := "matmul_cm2_" + p.Input.String() + "_"
+	switch {
+	case p.Shader != "" && !strings.HasPrefix(p.Shader, "matmul_cm2_"):
+		return "", 0, 0, false
+	case p.Shader != "":
+		name = p.Shader
+	case ceilDiv(p.M, 128)*ceilDiv(p.N, 128)*uint32(p.Batch) < 256:
+		name = prefix + coopMat2Small
+	default:
+		name = prefix + coopMat2Tile
+	}
+	var bk uint32
+	if _, err := fmt.Sscanf(strings.TrimPrefix(name, prefix), "%dx%dx%d", &bm, &bn, &bk); err != nil || !shaders.Has(name) {
+		return "", 0, 0, false
+	}
+	if in.CoopMat2MaxWorkgroup < 256 || in.CoopMat2MaxDimension < max(bm, bn, bk) || in.apiVersion < vk.MakeVersion(1, 3, 0) ||
+		(p.Input == BF16 && !in.BF16) || p.TransA || p.TransB {
+		return "", 0, 0, false
+	}
+	if push.offA%8 != 0 || push.offB%8 != 0 || push.offC%4 != 0 || push.sA%8 != 0 || push.sB%8 != 0 || push.sC%4 != 0 {
+		return "", 0, 0, false
+	}
+	return name, bm, bn, true
 }
 
 // coopShader picks the cooperative-matrix variant for the input type: the NV 16x8x16

@@ -203,7 +203,7 @@ func queryInfo(inst vk.Instance, pd vk.PhysicalDevice, index int) (Info, error) 
 	// Workgroup-scope matrices loaded through tensor layouts, from 16-bit buffers.
 	if in.extensions["VK_NV_cooperative_matrix2"] && fc.cm2.workgroupScope != 0 && fc.cm2.flexibleDimensions != 0 &&
 		fc.cm2.tensorAddressing != 0 && fc.khr.coopmat != 0 && fc.s16.storageBuffer16 != 0 && in.FP16 {
-		in.CoopMat2MaxWorkgroup = uint32(pc.cm2.maxWorkgroup)
+		in.CoopMat2MaxWorkgroup, in.CoopMat2MaxDimension = uint32(pc.cm2.maxWorkgroup), uint32(pc.cm2.maxFlexibleDimension)
 	}
 	return in, nil
 }
