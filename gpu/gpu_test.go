@@ -321,11 +321,16 @@ func TestMatMulCoop(t *testing.T) {
 			t.Logf("%s: skipped on %s: %v", in, d.Info.Name, err)
 			continue
 		}
-		// The automatic choice (workgroup-scope matrices where the device has them) and
-		// the subgroup-scope shader forced.
-		for _, shader := range []string{"", sub} {
+		// The subgroup-scope shader at every size, and the workgroup-scope one forced
+		// where the device has it (it is chosen automatically for big products only).
+		shaders := []string{sub}
+		cm2 := "matmul_cm2_" + in.String() + "_" + coopMat2Tile
+		if _, _, _, ok := coopMat2Shader(d.Info, MatMul{M: 1, N: 1, Batch: 1, Input: in, Shader: cm2}, mmPush{}); ok {
+			shaders = append(shaders, cm2)
+		}
+		for _, shader := range shaders {
 			cases := []MatMul{{M: 128, N: 128, K: 64}, {M: 77, N: 136, K: 40}, {M: 300, N: 264, K: 520, Batch: 2}, {M: 64, N: 64, K: 32, Beta: 1}, {M: 256, N: 512, K: 256}}
-			if _, _, _, ok := coopMat2Shader(d.Info, MatMul{M: 1, N: 1, Batch: 1, Input: in}, mmPush{}); ok && shader == "" {
+			if shader == cm2 {
 				// Only tensor-addressed loads take sizes that are not multiples of 8.
 				cases = append(cases, MatMul{M: 50, N: 70, K: 33}, MatMul{M: 136, N: 264, K: 75, Batch: 3, Beta: 0.5})
 			}
