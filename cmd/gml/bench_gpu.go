@@ -75,7 +75,10 @@ func benchGPUMatMul(args []string) error {
 	sizes := fs.String("n", "1024,4096,8192", "matrix sizes")
 	types := fs.String("types", "f32,f16,bf16", "input types")
 	reps := fs.Int("reps", 20, "timed products per case (median reported)")
-	warm := fs.Duration("warmup", time.Second, "warm-up time per case, so clocks settle")
+	// On the H200 a workgroup-scope cooperative-matrix pipeline runs about 5x slower for
+	// its first 1-4 seconds on a machine (the driver seems to swap in better code, then
+	// caches it on disk), hence a long default warm-up.
+	warm := fs.Duration("warmup", 5*time.Second, "warm-up time per case, so clocks and pipelines settle")
 	layouts := fs.String("layout", "nn", "operand layouts: nn, nt (B transposed), tn (A transposed)")
 	tilesF32 := fs.String("tiles-f32", "", "f32 tiles to try, \"BM,BN,BK,TM,TN[,WarpN];...\" (best reported)")
 	tilesCoop := fs.String("tiles-coop", "", "f16/bf16 tiles to try, \"BM,BN,BK,WM,WN[,GroupM];...\" (best reported)")
@@ -236,9 +239,8 @@ func prepareMatMul(d *gpu.Device, in gpu.DType, n int) (*mmCase, error) {
 }
 
 // time returns the median TFLOP/s over reps products recorded into one command buffer,
-// after warming up for warm and once two such medians agree, with A or B read
-// transposed when tA or tB is set. It checks 64 sampled outputs against a float64 dot
-// product.
+// after warming up for warm, with A or B read transposed when tA or tB is set. It checks
+// 64 sampled outputs against a float64 dot product.
 func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, tA, tB bool, reps int, warm time.Duration) (float64, error) {
 	n := c.n
 	p := gpu.MatMul{M: n, N: n, K: n, A: c.bufs[0], B: c.bufs[1], C: c.bufs[2], Input: c.in, Tile: tile, TransA: tA, TransB: tB}
@@ -261,35 +263,14 @@ func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, tA, tB bool,
 		}
 		return rec.Submit()
 	}
-	median := func(tm []gpu.Timing) float64 {
-		ns := make([]float64, len(tm))
-		for i, t := range tm {
-			ns[i] = t.Ns
-		}
-		sort.Float64s(ns)
-		return ns[len(ns)/2]
-	}
 	for start := time.Now(); time.Since(start) < warm; {
 		if _, err := run(reps); err != nil {
 			return 0, err
 		}
 	}
-	// Steady state: measure until two medians in a row agree within 3% (at most eight
-	// rounds). On the H200 the first rounds of a workgroup-scope cooperative-matrix
-	// shader sometimes run 5x slower for a second or more after its pipeline is made
-	// (the driver appears to swap in better code later), whatever the warm-up.
-	var last float64
-	for round := 0; round < 8; round++ {
-		tm, err := run(reps)
-		if err != nil {
-			return 0, err
-		}
-		m := median(tm)
-		if round > 0 && math.Abs(m-last) <= 0.03*last {
-			last = m
-			break
-		}
-		last = m
+	tm, err := run(reps)
+	if err != nil {
+		return 0, err
 	}
 	out := make([]float32, n*n)
 	if err := d.Download(gpu.Copy{Buf: c.bufs[2], Data: gpu.Float32Bytes(out)}); err != nil {
@@ -315,5 +296,10 @@ func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, tA, tB bool,
 			return 0, fmt.Errorf("wrong result at (%d,%d): %g, want %g", i, j, out[i*n+j], want)
 		}
 	}
-	return 2 * float64(n) * float64(n) * float64(n) / last / 1e3, nil
+	ns := make([]float64, len(tm))
+	for i, t := range tm {
+		ns[i] = t.Ns
+	}
+	sort.Float64s(ns)
+	return 2 * float64(n) * float64(n) * float64(n) / ns[len(ns)/2] / 1e3, nil
 }
