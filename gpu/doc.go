@@ -71,17 +71,27 @@
 //     on the CPU and counts them (GML_LOG_DEVICE=1 logs them;
 //     testdata/ops_without_shader.txt lists the ops with no shader at all).
 //   - Matrix products in tiers. f32: a matrix-vector shader when the left operand has at
-//     most 8 rows; otherwise a tiled shader (64x64, 128x64 or 128x128 outputs per
-//     workgroup, chosen by how many 128x128 tiles the output has and the device's
-//     workgroup limit), with vec4 loads when strides allow, and split-K (slices of K into
-//     scratch, then a summing pass) when the output has too few tiles to fill the GPU.
-//     f16 and bf16 inputs (Device-level MatMul, used by `gml bench gpu-matmul`) use NV
-//     cooperative matrices (16x8x16, 1.55x the 16x16x16 rate on the H200) with f32
-//     accumulation; bf16 inputs are widened to f16 while staged in shared memory, because
-//     Debian's glslc cannot emit KHR cooperative matrices or bfloat16 types. That is exact
-//     for bf16 values inside f16's range (about 6e-5 to 65504). Graph MatMul nodes are f32.
+//     most 8 rows; otherwise a tiled shader with double-buffered shared slabs, its tile
+//     chosen by how many 128x128 tiles the output has and by operand layout (8x4 outputs
+//     per thread for plain operands, 8x8 for transposed ones, measured per layout), the
+//     first that fits the device; vec4 loads when strides allow; split-K (slices of K
+//     into scratch, then a column-reduction pass) when the output has too few tiles to
+//     fill the GPU. f16 and bf16 inputs (Device-level MatMul, used by `gml bench
+//     gpu-matmul`): on devices with VK_NV_cooperative_matrix2, big products use
+//     workgroup-scope cooperative matrices loaded through tensor layouts (SPIR-V written
+//     by shaders/cm2, since glslc cannot compile them; native bf16 there); otherwise,
+//     and for products of fewer than 256 128x128 tiles, NV subgroup cooperative
+//     matrices (16x8x16, 1.55x the 16x16x16 rate on the H200) staged in shared memory by
+//     the shader, where bf16 is widened to f16 (exact inside f16's range, about 6e-5 to
+//     65504). Both accumulate in f32. Graph MatMul nodes are f32.
 //   - Shaders (package shaders) take tile sizes as specialisation constants; pipelines are
-//     cached per variant and constants. Tile loops carry [[unroll]]: without it NVIDIA's
-//     compiler kept accumulator arrays in local memory (f16 matmul 34 TFLOP/s, 165 with it).
+//     cached per variant and constants. Tile loops carry [[unroll]] and have no early
+//     exits: a loop glslc leaves rolled puts the register arrays it indexes in local
+//     memory (f16 matmul 34 TFLOP/s without unrolling, f32 8x8 tiles 2.3 with a
+//     `continue` in the store loop). The two big f32 tiles are also compiled in.
+//   - A new workgroup-scope cooperative-matrix pipeline runs about 5x slower for its
+//     first 1-4 seconds on the H200, then at full speed, and at full speed at once in
+//     later processes: the driver appears to replace its first code and cache the
+//     result on disk. Benchmarks warm up for 5 s.
 //   - Measured results and the tuning history are in PERF.md.
 package gpu
