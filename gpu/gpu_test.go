@@ -293,6 +293,11 @@ func TestMatMulF32(t *testing.T) {
 		{M: 200, N: 260, K: 41, TransB: true, Tile: &w4},
 		{M: 130, N: 250, K: 70, Tile: &w16},
 		{M: 96, N: 200, K: 36, TransA: true, TransB: true, Tile: &w16},
+		// Enough 128x128 output tiles for the big tiles (compiled-in variants) where the
+		// device fits them, per operand layout; lavapipe falls back to smaller tiles.
+		{M: 2048, N: 2048, K: 24},
+		{M: 2048, N: 2056, K: 20, TransA: true},
+		{M: 2056, N: 2048, K: 28, TransB: true},
 		// Few output tiles and a long K: split-K with a summing pass.
 		{M: 32, N: 128, K: 784},
 		{M: 20, N: 30, K: 1000, Batch: 2, TransA: true},
