@@ -82,7 +82,7 @@ type Device struct {
 
 	fn vkFuncs // the functions called through our own C shims
 
-	// Deferred small uploads (transfer.go).
+	// Deferred uploads (transfer.go).
 	pend     *staging
 	pending  []pendingCopy
 	pendUsed uint64
@@ -265,6 +265,8 @@ func openOn(inst vk.Instance, want string) (*Device, error) {
 		return nil, err
 	}
 	if err := d.init(); err != nil {
+		// Open destroys the instance on error; Close must not do it too.
+		d.inst = nil
 		d.Close()
 		return nil, err
 	}
@@ -321,10 +323,8 @@ func (d *Device) createDevice() error {
 			exts = append(exts, e+"\x00")
 		}
 	}
-	// 16-bit storage and the Vulkan memory model are core from 1.1 and 1.2.
-	if in.apiVersion < vk.MakeVersion(1, 1, 0) && in.extensions["VK_KHR_16bit_storage"] {
-		exts = append(exts, "VK_KHR_16bit_storage\x00")
-	}
+	// The Vulkan memory model is core from 1.2 (16-bit storage from 1.1, which Open
+	// requires).
 	if in.apiVersion < vk.MakeVersion(1, 2, 0) && in.extensions["VK_KHR_vulkan_memory_model"] {
 		exts = append(exts, "VK_KHR_vulkan_memory_model\x00")
 	}

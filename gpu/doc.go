@@ -43,10 +43,11 @@
 //     unsynchronised dispatch wrote, or writes what one read. A prepared segment is one
 //     Recording resubmitted by every run; its timestamped twin is recorded only when a run
 //     asks for a profile, so profiling off costs nothing.
-//   - Small uploads (up to 1 MiB in all: feeds, learning rates, step counters) are held in a
-//     host buffer and copied at the head of the next submission, so a training step's
-//     inputs and compute reach the GPU in one submit; any other transfer, a Free (the
-//     memory may be reused) or a one-shot command flushes them first.
+//   - Uploads of up to 64 MiB in all (feeds, a training batch, learning rates, step
+//     counters) are held in a host buffer and copied at the head of the next submission,
+//     so a training step's inputs and compute reach the GPU in one submit; any other
+//     transfer, a one-shot command, or a Free of memory one of them targets flushes them
+//     first. Large host copies are split over the cores.
 //   - Errors in the data: an index outside its axis (Gather, Embedding, TakeAlong,
 //     Scatter, ScatterAdd) fails the run with the CPU backend's words ("gpu: #3 gather
 //     f32[4 3]: index 12 out of range for an axis of size 10"). The shader reads such an

@@ -3,11 +3,14 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"github.com/gml-dev/gml/tensor"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	vk "github.com/goki/vulkan"
+
+	"github.com/gml-dev/gml/tensor"
 )
 
 // openTest opens the default device, skipping only when Vulkan is absent altogether.
@@ -330,7 +333,7 @@ func TestMatMulCoop(t *testing.T) {
 		// where the device has it (it is chosen automatically for big products only).
 		shaders := []string{sub}
 		cm2 := "matmul_cm2_" + in.String() + "_" + coopMat2Tile
-		if _, _, _, ok := coopMat2Shader(d.Info, MatMul{M: 1, N: 1, Batch: 1, Input: in, Shader: cm2}, mmPush{}); ok {
+		if _, _, _, err := coopMat2Shader(d.Info, MatMul{M: 1, N: 1, Batch: 1, Input: in, Shader: cm2}, mmPush{}); err == nil {
 			shaders = append(shaders, cm2)
 		}
 		for _, shader := range shaders {
@@ -379,6 +382,47 @@ func TestMatMulBadInput(t *testing.T) {
 	for _, c := range cases {
 		if err := rec.MatMul(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("MatMul(%+v): error %v, want one containing %q", c.p, err, c.want)
+		}
+	}
+}
+
+// TestCoopMat2Choice checks when the workgroup-scope shader is chosen, on a described
+// device rather than a real one (lavapipe has no cooperative matrices).
+func TestCoopMat2Choice(t *testing.T) {
+	h200 := Info{Name: "cm2 device", CoopMat2MaxWorkgroup: 256, CoopMat2MaxDimension: 1024, apiVersion: vk.MakeVersion(1, 3, 0), BF16: true}
+	plain := Info{Name: "plain device", apiVersion: vk.MakeVersion(1, 3, 0)}
+	big := MatMul{M: 4096, N: 4096, K: 64, Batch: 1, Input: F16}
+	with := func(p MatMul, f func(*MatMul)) MatMul { f(&p); return p }
+	cases := []struct {
+		name string
+		in   Info
+		p    MatMul
+		push mmPush
+		want string // shader name, "" for the subgroup-scope path
+		err  string
+	}{
+		{"big product", h200, big, mmPush{}, "matmul_cm2_f16_128x256x32", ""},
+		{"big bf16", h200, with(big, func(p *MatMul) { p.Input = BF16 }), mmPush{}, "matmul_cm2_bf16_128x256x32", ""},
+		{"small product", h200, with(big, func(p *MatMul) { p.M, p.N = 1024, 1024 }), mmPush{}, "", ""},
+		{"tile asked", h200, with(big, func(p *MatMul) { p.Tile = &tileCoop }), mmPush{}, "", ""},
+		{"subgroup shader asked", h200, with(big, func(p *MatMul) { p.Shader = "matmul_coop_f16_16x8x16" }), mmPush{}, "", ""},
+		{"no cm2 on the device", plain, big, mmPush{}, "", ""},
+		{"unaligned A", h200, big, mmPush{offA: 4}, "", ""},
+		{"forced at small size", h200, with(big, func(p *MatMul) { p.M, p.Shader = 64, "matmul_cm2_f16_128x256x32" }), mmPush{}, "matmul_cm2_f16_128x256x32", ""},
+		{"forced without cm2", plain, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_f16_128x256x32" }), mmPush{}, "", "lacks VK_NV_cooperative_matrix2"},
+		{"forced other type", h200, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_bf16_128x256x32" }), mmPush{}, "", "not for f16"},
+		{"forced unknown", h200, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_f16_64x64x16" }), mmPush{}, "", "no such shader"},
+		{"forced unaligned C", h200, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_f16_128x256x32" }), mmPush{offC: 2}, "", "16-byte boundaries"},
+	}
+	for _, c := range cases {
+		name, _, _, err := coopMat2Shader(c.in, c.p, c.push)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: error %v", c.name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+		case name != c.want:
+			t.Errorf("%s: shader %q, want %q", c.name, name, c.want)
 		}
 	}
 }

@@ -255,7 +255,11 @@ func (r *Recorder) MatMul(p MatMul) error {
 		}
 		return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 	case F16, BF16:
-		if name, bm, bn, ok := coopMat2Shader(d.Info, p, push); ok {
+		name, bm, bn, err := coopMat2Shader(d.Info, p, push)
+		if err != nil {
+			return err
+		}
+		if name != "" {
 			k, err := d.Kernel(name, 3, 256)
 			if err != nil {
 				return err
@@ -346,32 +350,44 @@ const coopMat2Tile = "128x256x32"
 // coopMat2Shader returns the workgroup-scope cooperative-matrix variant for p and its
 // output tile, for products of at least 256 tiles of 128x128 on a device with
 // VK_NV_cooperative_matrix2 (Vulkan 1.3) whose operands start on the 16-byte boundaries
-// its tensor loads need; a Shader override naming such a variant (matmul_cm2_...) picks
-// it at any size. ok is false otherwise, and the subgroup-scope shader runs.
-func coopMat2Shader(in Info, p MatMul, push mmPush) (name string, bm, bn uint32, ok bool) {
-	prefix := "matmul_cm2_" + p.Input.String() + "_"
+// its tensor loads need. It returns no name (and the subgroup-scope shader runs) for
+// other products, and when p asks for a subgroup-scope shader or tile. A Shader override
+// naming such a variant (matmul_cm2_...) picks it at any size, or fails with the
+// requirement it does not meet.
+func coopMat2Shader(in Info, p MatMul, push mmPush) (name string, bm, bn uint32, err error) {
+	forced := strings.HasPrefix(p.Shader, "matmul_cm2_")
 	switch {
-	case p.Shader != "" && !strings.HasPrefix(p.Shader, "matmul_cm2_"):
-		return "", 0, 0, false
-	case p.Shader != "":
+	case forced:
 		name = p.Shader
-	case ceilDiv(p.M, 128)*ceilDiv(p.N, 128)*uint32(p.Batch) < 256:
-		return "", 0, 0, false
+	case p.Shader != "" || p.Tile != nil || ceilDiv(p.M, 128)*ceilDiv(p.N, 128)*uint32(p.Batch) < 256:
+		return "", 0, 0, nil
 	default:
-		name = prefix + coopMat2Tile
+		name = "matmul_cm2_" + p.Input.String() + "_" + coopMat2Tile
 	}
+	var why string
+	prefix := "matmul_cm2_" + p.Input.String() + "_"
 	var bk uint32
-	if _, err := fmt.Sscanf(strings.TrimPrefix(name, prefix), "%dx%dx%d", &bm, &bn, &bk); err != nil || !shaders.Has(name) {
-		return "", 0, 0, false
+	switch _, scanErr := fmt.Sscanf(strings.TrimPrefix(name, prefix), "%dx%dx%d", &bm, &bn, &bk); {
+	case !shaders.Has(name):
+		why = "no such shader"
+	case scanErr != nil || !strings.HasPrefix(name, prefix):
+		why = "the shader is not for " + p.Input.String() + " inputs"
+	case in.CoopMat2MaxWorkgroup < 256 || in.CoopMat2MaxDimension < max(bm, bn, bk) || in.apiVersion < vk.MakeVersion(1, 3, 0):
+		why = in.Name + " lacks VK_NV_cooperative_matrix2 workgroup-scope matrices of that size (or Vulkan 1.3)"
+	case p.Input == BF16 && !in.BF16:
+		why = in.Name + " lacks bfloat16 cooperative matrices"
+	case p.TransA || p.TransB:
+		why = "transposed operands are not supported"
+	case push.offA%8 != 0 || push.offB%8 != 0 || push.offC%4 != 0 || p.Batch > 1 && (push.sA%8 != 0 || push.sB%8 != 0 || push.sC%4 != 0):
+		why = "operands must start on 16-byte boundaries (offsets and batch strides of A and B multiples of 8 elements, of C of 4)"
 	}
-	if in.CoopMat2MaxWorkgroup < 256 || in.CoopMat2MaxDimension < max(bm, bn, bk) || in.apiVersion < vk.MakeVersion(1, 3, 0) ||
-		(p.Input == BF16 && !in.BF16) || p.TransA || p.TransB {
-		return "", 0, 0, false
+	switch {
+	case why == "":
+		return name, bm, bn, nil
+	case forced:
+		return "", 0, 0, fmt.Errorf("%w: %s: %s", ErrUnsupported, name, why)
 	}
-	if push.offA%8 != 0 || push.offB%8 != 0 || push.offC%4 != 0 || p.Batch > 1 && (push.sA%8 != 0 || push.sB%8 != 0 || push.sC%4 != 0) {
-		return "", 0, 0, false
-	}
-	return name, bm, bn, true
+	return "", 0, 0, nil
 }
 
 // coopShader picks the cooperative-matrix variant for the input type: the NV 16x8x16

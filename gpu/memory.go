@@ -279,9 +279,15 @@ func (b *Buffer) Free() {
 		return
 	}
 	b.freed = true
-	// A deferred upload into this memory must land before the memory is reused.
-	if err := d.flushPending(); err != nil {
-		d.pending, d.pendUsed = d.pending[:0], 0
+	// A deferred upload into this memory must land before the memory is reused; uploads
+	// elsewhere wait for the next submission as planned.
+	for _, p := range d.pending {
+		if p.dst == b.blk.buf && p.dstOff < b.off+b.size && b.off < p.dstOff+p.size {
+			if err := d.flushPending(); err != nil {
+				d.pending, d.pendUsed = d.pending[:0], 0
+			}
+			break
+		}
 	}
 	d.mem.release(b)
 }

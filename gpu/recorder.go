@@ -455,6 +455,8 @@ func (rc *Recording) Run() ([]Timing, error) {
 		return nil, fmt.Errorf("gpu: run of a released recording")
 	}
 	if err := d.submitWithPending(rc.cb); err != nil {
+		// Whatever a failed submission's shaders reported is not the next run's error.
+		d.takeDataError(nil)
 		return nil, err
 	}
 	if err := d.takeDataError(rc.checks); err != nil {

@@ -140,6 +140,51 @@ func openStaged(t *testing.T) *Device {
 	return d
 }
 
+// TestDeferredUploadsGrow checks deferred uploads that outgrow the deferral buffer (it is
+// flushed, then replaced by a bigger one), large copies split over cores, and that
+// freeing unrelated memory leaves deferred uploads in place.
+func TestDeferredUploadsGrow(t *testing.T) {
+	d := openStaged(t)
+	sizes := []int{1 << 20, 5 << 20}
+	var bufs []*Buffer
+	var datas [][]byte
+	for i, n := range sizes {
+		data := make([]byte, n)
+		for j := range data {
+			data[j] = byte(j*13 + i)
+		}
+		b, err := d.Alloc(uint64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		if err := d.Upload(Copy{Buf: b, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		bufs, datas = append(bufs, b), append(datas, data)
+	}
+	if len(d.pending) != 1 {
+		t.Fatalf("%d uploads deferred after the buffer grew, want 1 (the first flushed)", len(d.pending))
+	}
+	other, err := d.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Free()
+	if len(d.pending) != 1 {
+		t.Fatalf("freeing unrelated memory flushed the deferred upload")
+	}
+	for i, b := range bufs {
+		back := make([]byte, len(datas[i]))
+		if err := d.Download(Copy{Buf: b, Data: back}); err != nil {
+			t.Fatal(err)
+		}
+		if string(back) != string(datas[i]) {
+			t.Errorf("upload %d of %d bytes came back different", i, len(back))
+		}
+	}
+}
+
 // TestStagedTransfers checks deferred small uploads: they reach the GPU before a
 // recording that reads them, before a download, and before their memory is reused.
 func TestStagedTransfers(t *testing.T) {

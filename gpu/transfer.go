@@ -258,8 +258,8 @@ type pendingCopy struct {
 	off          uint64
 }
 
-// deferUpload holds small uploads (feeds, learning rates, step counters) in a host
-// buffer and records their copies at the head of the next submission, so a training
+// deferUpload holds uploads (feeds, training batches, learning rates, step counters) in
+// a host buffer and records their copies at the head of the next submission, so a training
 // step's inputs and its compute go to the GPU in one submit. It reports false when the
 // copies are too big to defer. d.mu must be held.
 func (d *Device) deferUpload(copies []Copy) bool {

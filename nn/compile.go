@@ -57,6 +57,14 @@ func (m *Net) Compile(opt Optimizer, opts ...Option) error {
 	if len(s.losses) == 0 && len(s.lossMap) == 0 {
 		return errors.New("nn: Compile needs a loss, e.g. nn.Loss(\"sparse_categorical_crossentropy\")")
 	}
+	if first := m.pending; !m.Built() && len(first) > 0 && first[0] != nil && first[0].base().inputShape != nil {
+		// A Sequential model given its input shape reports its construction error
+		// here rather than at the first Fit, and a failed build leaves any earlier
+		// compilation in place.
+		if err := m.buildSequential(*first[0].base().inputShape); err != nil {
+			return err
+		}
+	}
 	c := &compiled{opt: opt, device: s.device, seed: s.seed, progs: map[string]*program{}}
 	if m.comp != nil && m.comp.device == s.device {
 		c.rt = m.comp.rt
@@ -64,13 +72,6 @@ func (m *Net) Compile(opt Optimizer, opts ...Option) error {
 	}
 	c.opts = s
 	m.comp = c
-	if first := m.pending; !m.Built() && len(first) > 0 && first[0] != nil && first[0].base().inputShape != nil {
-		// A Sequential model given its input shape reports its construction error
-		// here rather than at the first Fit.
-		if err := m.buildSequential(*first[0].base().inputShape); err != nil {
-			return err
-		}
-	}
 	if m.Built() {
 		return m.resolveHeads()
 	}

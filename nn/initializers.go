@@ -31,13 +31,13 @@ func GlorotUniform() Initializer {
 // RandomUniform draws uniformly in [lo, hi).
 func RandomUniform(lo, hi float64) Initializer {
 	return func(shape []int) *tensor.Tensor {
-		t := tensor.New(tensor.F32, shape...)
-		d := t.Float32s()
-		rngMu.Lock()
-		for i := range d {
-			d[i] = float32(lo + rng.Float64()*(hi-lo))
+		t := uniformInit((hi-lo)/2, shape...)
+		if mid := float32((lo + hi) / 2); mid != 0 {
+			d := t.Float32s()
+			for i := range d {
+				d[i] += mid
+			}
 		}
-		rngMu.Unlock()
 		return t
 	}
 }

@@ -20,14 +20,14 @@ func FLOPs(n *tensor.Node) float64 {
 	case tensor.OpAttention:
 		// Two matmuls per (batch, head): q kᵀ (Tq·Tk·D) and p v (Tq·Tk·Dv).
 		q, k, v := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
-		bh := float64(q.Size() / (q[len(q)-2] * q[len(q)-1]))
+		bh := float64(q[:len(q)-2].Size())
 		tq, tk := float64(q[len(q)-2]), float64(k[len(k)-2])
 		return 2 * bh * tq * tk * float64(q[len(q)-1]+v[len(v)-1])
 	case tensor.OpAttentionGrad:
 		// Every pass recomputes q kᵀ; the ∂q pass adds dO vᵀ and dS k, the ∂k|∂v pass
 		// dO vᵀ, pᵀ dO and dSᵀ q. Input 2 is o (statistics pass) or v: Dv either way.
 		q, k, v := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
-		bh := float64(q.Size() / (q[len(q)-2] * q[len(q)-1]))
+		bh := float64(q[:len(q)-2].Size())
 		tq, tk := float64(q[len(q)-2]), float64(k[len(k)-2])
 		d, dv := float64(q[len(q)-1]), float64(v[len(v)-1])
 		per := d

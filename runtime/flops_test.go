@@ -16,6 +16,7 @@ func TestFLOPs(t *testing.T) {
 	k := g.Input("k", tensor.F32, 2, 4, 9, 16)
 	v := g.Input("v", tensor.F32, 2, 4, 9, 8)
 	gy := g.Input("gy", tensor.F32, 2, 4, 7, 8)
+	empty := g.Input("empty", tensor.F32, 2, 4, 0, 16)
 	dq, dk, _ := tensor.AttentionGrad(q, k, v, nil, tensor.Attention(q, k, v, nil, tensor.AttentionAttr{}), gy, tensor.AttentionAttr{})
 	conv := tensor.Conv(x, w, tensor.ConvAttr{Stride: []int{1, 1}, Dilation: []int{1, 1}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}, Groups: 1})
 	cases := []struct {
@@ -27,6 +28,7 @@ func TestFLOPs(t *testing.T) {
 		{"transposed matmul", tensor.MatMulT(b, b, true, false), 2 * 6 * 6 * 5},
 		{"conv", conv, 2 * (2 * 4 * 6 * 6) * (3 * 3 * 3)},
 		{"attention", tensor.Attention(q, k, v, nil, tensor.AttentionAttr{}), 2 * 8 * 7 * 9 * (16 + 8)},
+		{"attention without queries", tensor.Attention(empty, k, v, nil, tensor.AttentionAttr{}), 0},
 		{"attention statistics", dq.Input(4), 2 * 8 * 7 * 9 * 16},
 		{"attention dq", dq, 2 * 8 * 7 * 9 * (2*16 + 8)},
 		{"attention dk|dv", dk.Input(0), 2 * 8 * 7 * 9 * (2*16 + 2*8)},

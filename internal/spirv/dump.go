@@ -44,6 +44,7 @@ var opInfos = map[Op]opInfo{
 	OpLoopMerge: {"OpLoopMerge", false, false}, OpSelectionMerge: {"OpSelectionMerge", false, false},
 	OpLabel: {"OpLabel", false, true}, OpBranch: {"OpBranch", false, false},
 	OpBranchConditional: {"OpBranchConditional", false, false}, OpReturn: {"OpReturn", false, false},
+	OpReturnValue:                    {"OpReturnValue", false, false},
 	OpUnreachable:                    {"OpUnreachable", false, false},
 	OpTypeCooperativeMatrixKHR:       {"OpTypeCooperativeMatrixKHR", false, true},
 	OpCooperativeMatrixLoadKHR:       {"OpCooperativeMatrixLoadKHR", true, true},

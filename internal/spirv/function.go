@@ -37,10 +37,11 @@ func (f *Func) Var(t ID) ID {
 	return id
 }
 
-// terminator reports whether op ends a block.
+// terminator reports whether op ends a block (of those a compute shader can use;
+// OpSwitch is not built here).
 func terminator(op Op) bool {
 	switch op {
-	case OpBranch, OpBranchConditional, OpReturn, OpUnreachable:
+	case OpBranch, OpBranchConditional, OpReturn, OpReturnValue, OpUnreachable:
 		return true
 	}
 	return false

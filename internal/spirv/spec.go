@@ -79,6 +79,7 @@ const (
 	OpBranch                     Op = 249
 	OpBranchConditional          Op = 250
 	OpReturn                     Op = 253
+	OpReturnValue                Op = 254
 	OpUnreachable                Op = 255
 	OpTypeCooperativeMatrixKHR   Op = 4456 // SPV_KHR_cooperative_matrix 3.42.6
 	OpCooperativeMatrixLoadKHR   Op = 4457
