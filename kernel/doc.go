@@ -23,8 +23,9 @@
 //     fresh process. That is what jupyter_client's restart_kernel expects (it waits for
 //     the process to end, then launches the kernelspec again), and it guarantees that all
 //     interpreter state, goroutines and device buffers are gone.
-//   - user_expressions are not evaluated (the reply carries an empty map) and replies
-//     carry no payloads: no front end feature gml offers needs them.
+//   - user_expressions are evaluated after a cell that succeeded, with nothing
+//     published, each answered with its value's MIME bundle or its error, as ipykernel
+//     does. Replies carry no payloads: no front end feature gml offers needs them.
 //   - comm_info_request is answered with no comms and comm_open with comm_close: the
 //     kernel registers no comm targets yet.
 //   - History is kept in memory and appended, one JSON object per line, to a file

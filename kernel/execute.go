@@ -63,6 +63,9 @@ func (k *Kernel) execute(ctx context.Context, m *wire.Message) {
 			output = text
 		}
 	}
+	if res.Err == nil && len(req.UserExpressions) > 0 {
+		reply.UserExpressions = k.userExpressions(ctx, req.UserExpressions)
+	}
 	k.reply(k.ch.Shell, m, "execute_reply", reply)
 	if req.StoreHistory {
 		k.history.Add(count, req.Code, output)
@@ -70,6 +73,50 @@ func (k *Kernel) execute(ctx context.Context, m *wire.Message) {
 	if res.Err != nil && req.StopOnError {
 		k.abortQueued(ctx)
 	}
+}
+
+// userExpressions evaluates the user_expressions of an execute_request after its cell
+// succeeded, publishing nothing, and returns the protocol's result for each name: the
+// value's MIME bundle with status "ok", or the error (as ipykernel does).
+func (k *Kernel) userExpressions(ctx context.Context, exprs map[string]any) map[string]any {
+	out := make(map[string]any, len(exprs))
+	for name, v := range exprs {
+		code, ok := v.(string)
+		if !ok {
+			msg := fmt.Sprintf("user expression %q is a %T, not a string of code", name, v)
+			out[name] = map[string]any{"status": "error", "ename": "TypeError", "evalue": msg, "traceback": []string{"TypeError: " + msg}}
+			continue
+		}
+		res := k.run(ctx, code, quietPublisher{})
+		if res.Err != nil {
+			tb := res.Err.Traceback
+			if tb == nil {
+				tb = []string{res.Err.Name + ": " + res.Err.Value}
+			}
+			out[name] = map[string]any{"status": "error", "ename": res.Err.Name, "evalue": res.Err.Value, "traceback": tb}
+			continue
+		}
+		data, md := res.Data, res.Metadata
+		if data == nil {
+			data = map[string]any{}
+		}
+		if md == nil {
+			md = map[string]any{}
+		}
+		out[name] = map[string]any{"status": "ok", "data": data, "metadata": md}
+	}
+	return out
+}
+
+// quietPublisher drops what a user expression prints or displays; an expression has no
+// cell output to put it in.
+type quietPublisher struct{}
+
+func (quietPublisher) Stream(name, text string)                                             {}
+func (quietPublisher) Display(data, metadata map[string]any, displayID string, update bool) {}
+func (quietPublisher) ClearOutput(wait bool)                                                {}
+func (quietPublisher) Input(prompt string, password bool) (string, error) {
+	return "", errors.New("input is not available to user expressions")
 }
 
 // run calls the executor and turns a panic that escapes it into the cell's error, so a

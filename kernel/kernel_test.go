@@ -130,6 +130,49 @@ func TestExecute(t *testing.T) {
 	}
 }
 
+func TestUserExpressions(t *testing.T) {
+	_, c, _ := runKernel(t)
+	req := wire.DefaultExecuteRequest()
+	req.Code = "print cell"
+	req.UserExpressions = map[string]any{"a": "value 7", "b": "fail nope", "c": 3.0, "d": "print hidden"}
+	ex, err := c.Request(c.Ch.Shell, "execute_request", req, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r wire.ExecuteReply
+	if err := ex.Reply.DecodeContent(&r); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "ok", "b": "error", "c": "error", "d": "ok"}
+	for name, status := range want {
+		got, _ := r.UserExpressions[name].(map[string]any)
+		if got["status"] != status {
+			t.Errorf("user expression %s: %v, want status %s", name, got, status)
+		}
+	}
+	if data, _ := r.UserExpressions["a"].(map[string]any)["data"].(map[string]any); data["text/plain"] != "7" {
+		t.Errorf("user expression a: data %v, want text/plain 7", data)
+	}
+	if e, _ := r.UserExpressions["b"].(map[string]any); e["ename"] != "FakeError" || e["evalue"] != "nope" {
+		t.Errorf("user expression b: %v, want FakeError nope", e)
+	}
+	if got := kinds(ex.Outputs()); got != "stream" {
+		t.Errorf("outputs %q, want only the cell's stream", got)
+	}
+	// After a failed cell the expressions are not evaluated.
+	req.Code = "fail cell"
+	if ex, err = c.Request(c.Ch.Shell, "execute_request", req, timeout); err != nil {
+		t.Fatal(err)
+	}
+	r = wire.ExecuteReply{}
+	if err := ex.Reply.DecodeContent(&r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.UserExpressions) != 0 {
+		t.Errorf("user expressions after a failed cell: %v, want none", r.UserExpressions)
+	}
+}
+
 func TestExecutionCountAndSilent(t *testing.T) {
 	_, c, _ := runKernel(t)
 	count := func(silent, store bool) (int, int) {
