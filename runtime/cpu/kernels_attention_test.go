@@ -15,17 +15,7 @@ func refAttentionGrad(q, k, v, gy []float64, batch, tq, tk, d, dv int, scale flo
 	dq, dk, dvOut = make([]float64, batch*tq*d), make([]float64, batch*tk*d), make([]float64, batch*tk*dv)
 	for b := 0; b < batch; b++ {
 		for i := 0; i < tq; i++ {
-			s := make([]float64, tk)
-			for j := range s {
-				for e := 0; e < d; e++ {
-					s[j] += q[(b*tq+i)*d+e] * k[(b*tk+j)*d+e]
-				}
-				s[j] = s[j]*scale + mask(b, i, j)
-				if causal && j > i {
-					s[j] = math.Inf(-1)
-				}
-			}
-			p := refSoftmax(s, tensor.Shape{tk}, 0, 1, nil, nil, false)
+			p := refAttentionProbs(q, k, b, i, tq, tk, d, scale, causal, mask)
 			dp := make([]float64, tk)
 			var sum float64
 			for j := range dp {

@@ -180,22 +180,28 @@ func TestNormKernels(t *testing.T) {
 	}
 }
 
+// refAttentionProbs is row i of softmax(q kᵀ scale + mask + causal) for leading index b,
+// in float64.
+func refAttentionProbs(q, k []float64, b, i, tq, tk, d int, scale float64, causal bool, mask func(b, i, j int) float64) []float64 {
+	s := make([]float64, tk)
+	for j := range s {
+		for e := 0; e < d; e++ {
+			s[j] += q[(b*tq+i)*d+e] * k[(b*tk+j)*d+e]
+		}
+		s[j] = s[j]*scale + mask(b, i, j)
+		if causal && j > i {
+			s[j] = math.Inf(-1)
+		}
+	}
+	return refSoftmax(s, tensor.Shape{tk}, 0, 1, nil, nil, false)
+}
+
 // refAttention is softmax(q kᵀ scale + mask + causal) v per leading index, in float64.
 func refAttention(q, k, v []float64, batch, tq, tk, d, dv int, scale float64, causal bool, mask func(b, i, j int) float64) []float64 {
 	out := make([]float64, batch*tq*dv)
 	for b := 0; b < batch; b++ {
 		for i := 0; i < tq; i++ {
-			s := make([]float64, tk)
-			for j := range s {
-				for e := 0; e < d; e++ {
-					s[j] += q[(b*tq+i)*d+e] * k[(b*tk+j)*d+e]
-				}
-				s[j] = s[j]*scale + mask(b, i, j)
-				if causal && j > i {
-					s[j] = math.Inf(-1)
-				}
-			}
-			p := refSoftmax(s, tensor.Shape{tk}, 0, 1, nil, nil, false)
+			p := refAttentionProbs(q, k, b, i, tq, tk, d, scale, causal, mask)
 			for j, pj := range p {
 				for e := 0; e < dv; e++ {
 					out[(b*tq+i)*dv+e] += pj * v[(b*tk+j)*dv+e]
