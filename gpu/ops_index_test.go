@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/runtime/cpu/cputest"
 	"github.com/gml-dev/gml/tensor"
 )
@@ -103,16 +102,7 @@ func TestEmbeddingClassifierStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.New(runtime.Device("gpu"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	exe, err := rt.Compile(outputs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exe.Free()
+	exe := gpuExecutable(t, outputs)
 	if fb := exe.Fallbacks(); len(fb) > 0 {
 		t.Logf("%d nodes ran on the CPU: %v", len(fb), fb)
 	}
@@ -194,16 +184,7 @@ func TestIndexOutOfRange(t *testing.T) {
 			if cpuErr == nil {
 				t.Fatalf("the CPU accepted index %v", c.value)
 			}
-			rt, err := runtime.New(runtime.Device("gpu"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rt.Close()
-			exe, err := rt.Compile(outputs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer exe.Free()
+			exe := gpuExecutable(t, outputs)
 			if fb := exe.Fallbacks(); len(fb) > 0 {
 				t.Fatalf("nodes fell back to the CPU: %v", fb)
 			}

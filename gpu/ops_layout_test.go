@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/runtime/cpu/cputest"
 	"github.com/gml-dev/gml/tensor"
 )
@@ -52,6 +53,23 @@ func compareWithCPU(t *testing.T, be *Backend, name string, tol float64, outputs
 			t.Errorf("%s output %d (%v %v) differs from the CPU's:\n got %v\nwant %v", name, i, want[i].DType(), want[i].Shape(), head(got[i]), head(want[i]))
 		}
 	}
+}
+
+// gpuExecutable compiles outputs under a runtime on the GPU; both are released when
+// the test ends.
+func gpuExecutable(t *testing.T, outputs []*tensor.Node) *runtime.Executable {
+	t.Helper()
+	rt, err := runtime.New(runtime.Device("gpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	exe, err := rt.Compile(outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exe.Free)
+	return exe
 }
 
 // head formats the first elements of a tensor for failure messages.

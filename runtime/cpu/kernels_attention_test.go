@@ -61,14 +61,7 @@ func TestAttentionGradKernel(t *testing.T) {
 		r := len(c.q)
 		tq, d, tk, dv := c.q[r-2], c.q[r-1], c.k[r-2], c.v[r-1]
 		batch := c.q[:r-2].Size()
-		maskAt := func(b, i, j int) float64 { return 0 }
-		var mask *tensor.Node
-		if c.mask != nil {
-			var m []float64
-			mask, m = maskedInput(e, c.mask, len(c.mask)-1)
-			full := append(c.q[:r-2].Clone(), tq, tk)
-			maskAt = func(b, i, j int) float64 { return m[bcast((b*tq+i)*tk+j, c.mask, full)] }
-		}
+		mask, maskAt := attentionMask(e, c.q, c.k, c.mask)
 		o := tensor.Attention(q, k, v, mask, c.at)
 		gy, GY := e.f32(o.Shape()...)
 		dq, dk, dvN := tensor.AttentionGrad(q, k, v, mask, o, gy, c.at)

@@ -196,6 +196,20 @@ func refAttentionProbs(q, k []float64, b, i, tq, tk, d int, scale float64, causa
 	return refSoftmax(s, tensor.Shape{tk}, 0, 1, nil, nil, false)
 }
 
+// attentionMask makes a random additive mask of shape mask (nil: none) for attention of
+// q over k, hiding some keys, and returns it with its value at (leading index b, query
+// i, key j) as the references need it.
+func attentionMask(e *env, q, k, mask tensor.Shape) (*tensor.Node, func(b, i, j int) float64) {
+	if mask == nil {
+		return nil, func(b, i, j int) float64 { return 0 }
+	}
+	r := len(q)
+	tq, tk := q[r-2], k[r-2]
+	node, m := maskedInput(e, mask, len(mask)-1)
+	full := append(q[:r-2].Clone(), tq, tk)
+	return node, func(b, i, j int) float64 { return m[bcast((b*tq+i)*tk+j, mask, full)] }
+}
+
 // refAttention is softmax(q kᵀ scale + mask + causal) v per leading index, in float64.
 func refAttention(q, k, v []float64, batch, tq, tk, d, dv int, scale float64, causal bool, mask func(b, i, j int) float64) []float64 {
 	out := make([]float64, batch*tq*dv)
@@ -230,14 +244,7 @@ func TestAttentionKernel(t *testing.T) {
 		r := len(c.q)
 		tq, d, tk, dv := c.q[r-2], c.q[r-1], c.k[r-2], c.v[r-1]
 		batch := c.q[:r-2].Size()
-		maskAt := func(b, i, j int) float64 { return 0 }
-		var mask *tensor.Node
-		if c.mask != nil {
-			var m []float64
-			mask, m = maskedInput(e, c.mask, len(c.mask)-1)
-			full := append(c.q[:r-2].Clone(), tq, tk)
-			maskAt = func(b, i, j int) float64 { return m[bcast((b*tq+i)*tk+j, c.mask, full)] }
-		}
+		mask, maskAt := attentionMask(e, c.q, c.k, c.mask)
 		y := tensor.Attention(q, k, v, mask, c.at)
 		scale := float64(y.Attr().(tensor.AttentionAttr).Scale)
 		want := refAttention(Q, K, V, batch, tq, tk, d, dv,
