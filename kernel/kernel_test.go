@@ -58,6 +58,20 @@ func kinds(ms []*wire.Message) string {
 	return strings.Join(s, ",")
 }
 
+// execute sends an execute_request and returns the exchange and its decoded reply.
+func execute(t *testing.T, c *client.Client, req wire.ExecuteRequest) (*client.Exchange, wire.ExecuteReply) {
+	t.Helper()
+	ex, err := c.Request(c.Ch.Shell, "execute_request", req, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r wire.ExecuteReply
+	if err := ex.Reply.DecodeContent(&r); err != nil {
+		t.Fatal(err)
+	}
+	return ex, r
+}
+
 func TestExecute(t *testing.T) {
 	_, c, _ := runKernel(t)
 	tests := []struct {
@@ -101,14 +115,7 @@ func TestExecute(t *testing.T) {
 			req := wire.DefaultExecuteRequest()
 			req.Code = tc.code
 			req.AllowStdin = false
-			ex, err := c.Request(c.Ch.Shell, "execute_request", req, timeout)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r wire.ExecuteReply
-			if err := ex.Reply.DecodeContent(&r); err != nil {
-				t.Fatal(err)
-			}
+			ex, r := execute(t, c, req)
 			if r.Status != tc.status {
 				t.Errorf("status %q, want %q (%+v)", r.Status, tc.status, r.Error)
 			}
@@ -135,14 +142,7 @@ func TestUserExpressions(t *testing.T) {
 	req := wire.DefaultExecuteRequest()
 	req.Code = "print cell"
 	req.UserExpressions = map[string]any{"a": "value 7", "b": "fail nope", "c": 3.0, "d": "print hidden"}
-	ex, err := c.Request(c.Ch.Shell, "execute_request", req, timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r wire.ExecuteReply
-	if err := ex.Reply.DecodeContent(&r); err != nil {
-		t.Fatal(err)
-	}
+	ex, r := execute(t, c, req)
 	want := map[string]string{"a": "ok", "b": "error", "c": "error", "d": "ok"}
 	for name, status := range want {
 		got, _ := r.UserExpressions[name].(map[string]any)
@@ -161,14 +161,7 @@ func TestUserExpressions(t *testing.T) {
 	}
 	// After a failed cell the expressions are not evaluated.
 	req.Code = "fail cell"
-	if ex, err = c.Request(c.Ch.Shell, "execute_request", req, timeout); err != nil {
-		t.Fatal(err)
-	}
-	r = wire.ExecuteReply{}
-	if err := ex.Reply.DecodeContent(&r); err != nil {
-		t.Fatal(err)
-	}
-	if len(r.UserExpressions) != 0 {
+	if _, r = execute(t, c, req); len(r.UserExpressions) != 0 {
 		t.Errorf("user expressions after a failed cell: %v, want none", r.UserExpressions)
 	}
 }
@@ -178,12 +171,7 @@ func TestExecutionCountAndSilent(t *testing.T) {
 	count := func(silent, store bool) (int, int) {
 		req := wire.DefaultExecuteRequest()
 		req.Code, req.Silent, req.StoreHistory = "value 1", silent, store
-		ex, err := c.Request(c.Ch.Shell, "execute_request", req, timeout)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r wire.ExecuteReply
-		ex.Reply.DecodeContent(&r)
+		ex, r := execute(t, c, req)
 		return r.ExecutionCount, len(ex.Outputs())
 	}
 	if n, _ := count(false, true); n != 1 {
