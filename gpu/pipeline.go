@@ -124,12 +124,13 @@ type pipelineCache struct {
 	modules map[string]vk.ShaderModule
 	layouts map[int]*layout
 	kernels map[kernelKey]*Kernel
+	failed  map[kernelKey]error // pipelines the driver rejected, not asked for again
 	sets    map[setKey]cachedSet
 	pools   []vk.DescriptorPool
 }
 
 func newPipelineCache(d *Device) *pipelineCache {
-	return &pipelineCache{d: d, modules: map[string]vk.ShaderModule{}, layouts: map[int]*layout{}, kernels: map[kernelKey]*Kernel{}, sets: map[setKey]cachedSet{}}
+	return &pipelineCache{d: d, modules: map[string]vk.ShaderModule{}, layouts: map[int]*layout{}, kernels: map[kernelKey]*Kernel{}, failed: map[kernelKey]error{}, sets: map[setKey]cachedSet{}}
 }
 
 func (c *pipelineCache) destroy() {
@@ -204,7 +205,8 @@ func (c *pipelineCache) layoutFor(nbind int) (*layout, error) {
 
 // Kernel returns the cached pipeline for a shader variant with nbind storage buffers and
 // the given specialisation constants (constant i gets spec[i]; spec[0] is the workgroup
-// size along x), building it on first use.
+// size along x), building it on first use. A pipeline the driver rejects gives the same
+// error at once afterwards.
 func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, error) {
 	if nbind < 1 || nbind > maxBindings || len(spec) == 0 {
 		return nil, fmt.Errorf("gpu: kernel %s: need 1..%d bindings and a workgroup size", shader, maxBindings)
@@ -218,6 +220,9 @@ func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, erro
 	key := kernelKey{shader, nbind, fmt.Sprint(spec)}
 	if k, ok := c.kernels[key]; ok {
 		return k, nil
+	}
+	if err, ok := c.failed[key]; ok {
+		return nil, err
 	}
 	mod, err := c.module(shader)
 	if err != nil {
@@ -236,6 +241,7 @@ func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, erro
 	var pipe C.uint64_t
 	res := C.gml_create_compute(d.fn.createComputePipelines, unsafe.Pointer(d.dev), handle(c.cache), handle(mod), handle(l.layout), data, C.uint32_t(len(spec)), &pipe)
 	if err := check(vk.Result(res), fmt.Sprintf("vkCreateComputePipelines %s %v", shader, spec)); err != nil {
+		c.failed[key] = err
 		return nil, err
 	}
 	pipes := []vk.Pipeline{*(*vk.Pipeline)(unsafe.Pointer(&pipe))}
