@@ -174,6 +174,20 @@ func wantRank(name string, s Spec, what string, ranks ...int) error {
 	return fmt.Errorf("layer %s needs %s, got input %v (batch axis excluded)", name, what, s)
 }
 
+// wantFeatures checks that a layer gets one float input with features on its last axis.
+func wantFeatures(name string, in []Spec) error {
+	if err := wantInputs(name, in, 1, 1); err != nil {
+		return err
+	}
+	if err := wantFloat(name, in[0]); err != nil {
+		return err
+	}
+	if in[0].Shape.Rank() == 0 {
+		return fmt.Errorf("layer %s needs features on the last axis, got a scalar per sample", name)
+	}
+	return nil
+}
+
 // wantFloat checks that an input is floating point.
 func wantFloat(name string, s Spec) error {
 	if !s.DType.IsFloat() {

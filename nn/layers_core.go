@@ -36,14 +36,8 @@ func (l *dense) Apply(in ...*Node) *Node { return applyLayer(l, in) }
 func (l *dense) config() any             { return &l.C }
 
 func (l *dense) setup(in []Spec) error {
-	if err := wantInputs(l.name, in, 1, 1); err != nil {
+	if err := wantFeatures(l.name, in); err != nil {
 		return err
-	}
-	if err := wantFloat(l.name, in[0]); err != nil {
-		return err
-	}
-	if in[0].Shape.Rank() == 0 {
-		return fmt.Errorf("layer %s needs features on the last axis, got a scalar per sample", l.name)
 	}
 	first, err := l.checkRebuild(in)
 	if first && err == nil {
