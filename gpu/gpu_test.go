@@ -10,6 +10,7 @@ import (
 
 	vk "github.com/goki/vulkan"
 
+	"github.com/gml-dev/gml/shaders"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -329,16 +330,17 @@ func TestMatMulCoop(t *testing.T) {
 			t.Logf("%s: skipped on %s: %v", in, d.Info.Name, err)
 			continue
 		}
-		// The subgroup-scope shader at every size, and the workgroup-scope one forced
-		// where the device has it (it is chosen automatically for big products only).
-		shaders := []string{sub}
-		cm2 := "matmul_cm2_" + in.String() + "_" + coopMat2Tile
-		if _, _, _, err := coopMat2Shader(d.Info, MatMul{M: 1, N: 1, Batch: 1, Input: in, Shader: cm2}, mmPush{}); err == nil {
-			shaders = append(shaders, cm2)
+		// The subgroup-scope shader at every size, and each workgroup-scope one forced
+		// where the device has it (they are chosen automatically for big products only).
+		names := []string{sub}
+		for _, c := range shaders.Generated {
+			if _, err := coopMat2Shader(d.Info, MatMul{M: 1, N: 1, Batch: 1, Input: in, Shader: c.Name()}, mmPush{}); err == nil {
+				names = append(names, c.Name())
+			}
 		}
-		for _, shader := range shaders {
+		for _, shader := range names {
 			cases := []MatMul{{M: 128, N: 128, K: 64}, {M: 77, N: 136, K: 40}, {M: 300, N: 264, K: 520, Batch: 2}, {M: 64, N: 64, K: 32, Beta: 1}, {M: 256, N: 512, K: 256}}
-			if shader == cm2 {
+			if shader != sub {
 				// Only tensor-addressed loads take sizes that are not multiples of 8.
 				cases = append(cases, MatMul{M: 50, N: 70, K: 33}, MatMul{M: 136, N: 264, K: 75, Batch: 3, Beta: 0.5})
 			}
@@ -401,21 +403,25 @@ func TestCoopMat2Choice(t *testing.T) {
 		want string // shader name, "" for the subgroup-scope path
 		err  string
 	}{
-		{"big product", h200, big, mmPush{}, "matmul_cm2_f16_128x256x32", ""},
-		{"big bf16", h200, with(big, func(p *MatMul) { p.Input = BF16 }), mmPush{}, "matmul_cm2_bf16_128x256x32", ""},
+		{"big product", h200, big, mmPush{}, "matmul_cm2_f16_128x128x32_t128", ""},
+		{"big bf16", h200, with(big, func(p *MatMul) { p.Input = BF16 }), mmPush{}, "matmul_cm2_bf16_128x128x32_t128", ""},
 		{"small product", h200, with(big, func(p *MatMul) { p.M, p.N = 1024, 1024 }), mmPush{}, "", ""},
 		{"tile asked", h200, with(big, func(p *MatMul) { p.Tile = &tileCoop }), mmPush{}, "", ""},
 		{"subgroup shader asked", h200, with(big, func(p *MatMul) { p.Shader = "matmul_coop_f16_16x8x16" }), mmPush{}, "", ""},
 		{"no cm2 on the device", plain, big, mmPush{}, "", ""},
 		{"unaligned A", h200, big, mmPush{offA: 4}, "", ""},
-		{"forced at small size", h200, with(big, func(p *MatMul) { p.M, p.Shader = 64, "matmul_cm2_f16_128x256x32" }), mmPush{}, "matmul_cm2_f16_128x256x32", ""},
-		{"forced without cm2", plain, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_f16_128x256x32" }), mmPush{}, "", "lacks VK_NV_cooperative_matrix2"},
-		{"forced other type", h200, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_bf16_128x256x32" }), mmPush{}, "", "not for f16"},
+		{"forced at small size", h200, with(big, func(p *MatMul) { p.M, p.Shader = 64, "matmul_cm2_f16_128x128x32_t128" }), mmPush{}, "matmul_cm2_f16_128x128x32_t128", ""},
+		{"forced without cm2", plain, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_f16_128x128x32_t128" }), mmPush{}, "", "lacks VK_NV_cooperative_matrix2"},
+		{"forced other type", h200, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_bf16_128x128x32_t128" }), mmPush{}, "", "not for f16"},
 		{"forced unknown", h200, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_f16_64x64x16" }), mmPush{}, "", "no such shader"},
-		{"forced unaligned C", h200, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_f16_128x256x32" }), mmPush{offC: 2}, "", "16-byte boundaries"},
+		{"forced unaligned C", h200, with(big, func(p *MatMul) { p.Shader = "matmul_cm2_f16_128x128x32_t128" }), mmPush{offC: 2}, "", "16-byte boundaries"},
 	}
 	for _, c := range cases {
-		name, _, _, err := coopMat2Shader(c.in, c.p, c.push)
+		conf, err := coopMat2Shader(c.in, c.p, c.push)
+		name := ""
+		if conf.Elem != "" {
+			name = conf.Name()
+		}
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%s: error %v", c.name, err)

@@ -9,6 +9,7 @@ import (
 	vk "github.com/goki/vulkan"
 
 	"github.com/gml-dev/gml/shaders"
+	"github.com/gml-dev/gml/shaders/cm2"
 )
 
 // DType is the element type of matrix-product inputs. Outputs are always f32.
@@ -255,14 +256,14 @@ func (r *Recorder) MatMul(p MatMul) error {
 		}
 		return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 	case F16, BF16:
-		name, bm, bn, err := coopMat2Shader(d.Info, p, push)
+		c, err := coopMat2Shader(d.Info, p, push)
 		if err != nil {
 			return err
 		}
-		if name != "" {
-			k, err := d.Kernel(name, 3, 256)
+		if c.Elem != "" {
+			k, err := d.Kernel(c.Name(), 3, c.Threads)
 			if err == nil {
-				groups := [3]uint32{ceilDiv(p.N, bn), ceilDiv(p.M, bm), uint32(p.Batch)}
+				groups := [3]uint32{ceilDiv(p.N, c.BN), ceilDiv(p.M, c.BM), uint32(p.Batch)}
 				return r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(p.C))
 			}
 			// A driver may list the extension yet reject this tile (its flexible
@@ -346,38 +347,38 @@ func (r *Recorder) matMulSplitK(k *Kernel, p MatMul, push mmPush, groups [3]uint
 	return r.reduceColumns(0, p.Batch, splits, slice, scratch, p.C, label)
 }
 
-// coopMat2Tile names the workgroup-scope (VK_NV_cooperative_matrix2) variant, of 256
-// invocations (see shaders/cm2): 249 TFLOP/s f16 on the H200 at n=4096 against 177 for
-// the subgroup-scope shader, but 75 against 92 at n=1024, where its 128x256 tiles are
-// too few to fill the GPU.
-const coopMat2Tile = "128x256x32"
+// coopMat2Tile names the workgroup-scope (VK_NV_cooperative_matrix2) variant, of 128
+// invocations (see shaders/cm2): 256 TFLOP/s f16 on the H200 at n=4096 against 177 for
+// the subgroup-scope shader; at n=1024 its 64 tiles are too few to fill the GPU (a
+// 256-invocation 128x128 tile gave 75 there against 92 for the subgroup-scope shader).
+const coopMat2Tile = "128x128x32_t128"
 
-// coopMat2Shader returns the workgroup-scope cooperative-matrix variant for p and its
-// output tile, for products of at least 256 tiles of 128x128 on a device with
+// coopMat2Shader returns the configuration of the workgroup-scope cooperative-matrix
+// variant for p, for products of at least 256 tiles of 128x128 on a device with
 // VK_NV_cooperative_matrix2 (Vulkan 1.3) whose operands start on the 16-byte boundaries
-// its tensor loads need. It returns no name (and the subgroup-scope shader runs) for
+// its tensor loads need. It returns the zero Config (and the subgroup-scope shader runs) for
 // other products, and when p asks for a subgroup-scope shader or tile. A Shader override
 // naming such a variant (matmul_cm2_...) picks it at any size, or fails with the
 // requirement it does not meet.
-func coopMat2Shader(in Info, p MatMul, push mmPush) (name string, bm, bn uint32, err error) {
+func coopMat2Shader(in Info, p MatMul, push mmPush) (cm2.Config, error) {
 	forced := strings.HasPrefix(p.Shader, "matmul_cm2_")
+	var name string
 	switch {
 	case forced:
 		name = p.Shader
 	case p.Shader != "" || p.Tile != nil || ceilDiv(p.M, 128)*ceilDiv(p.N, 128)*uint32(p.Batch) < 256:
-		return "", 0, 0, nil
+		return cm2.Config{}, nil
 	default:
 		name = "matmul_cm2_" + p.Input.String() + "_" + coopMat2Tile
 	}
 	var why string
-	prefix := "matmul_cm2_" + p.Input.String() + "_"
-	var bk uint32
-	switch _, scanErr := fmt.Sscanf(strings.TrimPrefix(name, prefix), "%dx%dx%d", &bm, &bn, &bk); {
-	case !shaders.Has(name):
+	c, ok := shaders.GeneratedConfig(name)
+	switch {
+	case !ok:
 		why = "no such shader"
-	case scanErr != nil || !strings.HasPrefix(name, prefix):
+	case c.Elem != p.Input.String():
 		why = "the shader is not for " + p.Input.String() + " inputs"
-	case in.CoopMat2MaxWorkgroup < 256 || in.CoopMat2MaxDimension < max(bm, bn, bk) || in.apiVersion < vk.MakeVersion(1, 3, 0):
+	case in.CoopMat2MaxWorkgroup < c.Threads || in.CoopMat2MaxDimension < max(c.BM, c.BN, c.BK) || in.apiVersion < vk.MakeVersion(1, 3, 0):
 		why = in.Name + " lacks VK_NV_cooperative_matrix2 workgroup-scope matrices of that size (or Vulkan 1.3)"
 	case p.Input == BF16 && !in.BF16:
 		why = in.Name + " lacks bfloat16 cooperative matrices"
@@ -388,11 +389,11 @@ func coopMat2Shader(in Info, p MatMul, push mmPush) (name string, bm, bn uint32,
 	}
 	switch {
 	case why == "":
-		return name, bm, bn, nil
+		return c, nil
 	case forced:
-		return "", 0, 0, fmt.Errorf("%w: %s: %s", ErrUnsupported, name, why)
+		return cm2.Config{}, fmt.Errorf("%w: %s: %s", ErrUnsupported, name, why)
 	}
-	return "", 0, 0, nil
+	return cm2.Config{}, nil
 }
 
 // coopShader picks the cooperative-matrix variant for the input type: the NV 16x8x16

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/gml-dev/gml/shaders/cm2"
 )
 
 //go:embed spv
@@ -36,6 +38,16 @@ func Has(name string) bool {
 		}
 	}
 	return false
+}
+
+// GeneratedConfig returns the configuration of the generated module of that name.
+func GeneratedConfig(name string) (cm2.Config, bool) {
+	for _, c := range Generated {
+		if c.Name() == name {
+			return c, true
+		}
+	}
+	return cm2.Config{}, false
 }
 
 // Compile runs glslc on v's source from the embedded src/ tree and writes outDir/Name.spv.

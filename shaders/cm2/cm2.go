@@ -12,11 +12,32 @@ type Config struct {
 	BM, BN, BK uint32 // workgroup tile: BM×BN of C per workgroup, BK of K per step
 	Threads    uint32 // invocations per workgroup (local_size_x)
 	Unroll     uint32 // steps of BK per loop iteration on the unchecked path
+	// Prefetch loads the next slabs of A and B before multiplying the current ones
+	// (on the unchecked path), so that their loads overlap the multiply.
+	Prefetch bool
+	// GroupM > 0 walks output tiles in column groups GroupM tiles tall, so that
+	// workgroups running together share slabs of A and B in the L2 cache.
+	GroupM uint32
 }
 
-// Name is the module's variant name (its SPIR-V file is spv/Name.spv).
+// Name is the module's variant name (its SPIR-V file is spv/Name.spv):
+// matmul_cm2_ELEM_BMxBNxBK, then a suffix for each choice that differs from 256
+// threads, unroll 4, no prefetch and no grouping (_tTHREADS, _uUNROLL, _p, _gGROUPM).
 func (c Config) Name() string {
-	return fmt.Sprintf("matmul_cm2_%s_%dx%dx%d", c.Elem, c.BM, c.BN, c.BK)
+	s := fmt.Sprintf("matmul_cm2_%s_%dx%dx%d", c.Elem, c.BM, c.BN, c.BK)
+	if c.Threads != 256 {
+		s += fmt.Sprintf("_t%d", c.Threads)
+	}
+	if c.Unroll != 4 {
+		s += fmt.Sprintf("_u%d", c.Unroll)
+	}
+	if c.Prefetch {
+		s += "_p"
+	}
+	if c.GroupM > 0 {
+		s += fmt.Sprintf("_g%d", c.GroupM)
+	}
+	return s
 }
 
 // check reports configurations the generator cannot express.
@@ -140,12 +161,19 @@ func generate(c Config, co coop) ([]byte, error) {
 	v3 := m.Vector(g.u32, 3)
 	wg := m.Variable(m.Pointer(spirv.StorageInput, v3), spirv.StorageInput)
 	m.Decorate(wg, spirv.DecorationBuiltIn, spirv.BuiltInWorkgroupID)
+	iface := []ID{vars[0], vars[1], vars[2], g.push, wg}
+	var nwg ID
+	if c.GroupM > 0 {
+		nwg = m.Variable(m.Pointer(spirv.StorageInput, v3), spirv.StorageInput)
+		m.Decorate(nwg, spirv.DecorationBuiltIn, spirv.BuiltInNumWorkgroups)
+		iface = append(iface, nwg)
+	}
 
 	g.f = m.Function(m.Void(), m.FuncType(m.Void()))
-	g.body(vars, wg, v3, elem)
+	g.body(vars, wg, nwg, v3, elem)
 	g.f.End()
 	main := g.f.ID()
-	m.EntryPoint(spirv.ExecutionModelGLCompute, main, "main", vars[0], vars[1], vars[2], g.push, wg)
+	m.EntryPoint(spirv.ExecutionModelGLCompute, main, "main", iface...)
 	// The workgroup size must precede workgroup-scope matrix types
 	// (SPV_NV_cooperative_matrix2 2.16.1); the execution-mode section does.
 	m.ExecutionMode(main, spirv.ExecutionModeLocalSize, c.Threads, 1, 1)
@@ -155,7 +183,7 @@ func generate(c Config, co coop) ([]byte, error) {
 
 // body emits main: tile coordinates, base pointers, the K loop on one of two paths,
 // the optional beta·C term, and the store.
-func (g *gen) body(vars [3]ID, wg, v3, elem ID) {
+func (g *gen) body(vars [3]ID, wg, nwg, v3, elem ID) {
 	f, c := g.f, g.c
 	M, N, K := g.pushU(pushM), g.pushU(pushN), g.pushU(pushK)
 	lda, ldb, ldc := g.pushU(pushLda), g.pushU(pushLdb), g.pushU(pushLdc)
@@ -165,6 +193,9 @@ func (g *gen) body(vars [3]ID, wg, v3, elem ID) {
 	id := f.Load(v3, wg)
 	ext := func(i uint32) ID { return f.Res(spirv.OpCompositeExtract, g.u32, uint32(id), i) }
 	tn, tm, z := ext(0), ext(1), ext(2)
+	if c.GroupM > 0 {
+		tm, tn = g.group(f.Load(v3, nwg), tm, tn)
+	}
 	m0 := g.op(spirv.OpIMul, g.u32, tm, g.u(c.BM))
 	n0 := g.op(spirv.OpIMul, g.u32, tn, g.u(c.BN))
 	// base returns a pointer to element off + z·stride of binding v.
@@ -190,41 +221,81 @@ func (g *gen) body(vars [3]ID, wg, v3, elem ID) {
 	aligned := isZero(g.op(spirv.OpBitwiseAnd, g.u32, g.op(spirv.OpBitwiseOr, g.u32, lda, ldb), g.u(7)))
 	fast := and(and(inside, isZero(g.op(spirv.OpUMod, g.u32, K, g.u(c.BK)))), aligned)
 
+	// slabs loads the slabs of A and B at k.
+	slabs := func(clamp bool, la, lb, kk ID) (a, b ID) {
+		sa := g.coop.slice(g, clamp, la, m0, c.BM, kk, c.BK)
+		sb := g.coop.slice(g, clamp, lb, kk, c.BK, n0, c.BN)
+		return g.coop.load(g, spirv.CoopMatUseA, pa, sa), g.coop.load(g, spirv.CoopMatUseB, pb, sb)
+	}
+	mulAdd := func(a, b ID) {
+		f.Store(acc, g.coop.mulAdd(g, a, b, f.Load(g.coop.accType(), acc)))
+	}
 	// step multiplies n slabs starting at k and advances k.
 	step := func(clamp bool, la, lb ID, n uint32) {
 		for range n {
 			kk := f.Load(g.u32, k)
-			sa := g.coop.slice(g, clamp, la, m0, c.BM, kk, c.BK)
-			sb := g.coop.slice(g, clamp, lb, kk, c.BK, n0, c.BN)
-			a := g.coop.load(g, spirv.CoopMatUseA, pa, sa)
-			b := g.coop.load(g, spirv.CoopMatUseB, pb, sb)
-			f.Store(acc, g.coop.mulAdd(g, a, b, f.Load(g.coop.accType(), acc)))
+			mulAdd(slabs(clamp, la, lb, kk))
 			f.Store(k, g.op(spirv.OpIAdd, g.u32, kk, g.u(c.BK)))
 		}
 	}
-	// loop runs step(n) while k + n·BK <= K.
-	loop := func(clamp bool, la, lb ID, n uint32) {
+	// loop runs body(n) while k + n·BK <= K, or < K when ahead (the slabs at k are
+	// already loaded, so only the n after them must exist).
+	loop := func(n uint32, ahead bool, body func(n uint32)) {
+		cmp := spirv.OpULessThanEqual
+		if ahead {
+			cmp = spirv.OpULessThan
+		}
 		f.Loop(spirv.LoopControlNone,
-			func() ID { return ule(g.op(spirv.OpIAdd, g.u32, f.Load(g.u32, k), g.u(n*c.BK)), K) },
-			func() { step(clamp, la, lb, n) },
+			func() ID {
+				end := f.Load(g.u32, k)
+				if n > 0 {
+					end = g.op(spirv.OpIAdd, g.u32, end, g.u(n*c.BK))
+				}
+				return g.op(cmp, g.boolT, end, K)
+			},
+			func() { body(n) },
 			func() {})
+	}
+	// unrolled runs body(Unroll) as long as it can, then body(1).
+	unrolled := func(ahead bool, body func(n uint32)) {
+		if c.Unroll > 1 {
+			loop(c.Unroll, ahead, body)
+		}
+		loop(1, ahead, body)
+	}
+	if c.Prefetch {
+		// The prefetching loop multiplies the last slabs after it ends, so it needs
+		// at least one.
+		fast = and(fast, g.op(spirv.OpINotEqual, g.boolT, K, g.u(0)))
 	}
 	f.IfElse(fast, func() {
 		mask := g.u(^uint32(7))
 		la := g.coop.layout(g, false, M, K, g.op(spirv.OpBitwiseAnd, g.u32, lda, mask))
 		lb := g.coop.layout(g, false, K, N, g.op(spirv.OpBitwiseAnd, g.u32, ldb, mask))
-		if c.Unroll > 1 {
-			loop(false, la, lb, c.Unroll)
+		if !c.Prefetch {
+			unrolled(false, func(n uint32) { step(false, la, lb, n) })
+			return
 		}
-		loop(false, la, lb, 1)
+		va, vb := f.Var(g.coop.matType(spirv.CoopMatUseA)), f.Var(g.coop.matType(spirv.CoopMatUseB))
+		a, b := slabs(false, la, lb, g.u(0))
+		f.Store(va, a)
+		f.Store(vb, b)
+		unrolled(true, func(n uint32) {
+			for range n {
+				next := g.op(spirv.OpIAdd, g.u32, f.Load(g.u32, k), g.u(c.BK))
+				a, b := slabs(false, la, lb, next)
+				mulAdd(f.Load(g.coop.matType(spirv.CoopMatUseA), va), f.Load(g.coop.matType(spirv.CoopMatUseB), vb))
+				f.Store(va, a)
+				f.Store(vb, b)
+				f.Store(k, next)
+			}
+		})
+		mulAdd(f.Load(g.coop.matType(spirv.CoopMatUseA), va), f.Load(g.coop.matType(spirv.CoopMatUseB), vb))
 	}, func() {
 		la := g.coop.layout(g, true, M, K, lda)
 		lb := g.coop.layout(g, true, K, N, ldb)
 		// K need not be a multiple of BK here: the last slab reads zeros past K.
-		f.Loop(spirv.LoopControlNone,
-			func() ID { return g.op(spirv.OpULessThan, g.boolT, f.Load(g.u32, k), K) },
-			func() { step(true, la, lb, 1) },
-			func() {})
+		loop(0, true, func(uint32) { step(true, la, lb, 1) })
 	})
 
 	lc := g.coop.layout(g, true, M, N, ldc)
@@ -236,4 +307,21 @@ func (g *gen) body(vars [3]ID, wg, v3, elem ID) {
 	})
 	g.coop.store(g, pc, f.Load(g.coop.accType(), acc), sc)
 	f.Op(spirv.OpReturn)
+}
+
+// group remaps workgroup (tm, tn) so that consecutive workgroups walk a column group
+// of GroupM tile rows before moving right: the ones in flight together then read
+// the same few slabs of A and B, which stay in the L2 cache.
+func (g *gen) group(num, tm, tn ID) (ID, ID) {
+	f := g.f
+	nx := f.Res(spirv.OpCompositeExtract, g.u32, uint32(num), 0)
+	ny := f.Res(spirv.OpCompositeExtract, g.u32, uint32(num), 1)
+	gm := g.u(g.c.GroupM)
+	pid := g.op(spirv.OpIAdd, g.u32, g.op(spirv.OpIMul, g.u32, tm, nx), tn)
+	width := g.op(spirv.OpIMul, g.u32, gm, nx)
+	first := g.op(spirv.OpIMul, g.u32, g.op(spirv.OpUDiv, g.u32, pid, width), gm)
+	left := g.op(spirv.OpISub, g.u32, ny, first)
+	size := g.op(spirv.OpSelect, g.u32, g.op(spirv.OpULessThan, g.boolT, left, gm), left, gm)
+	in := g.op(spirv.OpUMod, g.u32, pid, width)
+	return g.op(spirv.OpIAdd, g.u32, first, g.op(spirv.OpUMod, g.u32, in, size)), g.op(spirv.OpUDiv, g.u32, in, size)
 }

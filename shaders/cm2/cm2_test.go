@@ -48,6 +48,7 @@ func (s *scalarCoop) addScaled(g *gen, acc, x, k ID) ID {
 }
 
 func (s *scalarCoop) store(g *gen, ptr, v, sl ID) { g.f.Store(ptr, v) }
+func (s *scalarCoop) matType(use uint32) ID       { return s.f32 }
 func (s *scalarCoop) accType() ID                 { return s.f32 }
 func (s *scalarCoop) accZero() ID                 { return s.zero }
 
@@ -55,6 +56,8 @@ var configs = []Config{
 	{Elem: "f16", BM: 128, BN: 128, BK: 32, Threads: 256, Unroll: 4},
 	{Elem: "bf16", BM: 128, BN: 256, BK: 32, Threads: 256, Unroll: 1},
 	{Elem: "f16", BM: 64, BN: 64, BK: 16, Threads: 128, Unroll: 2},
+	{Elem: "f16", BM: 128, BN: 256, BK: 32, Threads: 256, Unroll: 2, Prefetch: true, GroupM: 8},
+	{Elem: "bf16", BM: 256, BN: 128, BK: 32, Threads: 512, Unroll: 1, Prefetch: true},
 }
 
 func TestStubbedModuleValidates(t *testing.T) {
@@ -162,14 +165,20 @@ func TestModuleContents(t *testing.T) {
 				t.Errorf("tensor layout clamp modes %v, want Undefined and Constant", modes)
 			}
 			// Loads: A and B per step (Unroll steps and a one-step tail unchecked, one
-			// step checked) and C once; every load and store without extra operands.
+			// step checked; with prefetch, the first slabs before the loops and a last
+			// multiply after them) and C once; every load and store without extra operands.
 			steps := 1 + 1
 			if c.Unroll > 1 {
 				steps += int(c.Unroll)
 			}
+			slabLoads := steps
+			if c.Prefetch {
+				slabLoads++
+				steps++
+			}
 			loads, stores := m.all(spirv.OpCooperativeMatrixLoadTensorNV), m.all(spirv.OpCooperativeMatrixStoreTensorNV)
-			if len(loads) != 2*steps+1 || len(stores) != 1 {
-				t.Errorf("%d tensor loads and %d stores, want %d and 1", len(loads), len(stores), 2*steps+1)
+			if len(loads) != 2*slabLoads+1 || len(stores) != 1 {
+				t.Errorf("%d tensor loads and %d stores, want %d and 1", len(loads), len(stores), 2*slabLoads+1)
 			}
 			for _, ops := range append(loads, stores...) {
 				if tail := ops[len(ops)-2:]; tail[0] != spirv.MemoryAccessNone || tail[1] != spirv.TensorAddressingNone {

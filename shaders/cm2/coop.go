@@ -23,6 +23,8 @@ type coop interface {
 	addScaled(g *gen, acc, x, s ID) ID
 	// store writes the accumulator v to the slice sl of the array at ptr.
 	store(g *gen, ptr, v, sl ID)
+	// matType is the type load returns for a use.
+	matType(use uint32) ID
 	// accType and accZero are the accumulator type and its zero value.
 	accType() ID
 	accZero() ID
@@ -124,5 +126,6 @@ func (t *tensorCoop) store(g *gen, ptr, v, sl ID) {
 	g.f.Op(spirv.OpCooperativeMatrixStoreTensorNV, uint32(ptr), uint32(v), uint32(sl), spirv.MemoryAccessNone, spirv.TensorAddressingNone)
 }
 
-func (t *tensorCoop) accType() ID { return t.mat[spirv.CoopMatUseAccumulator] }
-func (t *tensorCoop) accZero() ID { return t.zero[spirv.CoopMatUseAccumulator] }
+func (t *tensorCoop) matType(use uint32) ID { return t.mat[use] }
+func (t *tensorCoop) accType() ID           { return t.mat[spirv.CoopMatUseAccumulator] }
+func (t *tensorCoop) accZero() ID           { return t.zero[spirv.CoopMatUseAccumulator] }
