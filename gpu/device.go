@@ -79,6 +79,9 @@ type Device struct {
 	stage  *staging
 	timing bool
 	errs   *Buffer // the shaders' error word, in host-visible memory (recorder.go)
+	// pipeStats: pipelines capture the driver's statistics (GML_VK_PIPELINE_STATS=1
+	// on a device with VK_KHR_pipeline_executable_properties; pipestats.go).
+	pipeStats bool
 
 	fn vkFuncs // the functions called through our own C shims
 
@@ -323,6 +326,10 @@ func (d *Device) createDevice() error {
 			exts = append(exts, e+"\x00")
 		}
 	}
+	if fc.pexec.info != 0 {
+		exts = append(exts, pipelineStatsExt+"\x00")
+		d.pipeStats = true
+	}
 	// The Vulkan memory model is core from 1.2 (16-bit storage from 1.1, which Open
 	// requires).
 	if in.apiVersion < vk.MakeVersion(1, 2, 0) && in.extensions["VK_KHR_vulkan_memory_model"] {
@@ -353,6 +360,7 @@ func (d *Device) createDevice() error {
 			return fmt.Errorf("%w: %v", ErrNoVulkan, err)
 		}
 		d.Info.CoopMatKHR, d.Info.CoopMatNV, d.Info.BF16, d.Info.CoopMat2MaxWorkgroup = nil, nil, false, 0
+		d.pipeStats = false
 	}
 	d.dev = dev
 	var q vk.Queue

@@ -15,7 +15,7 @@ typedef int32_t (*gml_create_compute_t)(void *device, uint64_t cache, uint32_t n
 
 // gml_create_compute builds one compute pipeline whose specialisation constant i is
 // spec[i]. Every struct lives on this C stack for the whole call.
-static int32_t gml_create_compute(void *fn, void *device, uint64_t cache, uint64_t module, uint64_t layout, const uint32_t *spec, uint32_t n, uint64_t *pipe) {
+static int32_t gml_create_compute(void *fn, void *device, uint64_t cache, uint64_t module, uint64_t layout, const uint32_t *spec, uint32_t n, uint32_t flags, uint64_t *pipe) {
 	gml_spec_entry entries[n];
 	for (uint32_t i = 0; i < n; i++) {
 		entries[i].constantID = i;
@@ -25,6 +25,7 @@ static int32_t gml_create_compute(void *fn, void *device, uint64_t cache, uint64
 	gml_spec_info si = {n, entries, 4 * (size_t)n, spec};
 	gml_compute_info ci = {0};
 	ci.sType = 29;       // VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO
+	ci.flags = flags;
 	ci.stage.sType = 18; // VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO
 	ci.stage.stage = 0x20; // VK_SHADER_STAGE_COMPUTE_BIT
 	ci.stage.module = module;
@@ -88,6 +89,7 @@ const pushSize = 128
 // Constant 0 is always the workgroup size along x.
 type Kernel struct {
 	name   string
+	spec   []uint32
 	pipe   vk.Pipeline
 	layout *layout
 	Local  uint32 // workgroup size along x
@@ -239,13 +241,17 @@ func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, erro
 	defer C.free(unsafe.Pointer(data))
 	copy(unsafe.Slice((*uint32)(unsafe.Pointer(data)), len(spec)), spec)
 	var pipe C.uint64_t
-	res := C.gml_create_compute(d.fn.createComputePipelines, unsafe.Pointer(d.dev), handle(c.cache), handle(mod), handle(l.layout), data, C.uint32_t(len(spec)), &pipe)
+	flags := C.uint32_t(0)
+	if d.pipeStats {
+		flags = captureStatistics | captureInternals
+	}
+	res := C.gml_create_compute(d.fn.createComputePipelines, unsafe.Pointer(d.dev), handle(c.cache), handle(mod), handle(l.layout), data, C.uint32_t(len(spec)), flags, &pipe)
 	if err := check(vk.Result(res), fmt.Sprintf("vkCreateComputePipelines %s %v", shader, spec)); err != nil {
 		c.failed[key] = err
 		return nil, err
 	}
 	pipes := []vk.Pipeline{*(*vk.Pipeline)(unsafe.Pointer(&pipe))}
-	k := &Kernel{name: shader, pipe: pipes[0], layout: l, Local: spec[0]}
+	k := &Kernel{name: shader, spec: spec, pipe: pipes[0], layout: l, Local: spec[0]}
 	c.kernels[key] = k
 	return k, nil
 }

@@ -215,7 +215,8 @@ func queryFeatures(feat2 unsafe.Pointer, pd vk.PhysicalDevice, in Info) *C.gml_f
 	C.gml_chain_features(fc, boolInt(in.apiVersion >= vk.MakeVersion(1, 1, 0) || in.extensions["VK_KHR_16bit_storage"]),
 		boolInt(in.apiVersion >= vk.MakeVersion(1, 2, 0) || in.extensions["VK_KHR_vulkan_memory_model"]),
 		boolInt(in.extensions["VK_KHR_cooperative_matrix"]), boolInt(in.extensions["VK_NV_cooperative_matrix"]),
-		boolInt(in.extensions["VK_KHR_shader_bfloat16"]), boolInt(in.extensions["VK_NV_cooperative_matrix2"]))
+		boolInt(in.extensions["VK_KHR_shader_bfloat16"]), boolInt(in.extensions["VK_NV_cooperative_matrix2"]),
+		boolInt(in.extensions[pipelineStatsExt] && pipelineStatsWanted()))
 	C.gml_call_get2(feat2, unsafe.Pointer(pd), unsafe.Pointer(fc))
 	return fc
 }

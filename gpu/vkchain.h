@@ -14,6 +14,7 @@ typedef struct {
 	int32_t sType; void *pNext;
 	uint32_t workgroupScope, flexibleDimensions, reductions, conversions, perElement, tensorAddressing, blockLoads;
 } gml_coopmat2_features;
+typedef struct { int32_t sType; void *pNext; uint32_t info; } gml_pipeline_exec_features;
 
 // The device features gml enables, queried and then chained into vkCreateDevice.
 typedef struct {
@@ -25,11 +26,12 @@ typedef struct {
 	gml_coopmat_features nv;
 	gml_bf16_features bf16;
 	gml_coopmat2_features cm2;
+	gml_pipeline_exec_features pexec;
 } gml_feature_chain;
 
 // gml_chain_features links the structures the device knows (core in its API version,
 // or by extension) into one chain for vkGetPhysicalDeviceFeatures2.
-static void gml_chain_features(gml_feature_chain *c, int s16, int mm, int khr, int nv, int bf16, int cm2) {
+static void gml_chain_features(gml_feature_chain *c, int s16, int mm, int khr, int nv, int bf16, int cm2, int pexec) {
 	memset(c, 0, sizeof(*c));
 	c->f2.sType = 1000059000;   // PHYSICAL_DEVICE_FEATURES_2
 	c->f16.sType = 1000082000;  // PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES
@@ -39,6 +41,7 @@ static void gml_chain_features(gml_feature_chain *c, int s16, int mm, int khr, i
 	c->nv.sType = 1000249000;   // PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV
 	c->bf16.sType = 1000141000; // PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
 	c->cm2.sType = 1000593000;  // PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV
+	c->pexec.sType = 1000269000; // PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR
 	void **next = &c->f2.pNext;
 	*next = &c->f16; next = &c->f16.pNext;
 	if (s16) { *next = &c->s16; next = &c->s16.pNext; }
@@ -47,4 +50,5 @@ static void gml_chain_features(gml_feature_chain *c, int s16, int mm, int khr, i
 	if (nv) { *next = &c->nv; next = &c->nv.pNext; }
 	if (bf16) { *next = &c->bf16; next = &c->bf16.pNext; }
 	if (cm2) { *next = &c->cm2; next = &c->cm2.pNext; }
+	if (pexec) { *next = &c->pexec; next = &c->pexec.pNext; }
 }

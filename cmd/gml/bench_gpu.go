@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,8 +84,13 @@ func benchGPUMatMul(args []string) error {
 	tilesF32 := fs.String("tiles-f32", "", "f32 tiles to try, \"BM,BN,BK,TM,TN[,WarpN];...\" (best reported)")
 	tilesCoop := fs.String("tiles-coop", "", "f16/bf16 tiles to try, \"BM,BN,BK,WM,WN[,GroupM];...\" (best reported)")
 	shader := fs.String("shader", "", "force a cooperative-matrix shader variant (tuning)")
+	stats := fs.String("stats", "", "write what the driver says about each compiled kernel (registers, spills, code) to this directory")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *stats != "" {
+		// Read by gpu.Open: pipelines then capture the driver's statistics.
+		os.Setenv("GML_VK_PIPELINE_STATS", "1")
 	}
 	ref, err := anchorTFLOPs(*anchors)
 	if err != nil {
@@ -103,6 +109,9 @@ func benchGPUMatMul(args []string) error {
 		return err
 	}
 	defer d.Close()
+	if *stats != "" {
+		defer writePipelineReports(d, *stats)
+	}
 	d.SetProfiling(true)
 	for _, ts := range strings.Split(*types, ",") {
 		in, ok := map[string]gpu.DType{"f32": gpu.F32, "f16": gpu.F16, "bf16": gpu.BF16}[ts]
@@ -179,6 +188,34 @@ func benchGPUMatMul(args []string) error {
 		}
 	}
 	return nil
+}
+
+// writePipelineReports prints one line per compiled kernel to stderr and writes the
+// driver's internal representations of each into dir.
+func writePipelineReports(d *gpu.Device, dir string) {
+	reports, err := d.PipelineReports()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: %v\n", err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: %v\n", err)
+		return
+	}
+	for i, r := range reports {
+		fmt.Fprintln(os.Stderr, r)
+		for name, text := range r.Internals {
+			file := filepath.Join(dir, fmt.Sprintf("%02d_%s.txt", i, strings.Map(func(c rune) rune {
+				if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+					return c
+				}
+				return '_'
+			}, name)))
+			if err := os.WriteFile(file, []byte(r.Kernel+"\n"+text), 0o644); err != nil {
+				fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: %v\n", err)
+			}
+		}
+	}
 }
 
 func round(v float64, digits int) float64 {
