@@ -228,6 +228,48 @@ func TestBackendMatMul(t *testing.T) {
 	}
 }
 
+// TestBackendMatMulHalf runs f16 and bf16 products (cast from f32 inputs, the result
+// cast back) against the CPU backend, on devices with cooperative matrices: transposed
+// operands, batches, a broadcast operand, K and N that are not multiples of 8, and an
+// empty K. Elsewhere it checks that the backend declines them (the CPU runs them).
+func TestBackendMatMulHalf(t *testing.T) {
+	be := openBackend(t)
+	r := rand.New(rand.NewPCG(11, 12))
+	cases := []struct {
+		a, b           []int
+		transA, transB bool
+	}{
+		{[]int{64, 32}, []int{32, 48}, false, false},
+		{[]int{40, 64}, []int{40, 24}, true, false},
+		{[]int{72, 16}, []int{40, 16}, false, true},
+		{[]int{2, 16, 40}, []int{2, 24, 16}, true, true},
+		{[]int{3, 24, 32}, []int{32, 16}, false, false},
+		{[]int{16, 24}, []int{3, 24, 32}, false, false},
+		{[]int{33, 20}, []int{20, 30}, false, false},
+		{[]int{8, 0}, []int{0, 16}, false, false},
+	}
+	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16} {
+		// f16 keeps 11 significant bits, bf16 8: the GPU and the CPU may round a sum of
+		// the same products differently by one unit in the last place.
+		tol := map[tensor.DType]float64{tensor.F16: 2e-3, tensor.BF16: 1e-2}[dt]
+		for _, c := range cases {
+			name := fmt.Sprint(dt, " matmul", c)
+			g := tensor.NewGraph()
+			feeds := map[*tensor.Node]*tensor.Tensor{}
+			a := tensor.Cast(randInput(g, r, feeds, -1, 1, c.a...), dt)
+			b := tensor.Cast(randInput(g, r, feeds, -1, 1, c.b...), dt)
+			mm := tensor.MatMulT(a, b, c.transA, c.transB)
+			if !be.Supports(mm) {
+				if _, err := coopShader(be.d.Info, inputType(dt)); err == nil {
+					t.Errorf("%s: declined on %s, which has cooperative matrices for it", name, be.d.Info.Name)
+				}
+				continue
+			}
+			compareWithCPU(t, be, name, tol, []*tensor.Node{tensor.Cast(mm, tensor.F32)}, feeds)
+		}
+	}
+}
+
 func TestBackendReduceSoftmaxNorm(t *testing.T) {
 	be := openBackend(t)
 	r := rand.New(rand.NewPCG(11, 12))

@@ -41,7 +41,7 @@ func init() {
 		}}
 	}
 
-	ops[tensor.OpReshape] = opImpl{record: recordReshape}
+	ops[tensor.OpReshape] = opImpl{typed: true, record: recordReshape, supports: func(_ *Device, n *tensor.Node) bool { return wordSized(n) }}
 	ops[tensor.OpExpand] = opImpl{record: recordExpand, supports: func(_ *Device, n *tensor.Node) bool {
 		_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape())
 		return ok
@@ -131,11 +131,18 @@ func recordUnary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 }
 
 // recordReshape is free when the scheduler aliased the buffers, a copy otherwise.
+// recordReshape copies only when the runtime gave the result its own buffer (it
+// normally aliases the input's).
 func recordReshape(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	if out == in[0] || n.Shape().Size() == 0 {
+	count := n.Shape().Size()
+	if out == in[0] || count == 0 {
 		return nil
 	}
-	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
+	if n.DType() != tensor.F32 {
+		p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
+		return r.layoutCopy("reshape", p, n.DType().Size(), count, 0, count, in[0], out)
+	}
+	push := eltPush{n: uint32(count), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
 	return r.eltwise(codeCopy, true, push, "reshape", in[0], in[0], out)
 }
 

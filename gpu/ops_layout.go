@@ -196,6 +196,13 @@ func unitSpan(esize, lo, hi int) (u0, units uint32) {
 	return uint32(first), uint32(max(end-first, 0))
 }
 
+// zero sets count elements of esize bytes in out to zero bits: a constant pad of an
+// empty input, so that nothing is read.
+func (r *Recorder) zero(label string, esize, count int, out *Buffer) error {
+	p := layoutPlan{mode: 1, axes: []layoutAxis{{dim: count}}}
+	return r.layoutCopy(label, p, esize, count, 0, count, out, out)
+}
+
 // layoutCopy records one layout.comp dispatch over output elements [lo, hi) of count
 // (in place mode: over input elements [lo, hi) of count).
 func (r *Recorder) layoutCopy(label string, p layoutPlan, esize, count, lo, hi int, src, out *Buffer) error {

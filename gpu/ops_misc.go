@@ -119,6 +119,11 @@ func recordCast(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 		p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
 		return r.layoutCopy("cast", p, to.Size(), count, 0, count, in[0], out)
 	}
+	return r.cast("cast", from, to, count, in[0], out)
+}
+
+// cast converts count elements of src from one dtype to another into out.
+func (r *Recorder) cast(label string, from, to tensor.DType, count int, src, out *Buffer) error {
 	u0, units := unitSpan(to.Size(), 0, count)
 	if units == 0 {
 		return nil
@@ -127,8 +132,8 @@ func recordCast(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	if err != nil {
 		return err
 	}
-	w := []uint32{units, u0, uint32(count), f32Off(in[0]), f32Off(out)}
-	return r.Dispatch(k, gridFor(int(units)), words(w), "cast", In(in[0]), Out(out))
+	w := []uint32{units, u0, uint32(count), f32Off(src), f32Off(out)}
+	return r.Dispatch(k, gridFor(int(units)), words(w), label, In(src), Out(out))
 }
 
 // recordDropout draws tensor.DropoutKeep's mask in dropout.comp.

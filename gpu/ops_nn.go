@@ -1,13 +1,14 @@
 package gpu
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gml-dev/gml/tensor"
 )
 
 func init() {
-	ops[tensor.OpMatMul] = opImpl{record: recordMatMul, supports: func(_ *Device, n *tensor.Node) bool { _, ok := matMulPlan(n); return ok }}
+	ops[tensor.OpMatMul] = opImpl{typed: true, record: recordMatMul, supports: matMulSupported}
 	for op, code := range map[tensor.Op]uint32{tensor.OpSum: 0, tensor.OpMean: 1, tensor.OpMax: 2, tensor.OpMin: 3, tensor.OpProd: 4} {
 		ops[op] = opImpl{record: reduceRecorder(code), supports: func(_ *Device, n *tensor.Node) bool { return planReduce(n).feasible }}
 	}
@@ -49,14 +50,122 @@ func matMulPlan(n *tensor.Node) (MatMul, bool) {
 	return p, true
 }
 
+// matMulSupported accepts f32 products of every shape, and f16/bf16 ones where the
+// device has cooperative matrices that can take them (halfMatMulShader).
+func matMulSupported(d *Device, n *tensor.Node) bool {
+	p, ok := matMulPlan(n)
+	switch {
+	case !ok || n.Input(0).DType() != n.DType() || n.Input(1).DType() != n.DType():
+		return false
+	case n.DType() == tensor.F32:
+		return true
+	case n.DType() == tensor.F16 || n.DType() == tensor.BF16:
+		_, err := halfMatMulShader(d, denseHalf(p, n.DType()))
+		return err == nil
+	}
+	return false
+}
+
+// denseHalf is p for 16-bit inputs once transposed operands have been copied out
+// untransposed (recordHalfMatMul): the cooperative-matrix shaders read row-major
+// operands only.
+func denseHalf(p MatMul, dt tensor.DType) MatMul {
+	p.Input = inputType(dt)
+	p.TransA, p.TransB = false, false
+	p.LDA, p.LDB, p.LDC = p.K, p.N, p.N
+	return p
+}
+
+// inputType is the matrix-product input type of a tensor dtype (F32 for any other).
+func inputType(dt tensor.DType) DType {
+	switch dt {
+	case tensor.F16:
+		return F16
+	case tensor.BF16:
+		return BF16
+	}
+	return F32
+}
+
+// halfMatMulShader returns the shader override a dense 16-bit product needs: none when
+// the automatic choice can run it (K and N multiples of 8), else the workgroup-scope
+// shader, whose tensor loads take any size. It fails where neither can.
+func halfMatMulShader(d *Device, p MatMul) (string, error) {
+	if _, err := coopShader(d.Info, p.Input); err != nil {
+		return "", err
+	}
+	if p.K%8 == 0 && p.N%8 == 0 {
+		return "", nil
+	}
+	p.Shader = "matmul_cm2_" + p.Input.String() + "_" + coopMat2Tile
+	push := mmPush{lda: uint32(p.LDA), ldb: uint32(p.LDB), sA: uint32(p.M * p.K), sB: uint32(p.K * p.N), sC: uint32(p.M * p.N)}
+	if p.BroadcastA {
+		push.sA = 0
+	}
+	if p.BroadcastB {
+		push.sB = 0
+	}
+	if _, err := coopMat2Shader(d.Info, p, push); err != nil {
+		return "", fmt.Errorf("%w: %s matmul with K=%d, N=%d (not multiples of 8) needs VK_NV_cooperative_matrix2: %v", ErrUnsupported, p.Input, p.K, p.N, err)
+	}
+	return p.Shader, nil
+}
+
+// recordHalfMatMul runs an f16/bf16 product on cooperative matrices: transposed
+// operands are first copied out untransposed, the product accumulates in f32 into
+// scratch, and a cast writes the result in the node's type.
+func recordHalfMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*Buffer) error {
+	dt := n.DType()
+	ops := [2]*Buffer{in[0], in[1]}
+	for i, trans := range []bool{p.TransA, p.TransB} {
+		if !trans {
+			continue
+		}
+		// Stored [count, cols, rows] for the product's [count, rows, cols].
+		src := n.Input(i).Shape()
+		rank := len(src)
+		rows, cols := src[rank-1], src[rank-2]
+		count := src[:rank-2].Size()
+		t, err := r.scratchBuffer(uint64(2 * count * rows * cols))
+		if err != nil {
+			return err
+		}
+		plan := layoutPlan{axes: []layoutAxis{
+			{dim: count, stride: rows * cols, inDim: count},
+			{dim: rows, stride: 1, inDim: rows},
+			{dim: cols, stride: rows, inDim: cols},
+		}}
+		if err := r.layoutCopy("matmul_transpose", plan, 2, count*rows*cols, 0, count*rows*cols, ops[i], t); err != nil {
+			return err
+		}
+		ops[i] = t
+	}
+	q := denseHalf(p, dt)
+	shader, err := halfMatMulShader(r.d, q)
+	if err != nil {
+		return err
+	}
+	acc, err := r.scratchBuffer(uint64(4 * n.Shape().Size()))
+	if err != nil {
+		return err
+	}
+	q.A, q.B, q.C, q.Label, q.Shader = ops[0], ops[1], acc, "matmul", shader
+	if err := r.MatMul(q); err != nil {
+		return err
+	}
+	return r.cast("matmul", tensor.F32, dt, n.Shape().Size(), acc, out)
+}
+
 func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	p, _ := matMulPlan(n)
 	if n.Shape().Size() == 0 {
 		return nil
 	}
 	if p.K == 0 {
-		push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(out), offB: f32Off(out), offC: f32Off(out), p0: 0}
-		return r.eltwise(26, true, push, "matmul", out, out, out) // x*0+0
+		return r.zero("matmul", n.DType().Size(), n.Shape().Size(), out)
+	}
+	if n.DType() != tensor.F32 {
+		return recordHalfMatMul(r, n, p, out, in)
 	}
 	p.A, p.B, p.C, p.Label = in[0], in[1], out, "matmul"
 	return r.MatMul(p)
