@@ -94,6 +94,18 @@ func matMulGrad(n, gy *Node) []*Node {
 	default:
 		ga, gb = MatMulT(b, gy, true, true), MatMulT(gy, a, true, true)
 	}
+	if !at.TransA && b.shape.Rank() == 2 && a.shape.Rank() > 2 {
+		// A matrix applied to every row of a batch (a Dense layer on a sequence): its
+		// gradient is one product over all the rows, not a product per batch entry
+		// and a sum.
+		a2 := Reshape(a, -1, a.shape[a.shape.Rank()-1])
+		gy2 := Reshape(gy, -1, gy.shape[gy.shape.Rank()-1])
+		if at.TransB {
+			gb = MatMulT(gy2, a2, true, false)
+		} else {
+			gb = MatMulT(a2, gy2, true, false)
+		}
+	}
 	return []*Node{unbroadcast(ga, a), unbroadcast(gb, b)}
 }
 

@@ -366,8 +366,9 @@ func SumTo(x *Node, shape Shape) *Node {
 	}
 	lead := x.shape.Rank() - shape.Rank()
 	var axes []int
+	// Axes of extent 1 need no sum, only the reshape.
 	for i, d := range x.shape {
-		if i < lead || (shape[i-lead] == 1 && d != 1) {
+		if d != 1 && (i < lead || shape[i-lead] == 1) {
 			axes = append(axes, i)
 		}
 	}

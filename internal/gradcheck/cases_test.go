@@ -119,6 +119,9 @@ func matmulCases() []Case {
 		binary("matmul_trans_both", in(3, 2), in(4, 3), func(a, b *t.Node) *t.Node { return t.MatMulT(a, b, true, true) }),
 		binary("matmul_batch_broadcast", in(2, 1, 2, 3), in(3, 3, 2), t.MatMul),
 		binary("matmul_broadcast_a", in(2, 3), in(2, 3, 2), t.MatMul),
+		// One matrix for every row of a batch: its gradient is one product over all rows.
+		binary("matmul_shared_b", in(2, 3, 4), in(4, 2), t.MatMul),
+		binary("matmul_shared_b_trans_b", in(2, 2, 3, 4), in(5, 4), func(a, b *t.Node) *t.Node { return t.MatMulT(a, b, false, true) }),
 		binary("outer", in(3), in(4), t.Outer),
 	}
 }
