@@ -51,7 +51,7 @@ func (m *Net) Compile(opt Optimizer, opts ...Option) error {
 		return err
 	}
 	s := defaultSettings()
-	if err := applyOptions("Compile", &s, []string{"Loss", "LossByName", "LossWeights", "LossWeightsByName", "Metrics", "MetricsByName", "Device", "Seed"}, opts); err != nil {
+	if err := applyOptions("Compile", &s, []string{"Loss", "LossByName", "LossWeights", "LossWeightsByName", "Metrics", "MetricsByName", "Device", "Seed", "MixedPrecision"}, opts); err != nil {
 		return err
 	}
 	if len(s.losses) == 0 && len(s.lossMap) == 0 {
@@ -253,6 +253,7 @@ func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape)
 	err = tensor.Catch(func() {
 		g := tensor.NewGraph()
 		c := newFwd(g, kind == "train")
+		c.precision = m.comp.opts.precision
 		for i, in := range m.inputs {
 			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d_%s", i, in.name), in.spec.DType, append([]int{batch}, in.spec.Shape...)...))
 		}

@@ -51,7 +51,7 @@ func (l *dense) setup(in []Spec) error {
 }
 
 func (l *dense) forward(c *fwd, in []*tensor.Node) *tensor.Node {
-	y := tensor.MatMul(in[0], c.v(l.kernel))
+	y := c.matmul(in[0], c.v(l.kernel))
 	if l.bias != nil {
 		y = tensor.Add(y, c.v(l.bias))
 	}

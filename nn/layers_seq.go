@@ -167,14 +167,14 @@ func (l *recurrent) forward(c *fwd, in []*tensor.Node) *tensor.Node {
 	x := in[0]
 	bsz, steps, u := x.Shape()[0], x.Shape()[1], l.C.Units
 	// Project every step's input at once: (B, T, F) @ (F, G*U) + b.
-	xp := tensor.Add(tensor.MatMul(x, c.v(l.wx)), c.v(l.b))
+	xp := tensor.Add(c.matmul(x, c.v(l.wx)), c.v(l.b))
 	h := tensor.Full(c.g, tensor.F32, tensor.Shape{bsz, u}, 0)
 	cell := h
 	gate := func(z *tensor.Node, k int) *tensor.Node { return tensor.SliceAxis(z, 1, k*u, (k+1)*u) }
 	var outs []*tensor.Node
 	for t := 0; t < steps; t++ {
 		xt := tensor.Reshape(tensor.SliceAxis(xp, 1, t, t+1), bsz, l.gates()*u)
-		hp := tensor.MatMul(h, c.v(l.wh))
+		hp := c.matmul(h, c.v(l.wh))
 		if l.C.Cell == "lstm" {
 			z := tensor.Add(xt, hp)
 			i, f := tensor.Sigmoid(gate(z, 0)), tensor.Sigmoid(gate(z, 1))
@@ -321,7 +321,7 @@ func (l *attention) forward(c *fwd, in []*tensor.Node) *tensor.Node {
 		return tensor.Permute(tensor.Reshape(y, b, n, h, d/h), 0, 2, 1, 3)
 	}
 	proj := func(y *tensor.Node, w, bias *tensor.Variable) *tensor.Node {
-		return tensor.Add(tensor.MatMul(y, c.v(w)), c.v(bias))
+		return tensor.Add(c.matmul(y, c.v(w)), c.v(bias))
 	}
 	q, k, v := heads(proj(x, l.wq, l.bq), t), heads(proj(ctx, l.wk, l.bk), s), heads(proj(ctx, l.wv, l.bv), s)
 	if l.C.Rotary {

@@ -128,6 +128,8 @@ type fwd struct {
 	// vars, when set, replaces variables by other nodes (gradient checks feed weights
 	// as inputs this way).
 	vars map[*tensor.Variable]*tensor.Node
+	// precision is the operand type of matrix products (MixedPrecision); F32 by default.
+	precision tensor.DType
 }
 
 // logit remembers that an activated node came from pre through activation act.
@@ -146,6 +148,15 @@ func (c *fwd) dropoutSeed() *tensor.Node {
 	s := c.g.Input(fmt.Sprintf("dropout_seed_%d", len(c.seeds)), tensor.I32)
 	c.seeds = append(c.seeds, s)
 	return s
+}
+
+// matmul returns x·w, under mixed precision on operands rounded to its type, with
+// the product returned as f32 (tensor.Grad casts the gradients back the same way).
+func (c *fwd) matmul(x, w *tensor.Node) *tensor.Node {
+	if c.precision == tensor.F32 {
+		return tensor.MatMul(x, w)
+	}
+	return tensor.Cast(tensor.MatMul(tensor.Cast(x, c.precision), tensor.Cast(w, c.precision)), tensor.F32)
 }
 
 // v returns the graph's node for variable v.

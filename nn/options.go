@@ -57,6 +57,7 @@ type settings struct {
 	metricMap   map[string][]string
 	device      string
 	seed        uint64
+	precision   tensor.DType // the matrix products' operand type (MixedPrecision)
 
 	// Fit, Evaluate, Predict.
 	epochs          int
@@ -326,6 +327,29 @@ func Device(name string) Option {
 			return fmt.Errorf("device %q: want auto, cpu or gpu", name)
 		}
 		s.device = name
+		return nil
+	})
+}
+
+// MixedPrecision sets the precision policy of Compile. "mixed_bfloat16" (or "bf16") runs
+// the model's matrix products (Dense, LSTM, GRU and the attention projections) on
+// bfloat16 operands: on a GPU with cooperative matrices they accumulate in f32 several
+// times faster than f32 products, while weights, optimizer state, the other layers and
+// the losses stay f32. "float32" (or "f32", the default) turns it off. Keras's
+// "mixed_float16" is not offered: float16's narrow range needs loss scaling, which nn
+// does not do.
+func MixedPrecision(policy string) Option {
+	return opt("MixedPrecision", func(s *settings) error {
+		switch policy {
+		case "mixed_bfloat16", "bf16":
+			s.precision = tensor.BF16
+		case "float32", "f32":
+			s.precision = tensor.F32
+		case "mixed_float16", "f16":
+			return fmt.Errorf("precision policy %q: float16 products need loss scaling, which nn does not do; use \"mixed_bfloat16\"", policy)
+		default:
+			return fmt.Errorf("precision policy %q: want \"mixed_bfloat16\" or \"float32\"", policy)
+		}
 		return nil
 	})
 }

@@ -58,6 +58,7 @@ type savedOptimizer struct {
 	Losses      []string
 	LossWeights []float64
 	Metrics     map[string][]string
+	Precision   string `json:",omitempty"` // MixedPrecision's policy, when not f32
 }
 
 // layerKinds makes an empty layer of each kind, for Load.
@@ -145,6 +146,9 @@ func (m *Net) serialize() ([]byte, []*tensor.Tensor, error) {
 			return nil, nil, err
 		}
 		so := &savedOptimizer{Config: cfg, Steps: o.steps, Metrics: map[string][]string{}}
+		if p := m.comp.opts.precision; p != tensor.F32 {
+			so.Precision = p.String()
+		}
 		for _, hd := range m.comp.heads {
 			so.Losses = append(so.Losses, hd.loss.name)
 			so.LossWeights = append(so.LossWeights, hd.weight)
@@ -278,6 +282,9 @@ func decode(r io.Reader, customs customSource) (*Net, error) {
 		opts := []Option{Loss(so.Losses...), LossWeights(so.LossWeights...)}
 		if len(so.Metrics) > 0 {
 			opts = append(opts, MetricsByName(so.Metrics))
+		}
+		if so.Precision != "" {
+			opts = append(opts, MixedPrecision(so.Precision))
 		}
 		if err := m.Compile(&optimizer{optBase: *o}, opts...); err != nil {
 			return nil, err

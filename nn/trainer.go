@@ -106,6 +106,7 @@ func (t *Trainer) accumProgram(n int, specs []Spec, ws []tensor.Shape) (*program
 	err = tensor.Catch(func() {
 		g := tensor.NewGraph()
 		c := newFwd(g, true)
+		c.precision = m.comp.opts.precision
 		for i, in := range m.inputs {
 			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d", i), in.spec.DType, append([]int{n}, in.spec.Shape...)...))
 		}

@@ -93,6 +93,7 @@ func benchNN(args []string) error {
 	only := fs.String("case", "", "run only this workload")
 	anchors := fs.String("anchors", defaultAnchors(), "PyTorch anchor file (JSON lines)")
 	profile := fs.Bool("profile", false, "print a per-op profile of the timed steps to stderr")
+	precision := fs.String("precision", "float32", "nn.MixedPrecision policy: float32, or mixed_bfloat16 (not comparable with the f32 PyTorch figures, so printed without a ratio)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,12 +105,16 @@ func benchNN(args []string) error {
 		if *only != "" && w.name != *only {
 			continue
 		}
-		ms, err := timeSteps(w, *device, *minTime, *profile)
+		ms, err := timeSteps(w, *device, *precision, *minTime, *profile)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
 		r := benchResult{Bench: "nn", Case: w.name, Device: *device, Value: ms, Unit: "ms/step"}
-		if ref, ok := refs[w.name]; ok {
+		mixed := *precision != "float32" && *precision != "f32"
+		if mixed {
+			r.Case += "_" + *precision
+		}
+		if ref, ok := refs[w.name]; ok && !mixed {
 			r.Ref, r.RefValue, r.Ratio = "pytorch_eager_h200", ref, ms/ref
 		}
 		emit(r)
@@ -120,15 +125,15 @@ func benchNN(args []string) error {
 // timeSteps compiles a workload, warms it up and returns the mean wall time of one
 // training step (one graph run, loss downloaded) over at least minTime. With profile, the
 // timed steps are profiled per op (which slows them) and the table goes to stderr.
-func timeSteps(w nnWorkload, device string, minTime time.Duration, profile bool) (float64, error) {
+func timeSteps(w nnWorkload, device, precision string, minTime time.Duration, profile bool) (float64, error) {
 	nn.SetSeed(1)
 	m := w.build()
-	opts := []nn.Option{nn.Loss("sparse_categorical_crossentropy"), nn.Device(device)}
+	opts := []nn.Option{nn.Loss("sparse_categorical_crossentropy"), nn.MixedPrecision(precision), nn.Device(device)}
 	if profile {
 		// The profile is read from the default runtime, so the model must run on it:
 		// GML_DEVICE points the default runtime at the requested device.
 		os.Setenv("GML_DEVICE", device)
-		opts = opts[:1]
+		opts = opts[:2]
 	}
 	if err := m.Compile(nn.Adam(1e-3), opts...); err != nil {
 		return 0, err

@@ -1,0 +1,82 @@
+package nn
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// TestMixedPrecision trains the same MLP (same initial weights) in f32 and with bf16
+// products: both learn the blobs, their first-epoch losses agree to bf16's precision,
+// and a saved bf16 model loads with its policy and predicts identically.
+func TestMixedPrecision(t *testing.T) {
+	x, y := blobs(256, 8, 3, 5)
+	train := func(opts ...Option) (*Net, *History) {
+		SetSeed(7)
+		m := Sequential(Dense(32, Activation("relu"), InputShape(8)), Dense(3, Activation("softmax")))
+		compileOrFatal(t, m, append([]Option{Loss("sparse_categorical_crossentropy"), Metrics("accuracy")}, opts...)...)
+		h, err := m.Fit(x, y, Epochs(4), BatchSize(32), Verbose(0), Seed(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, h
+	}
+	_, h32 := train()
+	m16, h16 := train(MixedPrecision("mixed_bfloat16"))
+	if h16.Last("loss") >= h16.Values["loss"][0] || h16.Last("accuracy") < 0.9 {
+		t.Fatalf("bf16 training did not learn the blobs:\n%v", h16)
+	}
+	t.Logf("first-epoch loss: bf16 %v, f32 %v", h16.Values["loss"][0], h32.Values["loss"][0])
+	if d := h16.Values["loss"][0] - h32.Values["loss"][0]; d > 0.02 || d < -0.02 {
+		t.Errorf("first-epoch loss %v with bf16 products, %v in f32", h16.Values["loss"][0], h32.Values["loss"][0])
+	}
+	path := filepath.Join(t.TempDir(), "bf16.gml")
+	if err := m16.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := loaded.comp.opts.precision; p != tensor.BF16 {
+		t.Errorf("loaded model computes in %v, want bf16", p)
+	}
+	p1, err := m16.Predict(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := loaded.Predict(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p1.AllClose(p2, 0, 0) {
+		t.Errorf("bf16 predictions differ after load")
+	}
+}
+
+func TestMixedPrecisionPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		policy string
+		want   tensor.DType
+		err    string
+	}{
+		{"mixed_bfloat16", tensor.BF16, ""},
+		{"bf16", tensor.BF16, ""},
+		{"float32", tensor.F32, ""},
+		{"mixed_float16", 0, "loss scaling"},
+		{"fp8", 0, "want \"mixed_bfloat16\" or \"float32\""},
+	} {
+		m := Sequential(Dense(2, InputShape(3)))
+		err := m.Compile(Adam(1e-3), Loss("mse"), MixedPrecision(tc.policy))
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want one containing %q", tc.policy, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.policy, err)
+		case tc.err == "" && m.comp.opts.precision != tc.want:
+			t.Errorf("%s: precision %v, want %v", tc.policy, m.comp.opts.precision, tc.want)
+		}
+	}
+}
