@@ -69,6 +69,7 @@ func init() {
 		"MetricsByName":          reflect.ValueOf(nn.MetricsByName),
 		"MinDelta":               reflect.ValueOf(nn.MinDelta),
 		"MinLR":                  reflect.ValueOf(nn.MinLR),
+		"MixedPrecision":         reflect.ValueOf(nn.MixedPrecision),
 		"Model":                  reflect.ValueOf(nn.Model),
 		"ModelCheckpoint":        reflect.ValueOf(nn.ModelCheckpoint),
 		"Momentum":               reflect.ValueOf(nn.Momentum),
