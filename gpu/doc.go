@@ -61,8 +61,9 @@
 //     whose label is outside [0, depth) zero, as on the CPU. Vulkan errors carry the
 //     call that failed; out of memory is an *OutOfMemoryError with the sizes involved.
 //   - Data types: the engine's dtypes are f32, f16, bf16, i32, i64 and bool. Arithmetic
-//     ops (elementwise, reductions, softmax, norms, matmul, convolution, pooling,
-//     attention, optimizer updates, cumsum, variance) run on f32 tensors. Ops that move
+//     ops (elementwise, reductions, softmax, norms, convolution, pooling, attention,
+//     optimizer updates, cumsum, variance) run on f32 tensors, matmul on f32, and on
+//     f16 and bf16 where the device has cooperative matrices for them. Ops that move
 //     or select elements without arithmetic on them (slice, pad, tile, concat,
 //     depth-to-space, assign, the index ops, where) take every dtype by element size;
 //     comparisons, arg-max/min and top-k take any numeric dtype and logical ops bool;
@@ -77,15 +78,20 @@
 //     per thread for plain operands, 8x8 for transposed ones, measured per layout), the
 //     first that fits the device; vec4 loads when strides allow; split-K (slices of K
 //     into scratch, then a column-reduction pass) when the output has too few tiles to
-//     fill the GPU. f16 and bf16 inputs (Device-level MatMul, used by `gml bench
-//     gpu-matmul`): on devices with VK_NV_cooperative_matrix2, big products use
+//     fill the GPU. f16 and bf16 inputs: on devices with VK_NV_cooperative_matrix2, big
+//     products use
 //     workgroup-scope cooperative matrices loaded through tensor layouts (SPIR-V written
 //     by shaders/cm2, since glslc cannot compile them; native bf16 there; a driver that
 //     rejects such a pipeline gets the subgroup-scope shader instead); otherwise,
 //     and for products of fewer than 256 128x128 tiles, NV subgroup cooperative
 //     matrices (16x8x16, 1.55x the 16x16x16 rate on the H200) staged in shared memory by
 //     the shader, where bf16 is widened to f16 (exact inside f16's range, about 6e-5 to
-//     65504). Both accumulate in f32. Graph MatMul nodes are f32.
+//     65504). Both accumulate in f32 and read untransposed operands only.
+//   - f16/bf16 MatMul nodes of a graph (ONNX models, nn.MixedPrecision) use those
+//     shaders: a transposed operand is first copied out untransposed, the product
+//     accumulates in f32 into scratch, and a cast writes it in the node's type. K and N
+//     must be multiples of 8 for the subgroup-scope shader; other sizes take the
+//     workgroup-scope one, and devices without it run such nodes on the CPU.
 //   - Shaders (package shaders) take tile sizes as specialisation constants; pipelines are
 //     cached per variant and constants. Tile loops carry [[unroll]] and have no early
 //     exits: a loop glslc leaves rolled puts the register arrays it indexes in local
@@ -95,5 +101,9 @@
 //     first 1-4 seconds on the H200, then at full speed, and at full speed at once in
 //     later processes: the driver appears to replace its first code and cache the
 //     result on disk. Benchmarks warm up for 5 s.
+//   - GML_VK_PIPELINE_STATS=1 makes pipelines capture what the driver compiled
+//     (VK_KHR_pipeline_executable_properties: registers, local and shared memory,
+//     binary size), read with Device.PipelineReports; `gml bench gpu-matmul -stats DIR`
+//     prints them. Off by default, since capturing may slow pipeline creation.
 //   - Measured results and the tuning history are in PERF.md.
 package gpu

@@ -40,8 +40,8 @@ type program struct {
 
 // Compile prepares the model for training: an optimizer, one loss per output (Loss,
 // LossByName), loss weights (LossWeights, LossWeightsByName), metrics for every output
-// (Metrics), the device (Device: "auto", "cpu" or "gpu") and the seed of dropout and
-// shuffling (Seed). Graphs are compiled on first use per batch size. Compiling again
+// (Metrics), the device (Device: "auto", "cpu" or "gpu"), the seed of dropout and
+// shuffling (Seed) and the precision policy of matrix products (MixedPrecision). Graphs are compiled on first use per batch size. Compiling again
 // keeps the weights and starts fresh optimizer state.
 func (m *Net) Compile(opt Optimizer, opts ...Option) error {
 	if opt == nil {

@@ -29,6 +29,11 @@
 //     off + z·stride), which SPV_NV_cooperative_matrix2 requires to be 16-byte
 //     aligned: the host must pass offA + z·sA and offB + z·sB multiples of 8 elements
 //     and offC + z·sC a multiple of 4.
+//   - Config chooses the tile, the invocations, how many steps the unchecked loop
+//     unrolls, whether it loads the next slabs before multiplying the current ones
+//     (Prefetch) and whether workgroups walk column groups of tiles (GroupM); the
+//     variant's name records every choice that differs from the defaults. On the H200
+//     neither prefetching nor grouping paid (gpu/PERF.md).
 //   - The cooperative-matrix instructions go through the coop interface so that the
 //     test can swap in scalar stand-ins and check everything else with the spirv-val
 //     Debian ships (2023.1, which predates these opcodes).
