@@ -180,6 +180,37 @@ func (c *compiled) runtime() (*runtime.Runtime, error) {
 	return c.rt, nil
 }
 
+// KeepOnDevice keeps tensors the model is fed again and again (a batch reused across
+// Trainer steps, an evaluation set) on its device: after the first run that reads
+// them they are not uploaded again, as a tensor moved to the GPU stays there in
+// PyTorch. Their data must not change while they are kept: call KeepOnDevice again
+// after a change (the next run uploads them once more), or UnkeepOnDevice. Labels the
+// loss needs in another dtype are converted, and uploaded, on every step. The model
+// must be compiled, and compiling it for another device forgets what was kept.
+func (m *Net) KeepOnDevice(ts ...*tensor.Tensor) error {
+	if m.comp == nil {
+		return errors.New("nn: KeepOnDevice: compile the model first")
+	}
+	rt, err := m.comp.runtime()
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		rt.Keep(t)
+	}
+	return nil
+}
+
+// UnkeepOnDevice ends KeepOnDevice: later runs upload those tensors again.
+func (m *Net) UnkeepOnDevice(ts ...*tensor.Tensor) {
+	if m.comp == nil || m.comp.rt == nil {
+		return
+	}
+	for _, t := range ts {
+		m.comp.rt.Unkeep(t)
+	}
+}
+
 // free releases every compiled graph.
 func (c *compiled) free() {
 	for k, p := range c.progs {

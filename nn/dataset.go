@@ -48,7 +48,7 @@ func (m *Net) conformInputs(xs []*tensor.Tensor) ([]*tensor.Tensor, int, error) 
 			}
 			x = x.Convert(in.DType)
 		}
-		x, err := x.Reshape(append([]int{rows}, in.Shape...)...)
+		x, err := withShape(x, append(tensor.Shape{rows}, in.Shape...))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -84,13 +84,22 @@ func (m *Net) conformLabels(ys []*tensor.Tensor, n int) ([]*tensor.Tensor, []Spe
 		if y.DType() != specs[i].DType {
 			c = y.Convert(specs[i].DType)
 		}
-		c, err := c.Reshape(append([]int{n}, specs[i].Shape...)...)
+		c, err := withShape(c, append(tensor.Shape{n}, specs[i].Shape...))
 		if err != nil {
 			return nil, nil, err
 		}
 		out[i] = c
 	}
 	return out, specs, nil
+}
+
+// withShape returns t viewed with shape: t itself when it has it already, so that a
+// tensor kept on the device (KeepOnDevice) keeps its identity.
+func withShape(t *tensor.Tensor, shape tensor.Shape) (*tensor.Tensor, error) {
+	if t.Shape().Equal(shape) {
+		return t, nil
+	}
+	return t.Reshape(shape...)
 }
 
 // weights builds per-head weights from SampleWeights and ClassWeights (nil when

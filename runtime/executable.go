@@ -18,7 +18,14 @@ type Executable struct {
 	place     *placement
 	on        map[*tensor.Node]Backend
 	fallbacks []*tensor.Node
+	fed       map[valueKey]keptFeed // input buffers that hold a kept tensor (Runtime.Keep)
 	freed     bool
+}
+
+// keptFeed is a kept tensor at the generation it was uploaded.
+type keptFeed struct {
+	t   *tensor.Tensor
+	gen uint64
 }
 
 // Compile schedules the graph that computes outputs and prepares it on the devices.
@@ -51,7 +58,7 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 		r.logf("gml: %v runs on the CPU: %s has no kernel for it", n, r.preferred.Name())
 	}
 	r.stats.Fallbacks += len(fallbacks)
-	e := &Executable{r: r, outputs: outputs, on: on, fallbacks: fallbacks}
+	e := &Executable{r: r, outputs: outputs, on: on, fallbacks: fallbacks, fed: map[valueKey]keptFeed{}}
 	for _, n := range nodes {
 		if n.Op() == tensor.OpInput {
 			e.inputs = append(e.inputs, n)
@@ -119,9 +126,21 @@ func (e *Executable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tenso
 		if t.DType() != in.DType() || !t.Shape().Equal(in.Shape()) {
 			return nil, fmt.Errorf("runtime: input %q wants %v%v, was fed %v%v", in.Name(), in.DType(), in.Shape(), t.DType(), t.Shape())
 		}
+		gen, kept := r.kept[t]
 		for _, k := range e.place.feeds[in] {
+			// Input buffers are written by feeds only (never reused for activations, and
+			// in-place ops write variables alone), so one given this kept tensor still
+			// holds it.
+			if kept && e.fed[k] == (keptFeed{t, gen}) {
+				r.stats.KeptFeeds++
+				continue
+			}
+			delete(e.fed, k)
 			if err := r.upload(k.backend, e.place.bufs[k], t.Bytes()); err != nil {
 				return nil, fmt.Errorf("runtime: feeding %q to %s: %w", in.Name(), k.backend.Name(), err)
+			}
+			if kept {
+				e.fed[k] = keptFeed{t, gen}
 			}
 		}
 	}

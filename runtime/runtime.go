@@ -19,6 +19,8 @@ type Runtime struct {
 	preferred Backend
 	cpu       Backend
 	vars      map[*tensor.Variable]*resident
+	kept      map[*tensor.Tensor]uint64 // Keep: tensor -> generation
+	keepGen   uint64
 	mem       *accounting
 	stats     Stats
 	prof      *Profile
@@ -148,7 +150,7 @@ func New(opts ...Option) (*Runtime, error) {
 
 // newRuntime makes a runtime over opened backends.
 func newRuntime(preferred, cpu Backend) *Runtime {
-	r := &Runtime{cpu: cpu, preferred: preferred, vars: map[*tensor.Variable]*resident{}, mem: newAccounting()}
+	r := &Runtime{cpu: cpu, preferred: preferred, vars: map[*tensor.Variable]*resident{}, kept: map[*tensor.Tensor]uint64{}, mem: newAccounting()}
 	if os.Getenv("GML_LOG_DEVICE") == "1" {
 		r.log = os.Stderr
 	}
@@ -253,6 +255,26 @@ func (r *Runtime) Release(v *tensor.Variable) {
 	}
 }
 
+// Keep declares that t's data will not change while it is kept, so that an executable
+// fed t again skips the upload when the input's buffer still holds it: a batch reused
+// across training steps, or any input repeated between runs, crosses to the device
+// once (as a tensor moved to the GPU does in PyTorch). Changing t's data while it is
+// kept is a promise broken that the runtime cannot see: call Keep again after a change
+// (the next run uploads t once more), or Unkeep it.
+func (r *Runtime) Keep(t *tensor.Tensor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keepGen++
+	r.kept[t] = r.keepGen
+}
+
+// Unkeep ends Keep: every later run that is fed t uploads it.
+func (r *Runtime) Unkeep(t *tensor.Tensor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.kept, t)
+}
+
 // Close frees every variable buffer the runtime holds. Executables compiled by it must
 // be freed first. The shared backends stay open (see Shutdown).
 func (r *Runtime) Close() error {
@@ -273,6 +295,7 @@ type Stats struct {
 	UploadBytes   int64 // bytes moved host -> device
 	Downloads     int   // device -> host transfers
 	DownloadBytes int64 // bytes moved device -> host
+	KeptFeeds     int   // feeds not uploaded again because the device still held them (Keep)
 }
 
 // Stats returns the counters.

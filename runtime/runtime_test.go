@@ -306,3 +306,52 @@ func TestTransferDoesNotReuseBuffersOfItsSegment(t *testing.T) {
 		t.Errorf("a + relu(a) = %v, want %v", out[0], want)
 	}
 }
+
+// TestKeepSkipsUploads feeds a kept tensor repeatedly to a graph on a fake GPU: it is
+// uploaded once, again after Keep is called anew (its data changed), and on every run
+// after Unkeep.
+func TestKeepSkipsUploads(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		steps   func(r *Runtime, x *tensor.Tensor) []bool
+		want    []float32 // the first output element after each run
+		uploads int       // uploads of x
+	}{
+		{"kept", func(r *Runtime, x *tensor.Tensor) []bool { r.Keep(x); return []bool{true, true, true} }, []float32{2, 2, 2}, 1},
+		{"kept again after a change", func(r *Runtime, x *tensor.Tensor) []bool {
+			r.Keep(x)
+			return []bool{true, false, true} // false: change x and Keep it again before the run
+		}, []float32{2, 20, 20}, 2},
+		{"unkept", func(r *Runtime, x *tensor.Tensor) []bool { r.Keep(x); r.Unkeep(x); return []bool{true, true, true} }, []float32{2, 2, 2}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRuntime(newFake("gpu", allFake...), newFake("cpu", allFake...))
+			g := tensor.NewGraph()
+			in := g.Input("x", tensor.F32, 4)
+			e, err := r.Compile([]*tensor.Node{tensor.Add(in, in)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Free()
+			x := vec(1, 2, 3, 4)
+			for i, same := range tc.steps(r, x) {
+				if !same {
+					x.Float32s()[0] = 10
+					r.Keep(x)
+				}
+				before := r.Stats().Uploads
+				out, err := e.Run(map[*tensor.Node]*tensor.Tensor{in: x})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := out[0].Float32s()[0]; got != tc.want[i] {
+					t.Errorf("run %d: y[0] = %v, want %v", i, got, tc.want[i])
+				}
+				tc.uploads -= r.Stats().Uploads - before
+			}
+			if tc.uploads != 0 {
+				t.Errorf("x was uploaded %+d times more than expected (stats %+v)", -tc.uploads, r.Stats())
+			}
+		})
+	}
+}

@@ -122,8 +122,9 @@ func benchNN(args []string) error {
 	return nil
 }
 
-// timeSteps compiles a workload, warms it up and returns the mean wall time of one
-// training step (one graph run, loss downloaded) over at least minTime. With profile, the
+// timeSteps compiles a workload (products in precision's policy), warms it up and
+// returns the mean wall time of one training step (one graph run on a batch kept on
+// the device, loss downloaded) over at least minTime. With profile, the
 // timed steps are profiled per op (which slows them) and the table goes to stderr.
 func timeSteps(w nnWorkload, device, precision string, minTime time.Duration, profile bool) (float64, error) {
 	nn.SetSeed(1)
@@ -144,6 +145,10 @@ func timeSteps(w nnWorkload, device, precision string, minTime time.Duration, pr
 		return 0, err
 	}
 	x, y := w.data(rand.New(rand.NewPCG(1, 2)))
+	// PyTorch's figures feed tensors already on the GPU: so does this.
+	if err := m.KeepOnDevice(x, y); err != nil {
+		return 0, err
+	}
 	for i := 0; i < 3; i++ {
 		if _, err := tr.Step(x, y); err != nil {
 			return 0, err
