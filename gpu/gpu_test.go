@@ -432,3 +432,36 @@ func TestCoopMat2Choice(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineReports reads the driver's statistics where the device can give them,
+// and otherwise expects an error that says why not.
+func TestPipelineReports(t *testing.T) {
+	d := openTest(t)
+	if _, err := d.Kernel("eltwise", 3, 64); err != nil {
+		t.Fatal(err)
+	}
+	reports, err := d.PipelineReports()
+	switch {
+	case !d.Info.extensions[pipelineStatsExt]:
+		if err == nil || !strings.Contains(err.Error(), pipelineStatsExt) {
+			t.Errorf("%s has no %s: error %v, want one naming it", d.Info.Name, pipelineStatsExt, err)
+		}
+	case !pipelineStatsWanted():
+		if err == nil || !strings.Contains(err.Error(), "GML_VK_PIPELINE_STATS=1") {
+			t.Errorf("statistics not asked for: error %v, want one naming GML_VK_PIPELINE_STATS=1", err)
+		}
+	case err != nil:
+		t.Fatal(err)
+	case len(reports) == 0 || len(reports[0].Stats) == 0:
+		t.Errorf("no statistics for the kernel built: %v", reports)
+	default:
+		t.Logf("%s", reports[0])
+	}
+}
+
+func TestPipelineReportString(t *testing.T) {
+	r := PipelineReport{Kernel: "matmul_f32[256 128]", Executable: "CS", Stats: []PipelineStat{{Name: "Register Count", Value: "128"}, {Name: "Binary Size", Value: "41344"}}}
+	if got, want := r.String(), "matmul_f32[256 128] [CS] Register_Count=128 Binary_Size=41344"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}

@@ -91,8 +91,11 @@ func (d *Device) PipelineReports() ([]PipelineReport, error) {
 	if d.closed {
 		return nil, ErrClosed
 	}
-	if !d.pipeStats {
-		return nil, fmt.Errorf("%w: pipeline statistics need GML_VK_PIPELINE_STATS=1 and %s (%s)", ErrUnsupported, pipelineStatsExt, d.Info.Name)
+	switch {
+	case !d.Info.extensions[pipelineStatsExt]:
+		return nil, fmt.Errorf("%w: %s lacks %s, through which drivers report what they compiled", ErrUnsupported, d.Info.Name, pipelineStatsExt)
+	case !d.pipeStats:
+		return nil, fmt.Errorf("%w: set GML_VK_PIPELINE_STATS=1 before the device is opened to capture pipeline statistics", ErrUnsupported)
 	}
 	propsFn := instanceProc(d.inst, "vkGetPipelineExecutablePropertiesKHR")
 	statsFn := instanceProc(d.inst, "vkGetPipelineExecutableStatisticsKHR")
