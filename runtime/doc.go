@@ -7,7 +7,9 @@
 // fallback), inserts copies where the assignment changes, plans buffers with lifetimes
 // (pools: weights, optimizer, activations, scratch, io) and prepares each segment once
 // so that later runs only bind inputs and go. Variables stay resident on their device
-// across runs, graphs and notebook cells; host<->device crossings are counted.
+// across runs, graphs and notebook cells; host<->device crossings are counted. Inputs
+// are uploaded on every run, except tensors declared unchanging with Keep, which cross
+// once while the input's buffer holds them.
 //
 // Long-running loops in compiled code call Interrupted between steps; the Jupyter kernel
 // binds each cell's context with BindInterrupt, so Interrupt stops Fit mid-epoch.
