@@ -56,6 +56,39 @@ func TestMixedPrecision(t *testing.T) {
 	}
 }
 
+// TestMixedPrecisionWarning: a GPU without cooperative matrices for bf16 (lavapipe)
+// runs the products on the CPU, and the model says so once; on the CPU nothing is said.
+func TestMixedPrecisionWarning(t *testing.T) {
+	var buf strings.Builder
+	saved := warnings
+	warnings = &buf
+	defer func() { warnings = saved }()
+	x, y := blobs(32, 8, 3, 2)
+	for _, device := range []string{"cpu", "gpu"} {
+		buf.Reset()
+		m := Sequential(Dense(8, InputShape(8)), Dense(3, Activation("softmax")))
+		if err := m.Compile(Adam(1e-3), Loss("sparse_categorical_crossentropy"), MixedPrecision("bf16"), Device(device)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Fit(x, y, Epochs(1), BatchSize(16), Verbose(0)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Evaluate(x, y); err != nil {
+			t.Fatal(err)
+		}
+		rt, err := m.comp.runtime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := rt.DeviceInfo()
+		slow := info.Backend == "vulkan" && !info.CoopMatNV
+		if got := strings.Count(buf.String(), "MixedPrecision"); (got == 1) != slow || got > 1 {
+			t.Errorf("%s (%s): %d notes %q, want one exactly when bf16 products fall back to the CPU", device, info.Name, got, buf.String())
+		}
+		m.Free()
+	}
+}
+
 func TestMixedPrecisionPolicies(t *testing.T) {
 	for _, tc := range []struct {
 		policy string
