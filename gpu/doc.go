@@ -104,6 +104,8 @@
 //   - GML_VK_PIPELINE_STATS=1 makes pipelines capture what the driver compiled
 //     (VK_KHR_pipeline_executable_properties: registers, local and shared memory,
 //     binary size), read with Device.PipelineReports; `gml bench gpu-matmul -stats DIR`
-//     prints them. Off by default, since capturing may slow pipeline creation.
+//     prints them. Off by default: capturing may slow pipeline creation, and some
+//     workgroup-scope kernels measured about 5x slower with it on the H200 (not
+//     confirmed; see PERF.md item 11). Time kernels with it off.
 //   - Measured results and the tuning history are in PERF.md.
 package gpu

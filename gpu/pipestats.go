@@ -56,7 +56,8 @@ const (
 )
 
 // pipelineStatsWanted reports whether GML_VK_PIPELINE_STATS=1 asks for the statistics.
-// They are off by default: capturing them may slow pipeline creation.
+// They are off by default: capturing them may slow pipeline creation, and perhaps the
+// pipelines (gpu/PERF.md item 11).
 func pipelineStatsWanted() bool { return os.Getenv("GML_VK_PIPELINE_STATS") == "1" }
 
 // PipelineReport is what the driver says about one compiled kernel.

@@ -84,7 +84,7 @@ func benchGPUMatMul(args []string) error {
 	tilesF32 := fs.String("tiles-f32", "", "f32 tiles to try, \"BM,BN,BK,TM,TN[,WarpN];...\" (best reported)")
 	tilesCoop := fs.String("tiles-coop", "", "f16/bf16 tiles to try, \"BM,BN,BK,WM,WN[,GroupM];...\" (best reported)")
 	shader := fs.String("shader", "", "force a cooperative-matrix shader variant (tuning)")
-	stats := fs.String("stats", "", "write what the driver says about each compiled kernel (registers, spills, code) to this directory")
+	stats := fs.String("stats", "", "write what the driver says about each compiled kernel (registers, spills, code) to this directory; time kernels without it, since capturing may change them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
