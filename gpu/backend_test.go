@@ -204,68 +204,61 @@ func TestBackendLayout(t *testing.T) {
 	}
 }
 
+// TestBackendMatMul compares products with the CPU backend's: f32 on every device, and
+// f16 and bf16 (cast from f32 inputs, the result cast back) on devices with cooperative
+// matrices for them (elsewhere the CPU runs them). Cases cover transposes, batches,
+// broadcast operands, sizes that are not multiples of a tile or of 8, and an empty K.
 func TestBackendMatMul(t *testing.T) {
 	be := openBackend(t)
 	r := rand.New(rand.NewPCG(9, 10))
+	// half: the case runs in f16 and bf16 too, and on cooperative matrices wherever the
+	// device has them (the others include batched products with K or N not multiples
+	// of 8, which the workgroup-scope shader cannot address and the CPU runs).
 	cases := []struct {
 		a, b           []int
 		transA, transB bool
+		half           bool
 	}{
-		{[]int{3, 4}, []int{4, 5}, false, false},
-		{[]int{37, 29}, []int{29, 41}, false, false},
-		{[]int{2, 5, 7}, []int{7, 3}, false, false},
-		{[]int{2, 5, 7}, []int{2, 7, 3}, false, false},
-		{[]int{7, 5}, []int{2, 3, 7}, true, true},
-		{[]int{4, 2, 9, 6}, []int{6, 11}, false, false},
-		{[]int{130, 70}, []int{90, 70}, false, true},
+		{[]int{3, 4}, []int{4, 5}, false, false, true},
+		{[]int{37, 29}, []int{29, 41}, false, false, true},
+		{[]int{2, 5, 7}, []int{7, 3}, false, false, true},
+		{[]int{2, 5, 7}, []int{2, 7, 3}, false, false, false},
+		{[]int{7, 5}, []int{2, 3, 7}, true, true, false},
+		{[]int{4, 2, 9, 6}, []int{6, 11}, false, false, true},
+		{[]int{130, 70}, []int{90, 70}, false, true, true},
+		{[]int{64, 32}, []int{32, 48}, false, false, true},
+		{[]int{3, 24, 32}, []int{32, 16}, false, false, true},
+		{[]int{40, 64}, []int{40, 24}, true, false, true},
+		{[]int{72, 16}, []int{40, 16}, false, true, true},
+		{[]int{2, 16, 40}, []int{2, 24, 16}, true, true, true},
+		{[]int{16, 24}, []int{3, 24, 32}, false, false, true},
+		{[]int{8, 0}, []int{0, 16}, false, false, true},
 	}
-	for _, c := range cases {
-		g := tensor.NewGraph()
-		feeds := map[*tensor.Node]*tensor.Tensor{}
-		a := randInput(g, r, feeds, -1, 1, c.a...)
-		b := randInput(g, r, feeds, -1, 1, c.b...)
-		compareWithCPU(t, be, fmt.Sprint("matmul", c), 1e-5, []*tensor.Node{tensor.MatMulT(a, b, c.transA, c.transB)}, feeds)
-	}
-}
-
-// TestBackendMatMulHalf runs f16 and bf16 products (cast from f32 inputs, the result
-// cast back) against the CPU backend, on devices with cooperative matrices: transposed
-// operands, batches, a broadcast operand, K and N that are not multiples of 8, and an
-// empty K. Elsewhere it checks that the backend declines them (the CPU runs them).
-func TestBackendMatMulHalf(t *testing.T) {
-	be := openBackend(t)
-	r := rand.New(rand.NewPCG(11, 12))
-	cases := []struct {
-		a, b           []int
-		transA, transB bool
-	}{
-		{[]int{64, 32}, []int{32, 48}, false, false},
-		{[]int{40, 64}, []int{40, 24}, true, false},
-		{[]int{72, 16}, []int{40, 16}, false, true},
-		{[]int{2, 16, 40}, []int{2, 24, 16}, true, true},
-		{[]int{3, 24, 32}, []int{32, 16}, false, false},
-		{[]int{16, 24}, []int{3, 24, 32}, false, false},
-		{[]int{33, 20}, []int{20, 30}, false, false},
-		{[]int{8, 0}, []int{0, 16}, false, false},
-	}
-	for _, dt := range []tensor.DType{tensor.F16, tensor.BF16} {
-		// f16 keeps 11 significant bits, bf16 8: the GPU and the CPU may round a sum of
-		// the same products differently by one unit in the last place.
-		tol := map[tensor.DType]float64{tensor.F16: 2e-3, tensor.BF16: 1e-2}[dt]
+	// f16 keeps 11 significant bits, bf16 8: the GPU and the CPU may round a sum of the
+	// same products differently by one unit in the last place.
+	tols := map[tensor.DType]float64{tensor.F32: 1e-5, tensor.F16: 2e-3, tensor.BF16: 1e-2}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16} {
 		for _, c := range cases {
 			name := fmt.Sprint(dt, " matmul", c)
 			g := tensor.NewGraph()
 			feeds := map[*tensor.Node]*tensor.Tensor{}
-			a := tensor.Cast(randInput(g, r, feeds, -1, 1, c.a...), dt)
-			b := tensor.Cast(randInput(g, r, feeds, -1, 1, c.b...), dt)
-			mm := tensor.MatMulT(a, b, c.transA, c.transB)
+			a := randInput(g, r, feeds, -1, 1, c.a...)
+			b := randInput(g, r, feeds, -1, 1, c.b...)
+			if dt != tensor.F32 && !c.half {
+				continue
+			}
+			if dt == tensor.F32 {
+				compareWithCPU(t, be, name, tols[dt], []*tensor.Node{tensor.MatMulT(a, b, c.transA, c.transB)}, feeds)
+				continue
+			}
+			mm := tensor.MatMulT(tensor.Cast(a, dt), tensor.Cast(b, dt), c.transA, c.transB)
 			if !be.Supports(mm) {
 				if _, err := coopShader(be.d.Info, inputType(dt)); err == nil {
 					t.Errorf("%s: declined on %s, which has cooperative matrices for it", name, be.d.Info.Name)
 				}
 				continue
 			}
-			compareWithCPU(t, be, name, tol, []*tensor.Node{tensor.Cast(mm, tensor.F32)}, feeds)
+			compareWithCPU(t, be, name, tols[dt], []*tensor.Node{tensor.Cast(mm, tensor.F32)}, feeds)
 		}
 	}
 }
