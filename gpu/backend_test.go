@@ -204,9 +204,10 @@ func TestBackendLayout(t *testing.T) {
 	}
 }
 
-// TestBackendMatMul compares products with the CPU backend's: f32 on every device, and
-// f16 and bf16 (cast from f32 inputs, the result cast back) on devices with cooperative
-// matrices for them (elsewhere the CPU runs them). Cases cover transposes, batches,
+// TestBackendMatMul compares products with the CPU backend's: f32 on every device;
+// f32 products that allow f16 or bf16 precision, everywhere; and f16 and bf16 ones
+// (cast from f32 inputs, the result cast back) on devices with cooperative matrices
+// for them (elsewhere the CPU runs them). Cases cover transposes, batches,
 // broadcast operands, sizes that are not multiples of a tile or of 8, and an empty K.
 func TestBackendMatMul(t *testing.T) {
 	be := openBackend(t)
@@ -251,6 +252,10 @@ func TestBackendMatMul(t *testing.T) {
 				compareWithCPU(t, be, name, tols[dt], []*tensor.Node{tensor.MatMulT(a, b, c.transA, c.transB)}, feeds)
 				continue
 			}
+			// f32 operands with the precision allowed: run everywhere, on cooperative
+			// matrices where the device has them (the CPU computes in f32).
+			mixed := tensor.MatMulWith(a, b, tensor.MatMulAttr{TransA: c.transA, TransB: c.transB, Precision: dt})
+			compareWithCPU(t, be, "mixed "+name, tols[dt], []*tensor.Node{mixed}, feeds)
 			mm := tensor.MatMulT(tensor.Cast(a, dt), tensor.Cast(b, dt), c.transA, c.transB)
 			if !be.Supports(mm) {
 				if _, err := coopShader(be.d.Info, inputType(dt)); err == nil {

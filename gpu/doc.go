@@ -87,11 +87,13 @@
 //     matrices (16x8x16, 1.55x the 16x16x16 rate on the H200) staged in shared memory by
 //     the shader, where bf16 is widened to f16 (exact inside f16's range, about 6e-5 to
 //     65504). Both accumulate in f32 and read untransposed operands only.
-//   - f16/bf16 MatMul nodes of a graph (ONNX models, nn.MixedPrecision) use those
-//     shaders: a transposed operand is first copied out untransposed, the product
-//     accumulates in f32 into scratch, and a cast writes it in the node's type. K and N
-//     must be multiples of 8 for the subgroup-scope shader; other sizes take the
-//     workgroup-scope one, and devices without it run such nodes on the CPU.
+//   - f16/bf16 MatMul nodes of a graph (ONNX models) use those shaders: a transposed
+//     operand is first copied out untransposed, the product accumulates in f32 into
+//     scratch, and a cast writes it in the node's type. K and N must be multiples of 8
+//     for the subgroup-scope shader; other sizes take the workgroup-scope one, and
+//     devices without it run such nodes on the CPU. f32 MatMul nodes that allow f16 or
+//     bf16 precision (nn.MixedPrecision) round their operands into scratch and write the
+//     f32 accumulation directly; where the device cannot, they run in f32.
 //   - Shaders (package shaders) take tile sizes as specialisation constants; pipelines are
 //     cached per variant and constants. Tile loops carry [[unroll]] and have no early
 //     exits: a loop glslc leaves rolled puts the register arrays it indexes in local

@@ -50,8 +50,9 @@ func matMulPlan(n *tensor.Node) (MatMul, bool) {
 	return p, true
 }
 
-// matMulSupported accepts f32 products of every shape, and f16/bf16 ones where the
-// device has cooperative matrices that can take them (halfMatMulShader).
+// matMulSupported accepts f32 products of every shape (of reduced precision on
+// cooperative matrices where the device has them, else in f32), and f16/bf16 ones
+// where the device has cooperative matrices that can take them (halfMatMulShader).
 func matMulSupported(d *Device, n *tensor.Node) bool {
 	p, ok := matMulPlan(n)
 	switch {
@@ -67,8 +68,8 @@ func matMulSupported(d *Device, n *tensor.Node) bool {
 }
 
 // denseHalf is p for 16-bit inputs once transposed operands have been copied out
-// untransposed (recordHalfMatMul): the cooperative-matrix shaders read row-major
-// operands only.
+// untransposed (halfOperands): the cooperative-matrix shaders read row-major operands
+// only.
 func denseHalf(p MatMul, dt tensor.DType) MatMul {
 	p.Input = inputType(dt)
 	p.TransA, p.TransB = false, false
@@ -111,49 +112,92 @@ func halfMatMulShader(d *Device, p MatMul) (string, error) {
 	return p.Shader, nil
 }
 
-// recordHalfMatMul runs an f16/bf16 product on cooperative matrices: transposed
-// operands are first copied out untransposed, the product accumulates in f32 into
-// scratch, and a cast writes the result in the node's type.
-func recordHalfMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*Buffer) error {
-	dt := n.DType()
+// halfOperands returns A and B of p as dense, untransposed matrices of type half for
+// the cooperative-matrix shaders: f32 operands (mixed precision) are rounded into
+// scratch first, and transposed ones are copied out untransposed.
+func halfOperands(r *Recorder, n *tensor.Node, p MatMul, in []*Buffer, half tensor.DType) ([2]*Buffer, error) {
 	ops := [2]*Buffer{in[0], in[1]}
 	for i, trans := range []bool{p.TransA, p.TransB} {
+		src := n.Input(i).Shape()
+		size := src.Size()
+		if from := n.Input(i).DType(); from != half {
+			t, err := r.scratchBuffer(uint64(2 * size))
+			if err != nil {
+				return ops, err
+			}
+			if err := r.cast("matmul_round", from, half, size, ops[i], t); err != nil {
+				return ops, err
+			}
+			ops[i] = t
+		}
 		if !trans {
 			continue
 		}
 		// Stored [count, cols, rows] for the product's [count, rows, cols].
-		src := n.Input(i).Shape()
 		rank := len(src)
 		rows, cols := src[rank-1], src[rank-2]
 		count := src[:rank-2].Size()
-		t, err := r.scratchBuffer(uint64(2 * count * rows * cols))
+		t, err := r.scratchBuffer(uint64(2 * size))
 		if err != nil {
-			return err
+			return ops, err
 		}
 		plan := layoutPlan{axes: []layoutAxis{
 			{dim: count, stride: rows * cols, inDim: count},
 			{dim: rows, stride: 1, inDim: rows},
 			{dim: cols, stride: rows, inDim: cols},
 		}}
-		if err := r.layoutCopy("matmul_transpose", plan, 2, count*rows*cols, 0, count*rows*cols, ops[i], t); err != nil {
-			return err
+		if err := r.layoutCopy("matmul_transpose", plan, 2, size, 0, size, ops[i], t); err != nil {
+			return ops, err
 		}
 		ops[i] = t
 	}
-	q := denseHalf(p, dt)
+	return ops, nil
+}
+
+// recordHalfMatMul runs a product on cooperative matrices of type half: an f16/bf16
+// node, whose f32 accumulation is cast to the node's type from scratch, or an f32 node
+// of that precision (MatMulAttr.Precision), which is written directly.
+func recordHalfMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*Buffer, half tensor.DType) error {
+	q := denseHalf(p, half)
 	shader, err := halfMatMulShader(r.d, q)
 	if err != nil {
 		return err
 	}
-	acc, err := r.scratchBuffer(uint64(4 * n.Shape().Size()))
+	ops, err := halfOperands(r, n, p, in, half)
 	if err != nil {
 		return err
+	}
+	acc := out
+	if n.DType() != tensor.F32 {
+		if acc, err = r.scratchBuffer(uint64(4 * n.Shape().Size())); err != nil {
+			return err
+		}
 	}
 	q.A, q.B, q.C, q.Label, q.Shader = ops[0], ops[1], acc, "matmul", shader
 	if err := r.MatMul(q); err != nil {
 		return err
 	}
-	return r.cast("matmul", tensor.F32, dt, n.Shape().Size(), acc, out)
+	if acc == out {
+		return nil
+	}
+	return r.cast("matmul", tensor.F32, n.DType(), n.Shape().Size(), acc, out)
+}
+
+// mixedPrecision returns the type a product's operands are rounded to on this device:
+// the node's own 16-bit type, or for an f32 node the precision it allows when the
+// device multiplies that type on cooperative matrices (F32 otherwise).
+func mixedPrecision(d *Device, n *tensor.Node, p MatMul) tensor.DType {
+	if dt := n.DType(); dt != tensor.F32 {
+		return dt
+	}
+	half := n.Attr().(tensor.MatMulAttr).Precision
+	if half == tensor.F32 {
+		return tensor.F32
+	}
+	if _, err := halfMatMulShader(d, denseHalf(p, half)); err != nil {
+		return tensor.F32
+	}
+	return half
 }
 
 func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
@@ -164,8 +208,8 @@ func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	if p.K == 0 {
 		return r.zero("matmul", n.DType().Size(), n.Shape().Size(), out)
 	}
-	if n.DType() != tensor.F32 {
-		return recordHalfMatMul(r, n, p, out, in)
+	if half := mixedPrecision(r.d, n, p); half != tensor.F32 {
+		return recordHalfMatMul(r, n, p, out, in, half)
 	}
 	p.A, p.B, p.C, p.Label = in[0], in[1], out, "matmul"
 	return r.MatMul(p)

@@ -3,8 +3,6 @@ package nn
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 
 	_ "github.com/gml-dev/gml/backends" // plain programs get every backend
@@ -29,8 +27,6 @@ type compiled struct {
 	seed   uint64
 	progs  map[string]*program
 	opts   settings
-	// warnedPrecision: the note that mixed-precision products run on the CPU was given.
-	warnedPrecision bool
 }
 
 // program is one compiled graph and the nodes it is fed through.
@@ -314,26 +310,7 @@ func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape)
 	}
 	p.exe = exe
 	m.comp.progs[key] = p
-	m.comp.warnSlowPrecision(rt, exe)
 	return p, nil
-}
-
-// warnings receives notes on configurations that work but run slowly.
-var warnings io.Writer = os.Stderr
-
-// warnSlowPrecision notes, once per compilation, that the device runs the mixed-
-// precision products on the CPU: correct, but slower than float32 on the device.
-func (c *compiled) warnSlowPrecision(rt *runtime.Runtime, exe *runtime.Executable) {
-	if c.opts.precision == tensor.F32 || c.warnedPrecision || rt.Backend() == "cpu" {
-		return
-	}
-	for _, n := range exe.Fallbacks() {
-		if n.Op() == tensor.OpMatMul {
-			fmt.Fprintf(warnings, "nn: MixedPrecision: %s has no cooperative matrices for %v products, so they run on the CPU, slower than float32 on the device\n", rt.DeviceInfo().Name, n.DType())
-			c.warnedPrecision = true
-			return
-		}
-	}
 }
 
 // lossGraph adds label and weight inputs and returns the scalars: the weighted total

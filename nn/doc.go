@@ -64,11 +64,12 @@
 //     several classes, accuracy on a regression loss.
 //   - Weight initialisation follows Keras (Glorot uniform kernels, zero biases); SetSeed
 //     makes it reproducible. Adam uses Keras's epsilon 1e-7.
-//   - MixedPrecision("mixed_bfloat16") rounds the operands of the matrix products
-//     (Dense, LSTM, GRU, attention projections) to bf16 and returns their products as
-//     f32; variables, gradients, the optimizer and every other op stay f32 ("master
-//     weights"), so no loss scaling is needed. It pays on GPUs with cooperative
-//     matrices and for large products; on the CPU, bf16 products are slower than f32.
+//   - MixedPrecision("mixed_bfloat16") marks the matrix products (Dense, LSTM, GRU,
+//     attention projections) and their gradients as allowed to round operands to bf16
+//     (tensor.MatMulAttr.Precision); products, variables, gradients, the optimizer and
+//     every other op stay f32 ("master weights"), so no loss scaling is needed. GPUs with
+//     cooperative matrices run them several times faster for large products; the CPU
+//     and other GPUs compute them in f32.
 //   - Save writes one file: a JSON header (architecture as layer configs and the node
 //     graph, the variable list, optimizer config and step) followed by raw variable
 //     bytes, so Load rebuilds the same layers and predicts identically in a fresh process.

@@ -150,13 +150,10 @@ func (c *fwd) dropoutSeed() *tensor.Node {
 	return s
 }
 
-// matmul returns x·w, under mixed precision on operands rounded to its type, with
-// the product returned as f32 (tensor.Grad casts the gradients back the same way).
+// matmul returns x·w, in the mixed precision of the compilation (the backend may
+// round the operands to it; the product and its gradients stay f32).
 func (c *fwd) matmul(x, w *tensor.Node) *tensor.Node {
-	if c.precision == tensor.F32 {
-		return tensor.MatMul(x, w)
-	}
-	return tensor.Cast(tensor.MatMul(tensor.Cast(x, c.precision), tensor.Cast(w, c.precision)), tensor.F32)
+	return tensor.MatMulWith(x, w, tensor.MatMulAttr{Precision: c.precision})
 }
 
 // v returns the graph's node for variable v.

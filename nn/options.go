@@ -331,13 +331,14 @@ func Device(name string) Option {
 	})
 }
 
-// MixedPrecision sets the precision policy of Compile. "mixed_bfloat16" (or "bf16") runs
-// the model's matrix products (Dense, LSTM, GRU and the attention projections) on
-// bfloat16 operands: on a GPU with cooperative matrices they accumulate in f32 several
-// times faster than f32 products, while weights, optimizer state, the other layers and
-// the losses stay f32. "float32" (or "f32", the default) turns it off. Keras's
-// "mixed_float16" is not offered: float16's narrow range needs loss scaling, which nn
-// does not do.
+// MixedPrecision sets the precision policy of Compile. "mixed_bfloat16" (or "bf16") lets
+// the model's matrix products (Dense, LSTM, GRU and the attention projections) round
+// their operands to bfloat16: on a GPU with cooperative matrices they accumulate in f32
+// several times faster than f32 products, while weights, gradients, optimizer state,
+// the other layers and the losses stay f32. Devices without fast bfloat16 products
+// (the CPU, GPUs without cooperative matrices) compute them in f32. "float32" (or
+// "f32", the default) turns it off. Keras's "mixed_float16" is not offered: float16's
+// narrow range needs loss scaling, which nn does not do.
 func MixedPrecision(policy string) Option {
 	return opt("MixedPrecision", func(s *settings) error {
 		switch policy {

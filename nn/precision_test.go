@@ -9,8 +9,9 @@ import (
 )
 
 // TestMixedPrecision trains the same MLP (same initial weights) in f32 and with bf16
-// products: both learn the blobs, their first-epoch losses agree to bf16's precision,
-// and a saved bf16 model loads with its policy and predicts identically.
+// products allowed: both learn the blobs, their first-epoch losses agree to bf16's
+// precision (they are equal on the CPU, which computes in f32), and a saved model loads
+// with its policy and predicts identically.
 func TestMixedPrecision(t *testing.T) {
 	x, y := blobs(256, 8, 3, 5)
 	train := func(opts ...Option) (*Net, *History) {
@@ -53,39 +54,6 @@ func TestMixedPrecision(t *testing.T) {
 	}
 	if !p1.AllClose(p2, 0, 0) {
 		t.Errorf("bf16 predictions differ after load")
-	}
-}
-
-// TestMixedPrecisionWarning: a GPU without cooperative matrices for bf16 (lavapipe)
-// runs the products on the CPU, and the model says so once; on the CPU nothing is said.
-func TestMixedPrecisionWarning(t *testing.T) {
-	var buf strings.Builder
-	saved := warnings
-	warnings = &buf
-	defer func() { warnings = saved }()
-	x, y := blobs(32, 8, 3, 2)
-	for _, device := range []string{"cpu", "gpu"} {
-		buf.Reset()
-		m := Sequential(Dense(8, InputShape(8)), Dense(3, Activation("softmax")))
-		if err := m.Compile(Adam(1e-3), Loss("sparse_categorical_crossentropy"), MixedPrecision("bf16"), Device(device)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Fit(x, y, Epochs(1), BatchSize(16), Verbose(0)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Evaluate(x, y); err != nil {
-			t.Fatal(err)
-		}
-		rt, err := m.comp.runtime()
-		if err != nil {
-			t.Fatal(err)
-		}
-		info := rt.DeviceInfo()
-		slow := info.Backend == "vulkan" && !info.CoopMatNV
-		if got := strings.Count(buf.String(), "MixedPrecision"); (got == 1) != slow || got > 1 {
-			t.Errorf("%s (%s): %d notes %q, want one exactly when bf16 products fall back to the CPU", device, info.Name, got, buf.String())
-		}
-		m.Free()
 	}
 }
 

@@ -129,7 +129,6 @@ func (t *Trainer) accumProgram(n int, specs []Spec, ws []tensor.Shape) (*program
 		return nil, fmt.Errorf("nn: compiling the accumulation graph: %w", err)
 	}
 	m.comp.progs[key] = p
-	m.comp.warnSlowPrecision(rt, p.exe)
 	return p, nil
 }
 

@@ -59,7 +59,13 @@ type TopKAttr struct {
 }
 
 // MatMul: C = op(A) @ op(B) where op transposes the last two axes when set.
-type MatMulAttr struct{ TransA, TransB bool }
+// Precision F16 or BF16, on f32 operands, lets a backend round the operands to that
+// type and accumulate in f32 (mixed precision); a backend without fast products of
+// that type computes in f32. The zero value, F32, asks for f32 products.
+type MatMulAttr struct {
+	TransA, TransB bool
+	Precision      DType
+}
 
 // ConvAttr describes a 1-D or 2-D convolution (len(Stride) spatial dims). Pads are given
 // per spatial axis as begin and end values ("same" padding is resolved by the builder).

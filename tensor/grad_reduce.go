@@ -83,16 +83,20 @@ func prodGrad(n, gy *Node) []*Node {
 func matMulGrad(n, gy *Node) []*Node {
 	at := n.attr.(MatMulAttr)
 	a, b := n.inputs[0], n.inputs[1]
+	// The gradient products keep the forward's precision.
+	mm := func(x, y *Node, tx, ty bool) *Node {
+		return MatMulWith(x, y, MatMulAttr{TransA: tx, TransB: ty, Precision: at.Precision})
+	}
 	var ga, gb *Node
 	switch {
 	case !at.TransA && !at.TransB:
-		ga, gb = MatMulT(gy, b, false, true), MatMulT(a, gy, true, false)
+		ga, gb = mm(gy, b, false, true), mm(a, gy, true, false)
 	case !at.TransA && at.TransB:
-		ga, gb = MatMulT(gy, b, false, false), MatMulT(gy, a, true, false)
+		ga, gb = mm(gy, b, false, false), mm(gy, a, true, false)
 	case at.TransA && !at.TransB:
-		ga, gb = MatMulT(b, gy, false, true), MatMulT(a, gy, false, false)
+		ga, gb = mm(b, gy, false, true), mm(a, gy, false, false)
 	default:
-		ga, gb = MatMulT(b, gy, true, true), MatMulT(gy, a, true, true)
+		ga, gb = mm(b, gy, true, true), mm(gy, a, true, true)
 	}
 	if !at.TransA && b.shape.Rank() == 2 && a.shape.Rank() > 2 {
 		// A matrix applied to every row of a batch (a Dense layer on a sequence): its
@@ -101,9 +105,9 @@ func matMulGrad(n, gy *Node) []*Node {
 		a2 := Reshape(a, -1, a.shape[a.shape.Rank()-1])
 		gy2 := Reshape(gy, -1, gy.shape[gy.shape.Rank()-1])
 		if at.TransB {
-			gb = MatMulT(gy2, a2, true, false)
+			gb = mm(gy2, a2, true, false)
 		} else {
-			gb = MatMulT(a2, gy2, true, false)
+			gb = mm(a2, gy2, true, false)
 		}
 	}
 	return []*Node{unbroadcast(ga, a), unbroadcast(gb, b)}

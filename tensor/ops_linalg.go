@@ -18,6 +18,10 @@ func MatMulT(a, b *Node, transA, transB bool) *Node {
 	return Apply(OpMatMul, MatMulAttr{TransA: transA, TransB: transB}, a, b)
 }
 
+// MatMulWith returns the product that at describes: transposes and the precision the
+// backend may use (MatMulAttr).
+func MatMulWith(a, b *Node, at MatMulAttr) *Node { return Apply(OpMatMul, at, a, b) }
+
 func matMulRule(attr any, in []*Node) (DType, Shape, any, error) {
 	at, ok := attr.(MatMulAttr)
 	if !ok {
@@ -26,6 +30,9 @@ func matMulRule(attr any, in []*Node) (DType, Shape, any, error) {
 	a, b := in[0], in[1]
 	if a.dtype != b.dtype || !a.dtype.IsFloat() {
 		return 0, nil, nil, fmt.Errorf("needs two inputs of the same float dtype, have %s", shapesOf(in))
+	}
+	if at.Precision != F32 && (a.dtype != F32 || !at.Precision.IsFloat()) {
+		return 0, nil, nil, fmt.Errorf("precision %s applies to f32 operands, and must be f16 or bf16; have %s", at.Precision, shapesOf(in))
 	}
 	if a.shape.Rank() < 2 || b.shape.Rank() < 2 {
 		return 0, nil, nil, fmt.Errorf("needs rank >= 2 operands, have %v and %v", a.shape, b.shape)
