@@ -127,6 +127,7 @@ func init() {
 		"MSEPerSample":                          reflect.ValueOf(tensor.MSEPerSample),
 		"MatMul":                                reflect.ValueOf(tensor.MatMul),
 		"MatMulT":                               reflect.ValueOf(tensor.MatMulT),
+		"MatMulWith":                            reflect.ValueOf(tensor.MatMulWith),
 		"Max":                                   reflect.ValueOf(tensor.Max),
 		"MaxPool":                               reflect.ValueOf(tensor.MaxPool),
 		"MaxPool2D":                             reflect.ValueOf(tensor.MaxPool2D),
