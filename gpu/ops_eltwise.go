@@ -98,9 +98,20 @@ func gridFor(n int) [3]uint32 {
 	return [3]uint32{uint32(max(1, min(g, maxGroups))), 1, 1}
 }
 
+// usedAxes counts the right-aligned axes in use (at least one): the broadcasting
+// shaders are specialised for it, so that they divide by the inner axes only.
+func usedAxes(dims [maxRank]uint32) uint32 {
+	for i, d := range dims {
+		if d != 1 {
+			return uint32(maxRank - i)
+		}
+	}
+	return 1
+}
+
 // eltwise dispatches eltwise.comp over push.n elements.
 func (r *Recorder) eltwise(code uint32, contig bool, push eltPush, label string, a, b, c *Buffer) error {
-	k, err := r.d.Kernel("eltwise", 3, groupSize, code, b32(contig))
+	k, err := r.d.Kernel("eltwise", 3, groupSize, code, b32(contig), usedAxes(push.dims))
 	if err != nil {
 		return err
 	}
@@ -130,7 +141,6 @@ func recordUnary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	return r.eltwise(code, true, push, n.Op().String(), in[0], in[0], out)
 }
 
-// recordReshape is free when the scheduler aliased the buffers, a copy otherwise.
 // recordReshape copies only when the runtime gave the result its own buffer (it
 // normally aliases the input's).
 func recordReshape(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {

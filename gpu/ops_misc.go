@@ -104,7 +104,7 @@ func recordCompare(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 	for k := range sl {
 		w = append(w, sl[k][:]...)
 	}
-	k, err := r.d.Kernel("compare", 4, groupSize, uint32(esize), compareCodes[n.Op()], uint32(n.Input(0).DType()))
+	k, err := r.d.Kernel("compare", 4, groupSize, uint32(esize), compareCodes[n.Op()], uint32(n.Input(0).DType()), usedAxes(dl))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ESIZE = 1;
 layout(constant_id = 2) const uint OP = 0;
 layout(constant_id = 3) const uint TIN = 0;
+// AXES: how many of the six right-aligned axes are in use (the outermost of them needs
+// no division).
+layout(constant_id = 4) const uint AXES = 6;
 
 layout(set = 0, binding = 0) readonly buffer A { uint a[]; };
 layout(set = 0, binding = 1) readonly buffer B { uint b[]; };
@@ -63,12 +66,17 @@ bool compare(uvec2 x, uvec2 y) {
 uvec2 elem(uint i, inout bool keep) {
 	uint rest = i, ia = 0u, ib = 0u, ic = 0u;
 	[[unroll]] for (int d = 5; d >= 0; d--) {
-		uint q = rest / p.dims[d];
-		uint co = rest - q * p.dims[d];
-		rest = q;
-		ia += co * p.sa[d];
-		ib += co * p.sb[d];
-		ic += co * p.sc[d];
+		if (d >= 6 - int(AXES)) {
+			uint co = rest; // the outermost axis: rest < dims[d]
+			if (d > 6 - int(AXES)) {
+				uint q = rest / p.dims[d];
+				co = rest - q * p.dims[d];
+				rest = q;
+			}
+			ia += co * p.sa[d];
+			ib += co * p.sb[d];
+			ic += co * p.sc[d];
+		}
 	}
 	if (OP == 20u) {
 		uint cond = LOADN(a, p.offA, ia, 1u).x;

@@ -3,12 +3,15 @@
 // OP selects the function (codes in gpu/ops_eltwise.go); the output's shape is given
 // collapsed to at most six axes with each input's element strides per axis (0 where it
 // broadcasts). CONTIG skips the index arithmetic when both inputs are dense and
-// unbroadcast. A grid-stride loop covers any size.
+// unbroadcast; otherwise only the last AXES slots are walked, and the outermost of them
+// needs no division (integer division dominated broadcast ops). A grid-stride loop
+// covers any size.
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;
 layout(constant_id = 2) const bool CONTIG = false;
+layout(constant_id = 3) const uint AXES = 6;
 
 layout(set = 0, binding = 0) readonly buffer A { float a[]; };
 layout(set = 0, binding = 1) readonly buffer B { float b[]; };
@@ -97,11 +100,17 @@ void main() {
 			ia = 0;
 			ib = 0;
 			[[unroll]] for (int d = 5; d >= 0; d--) {
-				uint q = rest / p.dims[d];
-				uint coord = rest - q * p.dims[d];
-				rest = q;
-				ia += coord * p.sa[d];
-				ib += coord * p.sb[d];
+				// No break: a loop with an early exit is not unrolled.
+				if (d >= 6 - int(AXES)) {
+					uint coord = rest; // the outermost axis: rest < dims[d]
+					if (d > 6 - int(AXES)) {
+						uint q = rest / p.dims[d];
+						coord = rest - q * p.dims[d];
+						rest = q;
+					}
+					ia += coord * p.sa[d];
+					ib += coord * p.sb[d];
+				}
 			}
 		}
 		float x = a[p.offA + ia];
