@@ -220,7 +220,15 @@ func (r *Recorder) layoutCopy(label string, p layoutPlan, esize, count, lo, hi i
 	}
 	w := []uint32{units, u0, uint32(count), f32Off(src), f32Off(out), uint32(int32(p.base)), uint32(p.fill), uint32(p.fill >> 32)}
 	w = append(append(append(append(w, dims[:]...), stride[:]...), inDim[:]...), before[:]...)
-	k, err := r.d.Kernel("layout", 2, groupSize, uint32(esize), p.mode)
+	// The shader walks only the plan's axes when they cover exactly count elements.
+	axes, covered := uint32(max(len(p.axes), 1)), 1
+	for _, a := range p.axes {
+		covered *= a.dim
+	}
+	if covered != count {
+		axes = maxRank
+	}
+	k, err := r.d.Kernel("layout", 2, groupSize, uint32(esize), p.mode, axes)
 	if err != nil {
 		return err
 	}

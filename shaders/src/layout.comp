@@ -13,6 +13,9 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ESIZE = 4;
 layout(constant_id = 2) const uint MODE = 0;
+// AXES: how many of the six right-aligned axes are in use, when they cover exactly the
+// elements walked (the outermost then needs no division); 6 otherwise.
+layout(constant_id = 3) const uint AXES = 6;
 
 layout(set = 0, binding = 0) readonly buffer X { uint x[]; };
 layout(set = 0, binding = 1) buffer O { uint o[]; };
@@ -34,29 +37,34 @@ uvec2 elem(uint i, inout bool keep) {
 	uint rest = i;
 	int src = p.base;
 	[[unroll]] for (int d = 5; d >= 0; d--) {
-		uint q = rest / p.dims[d];
-		uint c = rest - q * p.dims[d];
-		rest = q;
-		int s = int(c);
-		if (MODE == 4u) {
-			s = int(c % p.inDim[d]);
-		} else if (MODE != 0u) {
-			int dim = int(p.inDim[d]);
-			s -= int(p.before[d]);
-			if (s < 0 || s >= dim) {
-				if (MODE == 1u) return uvec2(p.fillLo, p.fillHi);
-				if (MODE == 5u) {
-					keep = true;
-					return uvec2(0u);
-				}
-				if (MODE == 3u) s = clamp(s, 0, dim - 1);
-				if (MODE == 2u) {
-					if (s < 0) s = -s;
-					if (s >= dim) s = 2 * (dim - 1) - s;
+		if (d >= 6 - int(AXES)) {
+			uint c = rest;
+			if (d > 6 - int(AXES)) {
+				uint q = rest / p.dims[d];
+				c = rest - q * p.dims[d];
+				rest = q;
+			}
+			int s = int(c);
+			if (MODE == 4u) {
+				s = int(c % p.inDim[d]);
+			} else if (MODE != 0u) {
+				int dim = int(p.inDim[d]);
+				s -= int(p.before[d]);
+				if (s < 0 || s >= dim) {
+					if (MODE == 1u) return uvec2(p.fillLo, p.fillHi);
+					if (MODE == 5u) {
+						keep = true;
+						return uvec2(0u);
+					}
+					if (MODE == 3u) s = clamp(s, 0, dim - 1);
+					if (MODE == 2u) {
+						if (s < 0) s = -s;
+						if (s >= dim) s = 2 * (dim - 1) - s;
+					}
 				}
 			}
+			src += s * p.stride[d];
 		}
-		src += s * p.stride[d];
 	}
 	return LOADN(x, p.offX, uint(src), ESIZE);
 }
@@ -66,9 +74,15 @@ void place(uint i) {
 	uint rest = i;
 	int dst = p.base;
 	[[unroll]] for (int d = 5; d >= 0; d--) {
-		uint q = rest / p.dims[d];
-		dst += int(rest - q * p.dims[d]) * p.stride[d];
-		rest = q;
+		if (d >= 6 - int(AXES)) {
+			uint c = rest;
+			if (d > 6 - int(AXES)) {
+				uint q = rest / p.dims[d];
+				c = rest - q * p.dims[d];
+				rest = q;
+			}
+			dst += int(c) * p.stride[d];
+		}
 	}
 	uint w = ESIZE / 4u;
 	for (uint k = 0u; k < w; k++) o[p.offO + uint(dst) * w + k] = x[p.offX + i * w + k];
