@@ -41,8 +41,9 @@ type program struct {
 // Compile prepares the model for training: an optimizer, one loss per output (Loss,
 // LossByName), loss weights (LossWeights, LossWeightsByName), metrics for every output
 // (Metrics), the device (Device: "auto", "cpu" or "gpu"), the seed of dropout and
-// shuffling (Seed) and the precision policy of matrix products (MixedPrecision). Graphs are compiled on first use per batch size. Compiling again
-// keeps the weights and starts fresh optimizer state.
+// shuffling (Seed) and the precision policy of matrix products (MixedPrecision).
+// Graphs are compiled on first use per batch size. Compiling again keeps the weights
+// and starts fresh optimizer state.
 func (m *Net) Compile(opt Optimizer, opts ...Option) error {
 	if opt == nil {
 		return errors.New("nn: Compile needs an optimizer, e.g. nn.Adam(1e-3)")
@@ -184,9 +185,11 @@ func (c *compiled) runtime() (*runtime.Runtime, error) {
 // Trainer steps, an evaluation set) on its device: after the first run that reads
 // them they are not uploaded again, as a tensor moved to the GPU stays there in
 // PyTorch. Their data must not change while they are kept: call KeepOnDevice again
-// after a change (the next run uploads them once more), or UnkeepOnDevice. Labels the
-// loss needs in another dtype are converted, and uploaded, on every step. The model
-// must be compiled, and compiling it for another device forgets what was kept.
+// after a change (the next run uploads them once more), or UnkeepOnDevice. Only
+// tensors fed as they are benefit: inputs must already have the model's input shape
+// and dtype, and labels the loss needs in another dtype are converted, and uploaded,
+// on every step. The model must be compiled, and compiling it for another device
+// forgets what was kept.
 func (m *Net) KeepOnDevice(ts ...*tensor.Tensor) error {
 	if m.comp == nil {
 		return errors.New("nn: KeepOnDevice: compile the model first")
