@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"weak"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -24,7 +25,7 @@ type Executable struct {
 
 // keptFeed is a kept tensor at the generation it was uploaded.
 type keptFeed struct {
-	t   *tensor.Tensor
+	t   weak.Pointer[tensor.Tensor]
 	gen uint64
 }
 
@@ -126,12 +127,13 @@ func (e *Executable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tenso
 		if t.DType() != in.DType() || !t.Shape().Equal(in.Shape()) {
 			return nil, fmt.Errorf("runtime: input %q wants %v%v, was fed %v%v", in.Name(), in.DType(), in.Shape(), t.DType(), t.Shape())
 		}
-		gen, kept := r.kept[t]
+		w := weak.Make(t)
+		gen, kept := r.kept[w]
 		for _, k := range e.place.feeds[in] {
 			// Input buffers are written by feeds only (never reused for activations, and
 			// in-place ops write variables alone), so one given this kept tensor still
 			// holds it.
-			if kept && e.fed[k] == (keptFeed{t, gen}) {
+			if kept && e.fed[k] == (keptFeed{w, gen}) {
 				r.stats.KeptFeeds++
 				continue
 			}
@@ -140,7 +142,7 @@ func (e *Executable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tenso
 				return nil, fmt.Errorf("runtime: feeding %q to %s: %w", in.Name(), k.backend.Name(), err)
 			}
 			if kept {
-				e.fed[k] = keptFeed{t, gen}
+				e.fed[k] = keptFeed{w, gen}
 			}
 		}
 	}

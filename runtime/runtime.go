@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	goruntime "runtime"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -19,7 +21,7 @@ type Runtime struct {
 	preferred Backend
 	cpu       Backend
 	vars      map[*tensor.Variable]*resident
-	kept      map[*tensor.Tensor]uint64 // Keep: tensor -> generation
+	kept      map[weak.Pointer[tensor.Tensor]]uint64 // Keep: tensor -> generation
 	keepGen   uint64
 	mem       *accounting
 	stats     Stats
@@ -150,7 +152,7 @@ func New(opts ...Option) (*Runtime, error) {
 
 // newRuntime makes a runtime over opened backends.
 func newRuntime(preferred, cpu Backend) *Runtime {
-	r := &Runtime{cpu: cpu, preferred: preferred, vars: map[*tensor.Variable]*resident{}, kept: map[*tensor.Tensor]uint64{}, mem: newAccounting()}
+	r := &Runtime{cpu: cpu, preferred: preferred, vars: map[*tensor.Variable]*resident{}, kept: map[weak.Pointer[tensor.Tensor]]uint64{}, mem: newAccounting()}
 	if os.Getenv("GML_LOG_DEVICE") == "1" {
 		r.log = os.Stderr
 	}
@@ -260,19 +262,31 @@ func (r *Runtime) Release(v *tensor.Variable) {
 // across training steps, or any input repeated between runs, crosses to the device
 // once (as a tensor moved to the GPU does in PyTorch). Changing t's data while it is
 // kept is a promise broken that the runtime cannot see: call Keep again after a change
-// (the next run uploads t once more), or Unkeep it.
+// (the next run uploads t once more), or Unkeep it. Keeping does not hold t: once t is
+// unreachable it is collected and forgotten, so keeping every new batch leaks nothing.
 func (r *Runtime) Keep(t *tensor.Tensor) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.keepGen++
-	r.kept[t] = r.keepGen
+	w := weak.Make(t)
+	if _, ok := r.kept[w]; !ok {
+		goruntime.AddCleanup(t, r.forget, w)
+	}
+	r.kept[w] = r.keepGen
+}
+
+// forget drops a collected kept tensor.
+func (r *Runtime) forget(w weak.Pointer[tensor.Tensor]) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.kept, w)
 }
 
 // Unkeep ends Keep: every later run that is fed t uploads it.
 func (r *Runtime) Unkeep(t *tensor.Tensor) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.kept, t)
+	delete(r.kept, weak.Make(t))
 }
 
 // Close frees every variable buffer the runtime holds. Executables compiled by it must

@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -353,5 +355,26 @@ func TestKeepSkipsUploads(t *testing.T) {
 				t.Errorf("x was uploaded %+d times more than expected (stats %+v)", -tc.uploads, r.Stats())
 			}
 		})
+	}
+}
+
+// TestKeepHoldsNothing keeps tensors that then become unreachable: they are collected
+// and the runtime forgets them, so keeping every new batch leaks nothing.
+func TestKeepHoldsNothing(t *testing.T) {
+	r := newRuntime(newFake("gpu", allFake...), newFake("cpu", allFake...))
+	for i := 0; i < 100; i++ {
+		r.Keep(vec(1, 2, 3, 4))
+	}
+	kept := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.kept)
+	}
+	for start := time.Now(); kept() > 0 && time.Since(start) < 5*time.Second; {
+		goruntime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := kept(); n > 0 {
+		t.Errorf("%d of 100 unreachable kept tensors are still remembered", n)
 	}
 }
