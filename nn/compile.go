@@ -286,8 +286,7 @@ func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape)
 	var fetch []*tensor.Node
 	err = tensor.Catch(func() {
 		g := tensor.NewGraph()
-		c := newFwd(g, kind == "train")
-		c.precision = m.comp.opts.precision
+		c := m.compiledFwd(g, kind == "train")
 		for i, in := range m.inputs {
 			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d_%s", i, in.name), in.spec.DType, append([]int{batch}, in.spec.Shape...)...))
 		}

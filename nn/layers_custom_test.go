@@ -167,17 +167,7 @@ func TestCustomSaveLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p1, err := m.Predict([]*tensor.Tensor{x, x})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p2, err := m2.Predict([]*tensor.Tensor{x, x})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(p1.Bytes()) != string(p2.Bytes()) {
-		t.Fatal("the loaded model predicts differently")
-	}
+	samePredictions(t, m, m2, []*tensor.Tensor{x, x})
 	if _, err := m2.Fit([]*tensor.Tensor{x, x}, y, Epochs(1), Verbose(0)); err != nil {
 		t.Fatalf("training the loaded model: %v", err)
 	}

@@ -18,6 +18,22 @@ func compileOrFatal(t *testing.T, m *Net, opts ...Option) {
 	}
 }
 
+// samePredictions fails t unless models a and b predict bit-identical outputs for x.
+func samePredictions(t *testing.T, a, b *Net, x any) {
+	t.Helper()
+	p1, err := a.Predict(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := b.Predict(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p1.AllClose(p2, 0, 0) {
+		t.Fatalf("predictions differ after load:\n%v\n%v", p1, p2)
+	}
+}
+
 // TestFunctionalMultiIO trains a two-input, two-output model with a shared layer, a
 // residual Add and a Concatenate, with per-head losses and weights by name.
 func TestFunctionalMultiIO(t *testing.T) {
@@ -162,17 +178,7 @@ func TestSaveLoadPredictsIdentically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p1, err := m.Predict(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p2, err := m2.Predict(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p1.AllClose(p2, 0, 0) {
-		t.Fatalf("predictions differ after load:\n%v\n%v", p1, p2)
-	}
+	samePredictions(t, m, m2, x)
 	if m2.comp.opt.Steps() != m.comp.opt.Steps() || m2.comp.opt.Name() != "adam" {
 		t.Fatalf("optimizer after load: %s with %d steps, want adam with %d", m2.comp.opt.Name(), m2.comp.opt.Steps(), m.comp.opt.Steps())
 	}

@@ -142,6 +142,13 @@ func newFwd(g *tensor.Graph, training bool) *fwd {
 	return &fwd{g: g, training: training, logits: map[*tensor.Node]logit{}}
 }
 
+// compiledFwd starts a forward pass of a compiled model, in its precision policy.
+func (m *Net) compiledFwd(g *tensor.Graph, training bool) *fwd {
+	c := newFwd(g, training)
+	c.precision = m.comp.opts.precision
+	return c
+}
+
 // dropoutSeed adds the seed input of one more dropout site. Each site has its own input,
 // fed per step from the host, so no integer arithmetic runs on the device.
 func (c *fwd) dropoutSeed() *tensor.Node {

@@ -44,17 +44,7 @@ func TestMixedPrecision(t *testing.T) {
 	if p := loaded.comp.opts.precision; p != tensor.BF16 {
 		t.Errorf("loaded model computes in %v, want bf16", p)
 	}
-	p1, err := m16.Predict(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p2, err := loaded.Predict(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p1.AllClose(p2, 0, 0) {
-		t.Errorf("bf16 predictions differ after load")
-	}
+	samePredictions(t, m16, loaded, x)
 }
 
 func TestMixedPrecisionPolicies(t *testing.T) {

@@ -105,8 +105,7 @@ func (t *Trainer) accumProgram(n int, specs []Spec, ws []tensor.Shape) (*program
 	var fetch []*tensor.Node
 	err = tensor.Catch(func() {
 		g := tensor.NewGraph()
-		c := newFwd(g, true)
-		c.precision = m.comp.opts.precision
+		c := m.compiledFwd(g, true)
 		for i, in := range m.inputs {
 			p.xs = append(p.xs, g.Input(fmt.Sprintf("x%d", i), in.spec.DType, append([]int{n}, in.spec.Shape...)...))
 		}
