@@ -209,8 +209,10 @@ func TestBackendLayout(t *testing.T) {
 // (cast from f32 inputs, the result cast back) on devices with cooperative matrices
 // for them (elsewhere the CPU runs them). Cases cover transposes, batches,
 // broadcast operands, sizes that are not multiples of a tile or of 8, and an empty K.
+// The mixed products round their operands however small they are.
 func TestBackendMatMul(t *testing.T) {
 	be := openBackend(t)
+	roundEveryProduct(t)
 	r := rand.New(rand.NewPCG(9, 10))
 	// half: the case runs in f16 and bf16 too, and on cooperative matrices wherever the
 	// device has them (the others include batched products with K or N not multiples
@@ -368,4 +370,13 @@ func TestBackendOptimizers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// roundEveryProduct makes f32 products that allow half precision round their operands
+// whatever their size, until the test ends, so that small test shapes take the path
+// that big products take.
+func roundEveryProduct(t *testing.T) {
+	old := minRoundedWork
+	minRoundedWork = 0
+	t.Cleanup(func() { minRoundedWork = old })
 }

@@ -93,7 +93,8 @@
 //     for the subgroup-scope shader; other sizes take the workgroup-scope one, and
 //     devices without it run such nodes on the CPU. f32 MatMul nodes that allow f16 or
 //     bf16 precision (nn.MixedPrecision) round their operands into scratch and write the
-//     f32 accumulation directly; where the device cannot, they run in f32.
+//     f32 accumulation directly; where the device cannot, or the product is too small
+//     for the rounding passes to pay (under 2^28 multiply-adds), they run in f32.
 //   - Shaders (package shaders) take tile sizes as specialisation constants; pipelines are
 //     cached per variant and constants. Tile loops carry [[unroll]] and have no early
 //     exits: a loop glslc leaves rolled puts the register arrays it indexes in local

@@ -433,6 +433,42 @@ func TestCoopMat2Choice(t *testing.T) {
 	}
 }
 
+// TestMixedPrecisionChoice checks which f32 products that allow half precision are
+// rounded, on described devices: only big ones, and only where cooperative matrices
+// multiply the type.
+func TestMixedPrecisionChoice(t *testing.T) {
+	f16 := CoopMatShape{M: 16, N: 8, K: 16, A: "f16", B: "f16", C: "f32", Result: "f32", SubgroupScope: true}
+	coop := &Device{Info: Info{Name: "coop device", SubgroupSize: 32, CoopMatNV: []CoopMatShape{f16}}}
+	plain := &Device{Info: Info{Name: "plain device", SubgroupSize: 32}}
+	product := func(precision tensor.DType, batch, m, n, k int) *tensor.Node {
+		g := tensor.NewGraph()
+		a, b := g.Input("a", tensor.F32, batch, m, k), g.Input("b", tensor.F32, k, n)
+		return tensor.MatMulWith(a, b, tensor.MatMulAttr{Precision: precision})
+	}
+	cases := []struct {
+		name string
+		d    *Device
+		n    *tensor.Node
+		want tensor.DType
+	}{
+		{"big bf16", coop, product(tensor.BF16, 1, 1024, 4096, 4096), tensor.BF16},
+		{"big f16", coop, product(tensor.F16, 1, 1024, 4096, 4096), tensor.F16},
+		{"f32 asked", coop, product(tensor.F32, 1, 1024, 4096, 4096), tensor.F32},
+		{"small", coop, product(tensor.BF16, 1, 2048, 512, 128), tensor.F32},
+		{"big through its batch", coop, product(tensor.BF16, 8, 1024, 512, 128), tensor.BF16},
+		{"no cooperative matrices", plain, product(tensor.BF16, 1, 1024, 4096, 4096), tensor.F32},
+	}
+	for _, c := range cases {
+		p, ok := matMulPlan(c.n)
+		if !ok {
+			t.Fatalf("%s: no plan", c.name)
+		}
+		if got := mixedPrecision(c.d, c.n, p); got != c.want {
+			t.Errorf("%s: rounded to %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
 // TestPipelineReports reads the driver's statistics where the device can give them,
 // and otherwise expects an error that says why not.
 func TestPipelineReports(t *testing.T) {

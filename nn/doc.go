@@ -68,8 +68,9 @@
 //     attention projections) and their gradients as allowed to round operands to bf16
 //     (tensor.MatMulAttr.Precision); products, variables, gradients, the optimizer and
 //     every other op stay f32 ("master weights"), so no loss scaling is needed. GPUs with
-//     cooperative matrices run them several times faster for large products; the CPU
-//     and other GPUs compute them in f32.
+//     cooperative matrices run large products several times faster and keep small ones
+//     (under 2^28 multiply-adds, where rounding would cost more than it saves) in f32;
+//     the CPU and other GPUs compute them in f32.
 //   - Save writes one file: a JSON header (architecture as layer configs and the node
 //     graph, the variable list, optimizer config and step) followed by raw variable
 //     bytes, so Load rebuilds the same layers and predicts identically in a fresh process.
