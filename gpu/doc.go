@@ -90,8 +90,10 @@
 //   - f16/bf16 MatMul nodes of a graph (ONNX models) use those shaders: a transposed
 //     operand is first copied out untransposed, the product accumulates in f32 into
 //     scratch, and a cast writes it in the node's type. K and N must be multiples of 8
-//     for the subgroup-scope shader; other sizes take the workgroup-scope one, and
-//     devices without it run such nodes on the CPU. f32 MatMul nodes that allow f16 or
+//     for the subgroup-scope shader; other sizes take the workgroup-scope one. Products
+//     neither can take (devices without cooperative matrices, batched products with K
+//     or N not multiples of 8) widen their operands to f32 in scratch, run the f32
+//     shader and round the result once, so f16/bf16 products never leave the GPU. f32 MatMul nodes that allow f16 or
 //     bf16 precision (nn.MixedPrecision) round their operands into scratch and write the
 //     f32 accumulation directly; where the device cannot, or the product is too small
 //     for the rounding passes to pay (under 2^28 multiply-adds), they run in f32.

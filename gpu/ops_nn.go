@@ -50,21 +50,14 @@ func matMulPlan(n *tensor.Node) (MatMul, bool) {
 	return p, true
 }
 
-// matMulSupported accepts f32 products of every shape (of reduced precision on
-// cooperative matrices where the device has them, else in f32), and f16/bf16 ones
-// where the device has cooperative matrices that can take them (halfMatMulShader).
+// matMulSupported accepts every product matMulPlan maps: f32 ones (of reduced
+// precision on cooperative matrices where the device has them, else in f32), and
+// f16/bf16 ones, on cooperative matrices where the device has them for the type and
+// shape (halfMatMulShader), else widened to f32.
 func matMulSupported(d *Device, n *tensor.Node) bool {
-	p, ok := matMulPlan(n)
-	switch {
-	case !ok || n.Input(0).DType() != n.DType() || n.Input(1).DType() != n.DType():
-		return false
-	case n.DType() == tensor.F32:
-		return true
-	case n.DType() == tensor.F16 || n.DType() == tensor.BF16:
-		_, err := halfMatMulShader(d, denseHalf(p, n.DType()))
-		return err == nil
-	}
-	return false
+	_, ok := matMulPlan(n)
+	dt := n.DType()
+	return ok && n.Input(0).DType() == dt && n.Input(1).DType() == dt && (dt == tensor.F32 || dt == tensor.F16 || dt == tensor.BF16)
 }
 
 // denseHalf is p for 16-bit inputs once transposed operands have been copied out
@@ -167,18 +160,24 @@ func recordHalfMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*
 	if err != nil {
 		return err
 	}
-	acc := out
-	if n.DType() != tensor.F32 {
-		if acc, err = r.scratchBuffer(uint64(4 * n.Shape().Size())); err != nil {
-			return err
-		}
+	q.A, q.B, q.Label, q.Shader = ops[0], ops[1], "matmul", shader
+	return recordProductInto(r, n, q, out)
+}
+
+// recordProductInto records the product q of node n with its result in out: written
+// directly when n is f32, else accumulated in f32 scratch and rounded once to n's type.
+func recordProductInto(r *Recorder, n *tensor.Node, q MatMul, out *Buffer) error {
+	if n.DType() == tensor.F32 {
+		q.C = out
+		return r.MatMul(q)
 	}
-	q.A, q.B, q.C, q.Label, q.Shader = ops[0], ops[1], acc, "matmul", shader
-	if err := r.MatMul(q); err != nil {
+	acc, err := r.scratchBuffer(uint64(4 * n.Shape().Size()))
+	if err != nil {
 		return err
 	}
-	if acc == out {
-		return nil
+	q.C = acc
+	if err := r.MatMul(q); err != nil {
+		return err
 	}
 	return r.cast("matmul", tensor.F32, n.DType(), n.Shape().Size(), acc, out)
 }
@@ -191,22 +190,44 @@ func recordHalfMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*
 // the 1024x4096x4096 products of mlp4096x4_b1024 ran 2.9x faster.
 var minRoundedWork = 1 << 28
 
-// mixedPrecision returns the type a product's operands are rounded to on this device:
-// the node's own 16-bit type, or for an f32 node the precision it allows when the
-// device multiplies that type on cooperative matrices and the product is big enough to
-// gain from it (F32 otherwise).
+// mixedPrecision returns the type of the cooperative matrices a product runs on: the
+// node's own 16-bit type, or for an f32 node the precision it allows when the product
+// is big enough to gain from it. It is F32 when the product runs on the f32 shader:
+// f32 products, and products the device has no cooperative matrices for.
 func mixedPrecision(d *Device, n *tensor.Node, p MatMul) tensor.DType {
-	if dt := n.DType(); dt != tensor.F32 {
-		return dt
-	}
-	half := n.Attr().(tensor.MatMulAttr).Precision
-	if half == tensor.F32 || p.Batch*p.M*p.N*p.K < minRoundedWork {
-		return tensor.F32
+	half := n.DType()
+	if half == tensor.F32 {
+		half = n.Attr().(tensor.MatMulAttr).Precision
+		if half == tensor.F32 || p.Batch*p.M*p.N*p.K < minRoundedWork {
+			return tensor.F32
+		}
 	}
 	if _, err := halfMatMulShader(d, denseHalf(p, half)); err != nil {
 		return tensor.F32
 	}
 	return half
+}
+
+// recordWidenedMatMul runs an f16/bf16 product that no cooperative-matrix shader takes
+// on the f32 shader: the operands are widened into scratch (exactly), and the f32
+// result is rounded once to the node's type, as the cooperative shaders' f32
+// accumulation is.
+func recordWidenedMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*Buffer) error {
+	var ops [2]*Buffer
+	for i := range ops {
+		x := n.Input(i)
+		size := x.Shape().Size()
+		t, err := r.scratchBuffer(uint64(4 * size))
+		if err != nil {
+			return err
+		}
+		if err := r.cast("matmul_widen", x.DType(), tensor.F32, size, in[i], t); err != nil {
+			return err
+		}
+		ops[i] = t
+	}
+	p.A, p.B, p.Label = ops[0], ops[1], "matmul"
+	return recordProductInto(r, n, p, out)
 }
 
 func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
@@ -219,6 +240,9 @@ func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	}
 	if half := mixedPrecision(r.d, n, p); half != tensor.F32 {
 		return recordHalfMatMul(r, n, p, out, in, half)
+	}
+	if n.DType() != tensor.F32 {
+		return recordWidenedMatMul(r, n, p, out, in)
 	}
 	p.A, p.B, p.C, p.Label = in[0], in[1], out, "matmul"
 	return r.MatMul(p)
