@@ -233,6 +233,9 @@ func TestBackendMatMul(t *testing.T) {
 		{[]int{2, 16, 40}, []int{2, 24, 16}, true, true},
 		{[]int{16, 24}, []int{3, 24, 32}, false, false},
 		{[]int{8, 0}, []int{0, 16}, false, false},
+		// Big enough for A to be transposed first (transposeFirst), through the tall
+		// path of a batched A times an unbatched B.
+		{[]int{2, 512, 256}, []int{256, 1024}, false, false},
 	}
 	// f16 keeps 11 significant bits, bf16 8: the GPU and the CPU may round a sum of the
 	// same products differently by one unit in the last place.
