@@ -82,8 +82,9 @@
 //     transposed first, since the shader runs 10% faster on a transposed A (2.3% off
 //     an mlp4096x4_b1024 training step). f16 and bf16 inputs: on devices with
 //     VK_NV_cooperative_matrix2, big products use workgroup-scope cooperative
-//     matrices loaded through tensor layouts (SPIR-V written by shaders/cm2, since glslc cannot compile them; native bf16 there; a driver that
-//     rejects such a pipeline gets the subgroup-scope shader instead); otherwise,
+//     matrices loaded through tensor layouts (SPIR-V written by shaders/cm2, since
+//     glslc cannot compile them; native bf16 there; a driver that rejects such a
+//     pipeline gets the subgroup-scope shader instead); otherwise,
 //     and for products of fewer than 256 128x128 tiles, NV subgroup cooperative
 //     matrices (16x8x16, 1.55x the 16x16x16 rate on the H200) staged in shared memory by
 //     the shader, where bf16 is widened to f16 (exact inside f16's range, about 6e-5 to
