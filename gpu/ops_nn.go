@@ -263,9 +263,9 @@ func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 
 // transposeFirst reports whether an f32 product of untransposed operands runs faster
 // with a transposed copy of A: the f32 shader multiplies 10% faster with A transposed
-// (its slabs of A then need no transposing stores; 41.8 against 37.7 TFLOP/s at
-// n=4096 on the H200), which outweighs copying A once N is large (the copy reads and
-// writes A once; the product reads it N/128 times).
+// (41.8 against 37.7 TFLOP/s at n=4096 on the H200; gpu/PERF.md items 12 and 14),
+// which outweighs copying A once N is large (the copy reads and writes A once; the
+// product reads it N/128 times).
 func transposeFirst(p MatMul) bool {
 	return !p.TransA && !p.TransB && p.Batch == 1 && p.N >= 1024 && p.M >= 1024 && p.K >= 256
 }
