@@ -18,6 +18,20 @@ func compileOrFatal(t *testing.T, m *Net, opts ...Option) {
 	}
 }
 
+// reloaded saves m to a temporary file and loads it back.
+func reloaded(t *testing.T, m *Net) *Net {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "model.gml")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m2
+}
+
 // samePredictions fails t unless models a and b predict bit-identical outputs for x.
 func samePredictions(t *testing.T, a, b *Net, x any) {
 	t.Helper()
@@ -170,14 +184,7 @@ func TestSaveLoadPredictsIdentically(t *testing.T) {
 	if _, err := m.Fit(x, y, Epochs(2), Verbose(0)); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "model.gml")
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	m2, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := reloaded(t, m)
 	samePredictions(t, m, m2, x)
 	if m2.comp.opt.Steps() != m.comp.opt.Steps() || m2.comp.opt.Name() != "adam" {
 		t.Fatalf("optimizer after load: %s with %d steps, want adam with %d", m2.comp.opt.Name(), m2.comp.opt.Steps(), m.comp.opt.Steps())

@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,14 +32,7 @@ func TestMixedPrecision(t *testing.T) {
 	if d := h16.Values["loss"][0] - h32.Values["loss"][0]; d > 0.02 || d < -0.02 {
 		t.Errorf("first-epoch loss %v with bf16 products, %v in f32", h16.Values["loss"][0], h32.Values["loss"][0])
 	}
-	path := filepath.Join(t.TempDir(), "bf16.gml")
-	if err := m16.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	loaded := reloaded(t, m16)
 	if p := loaded.comp.opts.precision; p != tensor.BF16 {
 		t.Errorf("loaded model computes in %v, want bf16", p)
 	}
