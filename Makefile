@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/gml
 GOFLAGS_TEST ?= -count=1 -timeout 60m
 
-.PHONY: all deps build kernelspec run test unit e2e lint generate shaders bench clean
+.PHONY: all deps build kernelspec run test unit e2e lint generate shaders bench clean fuzz
 
 all: build
 
@@ -24,6 +24,13 @@ run: deps build kernelspec
 # The whole suite: formatting, vet, generated files fresh, unit and end-to-end tests.
 test: deps build kernelspec lint
 	$(GO) test $(GOFLAGS_TEST) ./...
+	$(MAKE) fuzz
+
+# Fuzzes the parsers of untrusted files for a short budget (a crash fails the build).
+# Minimisation is bounded by executions: by time it can take a minute per input.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
