@@ -64,13 +64,13 @@ func TestEveryFrameTampered(t *testing.T) {
 			{"replaced by {}", func([]byte) []byte { return []byte("{}") }},
 			{"emptied", func([]byte) []byte { return []byte{} }},
 		} {
+			f := append([][]byte(nil), frames...)
+			at := d + 1 + i
+			f[at] = change.to(f[at])
+			if string(f[at]) == string(frames[at]) {
+				continue // this change leaves this frame as it was (an empty parent header)
+			}
 			t.Run(name+"/"+change.how, func(t *testing.T) {
-				f := append([][]byte(nil), frames...)
-				at := d + 1 + i
-				f[at] = change.to(f[at])
-				if string(f[at]) == string(frames[at]) {
-					t.Skip("the change leaves this frame as it was")
-				}
 				if s.Verify(f[d+1], f[d+2], f[d+3], f[d+4], f[d+5]) {
 					t.Errorf("Verify accepted the message with its %s %s", name, change.how)
 				}
