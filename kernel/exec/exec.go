@@ -78,6 +78,13 @@ type Interp struct {
 	// methods lists the methods cells declared, by receiver type name; reflection does
 	// not see them on values of cell types.
 	methods map[string][]string
+	// prelude holds the names the prelude declared that cells have not redefined.
+	prelude map[string]bool
+	// generics names the generic functions cells and the prelude declared ("F") and
+	// those of packages interpreted from source ("slices.Sort").
+	generics map[string]bool
+	// callee is the function of a cell's last expression, when that is a call.
+	callee *callee
 
 	paths          []string // import paths of the loaded symbol tables
 	importableOnce sync.Once
@@ -104,6 +111,7 @@ func New(opts ...Option) (*Interp, error) {
 		decls:     map[string]string{},
 		typeNames: map[reflect.Type]string{},
 		methods:   map[string][]string{},
+		generics:  map[string]bool{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -137,6 +145,9 @@ func New(opts ...Option) (*Interp, error) {
 	if _, err := i.yi.Eval(pre.String()); err != nil {
 		return nil, fmt.Errorf("exec: pre-importing packages: %w", err)
 	}
+	if err := i.declarePrelude(); err != nil {
+		return nil, err
+	}
 	return i, nil
 }
 
@@ -158,8 +169,10 @@ func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 			i.mu.Unlock()
 		}
 	})
+	cell := i.preludeSymbols()
+	cell["Result"], cell["GoPanic"], cell["TypeName"] = result, goPanic, typeName
 	return map[string]map[string]reflect.Value{
-		cellPkgPath + "/cell": {"Result": result, "GoPanic": goPanic, "TypeName": typeName},
+		cellPkgPath + "/cell": cell,
 		".": {"MapTypes": reflect.ValueOf(map[reflect.Value][]reflect.Type{
 			result: {
 				reflect.TypeOf((*display.Renderer)(nil)).Elem(),
@@ -212,7 +225,7 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	i.mu.Lock()
 	late := i.late
 	i.late, i.cell = nil, state
-	i.results, i.hasRes = nil, false
+	i.results, i.hasRes, i.callee = nil, false, nil
 	i.mu.Unlock()
 	for _, e := range late {
 		lp.Stream("stderr", strings.Join(e.Traceback, "\n")+"\n")
@@ -226,11 +239,11 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	if state.goErr != nil && (res.Err == nil || res.Err.Name == nameInterrupt) {
 		res = Result{Err: state.goErr}
 	}
-	vals, hasRes := i.results, i.hasRes
-	i.results, i.hasRes = nil, false
+	vals, hasRes, callee := i.results, i.hasRes, i.callee
+	i.results, i.hasRes, i.callee = nil, false, nil
 	i.mu.Unlock()
 	if res.Err == nil && hasRes {
-		res.Data, res.Metadata = bundle(vals, i.names()), map[string]any{}
+		res = i.lastValue(vals, callee)
 	}
 	restore()
 	cancel()
@@ -256,7 +269,7 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Resul
 		last := n == len(chunks)-1
 		prog, err := i.compile(ch, code, name, id, last)
 		if err != nil {
-			return Result{Err: compileError(err, id, code)}
+			return Result{Err: compileError(explain(err, id, code), id, code)}
 		}
 		if prog == nil {
 			continue // only imports already in effect
@@ -299,6 +312,11 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	}
 	rewriteGo(file, id)
 	rewriteLoopVars(file)
+	if body != nil {
+		i.hoistMust(body, id, true)
+	} else {
+		i.hoistMust(file, id, false)
+	}
 	if ch.kind == itemImport && !i.dropRepeatedImports(file) {
 		return nil, nil
 	}
@@ -324,14 +342,24 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 // compileStmts compiles a statement chunk, handing over the values of its last
 // expression when it is the cell's last chunk and that compiles.
 func (i *Interp) compileStmts(body *ast.BlockStmt, last bool) (*interp.Program, error) {
-	if last && len(body.List) > 0 {
-		if es, ok := body.List[len(body.List)-1].(*ast.ExprStmt); ok && !isPrint(es.X) {
-			saved := body.List[len(body.List)-1]
-			body.List[len(body.List)-1] = resultCall(es.X)
-			if prog, err := i.safeCompile(body); err == nil {
-				return prog, nil
+	n := len(body.List) - 1
+	for n >= 0 && isZeroing(body.List[n]) {
+		n-- // the temporaries of a lowered Must are dropped after the value is taken
+	}
+	if last && n >= 0 {
+		if es, ok := body.List[n].(*ast.ExprStmt); ok && !isPrint(es.X) {
+			list := body.List
+			for _, wrap := range []func(ast.Expr) []ast.Stmt{i.calleeResult, resultCall} {
+				w := wrap(es.X)
+				if w == nil {
+					continue
+				}
+				body.List = append(append(append([]ast.Stmt{}, list[:n]...), w...), list[n+1:]...)
+				if prog, err := i.safeCompile(body); err == nil {
+					return prog, nil
+				}
 			}
-			body.List[len(body.List)-1] = saved
+			body.List = list
 		}
 	}
 	prog, err := i.safeCompile(body)
@@ -443,6 +471,12 @@ func (i *Interp) record(f *ast.File) {
 		case *ast.FuncDecl:
 			if d.Recv == nil {
 				i.decls[d.Name.Name] = "func"
+				delete(i.prelude, d.Name.Name)
+				if d.Type.TypeParams != nil {
+					i.generics[d.Name.Name] = true
+				} else {
+					delete(i.generics, d.Name.Name)
+				}
 			} else if t := recvType(d.Recv); t != "" && !slices.Contains(i.methods[t], d.Name.Name) {
 				i.methods[t] = append(i.methods[t], d.Name.Name)
 			}
