@@ -39,11 +39,11 @@ var mustArity = map[string]int{"Must": 1, "Must2": 2}
 
 // hoister lowers the Must calls of one chunk; temporaries are named after the cell.
 type hoister struct {
-	cell  int
-	n     int
-	must  map[string]bool // Must names still meaning the prelude's functions
-	top   bool            // the chunk's top-level statement list is being lowered
-	fset  *token.FileSet
+	cell int
+	n    int
+	must map[string]bool // Must names still meaning the prelude's functions
+	top  bool            // the chunk's top-level statement list is being lowered
+	fset *token.FileSet
 }
 
 // hoistMust lowers the hoistable Must and Must2 calls under root (a statement chunk's
