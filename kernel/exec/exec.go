@@ -258,7 +258,7 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
 	name := fmt.Sprintf("cell[%d]", id)
 	i.autoImport(code)
-	chunks, err := splitCell(code)
+	chunks, err := splitCell(code, i.genericVar)
 	if err != nil {
 		if be, ok := err.(*bracketError); ok {
 			err = fmt.Errorf("%s:%d:%d: %s", name, be.line, be.col, be.msg)
@@ -304,11 +304,47 @@ func (i *Interp) nameTypes() {
 // compile parses and rewrites a chunk and compiles it. The last expression statement
 // of the cell's last chunk is wrapped to hand its values over; when the wrapped form
 // does not compile (the expression has no value, for example a call of a function
-// without results) the chunk is compiled again as written.
+// without results) the chunk is compiled again as written. When yaegi's compiler
+// panics with "nil type", which it does on a range over an integer or a function, the
+// range statements are lowered by searchRanges (lower.go) and the chunk compiled again.
 func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*interp.Program, error) {
-	file, body, err := ch.parse(i.yi.FileSet(), code, name)
+	prog, err := i.compileChunk(ch, code, name, id, last, nil)
+	if err == nil || !strings.Contains(err.Error(), "nil type") {
+		return prog, err
+	}
+	kinds, ok := i.searchRanges(ch, code, name, id)
+	if !ok {
+		return prog, err
+	}
+	return i.compileChunk(ch, code, name, id, last, kinds)
+}
+
+// parseChunk parses a chunk and applies the rewrites (rewrite.go, lower.go, must.go)
+// but for those of statement chunks at the top level. kinds gives the lowering of the
+// chunk's range statements by their order in rangeCandidates; missing ones get
+// defaultKind. It returns nil, nil, nil for an import chunk whose imports are all in
+// effect.
+func (i *Interp) parseChunk(ch chunk, code, name string, id int, kinds []rangeKind) (*ast.File, *ast.BlockStmt, error) {
+	fset := i.yi.FileSet()
+	file, body, err := ch.parse(fset, code, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if ch.kind == itemImport {
+		if !i.dropRepeatedImports(file) {
+			return nil, nil, nil
+		}
+		return file, nil, nil
+	}
+	i.lowerMinMax(file)
+	byStmt := map[*ast.RangeStmt]rangeKind{}
+	for k, r := range rangeCandidates(file) {
+		if k < len(kinds) {
+			byStmt[r] = kinds[k]
+		}
+	}
+	if err := lowerRanges(fset, file, byStmt); err != nil {
+		return nil, nil, err
 	}
 	rewriteGo(file, id)
 	rewriteLoopVars(file)
@@ -317,8 +353,14 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	} else {
 		i.hoistMust(file, id, false)
 	}
-	if ch.kind == itemImport && !i.dropRepeatedImports(file) {
-		return nil, nil
+	return file, body, nil
+}
+
+// compileChunk compiles a chunk with the range lowerings kinds (see parseChunk).
+func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, kinds []rangeKind) (*interp.Program, error) {
+	file, body, err := i.parseChunk(ch, code, name, id, kinds)
+	if err != nil || file == nil {
+		return nil, err
 	}
 	if ch.kind != itemStmt {
 		prog, err := i.safeCompile(file)
@@ -329,14 +371,69 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 		return prog, nil
 	}
 	wrapCompound(body)
+	i.typeDefines(body, false)
 	redefs := reassignGlobals(body, i.globals())
-	if prog, err := i.compileStmts(body, last); err == nil || len(redefs) == 0 {
+	prog, err := i.compileStmts(body, last)
+	if err == nil {
 		return prog, err
 	}
 	for _, a := range redefs { // the new value does not fit the old variable: redeclare
 		a.Tok = token.DEFINE
 	}
-	return i.compileStmts(body, last)
+	if i.typeDefines(body, true) || len(redefs) > 0 {
+		return i.compileStmts(body, last)
+	}
+	return prog, err
+}
+
+// searchRanges decides how to lower each range statement of a chunk that yaegi could
+// not compile as written (see lower.go): for each, outer first, the first kind with
+// which a probe of the chunk compiles, the statements not decided yet reduced to
+// `_ = e`. It reports false when some statement fits no kind.
+func (i *Interp) searchRanges(ch chunk, code, name string, id int) ([]rangeKind, bool) {
+	file, _, err := ch.parse(i.yi.FileSet(), code, name)
+	if err != nil {
+		return nil, false
+	}
+	cands := rangeCandidates(file)
+	kinds := make([]rangeKind, len(cands))
+	for k := range kinds {
+		kinds[k] = rangeStub
+	}
+	for k, r := range cands {
+		try := kindsToTry(r)
+		if defaultKind(r) == rangeInt {
+			try = []rangeKind{rangeInt}
+		}
+		found := false
+		for _, kind := range try {
+			kinds[k] = kind
+			if i.probeChunk(ch, code, name, id, kinds) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, false
+		}
+	}
+	return kinds, true
+}
+
+// probeChunk reports whether the chunk compiles with the range lowerings kinds,
+// without running it or leaving a trace. Statements are probed inside a function
+// literal, where yaegi's limits on global declarations do not apply.
+func (i *Interp) probeChunk(ch chunk, code, name string, id int, kinds []rangeKind) bool {
+	file, body, err := i.parseChunk(ch, code, name, id, kinds)
+	if err != nil || file == nil {
+		return false
+	}
+	if body != nil {
+		_, ok := i.probe(body.List)
+		return ok
+	}
+	_, err = i.probeCompile(file)
+	return err == nil
 }
 
 // compileStmts compiles a statement chunk, handing over the values of its last
@@ -349,7 +446,10 @@ func (i *Interp) compileStmts(body *ast.BlockStmt, last bool) (*interp.Program, 
 	if last && n >= 0 {
 		if es, ok := body.List[n].(*ast.ExprStmt); ok && !isPrint(es.X) {
 			list := body.List
-			for _, wrap := range []func(ast.Expr) []ast.Stmt{i.calleeResult, resultCall} {
+			for _, wrap := range []func(ast.Expr) []ast.Stmt{
+				func(x ast.Expr) []ast.Stmt { return i.calleeResult(list[:n+1], x) },
+				resultCall,
+			} {
 				w := wrap(es.X)
 				if w == nil {
 					continue

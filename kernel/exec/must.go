@@ -370,29 +370,26 @@ func exprText(fset *token.FileSet, x ast.Node) string {
 	return s
 }
 
-// callee is the function a cell's last expression called, its source text and place.
+// callee is the call of a cell's last expression, when its last result is an error:
+// its source text and place.
 type callee struct {
-	typ      reflect.Type
 	src, pos string
 }
 
 var errorType = reflect.TypeOf((*error)(nil)).Elem()
 
-// calleeResult replaces a cell's last expression x, when it is a call of a function
-// value (not a builtin, a conversion or a generic function), by
+// calleeResult replaces a cell's last expression x, when it is a call whose last
+// result is an error (found by a probe compile, typeof.go), by
 //
-//	_gml_fN := F
-//	_gmlcell.Callee(_gml_fN, "F(args)", "cell[N]:L:C")
-//	_gmlcell.Result(_gml_fN(args))
-//	_gml_fN = nil
+//	_gmlcell.Callee("F(args)", "cell[N]:L:C")
+//	_gmlcell.Result(F(args))
 //
-// so that lastValue knows the function's result types and can treat a last result of
-// type error as the outcome of the call. Evaluating F first is Go's order. It returns
-// nil when x is not such a call; error constructors (errors.New, fmt.Errorf, ...) are
-// left out too, since their error is the value the user asked to see.
-func (i *Interp) calleeResult(x ast.Expr) []ast.Stmt {
+// so that lastValue treats the error as the outcome of the call. list is the chunk's
+// statements up to x's. It returns nil for other expressions, and for the error
+// constructors (errors.New, fmt.Errorf, ...), whose error is the value asked for.
+func (i *Interp) calleeResult(list []ast.Stmt, x ast.Expr) []ast.Stmt {
 	call, ok := x.(*ast.CallExpr)
-	if !ok || pureCall(call) || i.isGeneric(call.Fun) {
+	if !ok || pureCall(call) {
 		return nil
 	}
 	if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
@@ -400,24 +397,18 @@ func (i *Interp) calleeResult(x ast.Expr) []ast.Stmt {
 			return nil
 		}
 	}
+	if !i.lastResultIsError(list, call) {
+		return nil
+	}
 	fset := i.yi.FileSet()
 	p := call.Pos()
 	str := func(s string) *ast.BasicLit {
 		return &ast.BasicLit{ValuePos: p, Kind: token.STRING, Value: fmt.Sprintf("%q", s)}
 	}
-	name := fmt.Sprintf("_gml_f%d", i.count)
-	f := func() *ast.Ident { return &ast.Ident{NamePos: p, Name: name} }
-	sel := func(name string) *ast.SelectorExpr {
-		return &ast.SelectorExpr{X: &ast.Ident{NamePos: p, Name: cellPkg}, Sel: &ast.Ident{NamePos: p, Name: name}}
-	}
-	inner := &ast.CallExpr{Fun: f(), Lparen: call.Lparen, Args: call.Args, Ellipsis: call.Ellipsis, Rparen: call.Rparen}
-	return []ast.Stmt{
-		&ast.AssignStmt{Lhs: []ast.Expr{f()}, TokPos: p, Tok: token.DEFINE, Rhs: []ast.Expr{call.Fun}},
-		&ast.ExprStmt{X: &ast.CallExpr{Fun: sel("Callee"), Lparen: p, Rparen: p,
-			Args: []ast.Expr{f(), str(exprText(fset, call)), str(cleanPos(fset.Position(p).String()))}}},
-		&ast.ExprStmt{X: &ast.CallExpr{Fun: sel("Result"), Lparen: p, Args: []ast.Expr{inner}, Rparen: call.End()}},
-		&ast.AssignStmt{Lhs: []ast.Expr{f()}, TokPos: p, Tok: token.ASSIGN, Rhs: []ast.Expr{&ast.Ident{NamePos: p, Name: "nil"}}},
-	}
+	return append([]ast.Stmt{&ast.ExprStmt{X: &ast.CallExpr{
+		Fun:    &ast.SelectorExpr{X: &ast.Ident{NamePos: p, Name: cellPkg}, Sel: &ast.Ident{NamePos: p, Name: "Callee"}},
+		Lparen: p, Rparen: p, Args: []ast.Expr{str(exprText(fset, call)), str(cleanPos(fset.Position(p).String()))},
+	}}}, resultCall(x)...)
 }
 
 // isGeneric reports whether fun names a generic function: one a cell or the prelude
@@ -441,8 +432,7 @@ func (i *Interp) isGeneric(fun ast.Expr) bool {
 // a call whose last result is an error, a non-nil error fails the cell, naming the
 // call, and a nil one is left out of the shown values.
 func (i *Interp) lastValue(vals []any, c *callee) Result {
-	if c != nil && c.typ != nil && c.typ.Kind() == reflect.Func && c.typ.NumOut() == len(vals) &&
-		len(vals) > 0 && c.typ.Out(len(vals)-1) == errorType {
+	if c != nil && len(vals) > 0 {
 		if err, _ := vals[len(vals)-1].(error); err != nil {
 			return Result{Err: &Error{Name: nameFailure, Value: err.Error(), Traceback: []string{
 				nameFailure + ": " + err.Error(),

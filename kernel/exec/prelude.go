@@ -142,9 +142,9 @@ const nameFailure = "Error"
 // added to the _gmlcell package.
 func (i *Interp) preludeSymbols() map[string]reflect.Value {
 	return map[string]reflect.Value{
-		"Callee": reflect.ValueOf(func(f any, src, pos string) {
+		"Callee": reflect.ValueOf(func(src, pos string) {
 			i.mu.Lock()
-			i.callee = &callee{typ: reflect.TypeOf(f), src: src, pos: pos}
+			i.callee = &callee{src: src, pos: pos}
 			i.mu.Unlock()
 		}),
 		"Fail": reflect.ValueOf(func(err error, call, pos string) { panic(&failure{err: err, call: call, pos: pos}) }),
