@@ -83,6 +83,8 @@ type Interp struct {
 	// generics names the generic functions cells and the prelude declared ("F") and
 	// those of packages interpreted from source ("slices.Sort").
 	generics map[string]bool
+	// genericSigs holds the signatures of the generic functions in generics.
+	genericSigs map[string]*ast.FuncType
 	// callee is the function of a cell's last expression, when that is a call.
 	callee *callee
 
@@ -106,12 +108,13 @@ func New(opts ...Option) (*Interp, error) {
 		o(&cfg)
 	}
 	i := &Interp{
-		frames:    &frameLog{out: os.Stderr},
-		imports:   map[string]string{},
-		decls:     map[string]string{},
-		typeNames: map[reflect.Type]string{},
-		methods:   map[string][]string{},
-		generics:  map[string]bool{},
+		frames:      &frameLog{out: os.Stderr},
+		imports:     map[string]string{},
+		decls:       map[string]string{},
+		typeNames:   map[reflect.Type]string{},
+		methods:     map[string][]string{},
+		generics:    map[string]bool{},
+		genericSigs: map[string]*ast.FuncType{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -363,7 +366,12 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 		return nil, err
 	}
 	if ch.kind != itemStmt {
+		simplifyCoreTypes(file)
+		i.inferTypes(file, nil, false)
 		prog, err := i.safeCompile(file)
+		if err != nil && inferenceFailed(err) && i.inferTypes(file, nil, true) {
+			prog, err = i.safeCompile(file)
+		}
 		if err != nil {
 			return nil, i.explainDefinitionLoop(err, nil, file.Decls)
 		}
@@ -371,6 +379,7 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 		return prog, nil
 	}
 	wrapCompound(body)
+	i.inferTypes(file, body, false)
 	i.typeDefines(body, false)
 	redefs := reassignGlobals(body, i.globals())
 	prog, err := i.compileStmts(body, last)
@@ -380,7 +389,12 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 	for _, a := range redefs { // the new value does not fit the old variable: redeclare
 		a.Tok = token.DEFINE
 	}
-	if i.typeDefines(body, true) || len(redefs) > 0 {
+	retry := len(redefs) > 0
+	if inferenceFailed(err) && i.inferTypes(file, body, true) {
+		retry = true
+		i.typeDefines(body, false) // the calls now have their types
+	}
+	if i.typeDefines(body, true) || retry {
 		return i.compileStmts(body, last)
 	}
 	return prog, err
@@ -574,8 +588,10 @@ func (i *Interp) record(f *ast.File) {
 				delete(i.prelude, d.Name.Name)
 				if d.Type.TypeParams != nil {
 					i.generics[d.Name.Name] = true
+					i.genericSigs[d.Name.Name] = d.Type
 				} else {
 					delete(i.generics, d.Name.Name)
+					delete(i.genericSigs, d.Name.Name)
 				}
 			} else if t := recvType(d.Recv); t != "" && !slices.Contains(i.methods[t], d.Name.Name) {
 				i.methods[t] = append(i.methods[t], d.Name.Name)

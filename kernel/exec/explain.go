@@ -25,6 +25,12 @@ func explain(err error, cell int, code string) error {
 		prefix = fmt.Sprintf("cell[%d]:%d:%d: ", cell, line, col)
 	}
 	switch {
+	case inferenceFailed(err) && ok:
+		name := strings.TrimRight(src[:strings.IndexFunc(src+"(", func(r rune) bool { return r == '(' || r == '[' || r == ' ' })], ".")
+		if name == "" {
+			name = "the generic function"
+		}
+		return fmt.Errorf("%s%s\n(the interpreter infers type arguments less well than Go, above all from function literals, untyped constants and constraints like ~[]E: give them, as in %s[int, string](...))", prefix, strings.TrimPrefix(msg, prefix), name)
 	case (strings.HasPrefix(src, "Must(") || strings.HasPrefix(src, "Must2(")) &&
 		(strings.Contains(msg, "CFG post-order panic") || strings.Contains(msg, "nil reflect type")):
 		return errors.New(prefix + "Must(f()) works as the first call of a statement (x := Must(f()), return Must(f()), ...), not after another call, on the right of && or ||, or in a loop condition: write v := Must(f()) on a line of its own and use v")

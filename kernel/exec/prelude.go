@@ -82,6 +82,8 @@ func clear[T any](x T) { _gmlcell.Clear(x) }
 
 func _gmlZero[T any](T) (z T) { return }
 
+func _gmlArgs(...any) {}
+
 func _gmlZero1[V any](seq func(func(V) bool)) (v V) { return }
 
 func _gmlZero2[K, V any](seq func(func(K, V) bool)) (k K, v V) { return }
