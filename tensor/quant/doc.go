@@ -9,9 +9,9 @@
 // byte, so data read from a GGUF file decodes without conversion.
 //
 // Decisions:
-//   - The package is a leaf under tensor (it imports only tensor's float16 conversions)
-//     so the file reader (gguf), the CPU kernels (runtime/cpu) and the tests share one
-//     definition of each layout; none of them owns it.
+//   - The package imports nothing of gml but internal/half, so that package tensor can
+//     build its quantised dtypes (Q4_0, Q8_0, Q4_K) on it, and the file reader (gguf),
+//     the CPU kernels (runtime/cpu) and the tests share one definition of each layout.
 //   - Decoders are written block-wise for speed; the tests check each against an
 //     element-wise float64 decoder written from the layout's definition, so a layout
 //     mistake cannot hide in both.

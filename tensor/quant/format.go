@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gml-dev/gml/tensor"
+	"github.com/gml-dev/gml/internal/half"
 )
 
 // Format is a block format of quantised weights.
@@ -174,11 +174,11 @@ func (f Format) blocks(n, m int) (int, error) {
 }
 
 // f16 reads the little-endian float16 at b[0:2].
-func f16(b []byte) float32 { return tensor.F16ToFloat32(binary.LittleEndian.Uint16(b)) }
+func f16(b []byte) float32 { return half.FromF16(binary.LittleEndian.Uint16(b)) }
 
 // putF16 writes v rounded to float16 at b[0:2] and returns the value stored.
 func putF16(b []byte, v float32) float32 {
-	h := tensor.Float32ToF16(v)
+	h := half.ToF16(v)
 	binary.LittleEndian.PutUint16(b, h)
-	return tensor.F16ToFloat32(h)
+	return half.FromF16(h)
 }

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gml-dev/gml/tensor"
+	"github.com/gml-dev/gml/internal/half"
 )
 
 // The reference decoders below compute one weight at a time, in float64, straight from
@@ -178,7 +178,7 @@ func randomBlock(rng *rand.Rand, f Format) []byte {
 		b[i] = byte(rng.Uint32())
 	}
 	for _, off := range scaleFields[f] {
-		binary.LittleEndian.PutUint16(b[off:], tensor.Float32ToF16(float32(rng.NormFloat64())))
+		binary.LittleEndian.PutUint16(b[off:], half.ToF16(float32(rng.NormFloat64())))
 	}
 	switch f {
 	case Q8_K:
