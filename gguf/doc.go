@@ -5,7 +5,8 @@
 // type, offset). Tensor data stays in the mapping until asked for: TensorData decodes a
 // tensor to float32 (plain types and every block format of package tensor/quant: Q4_0,
 // Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K to Q8_K, IQ4_NL, IQ4_XS, MXFP4), Tensor returns it as a
-// gml host tensor, RawData returns its stored bytes. Writer builds files, quantising
+// gml host tensor in its stored type where gml has one (Q4_0, Q8_0 and Q4_K weights stay
+// quantised, and tensor.MatMul multiplies them as they are), RawData returns its bytes. Writer builds files, quantising
 // tensors to Q4_0, Q8_0 or Q4_K as they are added. A File renders as a summary table in a
 // notebook (Summary; TensorTable lists the tensors).
 //

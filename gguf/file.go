@@ -203,14 +203,47 @@ func (f *File) TensorData(name string) ([]float32, error) {
 	return out, nil
 }
 
-// Tensor returns a tensor's data as a float32 host tensor of its shape.
+// engineTypes are the file types gml tensors hold as they are.
+var engineTypes = map[Type]tensor.DType{
+	F32: tensor.F32, F16: tensor.F16, BF16: tensor.BF16, I32: tensor.I32, I64: tensor.I64,
+	Q4_0: tensor.Q4_0, Q8_0: tensor.Q8_0, Q4_K: tensor.Q4_K,
+}
+
+// DType is the gml dtype a tensor of type t loads as with File.Tensor: t itself where
+// gml has it (F32, F16, BF16, I32, I64, Q4_0, Q8_0, Q4_K), else F32.
+func (t Type) DType() tensor.DType {
+	if dt, ok := engineTypes[t]; ok {
+		return dt
+	}
+	return tensor.F32
+}
+
+// Tensor returns a tensor as a gml host tensor of its shape. Types gml has keep their
+// stored form, blocks included: Q4_0, Q8_0 and Q4_K weights stay quantised (a graph
+// multiplies them with MatMul, decoding inside the kernel), as F16 and BF16 stay half.
+// Every other decodable type is decoded to F32 (Type.DType says which it will be).
 func (f *File) Tensor(name string) (*tensor.Tensor, error) {
-	data, err := f.TensorData(name)
+	ti, err := f.info(name)
 	if err != nil {
 		return nil, err
 	}
-	ti, _ := f.TensorInfo(name)
-	return tensor.FromFloat32s(tensor.Shape(ti.Shape), data)
+	if _, native := engineTypes[ti.Type]; !native {
+		data, err := f.TensorData(name)
+		if err != nil {
+			return nil, err
+		}
+		return tensor.FromFloat32s(tensor.Shape(ti.Shape), data)
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.data == nil {
+		return nil, ErrClosed
+	}
+	t, err := tensor.FromBytes(ti.Type.DType(), tensor.Shape(ti.Shape), f.bytesOf(ti))
+	if err != nil {
+		return nil, fmt.Errorf("gguf: tensor %q: %w", name, err)
+	}
+	return t, nil
 }
 
 // parallelMin is the element count above which decoding is split across cores.

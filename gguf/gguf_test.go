@@ -200,8 +200,22 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("tensor %s (%s): data differs\n got %v\nwant %v", tt.name, tt.typ, head(got), head(want))
 		}
 		ht, err := f.Tensor(tt.name)
-		if err != nil || !sameShape(ht.Shape(), tt.shape) {
+		if err != nil || !sameShape(ht.Shape(), tt.shape) || ht.DType() != tt.typ.DType() {
 			t.Errorf("Tensor(%s): %v, %v", tt.name, ht, err)
+			continue
+		}
+		if hv := ht.Convert(tensor.F32).Float32s(); !reflect.DeepEqual(hv, got) && len(got) > 0 {
+			t.Errorf("Tensor(%s) as f32 differs from TensorData", tt.name)
+		}
+		if ht.DType().IsQuantized() { // a quantised tensor writes back unchanged
+			w := NewWriter()
+			w.AddTensor("again", ht, tt.typ)
+			var buf bytes.Buffer
+			w.WriteTo(&buf)
+			g, _ := Parse(buf.Bytes())
+			if raw, _ := g.RawData("again"); !bytes.Equal(raw, mustRaw(t, f, tt.name)) {
+				t.Errorf("%s: rewriting the quantised tensor changed its blocks", tt.name)
+			}
 		}
 	}
 	// Parse of the same bytes sees the same file.
@@ -212,6 +226,14 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func sameShape(a, b []int) bool { return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b)) }
+
+func mustRaw(t *testing.T, f *File, name string) []byte {
+	raw, err := f.RawData(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
 
 func head(x []float32) []float32 { return x[:min(len(x), 6)] }
 

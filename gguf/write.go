@@ -58,9 +58,10 @@ func (w *Writer) Set(key string, v any) error {
 }
 
 // AddTensor encodes t as typ and adds it under name. Float types (F32, F16, BF16, F64)
-// and the quantised types Q4_0, Q8_0 and Q4_K take any floating-point tensor; quantised
-// types need the innermost dimension to be whole blocks (32 weights, 256 for Q4_K).
-// Integer types (I8 to I64) take an I32 or I64 tensor whose values fit.
+// and the quantised types Q4_0, Q8_0 and Q4_K take any floating-point or quantised
+// tensor (a tensor already in typ is stored as it is); quantised types need the
+// innermost dimension to be whole blocks (32 weights, 256 for Q4_K). Integer types (I8
+// to I64) take an I32 or I64 tensor whose values fit.
 func (w *Writer) AddTensor(name string, t *tensor.Tensor, typ Type) error {
 	if t == nil {
 		return fmt.Errorf("gguf: tensor %q is nil", name)
@@ -138,6 +139,13 @@ func (w *Writer) add(info TensorInfo, data []byte) {
 
 // encode stores t's elements as typ into dst.
 func encode(typ Type, dst []byte, t *tensor.Tensor) error {
+	if t.DType().IsQuantized() {
+		if typ.DType() == t.DType() {
+			copy(dst, t.Bytes()) // already in the file's layout
+			return nil
+		}
+		t = t.Convert(tensor.F32)
+	}
 	le := binary.LittleEndian
 	switch typ {
 	case I8, I16, I32, I64:
