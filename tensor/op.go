@@ -158,6 +158,10 @@ const (
 	OpSGDUpdate   // inputs (param var, grad, velocity var, lr scalar); Attr: SGDAttr; writes param, velocity
 	OpAdamUpdate  // inputs (param var, grad, m var, v var, lr scalar, step scalar); Attr: AdamAttr; writes param, m, v
 
+	// Custom: a named host kernel registered with runtime.RegisterCustomOp.
+	OpCustom       // n-ary floats; Attr: CustomAttr{Name, Shape, Params, InPlace}
+	OpCustomAssign // inputs (variable, others...); Attr: CustomAttr: the kernel updates the variable in place
+
 	numOps
 )
 
@@ -175,10 +179,11 @@ const (
 	KindNorm
 	KindLayout
 	KindTraining
+	KindCustom
 	numKinds
 )
 
-var kindNames = [numKinds]string{"source", "unary", "binary", "reduce", "matmul", "conv", "norm", "layout", "training"}
+var kindNames = [numKinds]string{"source", "unary", "binary", "reduce", "matmul", "conv", "norm", "layout", "training", "custom"}
 
 // String returns the kind's lower-case name ("unary", "reduce").
 func (k Kind) String() string {
@@ -422,6 +427,10 @@ var opTable = [numOps]opInfo{
 	OpAssign:      {name: "assign", kind: KindTraining, arity: 2, dtypes: AllTypes, cost: CostMove, inPlace: []int{0}, noGrad: sideEffect, gpu: onShader("layout")},
 	OpSGDUpdate:   {name: "sgd_update", kind: KindTraining, arity: 4, dtypes: FloatTypes, cost: CostMath, inPlace: []int{0, 2}, noGrad: sideEffect, gpu: onShader("training_optim")},
 	OpAdamUpdate:  {name: "adam_update", kind: KindTraining, arity: 6, dtypes: FloatTypes, cost: CostMath, inPlace: []int{0, 2, 3}, noGrad: sideEffect, gpu: onShader("training_optim")},
+
+	// Custom kernels run on the CPU: the GPU has no way to call Go.
+	OpCustom:       {name: "custom", kind: KindCustom, arity: -1, dtypes: FloatTypes, cost: CostReduce},
+	OpCustomAssign: {name: "custom_assign", kind: KindCustom, arity: -1, dtypes: FloatTypes, cost: CostReduce, inPlace: []int{0}, noGrad: sideEffect},
 }
 
 // NumOps is the number of defined ops, for tables indexed by Op.
