@@ -31,7 +31,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Regenerates every committed generated file (yaegi symbol tables, SPIR-V).
+# Regenerates every committed generated file (yaegi symbol tables, the op codes of the
+# op table in Go and GLSL, SPIR-V).
 generate:
 	$(GO) generate ./...
 

@@ -176,7 +176,7 @@ func deviceName(device string) (string, error) {
 func timeSteps(w nnWorkload, device, precision string, minTime time.Duration, profile bool) (float64, error) {
 	nn.SetSeed(1)
 	m := w.build()
-	opts := []nn.Option{nn.Loss("sparse_categorical_crossentropy"), nn.MixedPrecision(precision), nn.Device(device)}
+	opts := []nn.CompileOption{nn.Loss("sparse_categorical_crossentropy"), nn.MixedPrecision(precision), nn.Device(device)}
 	if profile {
 		// The profile is read from the default runtime, so the model must run on it:
 		// GML_DEVICE points the default runtime at the requested device.
