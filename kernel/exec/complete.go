@@ -77,6 +77,9 @@ func (i *Interp) members(chain string) []string {
 		return nil
 	}
 	if path, isPkg := i.packagePath(chain); isPkg {
+		if names, isStd := stdMembers(path); isStd {
+			return names
+		}
 		var names []string
 		for _, syms := range i.yi.Symbols(path) {
 			for n := range syms {
@@ -234,7 +237,12 @@ func (i *Interp) packagePath(name string) (string, bool) {
 func (i *Interp) importable() map[string]string {
 	i.importableOnce.Do(func() {
 		i.importableIdx = map[string]string{}
-		for _, path := range i.paths {
+		paths := append([]string{}, i.paths...)
+		std, _ := stdSources()
+		for p := range std {
+			paths = append(paths, p)
+		}
+		for _, path := range paths {
 			if strings.Contains(path, "internal") {
 				continue
 			}

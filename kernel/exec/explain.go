@@ -31,6 +31,8 @@ func explain(err error, cell int, code string) error {
 			name = "the generic function"
 		}
 		return fmt.Errorf("%s%s\n(the interpreter infers type arguments less well than Go, above all from function literals, untyped constants and constraints like ~[]E: give them, as in %s[int, string](...))", prefix, strings.TrimPrefix(msg, prefix), name)
+	case strings.TrimSpace(msg) == "nil type":
+		return errors.New("the interpreter could not compile a range over an integer or a function here, which the kernel rewrites into a plain loop when it can tell the range's type: give the range expression a declared type (var n int = ..., or a parameter typed iter.Seq[T]), or write the loop by hand: for i := 0; i < n; i++")
 	case (strings.HasPrefix(src, "Must(") || strings.HasPrefix(src, "Must2(")) &&
 		(strings.Contains(msg, "CFG post-order panic") || strings.Contains(msg, "nil reflect type")):
 		return errors.New(prefix + "Must(f()) works as the first call of a statement (x := Must(f()), return Must(f()), ...), not after another call, on the right of && or ||, or in a loop condition: write v := Must(f()) on a line of its own and use v")
