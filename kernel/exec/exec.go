@@ -86,6 +86,9 @@ type Interp struct {
 	genericSigs map[string]*ast.FuncType
 	// stdLoaded lists the standard packages compiled from source (stdpkg.go).
 	stdLoaded map[string]bool
+	// defs holds the declarations cells made, by declared name (redefine.go).
+	defs     map[string]*def
+	defOrder int
 	// callee is the function of a cell's last expression, when that is a call.
 	callee *callee
 
@@ -117,6 +120,7 @@ func New(opts ...Option) (*Interp, error) {
 		generics:    map[string]bool{},
 		genericSigs: map[string]*ast.FuncType{},
 		stdLoaded:   map[string]bool{},
+		defs:        map[string]*def{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -386,15 +390,20 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 	}
 	if ch.kind != itemStmt {
 		simplifyCoreTypes(file)
+		restore := i.prepareRedefinitions(ch, code, file)
 		i.inferTypes(file, nil, false)
 		prog, err := i.safeCompile(file)
 		if err != nil && inferenceFailed(err) && i.inferTypes(file, nil, true) {
 			prog, err = i.safeCompile(file)
 		}
 		if err != nil {
+			restore()
 			return nil, i.explainDefinitionLoop(err, nil, file.Decls)
 		}
 		i.record(file)
+		if !strings.HasPrefix(name, "std/") {
+			i.updateDependents(i.recordDefs(ch, code, name, id, file))
+		}
 		return prog, nil
 	}
 	wrapCompound(body)
