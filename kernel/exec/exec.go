@@ -296,7 +296,7 @@ func (i *Interp) runCode(ctx, parent context.Context, name string, id int, code 
 			if parent.Err() != nil {
 				return Result{Err: interruptError(parent.Err())}
 			}
-			return Result{Err: runError(err, i.frames.take())}
+			return Result{Err: runError(i.explainPanic(err), i.frames.take())}
 		}
 		i.nameTypes()
 	}
@@ -327,8 +327,11 @@ func (i *Interp) nameTypes() {
 // range statements are lowered by searchRanges (lower.go) and the chunk compiled again.
 func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*interp.Program, error) {
 	prog, err := i.compileChunk(ch, code, name, id, last, nil)
-	if err == nil || !strings.Contains(err.Error(), "nil type") {
-		return prog, err
+	if err != nil && !strings.Contains(err.Error(), "nil type") {
+		return nil, i.locate(ch, code, name, id, err)
+	}
+	if err == nil {
+		return prog, nil
 	}
 	kinds, lowerErr := i.searchRanges(ch, code, name, id)
 	if kinds == nil {
