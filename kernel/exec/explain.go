@@ -3,9 +3,9 @@ package exec
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"go/ast"
 	"go/token"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
