@@ -32,6 +32,15 @@ var keywords = func() []string {
 // imported packages and the names cells have defined.
 func (i *Interp) Complete(code string, cursor int) (matches []string, start, end int) {
 	off := byteOffset(code, cursor)
+	if word, ok := magicWord(code[:off]); ok {
+		for _, m := range magicNames() {
+			if strings.HasPrefix(m, word) {
+				matches = append(matches, m)
+			}
+		}
+		sort.Strings(matches)
+		return matches, cursor - utf8.RuneCountInString(word), cursor
+	}
 	wordStart := identStart(code, off)
 	prefix := code[wordStart:off]
 	start = cursor - utf8.RuneCountInString(prefix)

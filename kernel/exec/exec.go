@@ -269,6 +269,14 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 // runCell splits, rewrites, compiles and runs the chunks of a cell in order, stopping
 // at the first failure.
 func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
+	if res, ok := i.runMagics(ctx, parent, id, code); ok {
+		return res
+	}
+	return i.runGo(ctx, parent, id, code)
+}
+
+// runGo runs Go code of cell id.
+func (i *Interp) runGo(ctx, parent context.Context, id int, code string) Result {
 	i.autoImport(code)
 	return i.runCode(ctx, parent, fmt.Sprintf("cell[%d]", id), id, code)
 }
