@@ -136,7 +136,9 @@ func MatMul(a, b *Tensor) *Tensor { return binary("matmul", a, b, tensor.MatMul)
 
 // Sum adds x's elements over axes (all when none are given), keeping the reduced axes
 // as size 1 when keepDims is set.
-func Sum(x *Tensor, keepDims bool, axes ...int) *Tensor { return reduce("sum", tensor.Sum, x, keepDims, axes) }
+func Sum(x *Tensor, keepDims bool, axes ...int) *Tensor {
+	return reduce("sum", tensor.Sum, x, keepDims, axes)
+}
 
 // Mean averages x's elements over axes (all when none are given).
 func Mean(x *Tensor, keepDims bool, axes ...int) *Tensor {
@@ -145,10 +147,14 @@ func Mean(x *Tensor, keepDims bool, axes ...int) *Tensor {
 
 // Max takes the largest element over axes (all when none are given); the gradient is
 // shared among the positions that attain it.
-func Max(x *Tensor, keepDims bool, axes ...int) *Tensor { return reduce("max", tensor.Max, x, keepDims, axes) }
+func Max(x *Tensor, keepDims bool, axes ...int) *Tensor {
+	return reduce("max", tensor.Max, x, keepDims, axes)
+}
 
 // Min takes the smallest element over axes (all when none are given).
-func Min(x *Tensor, keepDims bool, axes ...int) *Tensor { return reduce("min", tensor.Min, x, keepDims, axes) }
+func Min(x *Tensor, keepDims bool, axes ...int) *Tensor {
+	return reduce("min", tensor.Min, x, keepDims, axes)
+}
 
 func reduce(op string, f func(*tensor.Node, []int, bool) *tensor.Node, x *Tensor, keepDims bool, axes []int) *Tensor {
 	axes = append([]int(nil), axes...)
