@@ -32,6 +32,7 @@ type traceCache struct {
 	lru      *list.List
 	hits     int
 	misses   int
+	noReuse  bool // TraceCache(false): compile every trace
 }
 
 func newTraceCache(capacity int) *traceCache {
@@ -58,7 +59,7 @@ func (p *program) free() {
 func (t *Tape) program(tr *trace, outs []*tensor.Node) (*program, error) {
 	t0 := time.Now()
 	key := signature(tr.g, outs)
-	if p, ok := t.cache.byKey[string(key)]; ok {
+	if p, ok := t.cache.byKey[string(key)]; ok && !t.cache.noReuse {
 		t.cache.hits++
 		t.cache.lru.MoveToFront(p.elem)
 		if s := t.prof; s != nil {
@@ -74,6 +75,10 @@ func (t *Tape) program(tr *trace, outs []*tensor.Node) (*program, error) {
 	}
 	t.cache.misses++
 	p := &program{exe: exe, inputs: exe.Inputs(), outs: outs, key: string(key)}
+	if old, ok := t.cache.byKey[p.key]; ok {
+		t.cache.lru.Remove(old.elem)
+		old.free()
+	}
 	p.elem = t.cache.lru.PushFront(p)
 	t.cache.byKey[p.key] = p
 	for t.cache.lru.Len() > t.cache.capacity {

@@ -18,7 +18,7 @@ type Optimizer struct {
 	params []*Tensor
 	tape   *Tape
 	lr     float64
-	cfg    optConfig
+	cfg    settings
 	slots  map[*param][]*tensor.Variable
 	// lrVar and stepVar hold the learning rate and the step count on the device.
 	lrVar, stepVar *tensor.Variable
@@ -26,64 +26,32 @@ type Optimizer struct {
 	steps          int
 }
 
-type optConfig struct {
-	momentum, weightDecay, beta1, beta2, eps, alpha float64
-	nesterov, centered                              bool
-}
-
-// OptimizerOption configures an optimizer.
-type OptimizerOption func(*optConfig)
-
-// Momentum sets SGD's or RMSprop's momentum.
-func Momentum(m float64) OptimizerOption { return func(c *optConfig) { c.momentum = m } }
-
-// Nesterov turns on Nesterov momentum (SGD).
-func Nesterov() OptimizerOption { return func(c *optConfig) { c.nesterov = true } }
-
-// WeightDecay sets the weight decay: L2 added to the gradient (SGD, Adam, RMSprop) or
-// decoupled (AdamW).
-func WeightDecay(w float64) OptimizerOption { return func(c *optConfig) { c.weightDecay = w } }
-
-// Betas sets Adam's moment decays (0.9, 0.999 by default).
-func Betas(beta1, beta2 float64) OptimizerOption {
-	return func(c *optConfig) { c.beta1, c.beta2 = beta1, beta2 }
-}
-
-// Eps sets the term added to denominators (1e-8 by default, as PyTorch).
-func Eps(eps float64) OptimizerOption { return func(c *optConfig) { c.eps = eps } }
-
-// Alpha sets RMSprop's mean-square decay (0.99 by default).
-func Alpha(a float64) OptimizerOption { return func(c *optConfig) { c.alpha = a } }
-
-// Centered makes RMSprop divide by the estimated variance rather than the mean square.
-func Centered() OptimizerOption { return func(c *optConfig) { c.centered = true } }
-
 // SGD is stochastic gradient descent, with Momentum, Nesterov and WeightDecay options.
-func SGD(params []*Tensor, lr float64, opts ...OptimizerOption) *Optimizer {
-	return newOptimizer("sgd", params, lr, optConfig{}, opts)
+func SGD(params []*Tensor, lr float64, opts ...Option) *Optimizer {
+	return newOptimizer("sgd", params, lr, settings{}, []string{"Momentum", "Nesterov", "WeightDecay"}, opts)
 }
 
 // Adam is the Adam optimizer (betas 0.9 and 0.999, eps 1e-8; WeightDecay adds L2 to the
 // gradient).
-func Adam(params []*Tensor, lr float64, opts ...OptimizerOption) *Optimizer {
-	return newOptimizer("adam", params, lr, optConfig{beta1: 0.9, beta2: 0.999, eps: 1e-8}, opts)
+func Adam(params []*Tensor, lr float64, opts ...Option) *Optimizer {
+	return newOptimizer("adam", params, lr, settings{beta1: 0.9, beta2: 0.999, eps: 1e-8}, adamOptions, opts)
 }
 
+var adamOptions = []string{"Betas", "Eps", "WeightDecay"}
+
 // AdamW is Adam with decoupled weight decay (0.01 by default, as PyTorch).
-func AdamW(params []*Tensor, lr float64, opts ...OptimizerOption) *Optimizer {
-	return newOptimizer("adamw", params, lr, optConfig{beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01}, opts)
+func AdamW(params []*Tensor, lr float64, opts ...Option) *Optimizer {
+	return newOptimizer("adamw", params, lr, settings{beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01}, adamOptions, opts)
 }
 
 // RMSprop is RMSprop (alpha 0.99, eps 1e-8), with Momentum, Centered and WeightDecay
 // options.
-func RMSprop(params []*Tensor, lr float64, opts ...OptimizerOption) *Optimizer {
-	return newOptimizer("rmsprop", params, lr, optConfig{alpha: 0.99, eps: 1e-8}, opts)
+func RMSprop(params []*Tensor, lr float64, opts ...Option) *Optimizer {
+	return newOptimizer("rmsprop", params, lr, settings{alpha: 0.99, eps: 1e-8}, []string{"Alpha", "Eps", "Momentum", "Centered", "WeightDecay"}, opts)
 }
 
-func newOptimizer(kind string, params []*Tensor, lr float64, c optConfig, opts []OptimizerOption) *Optimizer {
-	for _, o := range opts {
-		o(&c)
-	}
+func newOptimizer(kind string, params []*Tensor, lr float64, c settings, allowed []string, opts []Option) *Optimizer {
+	c.apply(kind, allowed, opts)
 	switch {
 	case !(lr > 0):
 		fail(kind, "learning rate must be positive, got %v", lr)

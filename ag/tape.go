@@ -40,6 +40,7 @@ type tapeConfig struct {
 	device   string
 	rt       *runtime.Runtime
 	capacity int
+	noReuse  bool
 }
 
 // Device runs a new tape on a device: "auto", "cpu" or "gpu" (see runtime.Device).
@@ -52,6 +53,10 @@ func OnRuntime(r *runtime.Runtime) TapeOption { return func(c *tapeConfig) { c.r
 // CacheSize bounds how many compiled traces the tape keeps (default 64); the least
 // recently used is freed first.
 func CacheSize(n int) TapeOption { return func(c *tapeConfig) { c.capacity = n } }
+
+// TraceCache turns the reuse of compiled traces on (the default) or off. Off, every
+// run compiles its trace afresh: slower, for measuring what the cache saves.
+func TraceCache(on bool) TapeOption { return func(c *tapeConfig) { c.noReuse = !on } }
 
 // NewTape returns a tape on its own runtime (Device) or on a given one (OnRuntime);
 // with neither, on runtime.Default().
@@ -75,7 +80,9 @@ func NewTape(opts ...TapeOption) (*Tape, error) {
 	if c.capacity < 1 {
 		return nil, fmt.Errorf("ag: cache size %d: want at least 1", c.capacity)
 	}
-	return &Tape{rt: r, cache: newTraceCache(c.capacity), params: map[*tensor.Variable]*param{}, seed: 1}, nil
+	tc := newTraceCache(c.capacity)
+	tc.noReuse = c.noReuse
+	return &Tape{rt: r, cache: tc, params: map[*tensor.Variable]*param{}, seed: 1}, nil
 }
 
 var (
@@ -221,4 +228,16 @@ func tapeOf(op string, in []*Tensor) *Tape {
 		tp = CurrentTape()
 	}
 	return tp
+}
+
+// KeepOnDevice declares host tensors that will not change (a batch reused every step,
+// a fixed dataset) so runs on the current tape upload each once rather than at every
+// run (runtime.Keep). Change one and call KeepOnDevice again.
+func KeepOnDevice(ts ...*tensor.Tensor) {
+	tp := CurrentTape()
+	for _, t := range ts {
+		if t != nil {
+			tp.rt.Keep(t)
+		}
+	}
 }

@@ -118,27 +118,21 @@ func (tr *trace) nodeOf(op string, x *Tensor) *tensor.Node {
 		if tr.capture {
 			tr.seeds = append(tr.seeds, n)
 		}
-	case x.emit == nil:
-		if tr.capture {
-			fail(op, "%s is host data that is not an input of the captured function: a replay would upload it again (or, worse, reuse stale data); pass it as an input", x.describe())
-		}
-		if x.err != nil {
-			failErr(op, x.err)
-		}
-		n = tr.feed(x.host)
+	case tr.capture && x.emit == nil && x.ran.prog == nil:
+		fail(op, "%s is host data that is not an input of the captured function: a replay would upload it again (or, worse, reuse stale data); pass it as an input", x.describe())
 	case tr.capture:
 		fail(op, "%s was computed outside this Capture: pass it as an input of the captured function", x.describe())
-	case x.requiresGrad && x.replayable():
+	case x.emit != nil && x.requiresGrad && x.replayable():
 		n = tr.emitRecipe(op, x)
 	default:
 		v, err := x.fetch()
 		switch {
 		case err == nil:
 			n = tr.feed(v)
-			if x.requiresGrad {
+			if x.requiresGrad && x.emit != nil {
 				tr.cuts = append(tr.cuts, x)
 			}
-		case x.replayable():
+		case x.emit != nil && x.replayable():
 			n = tr.emitRecipe(op, x)
 		default:
 			failErr(op, err)
