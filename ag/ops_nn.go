@@ -73,7 +73,10 @@ func Dropout(x *Tensor, rate float64) *Tensor {
 	}
 	tp := tapeOf("dropout", []*Tensor{x})
 	tp.mu.Lock()
-	s := tp.nextSeed()
+	var s uint32
+	if tp.rec == nil { // a Capture's replays feed each site a fresh seed instead
+		s = tp.nextSeed()
+	}
 	tp.mu.Unlock()
 	seed := &Tensor{dtype: tensor.I32, shape: tensor.Shape{}, op: "seed", host: tensor.Scalar(tensor.I32, float64(int32(s)))}
 	return record("dropout", func(in []*tensor.Node) *tensor.Node { return tensor.Dropout(in[0], in[1], float32(rate)) }, x, seed)

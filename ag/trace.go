@@ -160,7 +160,7 @@ func (x *Tensor) replayable() bool {
 		return true // leaves: constants hold their data; parameters are checked by readers
 	}
 	for i, y := range x.in {
-		if x.vers[i] != 0 && y.p.version != x.vers[i] {
+		if x.vers != nil && x.vers[i] != 0 && y.p.version != x.vers[i] {
 			return false
 		}
 		if y.emit != nil && !y.replayable() {
