@@ -77,13 +77,13 @@ func benchAG(args []string) error {
 		if *only != "" && w.name != *only {
 			continue
 		}
-		nnMS, err := timeNNStep(w, *device, *minTime)
+		nnMS, steps, err := timeNNStep(w, *device, *minTime)
 		if err != nil {
 			return fmt.Errorf("%s (nn): %w", w.name, err)
 		}
 		emit(benchResult{Bench: "ag", Case: w.name + "_nn_compiled", Device: *device, Value: nnMS, Unit: "ms/step"})
 		for _, mode := range []string{"loop", "cached", "capture"} {
-			ms, err := timeAGSteps(w, *device, mode, *minTime)
+			ms, err := timeAGSteps(w, *device, mode, steps)
 			if err != nil {
 				return fmt.Errorf("%s (%s): %w", w.name, mode, err)
 			}
@@ -105,9 +105,12 @@ func agBatch(w agWorkload) (x, y *tensor.Tensor) {
 }
 
 // timeAGSteps times one training step (zero_grad, forward, loss, backward, Adam step,
-// loss read) of the ag model: "loop" compiles every step (the trace cache off),
+// loss read) of the ag model, over as many steps as nn's reference ran: the batch is
+// the same every step, so the loss falls towards zero and gradients become tiny, and
+// subnormal arithmetic slows the CPU's updates as training goes on; equal step counts
+// keep the comparison fair. "loop" compiles every step (the trace cache off),
 // "cached" reuses the compiled step, "capture" replays a CaptureStep.
-func timeAGSteps(w agWorkload, device, mode string, minTime time.Duration) (ms float64, err error) {
+func timeAGSteps(w agWorkload, device, mode string, steps int) (ms float64, err error) {
 	err = ag.Catch(func() {
 		tp, err := ag.NewTape(ag.Device(device), ag.TraceCache(mode != "loop"))
 		if err != nil {
@@ -139,19 +142,18 @@ func timeAGSteps(w agWorkload, device, mode string, minTime time.Duration) (ms f
 				step()
 			}
 			start := time.Now()
-			n := 0
-			for time.Since(start) < minTime || n < 5 {
+			for i := 0; i < steps; i++ {
 				step()
-				n++
 			}
-			ms = float64(time.Since(start).Microseconds()) / 1000 / float64(n)
+			ms = float64(time.Since(start).Microseconds()) / 1000 / float64(steps)
 		})
 	})
 	return ms, err
 }
 
-// timeNNStep times the same model's compiled training step in nn (Trainer.Step).
-func timeNNStep(w agWorkload, device string, minTime time.Duration) (float64, error) {
+// timeNNStep times the same model's compiled training step in nn (Trainer.Step) over at
+// least minTime and returns the time per step and the number of steps timed.
+func timeNNStep(w agWorkload, device string, minTime time.Duration) (float64, int, error) {
 	nn.SetSeed(1)
 	var layers []nn.Layer
 	for i := 1; i < len(w.sizes); i++ {
@@ -170,30 +172,31 @@ func timeNNStep(w agWorkload, device string, minTime time.Duration) (float64, er
 		}
 	}
 	m := nn.Sequential(layers...)
+	// nn.Adam's epsilon is Keras's 1e-7; ag's is PyTorch's 1e-8: the same arithmetic.
 	if err := m.Compile(nn.Adam(1e-3), nn.Loss("sparse_categorical_crossentropy"), nn.Device(device)); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer m.Free()
 	tr, err := m.NewTrainer()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	x, y := agBatch(w)
 	if err := m.KeepOnDevice(x, y); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for i := 0; i < 3; i++ {
 		if _, err := tr.Step(x, y); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	start := time.Now()
 	n := 0
 	for time.Since(start) < minTime || n < 5 {
 		if _, err := tr.Step(x, y); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		n++
 	}
-	return float64(time.Since(start).Microseconds()) / 1000 / float64(n), nil
+	return float64(time.Since(start).Microseconds()) / 1000 / float64(n), n, nil
 }
