@@ -49,12 +49,13 @@ func trainModes(t *testing.T, device, mode string) (map[string][]float64, []floa
 				opt.ZeroGrad()
 				loss := lossOf(xs, ys)
 				loss.Backward()
+				ag.ClipGradNorm(params, 0.5)
 				opt.Step()
 				losses = append(losses, loss.Item())
 			}
 			ag.Eager(false)
 		case "captured":
-			step := ag.CaptureStep(lossOf, opt)
+			step := ag.CaptureStep(lossOf, opt, ag.ClipNorm(0.5))
 			defer step.Free()
 			for i := 0; i < 20; i++ {
 				losses = append(losses, step.Step(xs, ys))
