@@ -69,7 +69,9 @@ func inputs(gens ...func(r *rand.Rand) *ag.Tensor) func(r *rand.Rand) []*ag.Tens
 	}
 }
 
-func fixed(t *ag.Tensor) func(r *rand.Rand) *ag.Tensor { return func(*rand.Rand) *ag.Tensor { return t } }
+func fixed(t *ag.Tensor) func(r *rand.Rand) *ag.Tensor {
+	return func(*rand.Rand) *ag.Tensor { return t }
+}
 
 func away(shape []int, kinks ...float64) func(r *rand.Rand) *ag.Tensor {
 	return func(r *rand.Rand) *ag.Tensor { return uniform(r, -2, 2, shape, 0.05, kinks...) }
@@ -163,7 +165,9 @@ var gradCases = []gradCase{
 }
 
 // asGen returns a generator that always yields t.
-func (t tensorGen) asGen() func(r *rand.Rand) *ag.Tensor { return func(*rand.Rand) *ag.Tensor { return t.t } }
+func (t tensorGen) asGen() func(r *rand.Rand) *ag.Tensor {
+	return func(*rand.Rand) *ag.Tensor { return t.t }
+}
 
 type tensorGen struct{ t *ag.Tensor }
 

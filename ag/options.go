@@ -20,6 +20,8 @@ type settings struct {
 	dropout                                         float64
 	maxVariants                                     int
 	clipNorm, clipValue                             float64
+	shuffle, dropLast                               bool
+	shuffleSeed                                     uint64
 	set                                             map[string]bool
 }
 
