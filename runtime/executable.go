@@ -265,3 +265,19 @@ func (e *Executable) release() {
 		}
 	}
 }
+
+// Memory returns the bytes of the buffers the executable owns (activations, inputs and
+// outputs, constants, transfer buffers), per pool. Variables are the runtime's, not
+// the executable's, and are not counted.
+func (e *Executable) Memory() [NumPools]int64 {
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	var m [NumPools]int64
+	if e.freed || e.place == nil {
+		return m
+	}
+	for _, o := range e.place.owned {
+		m[o.pool] += o.buf.Size()
+	}
+	return m
+}

@@ -407,6 +407,9 @@ func TestRunResidentKeepsOutputsOnTheDevice(t *testing.T) {
 	if got, err := e.Output(1); err != nil || !got.AllClose(vec(-2, 0), 0, 0) {
 		t.Errorf("the written variable reads %v (%v), want [-2 0]", got, err)
 	}
+	if m := e.Memory(); m[PoolIO] < 2*4 || m[PoolWeights] != 0 {
+		t.Errorf("Memory() = %v: want the input and the output (8 bytes each at least) and no variable", m)
+	}
 	if _, err := e.Output(2); err == nil || !strings.Contains(err.Error(), "output 2") {
 		t.Errorf("Output(2) of 2 outputs: %v", err)
 	}
