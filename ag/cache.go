@@ -23,6 +23,14 @@ type program struct {
 	freed  bool
 	elem   *list.Element
 	key    string
+	held   []held // what each recorded value's output holds, for TapeMemory
+}
+
+// held is one value a program's run keeps on the device: the op that made it and its
+// bytes (0 for a view sharing another buffer).
+type held struct {
+	op    string
+	bytes int64
 }
 
 // traceCache keeps compiled traces by signature, freeing the least recently used.
@@ -75,6 +83,13 @@ func (t *Tape) program(tr *trace, outs []*tensor.Node) (*program, error) {
 	}
 	t.cache.misses++
 	p := &program{exe: exe, inputs: exe.Inputs(), outs: outs, key: string(key)}
+	for _, x := range tr.vis {
+		var b int64
+		if x.node.Op() != tensor.OpReshape { // Reshape shares its input's buffer
+			b = int64(x.node.Shape().Size() * x.node.DType().Size())
+		}
+		p.held = append(p.held, held{op: x.op, bytes: b})
+	}
 	if old, ok := t.cache.byKey[p.key]; ok {
 		t.cache.lru.Remove(old.elem)
 		old.free()

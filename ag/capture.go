@@ -3,6 +3,7 @@ package ag
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
@@ -182,7 +183,15 @@ func (c *Captured) replay(op string, xs []*Tensor) *tensor.Tensor {
 			failErr(op, err)
 		}
 	}
+	if p := tp.prof; p != nil {
+		p.closeRow(tp)
+		p.cur, p.open = profileStep{nodes: v.nodes, hits: 1, before: tp.rt.Stats()}, true
+	}
+	t0 := time.Now()
 	out, err := v.exe.Run(feeds)
+	if p := tp.prof; p != nil {
+		p.cur.run += time.Since(t0)
+	}
 	if err != nil {
 		failErr(op, err)
 	}

@@ -82,6 +82,9 @@ func newOptimizer(kind string, params []*Tensor, lr float64, c settings, allowed
 	o.lrVar = tensor.NewVariable("optimizer/ag/lr", tensor.Scalar(tensor.F32, lr))
 	o.stepVar = tensor.NewVariable("optimizer/ag/step", tensor.Scalar(tensor.F32, 0))
 	o.lrSynced = lr
+	o.tape.mu.Lock()
+	o.tape.slots[o.lrVar], o.tape.slots[o.stepVar] = true, true
+	o.tape.mu.Unlock()
 	return o
 }
 
@@ -244,6 +247,7 @@ func (o *Optimizer) slotsFor(p *param) []*tensor.Variable {
 	s := make([]*tensor.Variable, len(names))
 	for i, n := range names {
 		s[i] = tensor.NewVariable("optimizer/ag/"+p.name+"/"+o.kind+"_"+n, tensor.New(p.v.DType(), p.v.Shape()...))
+		o.tape.slots[s[i]] = true
 	}
 	o.slots[p] = s
 	return s

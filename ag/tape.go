@@ -29,7 +29,8 @@ type Tape struct {
 	seq     int    // ops recorded so far: the tape position of the next op
 	seed    uint32 // the next dropout seed
 	params  map[*tensor.Variable]*param
-	prof    *Profile
+	slots   map[*tensor.Variable]bool // optimizer state: moments, step counters, rates
+	prof    *profiler
 	freed   bool
 }
 
@@ -82,7 +83,7 @@ func NewTape(opts ...TapeOption) (*Tape, error) {
 	}
 	tc := newTraceCache(c.capacity)
 	tc.noReuse = c.noReuse
-	return &Tape{rt: r, cache: tc, params: map[*tensor.Variable]*param{}, seed: 1}, nil
+	return &Tape{rt: r, cache: tc, params: map[*tensor.Variable]*param{}, slots: map[*tensor.Variable]bool{}, seed: 1}, nil
 }
 
 var (

@@ -189,6 +189,9 @@ func (t *Tape) flush() error {
 	if len(tr.vis) == 0 && len(tr.written) == 0 && len(tr.sinks) == 0 {
 		return nil
 	}
+	if t.prof != nil {
+		t.prof.beginRun(t, tr)
+	}
 	outs, err := tr.outputs()
 	if err != nil {
 		tr.discard(err)
