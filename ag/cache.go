@@ -2,7 +2,7 @@ package ag
 
 import (
 	"container/list"
-	bin "encoding/binary"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
@@ -115,18 +115,18 @@ func (t *Tape) program(tr *trace, outs []*tensor.Node) (*program, error) {
 func signature(g *tensor.Graph, outs []*tensor.Node) []byte {
 	b := make([]byte, 0, 32*g.Len()+8*len(outs))
 	for _, n := range g.Nodes() {
-		b = bin.AppendUvarint(b, uint64(n.Op()))
+		b = binary.AppendUvarint(b, uint64(n.Op()))
 		b = append(b, byte(n.DType()), byte(len(n.Shape())))
 		for _, d := range n.Shape() {
-			b = bin.AppendUvarint(b, uint64(d))
+			b = binary.AppendUvarint(b, uint64(d))
 		}
-		b = bin.AppendUvarint(b, uint64(len(n.Inputs())))
+		b = binary.AppendUvarint(b, uint64(len(n.Inputs())))
 		for _, in := range n.Inputs() {
-			b = bin.AppendUvarint(b, uint64(in.ID()))
+			b = binary.AppendUvarint(b, uint64(in.ID()))
 		}
 		switch n.Op() {
 		case tensor.OpVariable:
-			b = bin.AppendUvarint(b, n.Variable().ID())
+			b = binary.AppendUvarint(b, n.Variable().ID())
 		case tensor.OpConst:
 			b = append(b, n.Value().Bytes()...)
 		}
@@ -139,7 +139,7 @@ func signature(g *tensor.Graph, outs []*tensor.Node) []byte {
 		b = append(b, ';')
 	}
 	for _, o := range outs {
-		b = bin.AppendUvarint(b, uint64(o.ID()))
+		b = binary.AppendUvarint(b, uint64(o.ID()))
 	}
 	return b
 }
@@ -154,16 +154,16 @@ func appendValue(b []byte, v reflect.Value) []byte {
 		}
 		return append(b, 0)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return bin.AppendVarint(b, v.Int())
+		return binary.AppendVarint(b, v.Int())
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return bin.AppendUvarint(b, v.Uint())
+		return binary.AppendUvarint(b, v.Uint())
 	case reflect.Float32, reflect.Float64:
-		return bin.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
 	case reflect.String:
-		b = bin.AppendUvarint(b, uint64(v.Len()))
+		b = binary.AppendUvarint(b, uint64(v.Len()))
 		return append(b, v.String()...)
 	case reflect.Slice, reflect.Array:
-		b = bin.AppendUvarint(b, uint64(v.Len()))
+		b = binary.AppendUvarint(b, uint64(v.Len()))
 		for i := 0; i < v.Len(); i++ {
 			b = appendValue(b, v.Index(i))
 		}

@@ -162,13 +162,21 @@ func join(path, name string) string {
 	return path + "." + name
 }
 
-// fieldName turns a Go field name into a path element as PyTorch would name it:
-// "Weight" -> "weight", "FC1" -> "fc1", "QProj" -> "qProj".
+// fieldName turns a Go field name into a path element as PyTorch names attributes, in
+// snake case: "Weight" -> "weight", "RunningMean" -> "running_mean", "FC1" -> "fc1",
+// "QProj" -> "q_proj".
 func fieldName(s string) string {
-	if strings.ToUpper(s) == s {
-		return strings.ToLower(s)
-	}
 	r := []rune(s)
-	r[0] = unicode.ToLower(r[0])
-	return string(r)
+	var b strings.Builder
+	for i, c := range r {
+		if unicode.IsUpper(c) && i > 0 {
+			prev := r[i-1]
+			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
 }

@@ -9,25 +9,25 @@ import (
 // Backward applies.
 
 // Add returns a + b.
-func Add(a, b *Tensor) *Tensor { return binary("add", a, b, tensor.Add) }
+func Add(a, b *Tensor) *Tensor { return binOp("add", a, b, tensor.Add) }
 
 // Sub returns a - b.
-func Sub(a, b *Tensor) *Tensor { return binary("sub", a, b, tensor.Sub) }
+func Sub(a, b *Tensor) *Tensor { return binOp("sub", a, b, tensor.Sub) }
 
 // Mul returns a * b, elementwise.
-func Mul(a, b *Tensor) *Tensor { return binary("mul", a, b, tensor.Mul) }
+func Mul(a, b *Tensor) *Tensor { return binOp("mul", a, b, tensor.Mul) }
 
 // Div returns a / b, elementwise.
-func Div(a, b *Tensor) *Tensor { return binary("div", a, b, tensor.Div) }
+func Div(a, b *Tensor) *Tensor { return binOp("div", a, b, tensor.Div) }
 
 // Pow returns a raised to b, elementwise.
-func Pow(a, b *Tensor) *Tensor { return binary("pow", a, b, tensor.Pow) }
+func Pow(a, b *Tensor) *Tensor { return binOp("pow", a, b, tensor.Pow) }
 
 // Maximum returns the larger of a and b, elementwise.
-func Maximum(a, b *Tensor) *Tensor { return binary("maximum", a, b, tensor.Maximum) }
+func Maximum(a, b *Tensor) *Tensor { return binOp("maximum", a, b, tensor.Maximum) }
 
 // Minimum returns the smaller of a and b, elementwise.
-func Minimum(a, b *Tensor) *Tensor { return binary("minimum", a, b, tensor.Minimum) }
+func Minimum(a, b *Tensor) *Tensor { return binOp("minimum", a, b, tensor.Minimum) }
 
 // Scale returns x * s.
 func Scale(x *Tensor, s float64) *Tensor {
@@ -117,13 +117,13 @@ func Where(cond, a, b *Tensor) *Tensor {
 }
 
 // Greater returns the Bool tensor a > b.
-func Greater(a, b *Tensor) *Tensor { return binary("greater", a, b, tensor.Greater) }
+func Greater(a, b *Tensor) *Tensor { return binOp("greater", a, b, tensor.Greater) }
 
 // Less returns the Bool tensor a < b.
-func Less(a, b *Tensor) *Tensor { return binary("less", a, b, tensor.Less) }
+func Less(a, b *Tensor) *Tensor { return binOp("less", a, b, tensor.Less) }
 
 // Equal returns the Bool tensor a == b.
-func Equal(a, b *Tensor) *Tensor { return binary("equal", a, b, tensor.Equal) }
+func Equal(a, b *Tensor) *Tensor { return binOp("equal", a, b, tensor.Equal) }
 
 // Cast converts x to dtype dt (no gradient flows through integer or Bool results).
 func Cast(x *Tensor, dt tensor.DType) *Tensor {
@@ -132,7 +132,7 @@ func Cast(x *Tensor, dt tensor.DType) *Tensor {
 
 // MatMul returns the matrix product a·b over the last two axes, batched over the
 // leading ones with broadcasting.
-func MatMul(a, b *Tensor) *Tensor { return binary("matmul", a, b, tensor.MatMul) }
+func MatMul(a, b *Tensor) *Tensor { return binOp("matmul", a, b, tensor.MatMul) }
 
 // Sum adds x's elements over axes (all when none are given), keeping the reduced axes
 // as size 1 when keepDims is set.

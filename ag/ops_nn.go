@@ -85,7 +85,7 @@ func Dropout(x *Tensor, rate float64) *Tensor {
 // Conv2D convolves x (N, C, H, W) with weights w (O, C/groups, kH, kW); the options set
 // stride, dilation, padding and groups (stride 1, no padding by default).
 func Conv2D(x, w *Tensor, opts ...tensor.ConvOptions) *Tensor {
-	return binary("conv2d", x, w, func(a, b *tensor.Node) *tensor.Node { return tensor.Conv2D(a, b, opts...) })
+	return binOp("conv2d", x, w, func(a, b *tensor.Node) *tensor.Node { return tensor.Conv2D(a, b, opts...) })
 }
 
 // MaxPool2D takes the maximum of each k×k window of x (N, C, H, W), moved by stride.
@@ -166,14 +166,14 @@ func shapes(xs ...*Tensor) string {
 // Losses, each the mean over the batch of the engine's composite loss.
 
 // MSE is the mean squared error between pred and y (same shape).
-func MSE(pred, y *Tensor) *Tensor { return binary("mse", pred, y, tensor.MSE) }
+func MSE(pred, y *Tensor) *Tensor { return binOp("mse", pred, y, tensor.MSE) }
 
 // MAE is the mean absolute error between pred and y (same shape).
-func MAE(pred, y *Tensor) *Tensor { return binary("mae", pred, y, tensor.MAE) }
+func MAE(pred, y *Tensor) *Tensor { return binOp("mae", pred, y, tensor.MAE) }
 
 // Huber is the mean Huber loss: ½d² where |d| <= delta, delta·(|d| - ½delta) beyond.
 func Huber(pred, y *Tensor, delta float64) *Tensor {
-	return binary("huber", pred, y, func(a, b *tensor.Node) *tensor.Node { return tensor.Huber(a, b, float32(delta)) })
+	return binOp("huber", pred, y, func(a, b *tensor.Node) *tensor.Node { return tensor.Huber(a, b, float32(delta)) })
 }
 
 // CrossEntropy is the mean softmax cross-entropy of logits (..., C) against labels: class
@@ -181,9 +181,9 @@ func Huber(pred, y *Tensor, delta float64) *Tensor {
 // shaped like logits).
 func CrossEntropy(logits, labels *Tensor) *Tensor {
 	if labels.dtype.IsInt() {
-		return binary("cross_entropy", logits, labels, tensor.SparseSoftmaxCrossEntropy)
+		return binOp("cross_entropy", logits, labels, tensor.SparseSoftmaxCrossEntropy)
 	}
-	return binary("cross_entropy", logits, labels, func(a, b *tensor.Node) *tensor.Node {
+	return binOp("cross_entropy", logits, labels, func(a, b *tensor.Node) *tensor.Node {
 		return tensor.SoftmaxCrossEntropy(a, b, -1)
 	})
 }
@@ -191,18 +191,18 @@ func CrossEntropy(logits, labels *Tensor) *Tensor {
 // BinaryCrossEntropy is the mean binary cross-entropy of probabilities probs against
 // targets y in [0, 1] (same shape).
 func BinaryCrossEntropy(probs, y *Tensor) *Tensor {
-	return binary("binary_cross_entropy", probs, y, tensor.BinaryCrossEntropy)
+	return binOp("binary_cross_entropy", probs, y, tensor.BinaryCrossEntropy)
 }
 
 // BinaryCrossEntropyWithLogits is BinaryCrossEntropy of sigmoid(logits), computed stably.
 func BinaryCrossEntropyWithLogits(logits, y *Tensor) *Tensor {
-	return binary("binary_cross_entropy_with_logits", logits, y, tensor.BinaryCrossEntropyWithLogits)
+	return binOp("binary_cross_entropy_with_logits", logits, y, tensor.BinaryCrossEntropyWithLogits)
 }
 
 // Accuracy is the fraction of rows of logits (..., C) whose largest entry is at the
 // label's class (integer labels), as an F32 scalar with no gradient.
 func Accuracy(logits, labels *Tensor) *Tensor {
-	return binary("accuracy", logits, labels, func(a, b *tensor.Node) *tensor.Node {
+	return binOp("accuracy", logits, labels, func(a, b *tensor.Node) *tensor.Node {
 		hit := tensor.Equal(tensor.ArgMax(a, -1, false), tensor.Cast(b, tensor.I64))
 		return tensor.Mean(tensor.Cast(hit, tensor.F32), nil, false)
 	})

@@ -89,7 +89,7 @@ func Gather(x, idx *Tensor, axis int) *Tensor {
 	if !idx.dtype.IsInt() {
 		fail("gather", "indices must be integers, have %v", idx.dtype)
 	}
-	return binary("gather", x, idx, func(a, b *tensor.Node) *tensor.Node { return tensor.Gather(a, b, axis) })
+	return binOp("gather", x, idx, func(a, b *tensor.Node) *tensor.Node { return tensor.Gather(a, b, axis) })
 }
 
 // OneHot expands integer class ids to F32 rows of n classes.

@@ -67,7 +67,7 @@ func unary(op string, x *Tensor, f func(*tensor.Node) *tensor.Node) *Tensor {
 	return record(op, func(in []*tensor.Node) *tensor.Node { return f(in[0]) }, x)
 }
 
-// binary records a two-input op.
-func binary(op string, a, b *Tensor, f func(a, b *tensor.Node) *tensor.Node) *Tensor {
+// binOp records a two-input op.
+func binOp(op string, a, b *Tensor, f func(a, b *tensor.Node) *tensor.Node) *Tensor {
 	return record(op, func(in []*tensor.Node) *tensor.Node { return f(in[0], in[1]) }, a, b)
 }
