@@ -67,6 +67,12 @@ func CountParams(m any) int {
 	return n
 }
 
+// tensorLister is what holders of variables under names of their own implement (a
+// NetView lists nn's variable names).
+type tensorLister interface {
+	namedTensors() []Named
+}
+
 // trainable is what layers with a training mode (Dropout, BatchNorm, attention with
 // dropout) implement.
 type trainable interface {
@@ -112,10 +118,18 @@ func visit(v reflect.Value, path string, seen map[uintptr]bool, onTensor func(st
 			return
 		}
 		seen[v.Pointer()] = true
-		if onMode != nil {
-			if t, ok := readable(v).Interface().(trainable); ok {
-				onMode(t)
+		x := readable(v).Interface()
+		if t, ok := x.(trainable); ok && onMode != nil {
+			onMode(t)
+		}
+		switch x := x.(type) {
+		case tensorLister:
+			for _, n := range x.namedTensors() {
+				onTensor(join(path, n.Name), n.Tensor)
 			}
+			return
+		case *Tape:
+			return
 		}
 		visit(v.Elem(), path, seen, onTensor, onMode)
 	case reflect.Interface:

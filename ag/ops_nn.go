@@ -71,14 +71,7 @@ func Dropout(x *Tensor, rate float64) *Tensor {
 	if rate == 0 {
 		return x
 	}
-	tp := tapeOf("dropout", []*Tensor{x})
-	tp.mu.Lock()
-	var s uint32
-	if tp.rec == nil { // a Capture's replays feed each site a fresh seed instead
-		s = tp.nextSeed()
-	}
-	tp.mu.Unlock()
-	seed := &Tensor{dtype: tensor.I32, shape: tensor.Shape{}, op: "seed", host: tensor.Scalar(tensor.I32, float64(int32(s)))}
+	seed := seedTensor(tapeOf("dropout", []*Tensor{x}))
 	return record("dropout", func(in []*tensor.Node) *tensor.Node { return tensor.Dropout(in[0], in[1], float32(rate)) }, x, seed)
 }
 

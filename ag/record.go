@@ -9,6 +9,22 @@ import (
 // trace open now or, to recompute the value later, in another. Shape errors surface
 // here, at the line that recorded the op; in check mode (Eager) the op also runs here.
 func record(op string, emit func(in []*tensor.Node) *tensor.Node, in ...*Tensor) *Tensor {
+	return recordIn(op, func(_ emitContext, in []*tensor.Node) *tensor.Node { return emit(in) }, in...)
+}
+
+// emitter builds an op's node in a trace. Most ops need only their inputs' nodes; ops
+// with side effects or extra feeds (a viewed nn model's forward pass) use the context.
+type emitter func(ctx emitContext, in []*tensor.Node) *tensor.Node
+
+// emitContext is where an emitter builds: the trace, and whether this is a replay of
+// a recipe (recomputing a value), in which side effects must not be recorded again.
+type emitContext struct {
+	tr     *trace
+	replay bool
+}
+
+// recordIn is record for an emitter that needs its context.
+func recordIn(op string, emit emitter, in ...*Tensor) *Tensor {
 	tp := tapeOf(op, in)
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
@@ -43,7 +59,7 @@ func record(op string, emit func(in []*tensor.Node) *tensor.Node, in ...*Tensor)
 		}
 	}
 	var n *tensor.Node
-	build(op, func() { n = emit(nodes) })
+	build(op, func() { n = emit(emitContext{tr: tr}, nodes) })
 	t := &Tensor{
 		tape: tp, dtype: n.DType(), shape: n.Shape(), op: op, seq: tp.seq,
 		in: in, emit: emit, vers: vers, requiresGrad: grad && gradEnabled() && n.DType().IsFloat(),

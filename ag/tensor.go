@@ -27,7 +27,7 @@ type Tensor struct {
 
 	// The recipe: emit builds the node from the nodes of in, in any trace.
 	in   []*Tensor
-	emit func(in []*tensor.Node) *tensor.Node
+	emit emitter
 	// vers holds, for inputs that are parameters, the version read (0 for others).
 	vers []uint64
 

@@ -149,7 +149,7 @@ func (tr *trace) emitRecipe(op string, x *Tensor) *tensor.Node {
 		in[i] = tr.nodeOf(op, y)
 	}
 	var n *tensor.Node
-	build(x.op, func() { n = x.emit(in) })
+	build(x.op, func() { n = x.emit(emitContext{tr: tr, replay: true}, in) })
 	return n
 }
 
