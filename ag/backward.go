@@ -59,12 +59,22 @@ func backward(op string, out, seed *Tensor) {
 	for _, x := range keep {
 		wrt = append(wrt, tr.nodeOf(op, x))
 	}
+	var cks []*checkpoint
+	for _, c := range tr.checkpoints {
+		if reaches(out, c.out) {
+			cks = append(cks, c)
+		}
+	}
 	var grads []*tensor.Node
 	build(op, func() {
 		if seedNode == nil {
 			seedNode = tensor.OnesLike(loss)
 		}
-		grads = tensor.GradWithSeed([]*tensor.Node{loss}, []*tensor.Node{seedNode}, wrt)
+		all := append(append([]*tensor.Node(nil), wrt...), outputsOf(cks)...)
+		grads = tensor.GradWithSeed([]*tensor.Node{loss}, []*tensor.Node{seedNode}, all)
+		if len(cks) > 0 {
+			tr.backwardThroughCheckpoints(op, cks, wrt, grads[:len(wrt)], grads[len(wrt):])
+		}
 		for i, p := range params {
 			tp.accumulate(tr, p, grads[i])
 		}

@@ -13,14 +13,21 @@ import (
 // netForModes is a small classifier with the parts whose execution differs between
 // modes: dropout (seeds), layer norm, several parameters.
 type netForModes struct {
-	L1   *ag.Linear
-	Norm *ag.LayerNormLayer
-	L2   *ag.Linear
-	Drop *ag.DropoutLayer
+	L1         *ag.Linear
+	Norm       *ag.LayerNormLayer
+	L2         *ag.Linear
+	Drop       *ag.DropoutLayer
+	checkpoint bool
 }
 
 func (n *netForModes) Forward(x *ag.Tensor) *ag.Tensor {
-	h := n.Drop.Forward(ag.Gelu(n.Norm.Forward(n.L1.Forward(x))))
+	block := func(in ...*ag.Tensor) *ag.Tensor { return n.Drop.Forward(ag.Gelu(n.Norm.Forward(n.L1.Forward(in[0])))) }
+	var h *ag.Tensor
+	if n.checkpoint {
+		h = ag.Checkpoint(block, x)
+	} else {
+		h = block(x)
+	}
 	return n.L2.Forward(h)
 }
 
@@ -42,8 +49,9 @@ func trainModes(t *testing.T, device, mode string) (map[string][]float64, []floa
 		xs := ag.Randn(8, 6)
 		ys := ag.FromInts([]int{8}, []int{0, 1, 2, 3, 3, 2, 1, 0})
 		lossOf := func(in ...*ag.Tensor) *ag.Tensor { return ag.CrossEntropy(m.Forward(in[0]), in[1]) }
+		m.checkpoint = mode == "checkpointed"
 		switch mode {
-		case "deferred", "eager":
+		case "deferred", "eager", "checkpointed":
 			ag.Eager(mode == "eager")
 			for i := 0; i < 20; i++ {
 				opt.ZeroGrad()
@@ -77,7 +85,7 @@ func TestModesAgreeAfter20Steps(t *testing.T) {
 		t.Errorf("loss did not fall: %v", wantLoss)
 	}
 	for _, device := range []string{"cpu", "gpu"} {
-		for _, mode := range []string{"deferred", "eager", "captured"} {
+		for _, mode := range []string{"deferred", "eager", "checkpointed", "captured"} {
 			if device == "cpu" && mode == "deferred" {
 				continue
 			}

@@ -49,7 +49,11 @@ func recordIn(op string, emit emitter, in ...*Tensor) *Tensor {
 	grad := false
 	var vers []uint64
 	for i, x := range in {
-		nodes[i] = tr.nodeOf(op, x)
+		if x.p != nil && tr.scope != nil {
+			nodes[i] = tr.scope.param(tr, x.p.v)
+		} else {
+			nodes[i] = tr.nodeOf(op, x)
+		}
 		grad = grad || x.requiresGrad
 		if x.p != nil {
 			if vers == nil {
@@ -69,6 +73,10 @@ func recordIn(op string, emit emitter, in ...*Tensor) *Tensor {
 		t.pcs = callers(3)
 	}
 	tp.seq++
+	if tr.scope != nil {
+		tr.scope.internal = append(tr.scope.internal, t)
+		return t
+	}
 	tr.vis = append(tr.vis, t)
 	if tp.eager && tr == tp.open {
 		if err := tp.flush(); err != nil {

@@ -32,6 +32,10 @@ type trace struct {
 	seeds []*tensor.Node
 	// inputs are a Capture's input nodes, in argument order.
 	inputs []*tensor.Node
+	// scope is set while a Checkpoint's segment records; checkpoints lists the
+	// segments recorded here, in order.
+	scope       *ckScope
+	checkpoints []*checkpoint
 	// steps counts optimizer steps recorded here (their counters advance at the run).
 	after []func()
 }
