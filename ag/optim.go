@@ -119,7 +119,7 @@ func (o *Optimizer) Params() []*Tensor { return append([]*Tensor(nil), o.params.
 func (o *Optimizer) ZeroGrad() { ZeroGrad(o.params...) }
 
 // String describes the optimizer: "adam(lr=0.001)".
-func (o *Optimizer) String() string { return fmt.Sprintf("%s(lr=%g)", o.kind, o.lr) }
+func (o *Optimizer) String() string { return fmt.Sprintf("%s(lr=%.4g)", o.kind, o.lr) }
 
 // Step updates every parameter that has a gradient and runs the recorded step
 // (forward, backward and updates as one program). Parameters without a gradient (no
