@@ -19,10 +19,10 @@ func TestEveryOpHasAGradientDecision(t *testing.T) {
 		if gradRules[op] != nil {
 			decisions++
 		}
-		if noGrad[op] != "" {
+		if opTable[op].noGrad != "" {
 			decisions++
 		}
-		if gradUnsupported[op] != "" {
+		if opTable[op].gradMissing != "" {
 			decisions++
 		}
 		if decisions != 1 {

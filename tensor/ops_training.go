@@ -5,8 +5,8 @@ import "fmt"
 // Training ops: dropout with a replayable seed, and the in-place variable updates.
 
 func init() {
-	registerShape(OpDropout, dropoutRule(false))
-	registerShape(OpDropoutMask, dropoutRule(true))
+	registerShape(OpDropout, dropoutRule)
+	registerShape(OpDropoutMask, dropoutRule)
 	registerShape(OpAssign, assignRule)
 	registerShape(OpSGDUpdate, sgdRule)
 	registerShape(OpAdamUpdate, adamRule)
@@ -15,28 +15,23 @@ func init() {
 // isScalar reports whether n holds exactly one element.
 func isScalar(n *Node) bool { return n.shape.Size() == 1 }
 
-func dropoutRule(mask bool) shapeRule {
-	return func(attr any, in []*Node) (DType, Shape, any, error) {
-		at, ok := attr.(DropoutAttr)
-		if !ok {
-			return 0, nil, nil, fmt.Errorf("attribute must be DropoutAttr, got %T", attr)
-		}
-		x, seed := in[0], in[1]
-		if !seed.dtype.IsInt() || !isScalar(seed) {
-			return 0, nil, nil, fmt.Errorf("seed must be one i32 or i64 element, have %s", shapesOf(in))
-		}
-		if !(at.Rate >= 0 && at.Rate < 1) {
-			return 0, nil, nil, fmt.Errorf("rate %v outside [0, 1)", at.Rate)
-		}
-		dt := x.dtype
-		if !dt.IsFloat() {
-			if !mask {
-				return 0, nil, nil, fmt.Errorf("needs a floating-point input, have %s", shapesOf(in))
-			}
-			dt = F32
-		}
-		return dt, x.shape, at, nil
+func dropoutRule(attr any, in []*Node) (DType, Shape, any, error) {
+	at, ok := attr.(DropoutAttr)
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("attribute must be DropoutAttr, got %T", attr)
 	}
+	x, seed := in[0], in[1]
+	if !seed.dtype.IsInt() || !isScalar(seed) {
+		return 0, nil, nil, fmt.Errorf("seed must be one i32 or i64 element, have %s", shapesOf(in))
+	}
+	if !(at.Rate >= 0 && at.Rate < 1) {
+		return 0, nil, nil, fmt.Errorf("rate %v outside [0, 1)", at.Rate)
+	}
+	dt := x.dtype
+	if !dt.IsFloat() { // a mask like an integer tensor (Dropout itself takes floats only)
+		dt = F32
+	}
+	return dt, x.shape, at, nil
 }
 
 // checkVariable reports an error unless input i of an in-place op is a variable.
@@ -78,9 +73,6 @@ func sgdRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("attribute must be SGDAttr, got %T", attr)
 	}
 	p := in[0]
-	if !p.dtype.IsFloat() {
-		return 0, nil, nil, fmt.Errorf("parameter must be floating point: %s", shapesOf(in))
-	}
 	for _, err := range []error{
 		checkVariable(in, 0, "the parameter"), checkVariable(in, 2, "the velocity"),
 		checkLike(in[1], p, "the gradient", in), checkLike(in[2], p, "the velocity", in),
@@ -102,9 +94,6 @@ func adamRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("attribute must be AdamAttr, got %T", attr)
 	}
 	p := in[0]
-	if !p.dtype.IsFloat() {
-		return 0, nil, nil, fmt.Errorf("parameter must be floating point: %s", shapesOf(in))
-	}
 	for _, err := range []error{
 		checkVariable(in, 0, "the parameter"), checkVariable(in, 2, "the first moment"),
 		checkVariable(in, 3, "the second moment"),
