@@ -22,6 +22,9 @@ type settings struct {
 	clipNorm, clipValue                             float64
 	shuffle, dropLast                               bool
 	shuffleSeed                                     uint64
+	replicas, epochs                                int
+	tapes                                           []*Tape
+	optFn                                           func([]*Tensor) *Optimizer
 	set                                             map[string]bool
 }
 
