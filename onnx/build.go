@@ -8,8 +8,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/gml-dev/gml/runtime"
 	_ "github.com/gml-dev/gml/backends" // the CPU backend (constant folding runs on it) and the GPU one
+	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 )
 
