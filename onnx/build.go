@@ -62,6 +62,10 @@ type builder struct {
 	mat    map[*value]*tensor.Node
 	feeds  []feedSpec
 	pinned []pin
+	// measured is a quantity a node needs on the host that is not an ONNX value (the
+	// count of NonZero): the stage ends and fetches it under this synthetic name.
+	measured     string
+	measuredNode *tensor.Node
 }
 
 // runEnv is what a run knows when it builds or looks up a stage: the run data so far
@@ -121,6 +125,18 @@ func (b *builder) host(name string, v *value) *tensor.Tensor {
 	b.pinned = append(b.pinned, pin{name, d})
 	v.host = d
 	return d
+}
+
+// measure returns the contents of node n, which a lowering needs on the host, under a
+// name unique to the node: pinned run data when an earlier stage measured it, else the
+// stage ends here and fetches it.
+func (b *builder) measure(name string, n *tensor.Node) *tensor.Tensor {
+	if d, ok := b.env.data[name]; ok {
+		b.pinned = append(b.pinned, pin{name, d})
+		return d
+	}
+	b.measured, b.measuredNode = name, n
+	panic(boundary{name})
 }
 
 // lowerNode lowers node n with inputs ins into graph g (the stage graph, or a folding
@@ -194,16 +210,7 @@ func (m *Model) fold(n *nodeDef, ins []*value) ([]*value, error) {
 	if len(compute) == 0 {
 		return outs, nil
 	}
-	foldOnce.Do(func() { foldRT, foldErr = runtime.New(runtime.Device("cpu")) })
-	if foldErr != nil {
-		return nil, fmt.Errorf("onnx: constant folding: %w", foldErr)
-	}
-	exe, err := foldRT.Compile(compute)
-	if err != nil {
-		return nil, fmt.Errorf("onnx: %s: folding: %w", n.where(), err)
-	}
-	defer exe.Free()
-	res, err := exe.Run(nil)
+	res, err := evalCPU(compute)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: %s: folding: %w", n.where(), err)
 	}
@@ -215,6 +222,20 @@ func (m *Model) fold(n *nodeDef, ins []*value) ([]*value, error) {
 		}
 	}
 	return outs, nil
+}
+
+// evalCPU computes nodes of a graph without inputs on the CPU.
+func evalCPU(nodes []*tensor.Node) ([]*tensor.Tensor, error) {
+	foldOnce.Do(func() { foldRT, foldErr = runtime.New(runtime.Device("cpu")) })
+	if foldErr != nil {
+		return nil, foldErr
+	}
+	exe, err := foldRT.Compile(nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Free()
+	return exe.Run(nil)
 }
 
 // constNode is the materialisation used while folding: every host value is a constant.
@@ -325,14 +346,19 @@ func (m *Model) buildStage(start int, env *runEnv) (*stageBuild, error) {
 		}
 	}
 	slices.Sort(sb.fetch)
-	sb.feeds, sb.pinned = b.feeds, b.pinned
-	if len(sb.fetch) == 0 {
-		return sb, nil
-	}
 	outs := make([]*tensor.Node, len(sb.fetch))
 	for i, name := range sb.fetch {
 		outs[i] = b.vals[name].node
 		sb.fetchTypes = append(sb.fetchTypes, b.vals[name].dtype)
+	}
+	if sb.next != "" && sb.next == b.measured {
+		sb.fetch = append(sb.fetch, b.measured)
+		sb.fetchTypes = append(sb.fetchTypes, fromEngine(b.measuredNode.DType()))
+		outs = append(outs, b.measuredNode)
+	}
+	sb.feeds, sb.pinned = b.feeds, b.pinned
+	if len(sb.fetch) == 0 {
+		return sb, nil
 	}
 	exe, err := m.rt.Compile(outs)
 	if err != nil {

@@ -106,6 +106,20 @@ func (c *ctx) scalarInt(i int) int {
 	return v[0]
 }
 
+// measure returns the contents of node n, a quantity the lowering needs on the host
+// (NonZero's count): evaluated at once while folding, else measured by running the
+// graph up to this node (a stage boundary). key names it among the node's quantities.
+func (c *ctx) measure(key string, n *tensor.Node) *tensor.Tensor {
+	if c.b == nil {
+		res, err := evalCPU([]*tensor.Node{n})
+		if err != nil {
+			c.failf("%v", err)
+		}
+		return res[0]
+	}
+	return c.b.measure(c.n.name+"#"+key, n)
+}
+
 // wants reports whether output i is requested.
 func (c *ctx) wants(i int) bool { return i < len(c.n.outputs) && c.n.outputs[i] != "" }
 
