@@ -23,6 +23,7 @@ type value struct {
 	shape tensor.Shape
 	host  *tensor.Tensor
 	node  *tensor.Node
+	data  string // run data: the name the run holds it under
 }
 
 // isHost reports whether the value is known while building.
@@ -85,7 +86,7 @@ func newEnv() *runEnv {
 // node returns v as a node of the stage graph: host values become variables (the
 // model's initializers, resident on the device across builds) or constants, run data
 // becomes a graph input.
-func (b *builder) node(name string, v *value) *tensor.Node {
+func (b *builder) node(v *value) *tensor.Node {
 	if v.node != nil {
 		return v.node
 	}
@@ -101,8 +102,8 @@ func (b *builder) node(name string, v *value) *tensor.Node {
 			n = b.g.Const(v.host)
 		}
 	default:
-		n = b.g.Input(name, v.dtype.Carrier(), v.shape...)
-		b.feeds = append(b.feeds, feedSpec{name: name, node: n, dtype: v.dtype})
+		n = b.g.Input(v.data, v.dtype.Carrier(), v.shape...)
+		b.feeds = append(b.feeds, feedSpec{name: v.data, node: n, dtype: v.dtype})
 	}
 	b.mat[v] = n
 	return n
@@ -118,11 +119,11 @@ func (b *builder) host(name string, v *value) *tensor.Tensor {
 	case v.node != nil:
 		panic(boundary{name})
 	}
-	d, ok := b.env.data[name]
+	d, ok := b.env.data[v.data]
 	if !ok {
-		panic(needData{name})
+		panic(needData{v.data})
 	}
-	b.pinned = append(b.pinned, pin{name, d})
+	b.pinned = append(b.pinned, pin{v.data, d})
 	v.host = d
 	return d
 }
@@ -256,13 +257,24 @@ type stageBuild struct {
 	fetch      []string            // values computed here and read later, in exe's output order
 	fetchTypes []DataType
 	consts     map[string]*value // host values made here and read later
+	aliases    map[string]alias  // values that are run data under another name (an Identity of a feed)
 	next       string            // the value the next stage needs on the host ("" at the end)
 	graph      *tensor.Graph
+}
+
+// alias is run data seen under another name and, after a cast between types of one
+// carrier, another type.
+type alias struct {
+	from  string
+	dtype DataType
 }
 
 // matches reports whether this build serves env: the same shapes and types for its
 // feeds and the same contents for its pins.
 func (s *stageBuild) matches(env *runEnv) bool {
+	if _, ok := env.data[s.next]; ok && s.next != "" {
+		return false // the run has measured what this build stops for
+	}
 	for _, f := range s.feeds {
 		sh, ok := env.shapes[f.name]
 		if !ok || env.types[f.name] != f.dtype || !sh.Equal(f.node.Shape()) {
@@ -291,7 +303,7 @@ func (m *Model) buildStage(start int, env *runEnv) (*stageBuild, error) {
 			return v, nil
 		}
 		if sh, ok := env.shapes[name]; ok {
-			v := &value{dtype: env.types[name], shape: sh}
+			v := &value{dtype: env.types[name], shape: sh, data: name}
 			b.vals[name] = v
 			return v, nil
 		}
@@ -300,7 +312,7 @@ func (m *Model) buildStage(start int, env *runEnv) (*stageBuild, error) {
 		}
 		return nil, fmt.Errorf("value %q is not defined", name)
 	}
-	sb := &stageBuild{start: start, end: len(m.graph.nodes), consts: map[string]*value{}, graph: b.g}
+	sb := &stageBuild{start: start, end: len(m.graph.nodes), consts: map[string]*value{}, aliases: map[string]alias{}, graph: b.g}
 	for i := start; i < len(m.graph.nodes); i++ {
 		n := m.graph.nodes[i]
 		ins := make([]*value, len(n.inputs))
@@ -337,8 +349,11 @@ func (m *Model) buildStage(start int, env *runEnv) (*stageBuild, error) {
 			continue
 		}
 		switch {
+		case v.node == nil && v.host == nil:
+			// Data passed through unchanged (an Identity of run data): the run has it.
+			sb.aliases[name] = alias{v.data, v.dtype}
 		case v.node != nil && v.node.Op() == tensor.OpInput:
-			// Data passed through unchanged (Identity of a feed): the run still has it.
+			sb.aliases[name] = alias{v.node.Name(), v.dtype}
 		case v.node != nil:
 			sb.fetch = append(sb.fetch, name)
 		case v.host != nil:
@@ -365,6 +380,8 @@ func (m *Model) buildStage(start int, env *runEnv) (*stageBuild, error) {
 		return nil, fmt.Errorf("onnx: compiling: %w", err)
 	}
 	sb.exe = exe
+	// Feeds materialised by a lowering that then stopped at a boundary are not read.
+	sb.feeds = slices.DeleteFunc(sb.feeds, func(f feedSpec) bool { return !slices.Contains(exe.Inputs(), f.node) })
 	return sb, nil
 }
 

@@ -57,14 +57,12 @@ func (c *ctx) shape(i int) tensor.Shape { return c.in(i).shape }
 func (c *ctx) rank(i int) int { return len(c.in(i).shape) }
 
 // x returns input i as a node of the graph being built.
-func (c *ctx) x(i int) *tensor.Node { return c.nodeOf(c.in(i), c.n.inputs[i]) }
-
-// nodeOf materialises a value in the graph being built.
-func (c *ctx) nodeOf(v *value, name string) *tensor.Node {
+func (c *ctx) x(i int) *tensor.Node {
+	v := c.in(i)
 	if c.b == nil {
 		return constNode(c.g, v)
 	}
-	return c.b.node(name, v)
+	return c.b.node(v)
 }
 
 // host returns the contents of input i, which must be known while building (a
@@ -132,6 +130,9 @@ func (c *ctx) set(i int, n *tensor.Node, dt DataType) {
 		c.failf("internal: output %d is %v, its type %v is carried as %v", i, n.DType(), dt, dt.Carrier())
 	}
 	v := &value{dtype: dt, shape: n.Shape()}
+	if c.b != nil && n.Op() == tensor.OpInput {
+		v.data = n.Name()
+	}
 	switch n.Op() {
 	case tensor.OpConst:
 		v.host = n.Value()
@@ -316,6 +317,6 @@ func (c *ctx) wrap(x *tensor.Node, dt DataType) *tensor.Node {
 func floorMod(x, y *tensor.Node) *tensor.Node {
 	r := tensor.Sub(x, tensor.Mul(tensor.Div(x, y), y))
 	zero := x.Graph().Scalar(x.DType(), 0)
-	fix := tensor.And(tensor.NotEqual(r, zero), tensor.NotEqual(tensor.Less(r, zero), tensor.Less(y, zero)))
+	fix := tensor.And(tensor.NotEqual(r, zero), tensor.Xor(tensor.Less(r, zero), tensor.Less(y, zero)))
 	return tensor.Where(fix, tensor.Add(r, y), r)
 }

@@ -154,7 +154,7 @@ func decode(data []byte, dir, path string, opts []Option) (*Model, error) {
 }
 
 // minOpset is the oldest default-domain opset gml loads.
-const minOpset = 7
+const minOpset = 1
 
 func nameOr(path, def string) string {
 	if path == "" {
@@ -312,7 +312,10 @@ func (m *Model) Run(inputs map[string]any) (map[string]*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	for start := 0; ; {
+	for start, stages := 0, 0; ; stages++ {
+		if stages > 2*len(m.graph.nodes)+1 {
+			return nil, fmt.Errorf("onnx: internal error: the graph does not finish after %d stages", stages)
+		}
 		sb, err := m.stage(start, env)
 		if err != nil {
 			return nil, err
@@ -332,6 +335,9 @@ func (m *Model) Run(inputs map[string]any) (map[string]*Array, error) {
 		}
 		for name, v := range sb.consts {
 			env.known[name] = v
+		}
+		for name, a := range sb.aliases {
+			env.data[name], env.shapes[name], env.types[name] = env.data[a.from], env.shapes[a.from], a.dtype
 		}
 		if sb.next == "" {
 			break

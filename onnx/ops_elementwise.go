@@ -373,7 +373,11 @@ func roundMinifloat(x *tensor.Node, f minifloat, saturate bool) *tensor.Node {
 	r := tensor.Mul(roundHalfEven(tensor.Div(a, step)), step)
 	over := tensor.Greater(r, s(f.maxFinite()))
 	switch {
-	case saturate || f.noNaN:
+	case f.noNaN:
+		// No NaN to give: NaN becomes zero, as the reference conversion does.
+		r = tensor.Where(over, s(f.maxFinite()), r)
+		r = tensor.Where(tensor.NotEqual(a, a), s(0), r)
+	case saturate:
 		r = tensor.Where(over, s(f.maxFinite()), r)
 	case f.inf:
 		r = tensor.Where(over, s(math.Inf(1)), r)

@@ -244,9 +244,9 @@ func lowerNonZero(c *ctx) {
 	x := c.x(0)
 	s := x.Shape()
 	r := len(s)
-	nz := tensor.NotEqual(x, c.scalar(x.DType(), 0))
-	if x.DType() == tensor.Bool {
-		nz = x
+	nz := x
+	if x.DType() != tensor.Bool {
+		nz = tensor.NotEqual(x, c.scalar(x.DType(), 0))
 	}
 	flat := tensor.Reshape(tensor.Cast(nz, tensor.I64), s.Size())
 	count := int(c.measure("count", tensor.Sum(flat, nil, false)).Int64s()[0])

@@ -17,7 +17,6 @@ func init() {
 
 func lowerReduce(c *ctx) {
 	dt := c.dtype(0)
-	c.requireNumeric(0)
 	since := 18
 	if c.n.op == "ReduceSum" {
 		since = 13
@@ -25,8 +24,9 @@ func lowerReduce(c *ctx) {
 	s := c.shape(0)
 	axes, _ := c.axesArg(since, 1)
 	keep := c.attrInt("keepdims", 1) != 0
+	noop := c.attrInt("noop_with_empty_axes", 0) != 0
 	if len(axes) == 0 {
-		if c.attrInt("noop_with_empty_axes", 0) != 0 {
+		if noop {
 			c.pass(0, 0)
 			return
 		}
@@ -45,6 +45,13 @@ func lowerReduce(c *ctx) {
 		return
 	}
 	x := c.x(0)
+	if dt == Bool {
+		// Any and all: the maximum and minimum of 0s and 1s.
+		if c.n.op != "ReduceMax" && c.n.op != "ReduceMin" {
+			c.failf("input is bool")
+		}
+		x = tensor.Cast(x, tensor.I32)
+	}
 	var y *tensor.Node
 	switch c.n.op {
 	case "ReduceSum":
@@ -81,6 +88,9 @@ func lowerReduce(c *ctx) {
 		if !keep {
 			y = tensor.Reshape(y, reducedShape(s, axes)...)
 		}
+	}
+	if dt == Bool {
+		y = tensor.NotEqual(y, c.scalar(tensor.I32, 0))
 	}
 	c.set(0, c.wrap(y, dt), dt)
 }
