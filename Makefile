@@ -22,8 +22,10 @@ run: deps build kernelspec
 	./$(BIN) run notebooks/quickstart.ipynb
 
 # The whole suite: formatting, vet, generated files fresh, unit and end-to-end tests.
+# internal/testsummary prints go test's usual output and ends with what did not run
+# on this machine (every skipped test and its reason); it fails when a test fails.
 test: deps build kernelspec lint
-	$(GO) test $(GOFLAGS_TEST) ./...
+	set -o pipefail; $(GO) test -json $(GOFLAGS_TEST) ./... | $(GO) run ./internal/testsummary
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

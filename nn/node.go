@@ -19,10 +19,10 @@ type Node struct {
 
 // Input declares a model input of the given shape (batch axis excluded), float32 unless
 // the DType option says otherwise; Name names it.
-func Input(shape []int, opts ...Option) *Node {
-	s := defaultSettings()
+func Input(shape []int, opts ...InputOption) *Node {
+	s := inputSettings{dtype: tensor.F32}
 	n := &Node{}
-	if err := applyOptions("Input", &s, []string{"Name", "DType"}, opts); err != nil {
+	if err := applyOptions("Input", &s, nil, opts, InputOption.inputSetting); err != nil {
 		n.err = err
 		return n
 	}
@@ -31,11 +31,7 @@ func Input(shape []int, opts ...Option) *Node {
 		n.err = fmt.Errorf("nn: Input shape %v: %w", shape, err)
 		return n
 	}
-	dt := tensor.F32
-	if s.dtypeSet {
-		dt = s.dtype
-	}
-	n.spec = Spec{DType: dt, Shape: sh}
+	n.spec = Spec{DType: s.dtype, Shape: sh}
 	n.name = s.name
 	return n
 }

@@ -13,10 +13,10 @@ import (
 // with its policy and predicts identically.
 func TestMixedPrecision(t *testing.T) {
 	x, y := blobs(256, 8, 3, 5)
-	train := func(opts ...Option) (*Net, *History) {
+	train := func(opts ...CompileOption) (*Net, *History) {
 		SetSeed(7)
 		m := Sequential(Dense(32, Activation("relu"), InputShape(8)), Dense(3, Activation("softmax")))
-		compileOrFatal(t, m, append([]Option{Loss("sparse_categorical_crossentropy"), Metrics("accuracy")}, opts...)...)
+		compileOrFatal(t, m, append([]CompileOption{Loss("sparse_categorical_crossentropy"), Metrics("accuracy")}, opts...)...)
 		h, err := m.Fit(x, y, Epochs(4), BatchSize(32), Verbose(0), Seed(1))
 		if err != nil {
 			t.Fatal(err)

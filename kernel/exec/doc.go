@@ -35,9 +35,22 @@
 //     compiled again as := when v does not fit x's type): yaegi would give x a new slot
 //     and keep the old value alive forever, and earlier functions would see the old x.
 //   - The last expression statement of a cell becomes `_gmlcell.Result(expr)`, which
-//     hands over all its values (a multi-value call shows as a tuple). When that does
-//     not compile (the expression has no value) the chunk is compiled as written. Calls
-//     of fmt.Print*, fmt.Fprint* and log.* show no value.
+//     hands over all its values (a multi-value call shows as a tuple). When it is a call
+//     of a function value, the function is first handed to _gmlcell.Callee, so that a
+//     last result of type error is treated as the call's outcome: non-nil, it fails the
+//     cell ("Error: ... returned by m.Fit(x, y) at cell[3]:5:1"); nil, it is not shown.
+//     When the wrapped form does not compile (the expression has no value) the chunk is
+//     compiled as written. Calls of fmt.Print*, fmt.Fprint* and log.* show no value;
+//     errors.New and fmt.Errorf show the error as a value.
+//   - Must(f()), Must2(f()) and Check(err), declared by the prelude (prelude.go), are
+//     lowered (must.go): the call's values go to temporaries before the statement and a
+//     failed check stops the cell with an Error naming the call and its place. yaegi
+//     cannot pass a multi-value call to a generic function, nor declare a global from a
+//     generic call, which is why Must is not left to the interpreter.
+//
+// The prelude: every interpreter declares Must, Must2, Check, and min, max and clear
+// (Go 1.21's builtins, which yaegi lacks) as ordinary functions a cell may redefine,
+// plus helpers named _gml... for the rewrites.
 //
 // Values: a value whose type has MIMEBundle() map[string]any (display.Renderer) gives its
 // own bundle; yaegi's interface mapping lets cell-defined types qualify too. Other values

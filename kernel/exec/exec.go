@@ -78,6 +78,15 @@ type Interp struct {
 	// methods lists the methods cells declared, by receiver type name; reflection does
 	// not see them on values of cell types.
 	methods map[string][]string
+	// prelude holds the names the prelude declared that cells have not redefined.
+	prelude map[string]bool
+	// generics names the generic functions cells and the prelude declared ("F") and
+	// those of packages interpreted from source ("slices.Sort").
+	generics map[string]bool
+	// genericSigs holds the signatures of the generic functions in generics.
+	genericSigs map[string]*ast.FuncType
+	// callee is the function of a cell's last expression, when that is a call.
+	callee *callee
 
 	paths          []string // import paths of the loaded symbol tables
 	importableOnce sync.Once
@@ -99,11 +108,13 @@ func New(opts ...Option) (*Interp, error) {
 		o(&cfg)
 	}
 	i := &Interp{
-		frames:    &frameLog{out: os.Stderr},
-		imports:   map[string]string{},
-		decls:     map[string]string{},
-		typeNames: map[reflect.Type]string{},
-		methods:   map[string][]string{},
+		frames:      &frameLog{out: os.Stderr},
+		imports:     map[string]string{},
+		decls:       map[string]string{},
+		typeNames:   map[reflect.Type]string{},
+		methods:     map[string][]string{},
+		generics:    map[string]bool{},
+		genericSigs: map[string]*ast.FuncType{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -137,6 +148,9 @@ func New(opts ...Option) (*Interp, error) {
 	if _, err := i.yi.Eval(pre.String()); err != nil {
 		return nil, fmt.Errorf("exec: pre-importing packages: %w", err)
 	}
+	if err := i.declarePrelude(); err != nil {
+		return nil, err
+	}
 	return i, nil
 }
 
@@ -158,8 +172,10 @@ func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 			i.mu.Unlock()
 		}
 	})
+	cell := i.preludeSymbols()
+	cell["Result"], cell["GoPanic"], cell["TypeName"] = result, goPanic, typeName
 	return map[string]map[string]reflect.Value{
-		cellPkgPath + "/cell": {"Result": result, "GoPanic": goPanic, "TypeName": typeName},
+		cellPkgPath + "/cell": cell,
 		".": {"MapTypes": reflect.ValueOf(map[reflect.Value][]reflect.Type{
 			result: {
 				reflect.TypeOf((*display.Renderer)(nil)).Elem(),
@@ -212,7 +228,7 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	i.mu.Lock()
 	late := i.late
 	i.late, i.cell = nil, state
-	i.results, i.hasRes = nil, false
+	i.results, i.hasRes, i.callee = nil, false, nil
 	i.mu.Unlock()
 	for _, e := range late {
 		lp.Stream("stderr", strings.Join(e.Traceback, "\n")+"\n")
@@ -226,11 +242,11 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	if state.goErr != nil && (res.Err == nil || res.Err.Name == nameInterrupt) {
 		res = Result{Err: state.goErr}
 	}
-	vals, hasRes := i.results, i.hasRes
-	i.results, i.hasRes = nil, false
+	vals, hasRes, callee := i.results, i.hasRes, i.callee
+	i.results, i.hasRes, i.callee = nil, false, nil
 	i.mu.Unlock()
 	if res.Err == nil && hasRes {
-		res.Data, res.Metadata = bundle(vals, i.names()), map[string]any{}
+		res = i.lastValue(vals, callee)
 	}
 	restore()
 	cancel()
@@ -245,7 +261,7 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
 	name := fmt.Sprintf("cell[%d]", id)
 	i.autoImport(code)
-	chunks, err := splitCell(code)
+	chunks, err := splitCell(code, i.genericVar)
 	if err != nil {
 		if be, ok := err.(*bracketError); ok {
 			err = fmt.Errorf("%s:%d:%d: %s", name, be.line, be.col, be.msg)
@@ -256,7 +272,7 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Resul
 		last := n == len(chunks)-1
 		prog, err := i.compile(ch, code, name, id, last)
 		if err != nil {
-			return Result{Err: compileError(err, id, code)}
+			return Result{Err: compileError(explain(err, id, code), id, code)}
 		}
 		if prog == nil {
 			continue // only imports already in effect
@@ -291,19 +307,71 @@ func (i *Interp) nameTypes() {
 // compile parses and rewrites a chunk and compiles it. The last expression statement
 // of the cell's last chunk is wrapped to hand its values over; when the wrapped form
 // does not compile (the expression has no value, for example a call of a function
-// without results) the chunk is compiled again as written.
+// without results) the chunk is compiled again as written. When yaegi's compiler
+// panics with "nil type", which it does on a range over an integer or a function, the
+// range statements are lowered by searchRanges (lower.go) and the chunk compiled again.
 func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*interp.Program, error) {
-	file, body, err := ch.parse(i.yi.FileSet(), code, name)
+	prog, err := i.compileChunk(ch, code, name, id, last, nil)
+	if err == nil || !strings.Contains(err.Error(), "nil type") {
+		return prog, err
+	}
+	kinds, ok := i.searchRanges(ch, code, name, id)
+	if !ok {
+		return prog, err
+	}
+	return i.compileChunk(ch, code, name, id, last, kinds)
+}
+
+// parseChunk parses a chunk and applies the rewrites (rewrite.go, lower.go, must.go)
+// but for those of statement chunks at the top level. kinds gives the lowering of the
+// chunk's range statements by their order in rangeCandidates; missing ones get
+// defaultKind. It returns nil, nil, nil for an import chunk whose imports are all in
+// effect.
+func (i *Interp) parseChunk(ch chunk, code, name string, id int, kinds []rangeKind) (*ast.File, *ast.BlockStmt, error) {
+	fset := i.yi.FileSet()
+	file, body, err := ch.parse(fset, code, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if ch.kind == itemImport {
+		if !i.dropRepeatedImports(file) {
+			return nil, nil, nil
+		}
+		return file, nil, nil
+	}
+	i.lowerMinMax(file)
+	byStmt := map[*ast.RangeStmt]rangeKind{}
+	for k, r := range rangeCandidates(file) {
+		if k < len(kinds) {
+			byStmt[r] = kinds[k]
+		}
+	}
+	if err := lowerRanges(fset, file, byStmt); err != nil {
+		return nil, nil, err
 	}
 	rewriteGo(file, id)
 	rewriteLoopVars(file)
-	if ch.kind == itemImport && !i.dropRepeatedImports(file) {
-		return nil, nil
+	if body != nil {
+		i.hoistMust(body, id, true)
+	} else {
+		i.hoistMust(file, id, false)
+	}
+	return file, body, nil
+}
+
+// compileChunk compiles a chunk with the range lowerings kinds (see parseChunk).
+func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, kinds []rangeKind) (*interp.Program, error) {
+	file, body, err := i.parseChunk(ch, code, name, id, kinds)
+	if err != nil || file == nil {
+		return nil, err
 	}
 	if ch.kind != itemStmt {
+		simplifyCoreTypes(file)
+		i.inferTypes(file, nil, false)
 		prog, err := i.safeCompile(file)
+		if err != nil && inferenceFailed(err) && i.inferTypes(file, nil, true) {
+			prog, err = i.safeCompile(file)
+		}
 		if err != nil {
 			return nil, i.explainDefinitionLoop(err, nil, file.Decls)
 		}
@@ -311,27 +379,101 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 		return prog, nil
 	}
 	wrapCompound(body)
+	i.inferTypes(file, body, false)
+	i.typeDefines(body, false)
 	redefs := reassignGlobals(body, i.globals())
-	if prog, err := i.compileStmts(body, last); err == nil || len(redefs) == 0 {
+	prog, err := i.compileStmts(body, last)
+	if err == nil {
 		return prog, err
 	}
 	for _, a := range redefs { // the new value does not fit the old variable: redeclare
 		a.Tok = token.DEFINE
 	}
-	return i.compileStmts(body, last)
+	retry := len(redefs) > 0
+	if inferenceFailed(err) && i.inferTypes(file, body, true) {
+		retry = true
+		i.typeDefines(body, false) // the calls now have their types
+	}
+	if i.typeDefines(body, true) || retry {
+		return i.compileStmts(body, last)
+	}
+	return prog, err
+}
+
+// searchRanges decides how to lower each range statement of a chunk that yaegi could
+// not compile as written (see lower.go): for each, outer first, the first kind with
+// which a probe of the chunk compiles, the statements not decided yet reduced to
+// `_ = e`. It reports false when some statement fits no kind.
+func (i *Interp) searchRanges(ch chunk, code, name string, id int) ([]rangeKind, bool) {
+	file, _, err := ch.parse(i.yi.FileSet(), code, name)
+	if err != nil {
+		return nil, false
+	}
+	cands := rangeCandidates(file)
+	kinds := make([]rangeKind, len(cands))
+	for k := range kinds {
+		kinds[k] = rangeStub
+	}
+	for k, r := range cands {
+		try := kindsToTry(r)
+		if defaultKind(r) == rangeInt {
+			try = []rangeKind{rangeInt}
+		}
+		found := false
+		for _, kind := range try {
+			kinds[k] = kind
+			if i.probeChunk(ch, code, name, id, kinds) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, false
+		}
+	}
+	return kinds, true
+}
+
+// probeChunk reports whether the chunk compiles with the range lowerings kinds,
+// without running it or leaving a trace. Statements are probed inside a function
+// literal, where yaegi's limits on global declarations do not apply.
+func (i *Interp) probeChunk(ch chunk, code, name string, id int, kinds []rangeKind) bool {
+	file, body, err := i.parseChunk(ch, code, name, id, kinds)
+	if err != nil || file == nil {
+		return false
+	}
+	if body != nil {
+		_, ok := i.probe(body.List)
+		return ok
+	}
+	_, err = i.probeCompile(file)
+	return err == nil
 }
 
 // compileStmts compiles a statement chunk, handing over the values of its last
 // expression when it is the cell's last chunk and that compiles.
 func (i *Interp) compileStmts(body *ast.BlockStmt, last bool) (*interp.Program, error) {
-	if last && len(body.List) > 0 {
-		if es, ok := body.List[len(body.List)-1].(*ast.ExprStmt); ok && !isPrint(es.X) {
-			saved := body.List[len(body.List)-1]
-			body.List[len(body.List)-1] = resultCall(es.X)
-			if prog, err := i.safeCompile(body); err == nil {
-				return prog, nil
+	n := len(body.List) - 1
+	for n >= 0 && isZeroing(body.List[n]) {
+		n-- // the temporaries of a lowered Must are dropped after the value is taken
+	}
+	if last && n >= 0 {
+		if es, ok := body.List[n].(*ast.ExprStmt); ok && !isPrint(es.X) {
+			list := body.List
+			for _, wrap := range []func(ast.Expr) []ast.Stmt{
+				func(x ast.Expr) []ast.Stmt { return i.calleeResult(list[:n+1], x) },
+				resultCall,
+			} {
+				w := wrap(es.X)
+				if w == nil {
+					continue
+				}
+				body.List = append(append(append([]ast.Stmt{}, list[:n]...), w...), list[n+1:]...)
+				if prog, err := i.safeCompile(body); err == nil {
+					return prog, nil
+				}
 			}
-			body.List[len(body.List)-1] = saved
+			body.List = list
 		}
 	}
 	prog, err := i.safeCompile(body)
@@ -443,6 +585,14 @@ func (i *Interp) record(f *ast.File) {
 		case *ast.FuncDecl:
 			if d.Recv == nil {
 				i.decls[d.Name.Name] = "func"
+				delete(i.prelude, d.Name.Name)
+				if d.Type.TypeParams != nil {
+					i.generics[d.Name.Name] = true
+					i.genericSigs[d.Name.Name] = d.Type
+				} else {
+					delete(i.generics, d.Name.Name)
+					delete(i.genericSigs, d.Name.Name)
+				}
 			} else if t := recvType(d.Recv); t != "" && !slices.Contains(i.methods[t], d.Name.Name) {
 				i.methods[t] = append(i.methods[t], d.Name.Name)
 			}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	registerBench("kernel", "gml kernel over the real protocol: start to kernel_info_reply, 1+1 round trip", benchKernel)
+	register("kernel", "gml kernel over the real protocol: start to kernel_info_reply, 1+1 round trip", benchKernel)
 }
 
 // benchKernel starts `gml kernel` as a child process several times, timing process start
@@ -25,15 +25,19 @@ func benchKernel(args []string) error {
 	n := fs.Int("n", 200, "timed `1+1` round trips")
 	starts := fs.Int("starts", 5, "kernel processes to start for the start-up times")
 	ipc := fs.Bool("ipc", false, "use the ipc transport instead of tcp")
+	bin := fs.String("bin", "", "the gml binary whose kernel is started (default: this program)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *n < 1 || *starts < 1 {
 		return errors.New("-n and -starts must be at least 1")
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		return err
+	if *bin == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		*bin = self
 	}
 	dir, err := os.MkdirTemp("", "gml-bench-kernel-")
 	if err != nil {
@@ -54,7 +58,7 @@ func benchKernel(args []string) error {
 		if err != nil {
 			return err
 		}
-		if p, err = client.Launch(bin, []string{"kernel"}, dir, info, env); err != nil {
+		if p, err = client.Launch(*bin, []string{"kernel"}, dir, info, env); err != nil {
 			return err
 		}
 		req, err := p.Client.Send(p.Client.Ch.Shell, "kernel_info_request", struct{}{})
@@ -96,10 +100,10 @@ func benchKernel(args []string) error {
 		transport = "ipc"
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	emit(benchResult{Bench: "kernel", Case: "start_to_kernel_info_reply_p50_" + transport, Value: ms(percentile(toInfo, 0.5)), Unit: "ms"})
-	emit(benchResult{Bench: "kernel", Case: "start_to_first_result_p50_" + transport, Value: ms(percentile(toResult, 0.5)), Unit: "ms"})
-	emit(benchResult{Bench: "kernel", Case: "roundtrip_1plus1_p50_" + transport, Value: ms(percentile(trips, 0.5)), Unit: "ms"})
-	emit(benchResult{Bench: "kernel", Case: "roundtrip_1plus1_p90_" + transport, Value: ms(percentile(trips, 0.9)), Unit: "ms"})
+	emit(result{Bench: "kernel", Case: "start_to_kernel_info_reply_p50_" + transport, Value: ms(percentile(toInfo, 0.5)), Unit: "ms"})
+	emit(result{Bench: "kernel", Case: "start_to_first_result_p50_" + transport, Value: ms(percentile(toResult, 0.5)), Unit: "ms"})
+	emit(result{Bench: "kernel", Case: "roundtrip_1plus1_p50_" + transport, Value: ms(percentile(trips, 0.5)), Unit: "ms"})
+	emit(result{Bench: "kernel", Case: "roundtrip_1plus1_p90_" + transport, Value: ms(percentile(trips, 0.9)), Unit: "ms"})
 	return nil
 }
 

@@ -1,7 +1,6 @@
-package main
+package bench
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -18,28 +17,7 @@ import (
 )
 
 func init() {
-	registerBench("gpu-matmul", "Vulkan matmul TFLOP/s (f32, f16, bf16) against PyTorch on the H200", benchGPUMatMul)
-}
-
-// anchorTFLOPs reads PyTorch matmul figures from the anchors file, keyed "f32_n4096".
-func anchorTFLOPs(path string) (map[string]float64, error) {
-	out := map[string]float64{}
-	err := readAnchors(path, func(line []byte) {
-		var a struct {
-			Name   string  `json:"name"`
-			DType  string  `json:"dtype"`
-			TF32   bool    `json:"tf32"`
-			N      int     `json:"n"`
-			TFLOPs float64 `json:"tflops"`
-		}
-		if json.Unmarshal(line, &a) != nil || a.Name != "matmul" || a.TF32 {
-			return
-		}
-		if t := map[string]string{"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16"}[a.DType]; t != "" {
-			out[fmt.Sprintf("%s_n%d", t, a.N)] = a.TFLOPs
-		}
-	})
-	return out, err
+	register("gpu-matmul", "Vulkan matmul TFLOP/s (f32, f16, bf16) against PyTorch on the H200", benchGPUMatMul)
 }
 
 func parseTiles(s string) ([]gpu.Tile, error) {
@@ -72,7 +50,7 @@ func parseTiles(s string) ([]gpu.Tile, error) {
 // prints one JSON line per type and size, compared with PyTorch on the same GPU model.
 func benchGPUMatMul(args []string) error {
 	fs := flag.NewFlagSet("bench gpu-matmul", flag.ContinueOnError)
-	anchors := fs.String("anchors", defaultAnchors(), "PyTorch reference file (JSON lines)")
+	anchors := fs.String("anchors", anchorFile("pytorch_h200.jsonl"), "reference file (JSON lines): PyTorch's matmul figures, compared only on the GPU they were measured on, or an earlier run")
 	sizes := fs.String("n", "1024,4096,8192", "matrix sizes")
 	types := fs.String("types", "f32,f16,bf16", "input types")
 	reps := fs.Int("reps", 20, "timed products per case (median reported)")
@@ -92,7 +70,7 @@ func benchGPUMatMul(args []string) error {
 		// Read by gpu.Open: pipelines then capture the driver's statistics.
 		os.Setenv("GML_VK_PIPELINE_STATS", "1")
 	}
-	ref, err := anchorTFLOPs(*anchors)
+	refs, err := readReferences(*anchors)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: no reference figures (%v); printing without ratios\n", err)
 	}
@@ -172,15 +150,18 @@ func benchGPUMatMul(args []string) error {
 				}
 				// The PyTorch anchors are untransposed products; transposed layouts are
 				// compared with them too, since a training step needs all three.
-				r := benchResult{Bench: "gpu-matmul", Case: fmt.Sprintf("%s_n%d", ts, n), Device: d.Info.Name, Value: round(best, 2), Unit: "TFLOP/s"}
+				r := result{Bench: "gpu-matmul", Case: fmt.Sprintf("%s_n%d", ts, n), Device: d.Info.Name, Value: round(best, 2), Unit: "TFLOP/s"}
 				if layout != "nn" {
 					r.Case = fmt.Sprintf("%s_%s_n%d", ts, layout, n)
 				}
 				if bestTile != "default" {
 					r.Case += "_tile" + bestTile
 				}
-				if rv, ok := ref[fmt.Sprintf("%s_n%d", ts, n)]; ok {
-					r.Ref, r.RefValue, r.Ratio = "pytorch_h200", round(rv, 2), round(best/rv, 3)
+				if ref, err := refs.lookup(r, fmt.Sprintf("%s_n%d", ts, n), d.Info.Name); err == nil {
+					ref.value = round(ref.value, 2)
+					r.compare(ref)
+				} else if refs != nil {
+					fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: %s: no ratio: %v\n", r.Case, err)
 				}
 				emit(r)
 			}
@@ -216,11 +197,6 @@ func writePipelineReports(d *gpu.Device, dir string) {
 			}
 		}
 	}
-}
-
-func round(v float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(v*p) / p
 }
 
 // mmCase is one benchmark problem: random n×n operands of one input type on the

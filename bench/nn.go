@@ -1,20 +1,21 @@
-package main
+package bench
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/gml-dev/gml/nn"
 	"github.com/gml-dev/gml/runtime"
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/tensor"
 )
 
 func init() {
-	registerBench("nn", "nn training step time (ms) per workload against PyTorch eager on the H200", benchNN)
+	register("nn", "nn training step time (ms) per workload against PyTorch eager on the same device", benchNN)
 }
 
 // nnWorkload is one model of the PyTorch anchor file: its builder and one batch of data.
@@ -24,7 +25,8 @@ type nnWorkload struct {
 	data  func(r *rand.Rand) (x, y *tensor.Tensor)
 }
 
-// nnWorkloads mirror the train_step workloads of pytorch_h200.jsonl: adam 1e-3,
+// nnWorkloads mirror the training-step workloads of the PyTorch anchors
+// (pytorch_h200.jsonl, bench_torch_cpu.py): adam 1e-3,
 // sparse categorical cross-entropy over 10 classes, one batch fed repeatedly.
 var nnWorkloads = []nnWorkload{
 	{"mlp784_b32", mlp784, images(32, 784)},
@@ -91,16 +93,46 @@ func benchNN(args []string) error {
 	device := fs.String("device", "cpu", "cpu or gpu")
 	minTime := fs.Duration("time", 2*time.Second, "least time measured per workload")
 	only := fs.String("case", "", "run only this workload")
-	anchors := fs.String("anchors", defaultAnchors(), "PyTorch anchor file (JSON lines)")
-	profile := fs.Bool("profile", false, "print a per-op profile of the timed steps to stderr")
+	refFile := fs.String("ref", "", "reference file (JSON lines) matched by workload and, on the CPU, thread count: bench_torch_cpu.py's output or ../shared/anchors/pytorch_cpu_xeon.jsonl for the CPU, an earlier gml run; default for the GPU: ../shared/anchors/pytorch_h200.jsonl, compared only on an H200")
+	profile := fs.Bool("profile", false, "print a per-op profile of the timed steps to stderr (profiling slows the steps)")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile (go tool pprof) of the timed steps to this file")
 	precision := fs.String("precision", "float32", "nn.MixedPrecision policy: float32, or mixed_bfloat16 (not comparable with the f32 PyTorch figures, so printed without a ratio)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	refs, err := nnAnchors(*anchors)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "gml bench nn: no PyTorch anchors (%v); printing times alone\n", err)
+	if *device != "cpu" && *device != "gpu" {
+		return fmt.Errorf("-device %q: want cpu or gpu", *device)
 	}
+	if *only != "" && !slices.ContainsFunc(nnWorkloads, func(w nnWorkload) bool { return w.name == *only }) {
+		return fmt.Errorf("-case %q: no such workload", *only)
+	}
+	hardware, err := deviceName(*device)
+	if err != nil {
+		return err
+	}
+	threads := 0
+	if *device == "cpu" {
+		threads = parallel.Workers()
+	}
+	path := *refFile
+	if path == "" && *device == "gpu" {
+		path = anchorFile("pytorch_h200.jsonl")
+	}
+	var refs *references
+	if path == "" {
+		fmt.Fprintln(os.Stderr, "gml bench nn: no reference for the CPU: pass -ref FILE with PyTorch's figures of this machine (../shared/anchors/bench_torch_cpu.py prints them; ../shared/anchors/pytorch_cpu_xeon.jsonl holds the H200 host's)")
+	} else if refs, err = readReferences(path); err != nil {
+		if *refFile != "" {
+			return fmt.Errorf("-ref: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "gml bench nn: no reference figures (%v); printing times alone\n", err)
+	}
+	mixed := *precision != "float32" && *precision != "f32"
+	stop, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	defer stop()
 	for _, w := range nnWorkloads {
 		if *only != "" && w.name != *only {
 			continue
@@ -109,17 +141,32 @@ func benchNN(args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
-		r := benchResult{Bench: "nn", Case: w.name, Device: *device, Value: ms, Unit: "ms/step"}
-		mixed := *precision != "float32" && *precision != "f32"
-		if mixed {
+		r := result{Bench: "nn", Case: w.name, Device: *device, Threads: threads, Value: round(ms, 3), Unit: "ms/step"}
+		switch ref, err := refs.lookup(r, w.name, hardware); {
+		case mixed:
 			r.Case += "_" + *precision
-		}
-		if ref, ok := refs[w.name]; ok && !mixed {
-			r.Ref, r.RefValue, r.Ratio = "pytorch_eager_h200", ref, ms/ref
+		case err != nil:
+			if refs != nil {
+				fmt.Fprintf(os.Stderr, "gml bench nn: %s: no ratio: %v\n", w.name, err)
+			}
+		default:
+			ref.value = round(ref.value, 3)
+			r.compare(ref)
 		}
 		emit(r)
 	}
 	return nil
+}
+
+// deviceName names the device the benchmark runs on ("NVIDIA H200", "AMD EPYC ..."), so
+// that a reference measured on another device is not compared with it.
+func deviceName(device string) (string, error) {
+	r, err := runtime.New(runtime.Device(device))
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	return r.DeviceInfo().Name, nil
 }
 
 // timeSteps compiles a workload (products in precision's policy), warms it up and
@@ -129,7 +176,7 @@ func benchNN(args []string) error {
 func timeSteps(w nnWorkload, device, precision string, minTime time.Duration, profile bool) (float64, error) {
 	nn.SetSeed(1)
 	m := w.build()
-	opts := []nn.Option{nn.Loss("sparse_categorical_crossentropy"), nn.MixedPrecision(precision), nn.Device(device)}
+	opts := []nn.CompileOption{nn.Loss("sparse_categorical_crossentropy"), nn.MixedPrecision(precision), nn.Device(device)}
 	if profile {
 		// The profile is read from the default runtime, so the model must run on it:
 		// GML_DEVICE points the default runtime at the requested device.
@@ -174,20 +221,4 @@ func timeSteps(w nnWorkload, device, precision string, minTime time.Duration, pr
 		steps++
 	}
 	return float64(time.Since(start).Microseconds()) / 1000 / float64(steps), nil
-}
-
-// nnAnchors reads the train_step lines of the anchor file: workload to eager ms.
-func nnAnchors(path string) (map[string]float64, error) {
-	out := map[string]float64{}
-	err := readAnchors(path, func(line []byte) {
-		var a struct {
-			Name     string  `json:"name"`
-			Workload string  `json:"workload"`
-			MS       float64 `json:"ms"`
-		}
-		if json.Unmarshal(line, &a) == nil && a.Name == "train_step" {
-			out[a.Workload] = a.MS
-		}
-	})
-	return out, err
 }
