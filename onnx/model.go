@@ -264,6 +264,9 @@ func infos(vs []valueInfo) []ValueInfo {
 	return out
 }
 
+// Runtime returns the runtime the model runs on.
+func (m *Model) Runtime() *runtime.Runtime { return m.rt }
+
 // Inputs lists the inputs Run must be fed (initializers are not among them).
 func (m *Model) Inputs() []ValueInfo { return infos(m.graph.inputs) }
 
