@@ -28,13 +28,13 @@ func init() {
 	register(7, lowerEqual, "Equal")
 	logic := map[string]func(a, b *tensor.Node) *tensor.Node{"And": tensor.And, "Or": tensor.Or, "Xor": tensor.Xor}
 	for name, f := range logic {
-		register(7, func(c *ctx) {
+		register(1, func(c *ctx) {
 			c.requireType(0, Bool)
 			c.requireType(1, Bool)
 			c.set(0, f(c.x(0), c.x(1)), Bool)
 		}, name)
 	}
-	register(7, func(c *ctx) { c.requireType(0, Bool); c.set(0, tensor.Not(c.x(0)), Bool) }, "Not")
+	register(1, func(c *ctx) { c.requireType(0, Bool); c.set(0, tensor.Not(c.x(0)), Bool) }, "Not")
 	register(7, lowerWhere, "Where")
 	register(7, func(c *ctx) { variadic(c, tensor.Maximum, false) }, "Max")
 	register(7, func(c *ctx) { variadic(c, tensor.Minimum, false) }, "Min")

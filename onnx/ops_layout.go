@@ -556,12 +556,19 @@ func lowerSpaceToDepth(c *ctx) {
 	c.set(0, tensor.Reshape(x, n, ch*b*b, h/b, w/b), c.dtype(0))
 }
 
-// lowerDropout is the identity at inference; the mask is all true.
+// lowerDropout is the identity at inference (and in training with ratio 0); the mask
+// is all true.
 func lowerDropout(c *ctx) {
 	c.ignore("ratio", "seed", "is_test")
 	if c.has(2) {
 		if t := c.host(2); t.Len() == 1 && t.Float(0) != 0 {
-			c.unsupported("training mode (random masks)")
+			ratio := 0.5
+			if c.has(1) {
+				ratio = c.floats(1)[0]
+			}
+			if ratio != 0 {
+				c.unsupported("training mode (random masks)")
+			}
 		}
 	}
 	c.pass(0, 0)
