@@ -254,12 +254,12 @@ type stageBuild struct {
 	feeds      []feedSpec
 	pinned     []pin
 	exe        *runtime.Executable // nil when the stage computes nothing
+	outputs    []*tensor.Node      // what exe computes
 	fetch      []string            // values computed here and read later, in exe's output order
 	fetchTypes []DataType
 	consts     map[string]*value // host values made here and read later
 	aliases    map[string]alias  // values that are run data under another name (an Identity of a feed)
 	next       string            // the value the next stage needs on the host ("" at the end)
-	graph      *tensor.Graph
 }
 
 // alias is run data seen under another name and, after a cast between types of one
@@ -312,7 +312,7 @@ func (m *Model) buildStage(start int, env *runEnv) (*stageBuild, error) {
 		}
 		return nil, fmt.Errorf("value %q is not defined", name)
 	}
-	sb := &stageBuild{start: start, end: len(m.graph.nodes), consts: map[string]*value{}, aliases: map[string]alias{}, graph: b.g}
+	sb := &stageBuild{start: start, end: len(m.graph.nodes), consts: map[string]*value{}, aliases: map[string]alias{}}
 	for i := start; i < len(m.graph.nodes); i++ {
 		n := m.graph.nodes[i]
 		ins := make([]*value, len(n.inputs))
@@ -379,7 +379,7 @@ func (m *Model) buildStage(start int, env *runEnv) (*stageBuild, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: compiling: %w", err)
 	}
-	sb.exe = exe
+	sb.exe, sb.outputs = exe, outs
 	// Feeds materialised by a lowering that then stopped at a boundary are not read.
 	sb.feeds = slices.DeleteFunc(sb.feeds, func(f feedSpec) bool { return !slices.Contains(exe.Inputs(), f.node) })
 	return sb, nil
