@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/gml
 GOFLAGS_TEST ?= -count=1 -timeout 60m
 
-.PHONY: all deps build kernelspec run test unit e2e lint generate shaders bench clean
+.PHONY: all deps build kernelspec run test unit e2e lint fuzz generate shaders bench clean
 
 all: build
 
@@ -31,7 +31,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Regenerates every committed generated file (yaegi symbol tables, SPIR-V).
+# Regenerates every committed generated file (yaegi symbol tables, SPIR-V, ONNX protobuf code).
 generate:
 	$(GO) generate ./...
 

@@ -206,7 +206,7 @@ func (a *Array) String() string {
 
 // maxElements bounds the size of one tensor read from a file, so that a corrupt
 // dimension fails cleanly instead of asking for exabytes.
-const maxElements = 1 << 34
+var maxElements = 1 << 34
 
 // checkedSize returns the element count of s, failing on negative dimensions and on
 // products beyond maxElements.

@@ -166,7 +166,7 @@ func parseValueInfo(vi *onnxpb.ValueInfoProto) (valueInfo, error) {
 			switch {
 			case d.GetDimParam() != "":
 				info.dims = append(info.dims, Dim{Value: -1, Param: d.GetDimParam()})
-			case d.Value != nil && d.GetDimValue() >= 0 && d.GetDimValue() <= maxElements:
+			case d.Value != nil && d.GetDimValue() >= 0 && d.GetDimValue() <= int64(maxElements):
 				info.dims = append(info.dims, Dim{Value: int(d.GetDimValue())})
 			case d.Value != nil:
 				return info, fmt.Errorf("%q has dimension %d", info.name, d.GetDimValue())

@@ -44,7 +44,7 @@ func decodeTensor(tp *onnxpb.TensorProto, dir string) (*Array, error) {
 	}
 	s := make(tensor.Shape, len(tp.Dims))
 	for i, d := range tp.Dims {
-		if d < 0 || d > maxElements {
+		if d < 0 || d > int64(maxElements) {
 			return nil, fmt.Errorf("tensor %q: dimension %d is out of range", name, d)
 		}
 		s[i] = int(d)
