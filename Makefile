@@ -26,6 +26,11 @@ run: deps build kernelspec
 # on this machine (every skipped test and its reason); it fails when a test fails.
 test: deps build kernelspec lint
 	set -o pipefail; $(GO) test -json $(GOFLAGS_TEST) ./... | $(GO) run ./internal/testsummary
+	$(MAKE) fuzz
+
+# A short fuzzing run of the ONNX loader: mutated model files must not panic.
+fuzz:
+	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s -fuzzminimizetime 3s
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
