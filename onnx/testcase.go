@@ -140,9 +140,9 @@ func CheckCase(dir string, tol Tolerance, opts ...Option) CaseResult {
 			if err != nil {
 				return fail(err)
 			}
-			if msg := compareArrays(got[o.name], want, toleranceFor(want.dtype, tol)); msg != "" {
+			if err := Compare(got[o.name], want, toleranceFor(want.dtype, tol)); err != nil {
 				res.Status = CaseFail
-				res.Reason = fmt.Sprintf("%s: output %q: %s", filepath.Base(set), o.name, msg)
+				res.Reason = fmt.Sprintf("%s: output %q: %v", filepath.Base(set), o.name, err)
 				return res
 			}
 		}
@@ -150,30 +150,31 @@ func CheckCase(dir string, tol Tolerance, opts ...Option) CaseResult {
 	return res
 }
 
-// compareArrays returns "" when got matches want, else a description of the worst
-// element.
-func compareArrays(got, want *Array, tol Tolerance) string {
+// Compare checks got against the reference want: same type and shape, and every
+// element within tol (integers and booleans exactly; NaN matches NaN, infinities must
+// match). The error describes the worst element.
+func Compare(got, want *Array, tol Tolerance) error {
 	if got == nil {
-		return "missing"
+		return errors.New("missing")
 	}
 	if got.dtype != want.dtype {
-		return fmt.Sprintf("type %v, want %v", got.dtype, want.dtype)
+		return fmt.Errorf("type %v, want %v", got.dtype, want.dtype)
 	}
 	if !got.Shape().Equal(want.Shape()) {
-		return fmt.Sprintf("shape %v, want %v", got.Shape(), want.Shape())
+		return fmt.Errorf("shape %v, want %v", got.Shape(), want.Shape())
 	}
 	worst, worstExcess := -1, 0.0
 	for i := 0; i < want.Len(); i++ {
 		g, w := got.At(i), want.At(i)
 		if math.IsNaN(g) || math.IsNaN(w) {
 			if math.IsNaN(g) != math.IsNaN(w) {
-				return fmt.Sprintf("element %d: got %g, want %g", i, g, w)
+				return fmt.Errorf("element %d: got %g, want %g", i, g, w)
 			}
 			continue
 		}
 		if math.IsInf(w, 0) || math.IsInf(g, 0) {
 			if g != w {
-				return fmt.Sprintf("element %d: got %g, want %g", i, g, w)
+				return fmt.Errorf("element %d: got %g, want %g", i, g, w)
 			}
 			continue
 		}
@@ -186,9 +187,9 @@ func compareArrays(got, want *Array, tol Tolerance) string {
 		}
 	}
 	if worst < 0 {
-		return ""
+		return nil
 	}
 	g, w := got.At(worst), want.At(worst)
-	return fmt.Sprintf("element %d of %d: got %.7g, want %.7g (|diff| %.3g, allowed %.3g)",
+	return fmt.Errorf("element %d of %d: got %.7g, want %.7g (|diff| %.3g, allowed %.3g)",
 		worst, want.Len(), g, w, math.Abs(g-w), tol.Atol+tol.Rtol*math.Abs(w))
 }
