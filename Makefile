@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/gml
 GOFLAGS_TEST ?= -count=1 -timeout 60m
 
-.PHONY: all deps build kernelspec run test unit e2e lint generate shaders bench mutate clean fuzz
+.PHONY: all deps build kernelspec run test unit e2e lint fuzz generate shaders bench mutate clean
 
 all: build
 
@@ -28,18 +28,19 @@ test: deps build kernelspec lint
 	set -o pipefail; $(GO) test -json $(GOFLAGS_TEST) ./... | $(GO) run ./internal/testsummary
 	$(MAKE) fuzz
 
-# Fuzzes the parsers of untrusted files for a short budget (a crash fails the build).
-# Minimisation is bounded by executions: by time it can take a minute per input.
-FUZZTIME ?= 30s
+# Short fuzzing runs of the loaders of untrusted files (ONNX models, GGUF weights):
+# mutated files must not panic. Minimisation is bounded, since by default it can take a
+# minute per input.
 fuzz:
-	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x
+	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s -fuzzminimizetime 3s
+	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 20s -fuzzminimizetime 200x
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 # Regenerates every committed generated file (yaegi symbol tables, the op codes of the
-# op table in Go and GLSL, SPIR-V).
+# op table in Go and GLSL, SPIR-V, ONNX protobuf code).
 generate:
 	$(GO) generate ./...
 
