@@ -24,7 +24,7 @@ func cpuRuntime(t *testing.T) *runtime.Runtime {
 func allCases() []Case {
 	var cs []Case
 	for _, family := range [][]Case{elementwiseCases(), reductionCases(), matmulCases(), layoutCases(),
-		convCases(), normCases(), compositeCases(), secondOrderCases(), customCases()} {
+		convCases(), normCases(), compositeCases(), secondOrderCases(), customCases(), ssmCases()} {
 		cs = append(cs, family...)
 	}
 	return cs
