@@ -27,13 +27,19 @@ func TestBackendSSM(t *testing.T) {
 			}},
 		{"ssm_scan", [][]int{{b, tt, 70}, {b, tt, 70}, {70, 16}, {b, tt, 16}, {b, tt, 16}, {b, 70, 16}},
 			[][2]float64{{-1, 1}, {0.05, 0.6}, {-1.5, -0.2}, {-1, 1}, {-1, 1}, {-1, 1}},
-			func(x []*tensor.Node) (*tensor.Node, *tensor.Node) { return tensor.SSMScan(x[0], x[1], x[2], x[3], x[4], x[5]) }},
+			func(x []*tensor.Node) (*tensor.Node, *tensor.Node) {
+				return tensor.SSMScan(x[0], x[1], x[2], x[3], x[4], x[5])
+			}},
 		{"wkv6", [][]int{{b, tt, h, s}, {b, tt, h, s}, {b, tt, h, s}, {b, tt, h, s}, {h, s}, {b, h, s, s}},
 			[][2]float64{{-1, 1}, {-1, 1}, {-1, 1}, {0.6, 0.98}, {-1, 1}, {-1, 1}},
-			func(x []*tensor.Node) (*tensor.Node, *tensor.Node) { return tensor.WKV6(x[0], x[1], x[2], x[3], x[4], x[5]) }},
+			func(x []*tensor.Node) (*tensor.Node, *tensor.Node) {
+				return tensor.WKV6(x[0], x[1], x[2], x[3], x[4], x[5])
+			}},
 		{"gla", [][]int{{b, tt, h, s}, {b, tt, h, s}, {b, tt, h, s}, {b, tt, h, s}, {b, h, s, s}},
 			[][2]float64{{-1, 1}, {-1, 1}, {-1, 1}, {0.6, 0.98}, {-1, 1}},
-			func(x []*tensor.Node) (*tensor.Node, *tensor.Node) { return tensor.GLA(x[0], x[1], x[2], x[3], x[4], 0) }},
+			func(x []*tensor.Node) (*tensor.Node, *tensor.Node) {
+				return tensor.GLA(x[0], x[1], x[2], x[3], x[4], 0)
+			}},
 		{"wkv7", [][]int{{b, tt, h, s}, {b, tt, h, s}, {b, tt, h, s}, {b, tt, h, s}, {b, tt, h, s}, {b, tt, h, s}, {b, h, s, s}},
 			[][2]float64{{-1, 1}, {0.6, 0.98}, {-0.5, 0.5}, {-1, 1}, {-0.3, 0}, {0, 0.3}, {-1, 1}},
 			func(x []*tensor.Node) (*tensor.Node, *tensor.Node) {
