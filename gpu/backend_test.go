@@ -58,7 +58,7 @@ func runGPU(t *testing.T, be *Backend, outputs []*tensor.Node, feeds map[*tensor
 			seg.Buffers[n] = seg.Buffers[n.Input(w[0])]
 			continue
 		}
-		b, err := be.Alloc(int64(n.Shape().Size()*n.DType().Size()), runtime.PoolActivations)
+		b, err := be.Alloc(int64(n.DType().Bytes(n.Shape().Size())), runtime.PoolActivations)
 		if err != nil {
 			t.Fatal(err)
 		}

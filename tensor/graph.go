@@ -139,6 +139,9 @@ func (g *Graph) Input(name string, dt DType, shape ...int) *Node {
 	if err := s.Validate(); err != nil {
 		panic(&Error{Op: "input", Err: err})
 	}
+	if err := dt.CheckShape(s); err != nil {
+		panic(&Error{Op: "input", Err: err})
+	}
 	return g.add(&Node{op: OpInput, dtype: dt, shape: s, name: name})
 }
 
