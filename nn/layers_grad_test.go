@@ -17,6 +17,8 @@ type layerCase struct {
 	values   [][]float64                         // fixed values for int inputs (nil: drawn)
 	gen      func(r *rand.Rand, n int) []float64 // draws the float inputs (nil: uniform)
 	training bool
+	step     float64 // finite-difference step (0: the harness's); smaller for sharply curved layers
+	tol      float64 // tolerance (0: the harness's); larger where a small step meets float32 rounding
 }
 
 func f32(shape ...int) Spec { return Spec{DType: tensor.F32, Shape: shape} }
@@ -74,6 +76,11 @@ func TestLayerGradients(t *testing.T) {
 		{name: "attention", layer: func() Layer { return Attention(Heads(2)) }, in: []Spec{f32(3, 4)}},
 		{name: "attention_causal_rotary", layer: func() Layer { return Attention(Heads(2), Causal(), Rotary()) }, in: []Spec{f32(3, 4)}},
 		{name: "cross_attention_masked", layer: func() Layer { return Attention(Heads(1)) }, in: []Spec{f32(2, 4), f32(3, 2), f32(2, 3)}},
+		{name: "mamba_block", layer: func() Layer { return MambaBlock(3, 3, 2) }, in: []Spec{f32(5, 4)}},
+		{name: "rwkv6_block", layer: func() Layer { return RWKVBlock(6, Heads(1), FeedForward(6)) }, in: []Spec{f32(5, 4)}},
+		// RWKV-7 normalises each head's key: sharply curved, so a small step (its error
+		// shrinks with the step squared down to float32's rounding).
+		{name: "rwkv7_block", layer: func() Layer { return RWKVBlock(7, Heads(2), FeedForward(6)) }, in: []Spec{f32(5, 8)}, step: 1e-3, tol: 6e-3},
 		{name: "transformer_block_rms", layer: func() Layer { return TransformerBlock(Heads(2), FeedForward(6), Norm("rms")) }, in: []Spec{f32(3, 4)}},
 		{name: "sequence_pooling_mean", layer: func() Layer { return SequencePooling() }, in: []Spec{f32(3, 2)}},
 		{name: "sequence_pooling_first", layer: func() Layer { return SequencePooling(Pooling("first")) }, in: []Spec{f32(3, 2)}},
@@ -110,6 +117,7 @@ func TestLayerGradients(t *testing.T) {
 				// Squaring keeps linear layers' outputs dependent on the harness's seed.
 				return tensor.Square(l.forward(c, x[:len(tc.in)]))
 			}}
+			c.Step, c.Tol = tc.step, tc.tol
 			res, err := gradcheck.Check(rt, c, 1)
 			if err != nil {
 				t.Fatal(err)
