@@ -20,7 +20,9 @@ func init() {
 // mambaBlock is a Mamba (selective state-space) block.
 type mambaBlock struct {
 	layerBase
-	C                                                                       struct{ State, ConvWidth, Expand, DtRank int }
+	C struct{ State, ConvWidth, Expand, DtRank int }
+
+	// weights
 	norm, inProj, convW, convB, xProj, dtProj, dtBias, aLog, dSkip, outProj *tensor.Variable
 }
 
