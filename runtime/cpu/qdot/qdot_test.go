@@ -1,0 +1,73 @@
+package qdot
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gml-dev/gml/tensor/quant"
+)
+
+// TestDotMatchesDecodedProduct compares each dot product (the assembly where the CPU
+// runs it, and the portable one) with the float64 product of the decoded weights, for
+// rows of 1 to 9 blocks (odd counts exercise the assembly's paired loop).
+func TestDotMatchesDecodedProduct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, f := range []quant.Format{quant.Q4_0, quant.Q8_0, quant.Q4_K} {
+		impls := map[string]Func{"portable": portable(f)}
+		if n := native(f); n != nil {
+			impls["native"] = n
+		} else {
+			t.Logf("%s: no native dot product on this CPU", f)
+		}
+		for blocks := 1; blocks <= 9; blocks++ {
+			k := blocks * f.BlockSize()
+			w := make([]float32, k)
+			x := make([]float32, k)
+			for i := range w {
+				w[i] = float32(rng.NormFloat64())
+				x[i] = float32(rng.NormFloat64())
+			}
+			nb, _ := f.Bytes(k)
+			row := make([]byte, nb)
+			if err := f.Quantize(row, w); err != nil {
+				t.Fatal(err)
+			}
+			dec := make([]float32, k)
+			f.Dequantize(dec, row)
+			var want, mag float64
+			for i := range dec {
+				want += float64(dec[i]) * float64(x[i])
+				mag += math.Abs(float64(dec[i]) * float64(x[i]))
+			}
+			for name, dot := range impls {
+				if got := float64(dot(row, x)); math.Abs(got-want) > 1e-6*mag {
+					t.Errorf("%s %s, %d blocks: %g, want %g", f, name, blocks, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkDot reports each dot product's speed in weight bytes per second (go test
+// -bench; the figures of record come from `gml bench gguf`).
+func BenchmarkDot(b *testing.B) {
+	for _, f := range []quant.Format{quant.Q4_0, quant.Q8_0, quant.Q4_K} {
+		k := 4096
+		nb, _ := f.Bytes(k)
+		row := make([]byte, nb)
+		w := make([]float32, k)
+		x := make([]float32, k)
+		for i := range w {
+			w[i], x[i] = float32(i%7)-3, 1
+		}
+		f.Quantize(row, w)
+		dot := For(f)
+		b.Run(f.String(), func(b *testing.B) {
+			b.SetBytes(int64(nb))
+			for b.Loop() {
+				dot(row, x)
+			}
+		})
+	}
+}
