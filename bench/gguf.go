@@ -36,11 +36,12 @@ func benchGGUF(args []string) error {
 	batches := fs.String("batch", "1,32", "rows of x: 1 is a matrix-vector product")
 	runs := fs.Int("runs", 7, "timed runs per figure (the best is reported)")
 	minTime := fs.Duration("min_time", 100*time.Millisecond, "least time of one timed run")
+	copyMiB := fs.Int("copy", 256, "MiB of f32 the reference copy moves (well beyond the caches)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *k%256 != 0 || *k <= 0 || *rows <= 0 || *runs < 1 {
-		return fmt.Errorf("-k must be a positive multiple of 256, -n and -runs positive")
+	if *k%256 != 0 || *k <= 0 || *rows <= 0 || *runs < 1 || *copyMiB < 1 {
+		return fmt.Errorf("-k must be a positive multiple of 256, -n, -runs and -copy positive")
 	}
 	var types []tensor.DType
 	for _, s := range strings.Split(*typesFlag, ",") {
@@ -76,25 +77,25 @@ func benchGGUF(args []string) error {
 	}
 	for _, be := range backends {
 		defer be.Close()
-		if err := benchGGUFOn(be, t, types, ms, *rows, *k); err != nil {
+		if err := benchGGUFOn(be, t, types, ms, *rows, *k, *copyMiB<<18); err != nil {
 			return fmt.Errorf("%s: %w", be.Name(), err)
 		}
 	}
 	return nil
 }
 
-func benchGGUFOn(be runtime.Backend, t timer, types []tensor.DType, ms []int, n, k int) error {
+func benchGGUFOn(be runtime.Backend, t timer, types []tensor.DType, ms []int, n, k, copyFloats int) error {
 	gpuDev := be.Name() != "cpu"
 	dev, threads := "cpu", parallel.Workers()
 	if gpuDev {
 		dev, threads = "gpu", 0
 	}
-	copyRate, err := copyBandwidth(be, t)
+	copyRate, err := copyBandwidth(be, t, copyFloats)
 	if err != nil {
 		return fmt.Errorf("copy: %w", err)
 	}
 	ref := reference{name: "copy", threads: threads, value: round(copyRate/1e9, 1)}
-	emit(result{Bench: "gguf", Case: "copy_f32_64M", Device: dev, Threads: threads, Value: ref.value, Unit: "GB/s"})
+	emit(result{Bench: "gguf", Case: fmt.Sprintf("copy_f32_%dMiB", copyFloats>>18), Device: dev, Threads: threads, Value: ref.value, Unit: "GB/s"})
 	for _, dt := range types {
 		wbytes := float64(dt.Bytes(n * k))
 		for _, m := range ms {
@@ -121,27 +122,26 @@ func benchGGUFOn(be runtime.Backend, t timer, types []tensor.DType, ms []int, n,
 			if m > 1 {
 				what = fmt.Sprintf("batch%d", m)
 			}
-			r := result{Bench: "gguf", Case: shape + "_" + what + "_bytes", Device: dev, Threads: threads, Value: round(wbytes/secs/1e9, 1), Unit: "GB/s"}
+			r := result{Bench: "gguf", Case: shape + "_" + what + "_bytes", Device: dev, Threads: threads, Value: round(wbytes/secs/1e9, 3), Unit: "GB/s"}
 			r.compare(ref)
 			emit(r)
 			emit(result{Bench: "gguf", Case: shape + "_" + what + "_flops", Device: dev, Threads: threads,
-				Value: round(2*float64(m)*float64(n)*float64(k)/secs/1e9, 1), Unit: "GFLOP/s"})
+				Value: round(2*float64(m)*float64(n)*float64(k)/secs/1e9, 2), Unit: "GFLOP/s"})
 		}
 	}
 	return nil
 }
 
-// copyBandwidth measures a plain copy of 64M floats (256 MiB), as bytes read plus
-// written per second: Go's copy over the cores on the CPU, the f32 copy kernel (a cast
-// to the same type) on a GPU.
-func copyBandwidth(be runtime.Backend, t timer) (float64, error) {
-	const n = 64 << 20
+// copyBandwidth measures a plain copy of n floats, as bytes read plus written per
+// second: Go's copy over the cores on the CPU, the f32 copy kernel (a cast to the same
+// type) on a GPU.
+func copyBandwidth(be runtime.Backend, t timer, n int) (float64, error) {
 	if be.Name() == "cpu" {
 		src, dst := make([]float32, n), make([]float32, n)
 		for i := range src {
 			src[i] = float32(i)
 		}
-		return t.best(8*n, func() error {
+		return t.best(float64(8*n), func() error {
 			parallel.For(n, 1<<20, func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 			return nil
 		})
@@ -153,7 +153,7 @@ func copyBandwidth(be runtime.Backend, t timer) (float64, error) {
 	}
 	defer p.free()
 	secs, err := p.gpuSeconds(t)
-	return 8 * n / secs, err
+	return float64(8*n) / secs, err
 }
 
 // prepared is one node prepared on a backend with its inputs uploaded once, so that a
