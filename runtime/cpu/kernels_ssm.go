@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"math"
-
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/tensor"
 )
@@ -169,7 +167,7 @@ func ssmScanFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, erro
 					cr := cm[(bi*z.t+ti)*z.n : (bi*z.t+ti+1)*z.n]
 					var y float32
 					for j := range h {
-						h[j] = float32(math.Exp(float64(delta*ar[j])))*h[j] + delta*br[j]*xv
+						h[j] = expf(delta*ar[j])*h[j] + delta*br[j]*xv
 						y += cr[j] * h[j]
 					}
 					o[bi*per+ti*z.d+c] = y
@@ -190,14 +188,15 @@ func ssmScanGradFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, 
 	// Each worker owns a range of channels and keeps its own sums of ∂B and ∂C.
 	partB := make([][]float32, workers)
 	partC := make([][]float32, workers)
-	hs := make([][]float32, workers) // the states of one (sequence, channel), all of time
+	hs := make([][]float32, workers)    // the states of one (sequence, channel), all of time
+	decay := make([][]float32, workers) // and their decay factors exp(Δ·A)
 	for i := range workers {
 		partB[i], partC[i] = make([]float32, len(dbm)), make([]float32, len(dcm))
-		hs[i] = make([]float32, (z.t+1)*z.n)
+		hs[i], decay[i] = make([]float32, (z.t+1)*z.n), make([]float32, z.t*z.n)
 	}
 	return func() error {
 		parallel.Run(workers, func(wi int) {
-			pb, pc, hist := partB[wi], partC[wi], hs[wi]
+			pb, pc, hist, dec := partB[wi], partC[wi], hs[wi], decay[wi]
 			clear(pb)
 			clear(pc)
 			lam := make([]float32, z.n)
@@ -213,8 +212,10 @@ func ssmScanGradFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, 
 						delta, xv := dt[i], x[i]
 						br := bm[(bi*z.t+ti)*z.n : (bi*z.t+ti+1)*z.n]
 						prev, cur := hist[ti*z.n:(ti+1)*z.n], hist[(ti+1)*z.n:(ti+2)*z.n]
+						e := dec[ti*z.n : (ti+1)*z.n]
 						for j := range cur {
-							cur[j] = float32(math.Exp(float64(delta*ar[j])))*prev[j] + delta*br[j]*xv
+							e[j] = expf(delta * ar[j])
+							cur[j] = e[j]*prev[j] + delta*br[j]*xv
 						}
 					}
 					copy(lam, gy[bi*per+z.t*z.d+c*z.n:bi*per+z.t*z.d+(c+1)*z.n])
@@ -224,11 +225,12 @@ func ssmScanGradFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, 
 						row := (bi*z.t + ti) * z.n
 						br, cr := bm[row:row+z.n], cm[row:row+z.n]
 						prev, cur := hist[ti*z.n:(ti+1)*z.n], hist[(ti+1)*z.n:(ti+2)*z.n]
+						es := dec[ti*z.n : (ti+1)*z.n]
 						var dDelta, dX float32
 						for j := range lam {
 							l := lam[j] + cr[j]*g // ∂L/∂h_t
 							pc[row+j] += g * cur[j]
-							e := float32(math.Exp(float64(delta * ar[j])))
+							e := es[j]
 							dAt := l * prev[j] * e // ∂L/∂(Δ·A) through the decay
 							dDelta += dAt*ar[j] + l*br[j]*xv
 							dA[j] += float64(dAt * delta)
