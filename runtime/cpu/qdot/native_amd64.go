@@ -7,56 +7,47 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// The assembly (dot_amd64.s) reads whole blocks: the row holds blocks·BlockBytes bytes
-// and x blocks·BlockSize floats, which the wrappers guarantee.
+// nativeOK reports whether the CPU runs the assembly: AVX2, FMA and F16C.
+var nativeOK = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+
+// The assembly (dot_amd64.s) reads whole blocks: the row holds blocks·BlockBytes bytes,
+// x and scales the prepared activations of as many weights; the wrappers check.
 
 //go:noescape
-func dotQ8_0(row *byte, x *float32, blocks int) float32
+func dotQ8_0(row *byte, x *int16, scales *float32, blocks int) float32
 
 //go:noescape
-func dotQ4_0(row *byte, x *float32, blocks int) float32
+func dotQ4_0(row *byte, x *int16, scales *float32, blocks int) float32
 
 //go:noescape
-func dotQ4KBlock(qs *byte, x *float32, scales, mins *[8]float32) float32
+func dotQ4K(row *byte, x *int16, scales, sums *float32, blocks int) float32
 
-// native returns the assembly dot product for f where there is one and the CPU has
-// AVX2, FMA and F16C.
+// native returns the assembly dot product for f where there is one.
 func native(f quant.Format) Func {
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
-		return nil
-	}
 	switch f {
 	case quant.Q8_0:
-		return func(row []byte, x []float32) float32 {
-			nb := len(row) / 34
-			if nb == 0 || len(x) < 32*nb {
-				return 0
-			}
-			return dotQ8_0(&row[0], &x[0], nb)
-		}
+		return blockDot(34, dotQ8_0)
 	case quant.Q4_0:
-		return func(row []byte, x []float32) float32 {
-			nb := len(row) / 18
-			if nb == 0 || len(x) < 32*nb {
+		return blockDot(18, dotQ4_0)
+	case quant.Q4_K:
+		return func(row []byte, v *Vec) float32 {
+			nb := len(row) / 144
+			if nb == 0 || len(v.Q) < quant.QK*nb || len(v.Scale) < 8*nb {
 				return 0
 			}
-			return dotQ4_0(&row[0], &x[0], nb)
+			return dotQ4K(&row[0], &v.Q[0], &v.Scale[0], &v.Sum[0], nb)
 		}
-	case quant.Q4_K:
-		return dotQ4K
 	}
 	return nil
 }
 
-// dotQ4K unpacks each super-block's eight scales and mins in Go (a few dozen
-// operations per 256 weights) and leaves the weights to the assembly.
-func dotQ4K(row []byte, x []float32) float32 {
-	var sum float32
-	var sc, mn [8]float32
-	for b := 0; (b+1)*144 <= len(row) && (b+1)*quant.QK <= len(x); b++ {
-		blk := row[b*144 : (b+1)*144]
-		quant.Q4KScales(blk, &sc, &mn)
-		sum += dotQ4KBlock(&blk[16], &x[b*quant.QK], &sc, &mn)
+// blockDot wraps an assembly product over blocks of 32 weights of size bytes each.
+func blockDot(size int, dot func(*byte, *int16, *float32, int) float32) Func {
+	return func(row []byte, v *Vec) float32 {
+		nb := len(row) / size
+		if nb == 0 || len(v.Q) < 32*nb || len(v.Scale) < nb {
+			return 0
+		}
+		return dot(&row[0], &v.Q[0], &v.Scale[0], nb)
 	}
-	return sum
 }
