@@ -110,9 +110,11 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 		}
 	}
 	if log {
-		shift := m + float32(math.Log(sum))
+		// (z - m) - log Σ, not z - (m + log Σ): with logits of a thousand the sum
+		// m + log Σ would round away the digits of a small result.
+		ls := float32(math.Log(sum))
 		for j := 0; j <= last; j += stride {
-			y[j] -= shift
+			y[j] = (y[j] - m) - ls
 		}
 		return
 	}
