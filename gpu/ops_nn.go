@@ -20,8 +20,10 @@ func init() {
 	normOK := func(_ *Device, n *tensor.Node) bool { _, _, ok := normRows(n); return ok }
 	ops[tensor.OpLayerNorm] = opImpl{record: recordNorm, supports: normOK}
 	ops[tensor.OpRMSNorm] = opImpl{record: recordNorm, supports: normOK}
-	ops[tensor.OpSGDUpdate] = opImpl{record: recordOptim}
-	ops[tensor.OpAdamUpdate] = opImpl{record: recordOptim}
+	// The learning rate and the step count may have any numeric dtype: recordOptim
+	// converts them to F32 first.
+	ops[tensor.OpSGDUpdate] = opImpl{record: recordOptim, anyType: []int{3}}
+	ops[tensor.OpAdamUpdate] = opImpl{record: recordOptim, anyType: []int{4, 5}}
 }
 
 // matMulPlan maps a MatMul node onto one (batched) product: batch axes of each operand
@@ -419,8 +421,11 @@ func (r *Recorder) reduceColumns(code uint32, outer, red, inner int, src, dst *B
 
 // rowGrid spreads one workgroup per row over x and y (each at most 65535).
 func rowGrid(rows int) [3]uint32 {
+	if rows <= 0 {
+		return [3]uint32{} // no rows: Dispatch records nothing
+	}
 	x := min(rows, maxGroups)
-	return [3]uint32{uint32(max(x, 1)), uint32((rows + x - 1) / max(x, 1)), 1}
+	return [3]uint32{uint32(x), uint32((rows + x - 1) / x), 1}
 }
 
 // softmaxPlan is the [outer, n, inner] view of a softmax and, with a mask, the mask's
@@ -572,6 +577,26 @@ func recordOptim(r *Recorder, n *tensor.Node, _ *Buffer, in []*Buffer) error {
 	count := n.Input(0).Shape().Size()
 	if count == 0 {
 		return nil
+	}
+	// optim.comp reads the scalars as F32: an integer step (or a half learning rate)
+	// is converted into scratch first.
+	scalars := map[int]**Buffer{3: &lr}
+	if adam {
+		scalars = map[int]**Buffer{4: &lr, 5: &step}
+	}
+	for i, s := range scalars {
+		x := n.Input(i)
+		if x.DType() == tensor.F32 {
+			continue
+		}
+		t, err := r.scratchBuffer(4)
+		if err != nil {
+			return err
+		}
+		if err := r.cast(n.Op().String()+"_scalar", x.DType(), tensor.F32, 1, *s, t); err != nil {
+			return err
+		}
+		*s = t
 	}
 	k, err := r.d.Kernel("training_optim", 6, groupSize, b32(adam), b32(nesterov), b32(decoupled))
 	if err != nil {

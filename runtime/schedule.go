@@ -70,7 +70,8 @@ func isSource(n *tensor.Node) bool { return n.Op().Kind() == tensor.KindSource }
 
 // assign picks a backend per node. Sources are placed where they are read (see place);
 // an in-place writer runs on the home of the variable it writes; a Reshape follows its
-// input. It returns the assignment and the nodes that fell back to the CPU.
+// input. It returns the assignment and the nodes that fell back to the CPU (in-place
+// writers included, when their variable lives there).
 func assign(nodes []*tensor.Node, preferred, cpu Backend, homes map[*tensor.Variable]Backend) (map[*tensor.Node]Backend, []*tensor.Node) {
 	on := make(map[*tensor.Node]Backend, len(nodes))
 	var fallbacks []*tensor.Node
@@ -81,7 +82,12 @@ func assign(nodes []*tensor.Node, preferred, cpu Backend, homes map[*tensor.Vari
 				on[n] = homes[v]
 			}
 		case len(n.Op().Writes()) > 0:
+			// The writer runs where its variable lives: on the CPU when the preferred
+			// backend cannot run it (variableHomes), which is a fallback like any other.
 			on[n] = homes[n.Input(n.Op().Writes()[0]).Variable()]
+			if on[n] == cpu && preferred != cpu {
+				fallbacks = append(fallbacks, n)
+			}
 		case preferred.Supports(n):
 			on[n] = preferred
 		default:
