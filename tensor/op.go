@@ -22,15 +22,19 @@ import (
 //     gets the elementwise shape rule from its row; other ops register a shape rule.
 //  3. tensor/grad_<family>.go: the gradient rule (registerGrad), unless the row says
 //     noGrad.
-//  4. runtime/cpu/kernels_*.go: the CPU kernel (for a unary op, an entry in
-//     f32UnaryOps of kernels_unary.go, and a case in intUnaryFactory if the row
-//     accepts integers).
+//  4. runtime/cpu/kernels_<family>*.go: the CPU kernel (for a unary op, an entry in
+//     f32UnaryOps of kernels_elementwise_unary.go, and a case in intUnaryFactory if
+//     the row accepts integers).
 //  5. shaders/src/<shader>.comp: the case for the op's generated code (case
 //     ELEMENTWISE_SOFTSIGN:), then `make generate`, which numbers the codes, writes
 //     gpu/opcodes.go and shaders/src/opcodes.glsl and recompiles the SPIR-V: no op
 //     code is written by hand anywhere. An op on a shader of its own registers a
-//     recorder in gpu/ops_*.go; the elementwise, compare, reduce and conv shaders'
-//     recorders pick their ops up from the table.
+//     recorder in gpu/ops_<family>*.go; the elementwise, compare, reduce and conv
+//     shaders' recorders pick their ops up from the table.
+//
+// An op family has the same word in every layer: tensor/ops_<family>.go,
+// runtime/cpu/kernels_<family>*.go, gpu/ops_<family>*.go and
+// shaders/src/<family>*.comp (TestFamiliesLineUp).
 //  6. internal/backendtest/cases_<family>.go: the op's cases (shapes, dtypes, input
 //     ranges; for a unary or binary op one row of unarySpecs or binarySpecs, with its
 //     float64 reference), run on every backend against the float64 reference, and a
