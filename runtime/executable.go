@@ -72,7 +72,7 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 	}
 	// An output that is a source (an input echoed back, a variable) still needs a copy
 	// on some backend to download from; the CPU is the cheapest.
-	e.place, err = r.place(e.segs, on, homes, keep)
+	e.place, err = r.allocate(e.segs, routes(e.segs, on, homes), liveness(e.segs, on, keep), keep)
 	if err != nil {
 		e.release()
 		return nil, err
