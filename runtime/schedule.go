@@ -11,17 +11,19 @@ import (
 // produced, so each can be tested on its own:
 //
 //	1 collect:   the nodes the outputs need, in an order where in-place writes follow
-//	             every read of the value they overwrite
-//	  variableHomes: where each variable lives (the preferred backend unless it cannot
-//	             run an in-place op that writes it)
-//	2 assign:    a backend per node (preferred if it supports the node, else the CPU)
-//	3 segment:   runs of consecutive nodes on one backend
-//	4 liveness:  each activation's last reader, and the values that must outlive the run
-//	5 routes:    the values each segment reads from outside itself: uploads, variables
+//	             every read of the value they overwrite; variableHomes: where each
+//	             variable lives (the preferred backend unless it cannot run an in-place
+//	             op that writes it)
+//	2 lower:     fused ops the preferred backend lacks but whose decomposition it runs
+//	             replaced by the decomposition (lower.go)
+//	3 assign:    a backend per node (preferred if it supports the node, else the CPU)
+//	4 segment:   runs of consecutive nodes on one backend
+//	5 liveness:  each activation's last reader, and the values that must outlive the run
+//	6 routes:    the values each segment reads from outside itself: uploads, variables
 //	             at home, transfers from the backend that holds them
-//	6 allocate:  a buffer per value and backend, reusing activations' buffers after
+//	7 allocate:  a buffer per value and backend, reusing activations' buffers after
 //	             their last reader
-//	7 prepare:   each segment compiled by its backend (Runtime.compile)
+//	8 prepare:   each segment compiled by its backend (Runtime.compile)
 
 // collect returns the nodes needed to compute outputs, sorted by creation order (a
 // topological order) except that in-place writers whose results nobody reads move to
@@ -194,14 +196,6 @@ func bytesOf(n *tensor.Node) int64 { return int64(n.Shape().Size() * n.DType().S
 // pos is a node's place in the schedule: segment and index within it.
 type pos struct{ seg, idx int }
 
-// baseAct is the activation whose buffer n uses: Reshape views share their input's.
-func baseAct(n *tensor.Node) *tensor.Node {
-	for n.Op() == tensor.OpReshape {
-		n = n.Input(0)
-	}
-	return n
-}
-
 // lifetimes is the output of the liveness pass.
 type lifetimes struct {
 	// last is, per activation (a base of Reshape views), the position of its last
@@ -219,17 +213,18 @@ func (l lifetimes) releasable(b *tensor.Node) bool {
 	return !l.pinned[b] && !isSource(b) && len(b.Op().Writes()) == 0
 }
 
-// liveness is pass 4: when each activation is read for the last time, and which
-// activations must live as long as the executable.
-func liveness(segs []segmentPlan, on map[*tensor.Node]Backend, keep map[*tensor.Node]bool) lifetimes {
+// liveness is pass 5: when each activation is read for the last time (through Reshape
+// views and lowered fused nodes, which share its buffer), and which activations must
+// live as long as the executable.
+func liveness(segs []segmentPlan, on map[*tensor.Node]Backend, al aliases, keep map[*tensor.Node]bool) lifetimes {
 	l := lifetimes{last: map[*tensor.Node]pos{}, pinned: map[*tensor.Node]bool{}}
 	for n := range keep {
-		l.pinned[baseAct(n)] = true
+		l.pinned[al.base(n)] = true
 	}
 	for si, s := range segs {
 		for ni, n := range s.nodes {
 			for _, in := range n.Inputs() {
-				b := baseAct(in)
+				b := al.base(in)
 				if on[b] != s.backend {
 					l.pinned[b] = true
 				} else {
@@ -262,17 +257,20 @@ type route struct {
 	from Backend // routeTransfer: the backend that holds it
 }
 
-// routes is pass 5: every value each segment reads from outside itself, once per
+// routes is pass 6: every value each segment reads from outside itself, once per
 // backend, in the order they must be made available (the home copy of a value before
 // a transfer of it). A value computed by a node is available on the node's backend;
 // inputs and constants are uploaded to every backend that reads them; a variable lives
 // at its home and is copied to any other backend that reads it.
-func routes(segs []segmentPlan, on map[*tensor.Node]Backend, homes map[*tensor.Variable]Backend) []route {
+func routes(segs []segmentPlan, on map[*tensor.Node]Backend, al aliases, homes map[*tensor.Variable]Backend) []route {
 	have := map[valueKey]bool{}
 	for _, s := range segs {
 		for _, n := range s.nodes {
 			have[valueKey{n, s.backend}] = true
 		}
+	}
+	for n := range al {
+		have[valueKey{n, on[n]}] = true
 	}
 	var out []route
 	var add func(n *tensor.Node, b Backend, si int)
@@ -327,13 +325,14 @@ func (f freeList) take(b Backend, size int64) Buffer {
 	return l[len(l)-1]
 }
 
-// allocate is pass 6: a buffer for every value on every backend that holds it.
+// allocate is pass 7: a buffer for every value on every backend that holds it.
 // Variables get their resident buffers at their homes (through r), inputs and
 // constants a buffer on each backend that reads them (constants uploaded now), values
 // routed across backends a transfer buffer of their own before the segment that reads
 // them, and each computed value an activation buffer, taken from those released once
-// their last reader has run (Reshape aliases its input, in-place ops their variable).
-func (r *Runtime) allocate(segs []segmentPlan, rts []route, l lifetimes, keep map[*tensor.Node]bool) (*placement, error) {
+// their last reader has run (Reshape aliases its input, in-place ops their variable,
+// a lowered fused node its decomposition's result).
+func (r *Runtime) allocate(segs []segmentPlan, rts []route, al aliases, l lifetimes, keep map[*tensor.Node]bool) (*placement, error) {
 	p := &placement{
 		bufs:      map[valueKey]Buffer{},
 		pre:       make([][]transfer, len(segs)),
@@ -392,6 +391,19 @@ func (r *Runtime) allocate(segs []segmentPlan, rts []route, l lifetimes, keep ma
 		}
 		return nil
 	}
+	aliasesOf := map[*tensor.Node][]*tensor.Node{}
+	for n, d := range al {
+		aliasesOf[d] = append(aliasesOf[d], n)
+	}
+	// share gives the lowered fused nodes whose result x is (and theirs, in turn) x's
+	// buffer on b.
+	var share func(x *tensor.Node, b Backend)
+	share = func(x *tensor.Node, b Backend) {
+		for _, n := range aliasesOf[x] {
+			p.bufs[valueKey{n, b}] = p.bufs[valueKey{x, b}]
+			share(n, b)
+		}
+	}
 	free := freeList{}
 	released := map[*tensor.Node]bool{}
 	next := 0
@@ -423,9 +435,10 @@ func (r *Runtime) allocate(segs []segmentPlan, rts []route, l lifetimes, keep ma
 				}
 				p.bufs[k] = buf
 			}
+			share(n, s.backend)
 			// Release the activations whose last reader is this node.
 			for _, in := range n.Inputs() {
-				b := baseAct(in)
+				b := al.base(in)
 				if last, ok := l.last[b]; ok && last == (pos{si, ni}) && l.releasable(b) && !released[b] {
 					free.put(s.backend, p.bufs[valueKey{b, s.backend}])
 					released[b] = true

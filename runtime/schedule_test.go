@@ -125,7 +125,7 @@ func TestAssignAndSegment(t *testing.T) {
 
 func TestLiveness(t *testing.T) {
 	f := newSchedFixture(t)
-	l := liveness(f.segs, f.on, map[*tensor.Node]bool{f.f: true})
+	l := liveness(f.segs, f.on, aliases{}, map[*tensor.Node]bool{f.f: true})
 	// a is read through its view v on the CPU: pinned; r is read on the GPU: pinned;
 	// the fetched output is pinned.
 	for _, n := range []*tensor.Node{f.a, f.r, f.f} {
@@ -147,7 +147,7 @@ func TestLiveness(t *testing.T) {
 
 func TestRoutes(t *testing.T) {
 	f := newSchedFixture(t)
-	rts := routes(f.segs, f.on, f.homes)
+	rts := routes(f.segs, f.on, aliases{}, f.homes)
 	type key struct {
 		node *tensor.Node
 		to   string
@@ -197,7 +197,7 @@ func TestRoutesVariableAwayFromHome(t *testing.T) {
 	nodes, _ := collect([]*tensor.Node{y})
 	homes := map[*tensor.Variable]Backend{w.Variable(): cpu}
 	on, _ := assign(nodes, gpu, cpu, homes)
-	rts := routes(segment(nodes, on), on, homes)
+	rts := routes(segment(nodes, on), on, aliases{}, homes)
 	if len(rts) < 2 || rts[0].kind != routeVariable || rts[0].to != Backend(cpu) || rts[1].kind != routeTransfer || rts[1].from != Backend(cpu) || rts[1].to != Backend(gpu) {
 		t.Errorf("routes %+v, want w at home on the cpu, then copied to the gpu", rts)
 	}
@@ -207,7 +207,7 @@ func TestAllocate(t *testing.T) {
 	f := newSchedFixture(t)
 	r := newRuntime(f.gpu, f.cpu)
 	keep := map[*tensor.Node]bool{f.f: true}
-	p, err := r.allocate(f.segs, routes(f.segs, f.on, f.homes), liveness(f.segs, f.on, keep), keep)
+	p, err := r.allocate(f.segs, routes(f.segs, f.on, aliases{}, f.homes), aliases{}, liveness(f.segs, f.on, aliases{}, keep), keep)
 	if err != nil {
 		t.Fatal(err)
 	}

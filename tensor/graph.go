@@ -34,6 +34,9 @@ type Node struct {
 	name     string
 	value    *Tensor   // OpConst
 	variable *Variable // OpVariable
+	// decomposed caches Decompose's result, so a node decomposed again (each compile
+	// that lowers it, every evaluation of a reference) adds its primitives only once.
+	decomposed *Node
 }
 
 // ID is the node's index in its graph.

@@ -99,14 +99,12 @@ func HasReference(op tensor.Op) bool {
 
 // Interpreter evaluates graphs in float64, rounding each node's value to its dtype
 // (unless ExactF32): every op computed exactly, then rounded once, which is the
-// semantics the backends approximate. It keeps the decompositions it built, so a graph
-// evaluated many times (finite differences) grows only once, and the values of the
-// variables the graphs update.
+// semantics the backends approximate. It keeps the values of the variables the graphs
+// update.
 type Interpreter struct {
 	// ExactF32 leaves F32 values unrounded, for finite differences, whose small steps
 	// rounding would swallow.
-	ExactF32   bool
-	decomposed map[*tensor.Node]*tensor.Node
+	ExactF32 bool
 	// Vars holds each variable's current value; a variable not in it starts from its
 	// initial value (tensor.Variable.Init).
 	Vars map[*tensor.Variable]*Array
@@ -114,7 +112,7 @@ type Interpreter struct {
 
 // NewInterpreter returns an interpreter with no variable state.
 func NewInterpreter() *Interpreter {
-	return &Interpreter{decomposed: map[*tensor.Node]*tensor.Node{}, Vars: map[*tensor.Variable]*Array{}}
+	return &Interpreter{Vars: map[*tensor.Variable]*Array{}}
 }
 
 // Eval computes outputs from feeds (one per input node the outputs depend on). In-place
@@ -197,13 +195,8 @@ func (ip *Interpreter) node(n *tensor.Node, feeds map[*tensor.Node]*Array, memo 
 		case refs[n.Op()] != nil:
 			v = refs[n.Op()](n, in).round(ip.ExactF32)
 		case tensor.CanDecompose(n.Op()):
-			d, ok := ip.decomposed[n]
-			if !ok {
-				d = tensor.Decompose(n)
-				ip.decomposed[n] = d
-			}
 			var err error
-			if v, err = ip.node(d, feeds, memo); err != nil {
+			if v, err = ip.node(tensor.Decompose(n), feeds, memo); err != nil {
 				return nil, err
 			}
 		default:
