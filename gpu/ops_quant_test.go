@@ -52,7 +52,14 @@ func TestBackendQuantMatMul(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := runGPU(t, be, outs, feeds, true)
+		exe := gpuExecutable(t, outs)
+		if fb := exe.Fallbacks(); len(fb) > 0 {
+			t.Fatalf("%v: %v ran on the CPU", dt, fb)
+		}
+		got, err := exe.Run(feeds)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i := range outs {
 			if e := relErr(got[i].Float32s(), want[i].Float32s()); e > 1e-5 {
 				t.Errorf("%v output %d (%v): relative error %.3g against the CPU", dt, i, outs[i], e)

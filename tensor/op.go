@@ -22,20 +22,27 @@ import (
 //     gets the elementwise shape rule from its row; other ops register a shape rule.
 //  3. tensor/grad_<family>.go: the gradient rule (registerGrad), unless the row says
 //     noGrad.
-//  4. runtime/cpu/kernels_*.go: the CPU kernel (for a unary op, an entry in
-//     f32UnaryOps of kernels_unary.go, and a case in intUnaryFactory if the row
-//     accepts integers).
+//  4. runtime/cpu/kernels_<family>*.go: the CPU kernel (for a unary op, an entry in
+//     f32UnaryOps of kernels_elementwise_unary.go, and a case in intUnaryFactory if
+//     the row accepts integers).
 //  5. shaders/src/<shader>.comp: the case for the op's generated code (case
 //     ELEMENTWISE_SOFTSIGN:), then `make generate`, which numbers the codes, writes
 //     gpu/opcodes.go and shaders/src/opcodes.glsl and recompiles the SPIR-V: no op
 //     code is written by hand anywhere. An op on a shader of its own registers a
-//     recorder in gpu/ops_*.go; the elementwise, compare, reduce and conv shaders'
-//     recorders pick their ops up from the table.
-//  6. The op's test cases: CPU against float64 in runtime/cpu/elementwise_test.go,
-//     GPU against CPU in gpu/backend_test.go, the gradient in
-//     internal/gradcheck/cases_test.go (tests fail for an op with a gradient rule but
-//     no gradient case, for an op code without a case in its shader, and for a table
-//     row that disagrees with the GPU backend's kernels).
+//     recorder in gpu/ops_<family>*.go; the elementwise, compare, reduce and conv
+//     shaders' recorders pick their ops up from the table.
+//
+// An op family has the same word in every layer: tensor/ops_<family>.go,
+// runtime/cpu/kernels_<family>*.go, gpu/ops_<family>*.go and
+// shaders/src/<family>*.comp (TestFamiliesLineUp).
+//  6. internal/backendtest/cases_<family>.go: the op's cases (shapes, dtypes, input
+//     ranges; for a unary or binary op one row of unarySpecs or binarySpecs, with its
+//     float64 reference), run on every backend against the float64 reference, and a
+//     gradient case when it is differentiable. An op that is neither elementwise nor a
+//     composition adds its reference to ref_<family>.go. Tests fail for an op without
+//     a case or a reference, for a dtype the row accepts but no case runs, for a
+//     gradient rule without a gradient case, for an op code without a case in its
+//     shader, and for a row that disagrees with the GPU backend's kernels.
 //
 // Then `go generate ./kernel/exec/symbols` in a commit of its own ("symbols:
 // regenerate"), because the builder is new exported API.

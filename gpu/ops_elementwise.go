@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"encoding/binary"
 	"math"
 
 	"github.com/gml-dev/gml/tensor"
@@ -31,15 +30,6 @@ func init() {
 		}
 	}
 
-	ops[tensor.OpReshape] = opImpl{typed: true, record: recordReshape, supports: func(_ *Device, n *tensor.Node) bool { return wordSized(n) }}
-	ops[tensor.OpExpand] = opImpl{record: recordExpand, supports: func(_ *Device, n *tensor.Node) bool {
-		_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape())
-		return ok
-	}}
-	ops[tensor.OpPermute] = opImpl{record: recordPermute, supports: func(_ *Device, n *tensor.Node) bool {
-		_, _, ok := permuteStrides(n)
-		return ok
-	}}
 }
 
 // eltPush is the push-constant block of elementwise.comp.
@@ -70,22 +60,6 @@ func (p *eltPush) setShape(dims []int, st [][]int) {
 			dst[j] = uint32(st[k][i])
 		}
 	}
-}
-
-func words(w []uint32) []byte {
-	b := make([]byte, 4*len(w))
-	for i, v := range w {
-		binary.LittleEndian.PutUint32(b[4*i:], v)
-	}
-	return b
-}
-
-func f32Off(b *Buffer) uint32 { return uint32(b.off / 4) }
-
-// gridFor returns the workgroup count of a grid-stride loop over n elements.
-func gridFor(n int) [3]uint32 {
-	g := (n + groupSize - 1) / groupSize
-	return [3]uint32{uint32(max(1, min(g, maxGroups))), 1, 1}
 }
 
 // usedAxes counts the right-aligned axes in use (at least one): the broadcasting
@@ -129,21 +103,6 @@ func recordUnary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 		return nil
 	}
 	return r.elementwise(code, true, push, n.Op().String(), in[0], in[0], out)
-}
-
-// recordReshape copies only when the runtime gave the result its own buffer (it
-// normally aliases the input's).
-func recordReshape(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	count := n.Shape().Size()
-	if out == in[0] || count == 0 {
-		return nil
-	}
-	if n.DType() != tensor.F32 {
-		p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
-		return r.layoutCopy("reshape", p, n.DType().Size(), count, 0, count, in[0], out)
-	}
-	push := eltPush{n: uint32(count), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
-	return r.elementwise(elementwiseCopy, true, push, "reshape", in[0], in[0], out)
 }
 
 func recordBinary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
@@ -217,45 +176,4 @@ func broadcastStrides(out tensor.Shape, ins ...tensor.Shape) ([]int, [][]int, bo
 		}
 	}
 	return dims, merged, len(dims) <= maxRank
-}
-
-// recordExpand broadcasts its input to the output shape (a strided copy).
-func recordExpand(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	dims, st, _ := broadcastStrides(n.Shape(), n.Input(0).Shape())
-	return r.stridedCopy(n, dims, st[0], out, in[0])
-}
-
-// recordPermute reorders axes: output axis i walks input axis Perm[i].
-func recordPermute(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	dims, strides, _ := permuteStrides(n)
-	return r.stridedCopy(n, dims, strides, out, in[0])
-}
-
-// permuteStrides gives the output's axes (size-1 axes dropped) with the input's element
-// stride along each.
-func permuteStrides(n *tensor.Node) ([]int, []int, bool) {
-	s := n.Input(0).Shape()
-	perm := n.Attr().(tensor.PermuteAttr).Perm
-	dense := make([]int, len(s))
-	stride := 1
-	for i := len(s) - 1; i >= 0; i-- {
-		dense[i] = stride
-		stride *= s[i]
-	}
-	var dims, st []int
-	for _, p := range perm {
-		if s[p] != 1 {
-			dims, st = append(dims, s[p]), append(st, dense[p])
-		}
-	}
-	return dims, st, len(dims) <= maxRank
-}
-
-func (r *Recorder) stridedCopy(n *tensor.Node, dims, strides []int, out, src *Buffer) error {
-	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(src), offB: f32Off(src), offC: f32Off(out)}
-	if push.n == 0 {
-		return nil
-	}
-	push.setShape(dims, [][]int{strides})
-	return r.elementwise(elementwiseCopy, false, push, n.Op().String(), src, src, out)
 }

@@ -24,16 +24,6 @@ func init() {
 			register(op, []tensor.DType{tensor.I64}, intUnaryFactory[int64])
 		}
 	}
-	register(tensor.OpNot, []tensor.DType{tensor.Bool}, func(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
-		x := in[0]
-		return func() error {
-			for i, v := range x {
-				out[i] = v ^ 1
-			}
-			return nil
-		}, nil
-	})
-	register(tensor.OpCast, allTypes, castFactory)
 }
 
 // f32UnaryOps maps each op to a constructor of its slice loop from the node's attribute.

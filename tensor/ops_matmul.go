@@ -2,10 +2,9 @@ package tensor
 
 import "fmt"
 
-func init() {
-	registerShape(OpMatMul, matMulRule)
-	registerShape(OpReshape, reshapeRule)
-}
+// Matrix products.
+
+func init() { registerShape(OpMatMul, matMulRule) }
 
 // MatMul returns a @ b over the last two axes, batched over the leading axes with
 // broadcasting (a [B, M, K] @ b [K, N] is allowed). Rank-1 operands are not promoted:
@@ -77,31 +76,6 @@ func matMulRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("batch dimensions of %v and %v do not broadcast", a.shape, b.shape)
 	}
 	return out, append(batch.Clone(), m, n), at, nil
-}
-
-// Reshape returns x with a new shape of the same size; one dimension may be -1.
-// The result shares x's storage on every backend.
-func Reshape(x *Node, shape ...int) *Node {
-	s, err := ResolveReshape(x.shape, shape)
-	if err != nil {
-		panic(&Error{Op: "reshape", Err: err})
-	}
-	return Apply(OpReshape, ReshapeAttr{Shape: s}, x)
-}
-
-func reshapeRule(attr any, in []*Node) (DType, Shape, any, error) {
-	at, ok := attr.(ReshapeAttr)
-	if !ok {
-		return 0, nil, nil, fmt.Errorf("attribute must be ReshapeAttr, got %T", attr)
-	}
-	s, err := ResolveReshape(in[0].shape, at.Shape)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	if err := in[0].dtype.CheckShape(s); err != nil {
-		return 0, nil, nil, err
-	}
-	return in[0].dtype, s, ReshapeAttr{Shape: s}, nil
 }
 
 // Outer returns the outer product of two vectors: a [n], b [m] -> [n, m].
