@@ -31,6 +31,14 @@ func explain(err error, cell int, code string) error {
 		prefix = fmt.Sprintf("cell[%d]:%d:%d: ", cell, line, col)
 	}
 	switch {
+	case ok && optionMismatch.MatchString(msg):
+		// nn's options are typed by the call that takes them (nn.LayerOption,
+		// nn.FitOption, ...): the option was passed to another call.
+		m := optionMismatch.FindStringSubmatch(msg)
+		name := src[:strings.IndexFunc(src+"(", func(r rune) bool { return r == '(' || r == ',' || r == ')' })]
+		return fmt.Errorf("%s%s is a %s, but this argument must be a %s: the option belongs to another call "+
+			"(nn.LayerOption goes to layer constructors, nn.CompileOption to Compile, nn.FitOption to Fit, "+
+			"nn.EvaluateOption to Evaluate, nn.PredictOption to Predict, nn.CallbackOption to callbacks)", prefix, name, m[1], m[2])
 	case inferenceFailed(err) && ok:
 		name := calleeAt(code, line, col)
 		return fmt.Errorf("%s%s\n(the interpreter infers type arguments less well than Go, above all from function literals, untyped constants and constraints like ~[]E: give them, as in %s[int, string](...))", prefix, strings.TrimPrefix(msg, prefix), name)
@@ -42,6 +50,9 @@ func explain(err error, cell int, code string) error {
 	}
 	return err
 }
+
+// optionMismatch matches yaegi's error for an nn option given to a call of another kind.
+var optionMismatch = regexp.MustCompile(`cannot use type (nn\.\w+) as type (nn\.\w+Option)$`)
 
 // cellPos returns the line and column at the start of msg when it is a position in the
 // cell.
