@@ -397,7 +397,7 @@ func (i *Interp) userVars() ([]string, map[string]reflect.Value) {
 	defer i.mu.Unlock()
 	var names []string
 	for n := range g {
-		if n == "_" || strings.HasPrefix(n, "_gml") || i.prelude[n] {
+		if n == "_" || strings.HasPrefix(n, "_gml") || i.prelude[n] || i.goNames[n] {
 			continue
 		}
 		if _, isImport := i.imports[n]; isImport {

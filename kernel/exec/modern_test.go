@@ -22,7 +22,7 @@ func runSteps(t *testing.T, i *Interp, steps []step) {
 		case s.errName != "" && (r.Err == nil || r.Err.Name != s.errName || !strings.Contains(tb, s.errHas)):
 			t.Errorf("step %d %q: %v\n%s\nwant %s with %q", n+1, s.code, r.Err, tb, s.errName, s.errHas)
 		case s.errName == "" && r.Err != nil:
-			t.Errorf("step %d %q failed: %v\n%s", n+1, s.code, r.Err, tb)
+			t.Errorf("step %d %q failed: %v\n%s\nstderr: %s", n+1, s.code, r.Err, tb, p.err.String())
 		case s.errName == "" && text(r) != s.result:
 			t.Errorf("step %d %q: result %q, want %q", n+1, s.code, text(r), s.result)
 		}
