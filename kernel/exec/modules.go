@@ -419,10 +419,10 @@ func (i *Interp) importModules(f *ast.File) error {
 	if ws == nil {
 		return nil
 	}
-	std, _ := stdSources()
+	std := stdPaths()
 	for _, imp := range f.Imports {
 		_, p := importName(imp)
-		if known[p] || std[p] != nil || !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
+		if known[p] || std[p] || !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
 			continue
 		}
 		if _, err := ws.run(context.Background(), false, "list", p); err != nil {
