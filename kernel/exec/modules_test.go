@@ -65,8 +65,8 @@ func TestGoModules(t *testing.T) {
 	cache := strings.TrimSpace(string(out))
 	proxy := t.TempDir()
 	writeModule(t, proxy, "example.com/greet", "v1.0.0", map[string]string{
-		"go.mod":   "module example.com/greet\n\ngo 1.21\n",
-		"greet.go": "package greet\n\nimport \"strings\"\n\n// Hello greets.\nfunc Hello(name string) string { return \"hello, \" + name }\n\n// Apply calls f on n.\nfunc Apply(n int, f func(int) int) int { return f(n) }\n\n// Words splits s.\nfunc Words(s string) []string { return strings.Fields(s) }\n",
+		"go.mod":         "module example.com/greet\n\ngo 1.21\n",
+		"greet.go":       "package greet\n\nimport \"strings\"\n\n// Hello greets.\nfunc Hello(name string) string { return \"hello, \" + name }\n\n// Apply calls f on n.\nfunc Apply(n int, f func(int) int) int { return f(n) }\n\n// Words splits s.\nfunc Words(s string) []string { return strings.Fields(s) }\n",
 		"shout/shout.go": "package shout\n\nimport \"strings\"\n\nfunc Loud(s string) string { return strings.ToUpper(s) + \"!\" }\n",
 	})
 	writeModule(t, proxy, "example.com/needy", "v1.0.0", map[string]string{
