@@ -30,6 +30,9 @@ func explain(err error, cell int, code string) error {
 	if ok {
 		prefix = fmt.Sprintf("cell[%d]:%d:%d: ", cell, line, col)
 	}
+	if sub := unknownImportRE.FindStringSubmatch(msg); sub != nil {
+		return fmt.Errorf("%scannot import %q: fetch its module first with %%go get MODULE@VERSION (the standard library, gonum's mat, stat and floats, and gml's packages need no fetching)", sub[1], sub[2])
+	}
 	switch {
 	case inferenceFailed(err) && ok:
 		name := calleeAt(code, line, col)

@@ -94,7 +94,7 @@ func stdPrefix(path string) string { return "_gml_" + packageName(path) + "_" }
 func prepareStdPkgs() (map[string]*stdPkg, error) {
 	files := map[string][]string{} // import path -> file names
 	err := fs.WalkDir(stdsrc, "stdsrc", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go.txt") || droppedFiles[strings.TrimPrefix(p, "stdsrc/")] {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go.txt") {
 			return err
 		}
 		dir := strings.TrimPrefix(path.Dir(p), "stdsrc/")
@@ -391,9 +391,6 @@ var runtimeParts = map[string]string{
 	sort.SliceStable(x, func(i, j int) bool { return compare(x[i], x[j]) < 0 })
 }`,
 }
-
-// droppedFiles are standard files replaced by runtimeParts.
-var droppedFiles = map[string]bool{"slices/zsortordered.go.txt": true, "slices/zsortanyfunc.go.txt": true}
 
 // kernelImports are the imports of the kernel's part of each package.
 var kernelImports = map[string]string{
