@@ -46,6 +46,9 @@ func deviceKind(device string) string {
 //   - PyTorch's CPU training steps (name train_step_cpu: bench_torch_cpu.py, and
 //     ../shared/anchors/pytorch_cpu_xeon.jsonl), keyed by workload and threads, whose
 //     ms is the step with the loss read back (the script calls loss.item());
+//   - ONNX Runtime's CPU inference times (../shared/anchors/ort_cpu_2threads.jsonl) and
+//     PyTorch's eager inference times on the H200 (pytorch_h200_infer.jsonl), keyed by
+//     model (bench onnx);
 //   - PyTorch's H200 figures (../shared/anchors/pytorch_h200.jsonl): training steps,
 //     compared by ms_with_loss_read since our step reads the loss (lines without it are
 //     left out), and untransposed non-TF32 matmul TFLOP/s. These are comparable only
@@ -96,6 +99,12 @@ type refLine struct {
 	N              int      `json:"n"`
 	TFLOPs         float64  `json:"tflops"`
 	Torch          string   `json:"torch"`
+	// ONNX Runtime's inference times (ort_cpu_2threads.jsonl) and PyTorch's
+	// (pytorch_h200_infer.jsonl).
+	Ref      string  `json:"ref"`
+	MSPerRun float64 `json:"ms_per_run"`
+	Model    string  `json:"model"`
+	Mode     string  `json:"mode"`
 }
 
 func (rs *references) add(line []byte) error {
@@ -109,6 +118,12 @@ func (rs *references) add(line []byte) error {
 		}
 	}
 	switch {
+	case l.Bench == "onnx" && l.MSPerRun > 0:
+		put(refKey{"onnx", l.Case, deviceKind(l.Device), l.Threads}, reference{name: l.Ref, threads: l.Threads, value: l.MSPerRun, unit: "ms/run"})
+	case l.Name == "infer" && l.Mode == "eager":
+		// PyTorch eager on the H200 is the bar (its CUDA-graph replay, the aim, is
+		// not a reference line).
+		put(refKey{"onnx", l.Model, "gpu", 0}, reference{name: "pytorch_eager_h200", value: l.MS, unit: "ms/run", hardware: "H200"})
 	case l.Bench != "":
 		name := "gml"
 		if l.Impl != "" {
@@ -161,15 +176,19 @@ func (rs *references) lookup(r result, caseName, hardware string) (reference, er
 
 // anchorFile is ../shared/anchors/NAME beside the repository that holds the working
 // directory: where the measured PyTorch figures are kept.
-func anchorFile(name string) string {
+func anchorFile(name string) string { return sharedPath("anchors", name) }
+
+// sharedPath is ../shared/PATH... beside the repository that holds the working
+// directory.
+func sharedPath(parts ...string) string {
 	dir, _ := os.Getwd()
 	for dir != "/" && dir != "." {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "anchors", name)
+			return filepath.Join(append([]string{dir, "..", "shared"}, parts...)...)
 		}
 		dir = filepath.Dir(dir)
 	}
-	return filepath.Join("..", "shared", "anchors", name)
+	return filepath.Join(append([]string{"..", "shared"}, parts...)...)
 }
 
 // round rounds v to digits decimals.

@@ -58,7 +58,7 @@ func runGPU(t *testing.T, be *Backend, outputs []*tensor.Node, feeds map[*tensor
 			seg.Buffers[n] = seg.Buffers[n.Input(w[0])]
 			continue
 		}
-		b, err := be.Alloc(int64(n.Shape().Size()*n.DType().Size()), runtime.PoolActivations)
+		b, err := be.Alloc(int64(n.DType().Bytes(n.Shape().Size())), runtime.PoolActivations)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,6 +172,18 @@ func TestBackendBinaryBroadcast(t *testing.T) {
 			compareWithCPU(t, be, fmt.Sprint(name, sh), 2e-6, []*tensor.Node{build(a, b)}, feeds)
 		}
 	}
+}
+
+// TestBackendPowNegativeBase checks C's pow where GLSL's is undefined: a negative base
+// with an integral exponent, and a zero base.
+func TestBackendPowNegativeBase(t *testing.T) {
+	be := openBackend(t)
+	g := tensor.NewGraph()
+	a := g.Input("a", tensor.F32, 6)
+	b := g.Input("b", tensor.F32, 6)
+	av, _ := tensor.FromFloat32s(tensor.Shape{6}, []float32{-2, -1.5, -3, 0, 0, 2})
+	bv, _ := tensor.FromFloat32s(tensor.Shape{6}, []float32{3, 2, -1, 2, 0, 0.5})
+	compareWithCPU(t, be, "pow", 2e-6, []*tensor.Node{tensor.Pow(a, b)}, map[*tensor.Node]*tensor.Tensor{a: av, b: bv})
 }
 
 func TestBackendLayout(t *testing.T) {

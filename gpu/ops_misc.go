@@ -15,7 +15,7 @@ func init() {
 			ops[op] = opImpl{typed: true, record: recordCompare, supports: compareSupported}
 		}
 	}
-	ops[tensor.OpCast] = opImpl{typed: true, record: recordCast, supports: func(_ *Device, n *tensor.Node) bool { return wordSized(n) }}
+	ops[tensor.OpCast] = opImpl{typed: true, record: recordCast, supports: castSupported}
 	dropoutOK := func(_ *Device, n *tensor.Node) bool {
 		x := n.Input(0).DType()
 		return n.DType() == tensor.F32 && isIndex(n.Input(1)) && (n.Op() == tensor.OpDropoutMask || x == tensor.F32) && wordSized(n)
@@ -96,10 +96,26 @@ func recordCompare(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 	return r.Dispatch(k, gridFor(int(units)), words(w), n.Op().String(), In(bufs[0]), In(bufs[1]), In(bufs[2]), Out(out))
 }
 
-// recordCast converts with cast.comp; a cast to the same dtype is a copy.
+// castSupported accepts casts between the plain dtypes, and decoding a quantised
+// tensor to f32; encoding to a quantised type runs on the CPU.
+func castSupported(_ *Device, n *tensor.Node) bool {
+	if n.DType().IsQuantized() {
+		return false
+	}
+	if n.Input(0).DType().IsQuantized() {
+		return n.DType() == tensor.F32 && wordSized(n)
+	}
+	return wordSized(n)
+}
+
+// recordCast converts with cast.comp; a cast to the same dtype is a copy, and a
+// quantised input is decoded by matmul_quant.comp.
 func recordCast(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	count := n.Shape().Size()
 	from, to := n.Input(0).DType(), n.DType()
+	if from.IsQuantized() {
+		return recordDequantize(r, n, out, in)
+	}
 	if from == to {
 		p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
 		return r.layoutCopy("cast", p, to.Size(), count, 0, count, in[0], out)

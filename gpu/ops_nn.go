@@ -57,6 +57,9 @@ func matMulPlan(n *tensor.Node) (MatMul, bool) {
 // f16/bf16 ones, on cooperative matrices where the device has them for the type and
 // shape (halfMatMulShader), else widened to f32.
 func matMulSupported(d *Device, n *tensor.Node) bool {
+	if n.Input(0).DType().IsQuantized() || n.Input(1).DType().IsQuantized() {
+		return quantMatMulSupported(n)
+	}
 	_, ok := matMulPlan(n)
 	dt := n.DType()
 	return ok && n.Input(0).DType() == dt && n.Input(1).DType() == dt && (dt == tensor.F32 || dt == tensor.F16 || dt == tensor.BF16)
@@ -239,6 +242,9 @@ func recordWidenedMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in 
 }
 
 func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	if n.Input(0).DType().IsQuantized() || n.Input(1).DType().IsQuantized() {
+		return recordQuantMatMul(r, n, out, in)
+	}
 	p, _ := matMulPlan(n)
 	if n.Shape().Size() == 0 {
 		return nil

@@ -61,7 +61,11 @@ func (h *History) String() string {
 	for i, e := range h.Epochs {
 		fmt.Fprintf(&b, "%5d", e+1)
 		for _, k := range h.keys {
-			fmt.Fprintf(&b, "  %12.4f", h.Values[k][i])
+			format := "  %12.4f"
+			if k == "lr" {
+				format = "  %12.4g" // rates span decades: 1e-05, not 0.0000
+			}
+			fmt.Fprintf(&b, format, h.Values[k][i])
 		}
 		b.WriteByte('\n')
 	}

@@ -88,7 +88,8 @@ func TestRunSemantics(t *testing.T) {
 	)
 	var text strings.Builder
 	failures := Run(context.Background(), nb, interp, RunOptions{Timeout: 300 * time.Millisecond, Live: &text})
-	if len(failures) != 2 || failures[0].Index != 1 || failures[1].Index != 4 || failures[1].Err.Name != "Interrupted" {
+	// The input cell fails too: its last call returns a non-nil error.
+	if len(failures) != 3 || failures[0].Index != 1 || failures[1].Index != 4 || failures[1].Err.Name != "Interrupted" || failures[2].Index != 5 {
 		t.Fatalf("failures: %+v", failures)
 	}
 	outs := func(k int) []*Output { return nb.Cells[k].Outputs }
@@ -104,7 +105,7 @@ func TestRunSemantics(t *testing.T) {
 	if o := outs(3); len(o) != 1 || o[0].Text != "kept\n" {
 		t.Errorf("cell 4 outputs (clear_output wait): %+v", o)
 	}
-	if o := outs(5); len(o) != 1 || !strings.Contains(o[0].Data["text/plain"].(string), "headless run has no user") {
+	if o := outs(5); len(o) != 1 || o[0].Type != "error" || !strings.Contains(o[0].EValue, "headless run has no user") {
 		t.Errorf("cell 6 outputs (input): %+v", o)
 	}
 	if o := outs(6); len(o) != 1 || o[0].Data["text/plain"] != "3" || *nb.Cells[6].ExecutionCount != 7 {

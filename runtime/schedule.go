@@ -178,7 +178,7 @@ type placement struct {
 	variables map[*tensor.Variable]*resident // variables this graph uses, after homing
 }
 
-func bytesOf(n *tensor.Node) int64 { return int64(n.Shape().Size() * n.DType().Size()) }
+func bytesOf(n *tensor.Node) int64 { return int64(n.DType().Bytes(n.Shape().Size())) }
 
 // place allocates every buffer: variables at their homes (through r), inputs and
 // constants on each backend that reads them, transfers for values read away from

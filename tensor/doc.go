@@ -3,7 +3,9 @@
 // Host data: Tensor is a dense row-major array in host memory (shapes outermost first,
 // as NumPy), with constructors from []float32, []float64, [][]float64 and gonum
 // matrices, and conversions back. DType covers F32 (the default), F16, BF16, I32, I64
-// and Bool; quantised block types are to be added after them.
+// and Bool, and the block-quantised Q4_0, Q8_0 and Q4_K of ggml (layouts in
+// tensor/quant): rows of blocks along the innermost axis, which MatMul multiplies with
+// an f32 operand as they are and Cast decodes or encodes; no other op takes them.
 //
 // Graphs: a Graph records Nodes; building a node never computes anything. Each Node has
 // one Op from a single flat enumeration (op.go), an output dtype and shape, inputs and

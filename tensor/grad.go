@@ -128,6 +128,19 @@ func GradWithSeed(outputs, seeds, wrt []*Node) []*Node {
 	return res
 }
 
+// StopGradient returns x's value as a node through which no gradient flows: Grad
+// treats it as a constant, as it does an input. It is a Reshape to x's own shape, which
+// the runtime aliases to x's buffer, so it costs nothing when the graph runs. Detaching
+// a value (ag's Detach) and checkpointed segments use it.
+func StopGradient(x *Node) *Node {
+	n := Reshape(x, x.shape...)
+	n.stopGrad = true
+	return n
+}
+
+// StopsGradient reports whether n was made by StopGradient.
+func (n *Node) StopsGradient() bool { return n.stopGrad }
+
 // decomposedGrad is the gradient rule of a fused op differentiated through its
 // decomposition: the partial derivatives of Decompose(n) with respect to n's inputs.
 // The inputs are leaves (a path from one input through another belongs to the caller's
@@ -163,7 +176,7 @@ func backprop(outputs, seeds, wrt []*Node, leaves bool) map[*Node]*Node {
 		}
 	}
 	for _, n := range nodes {
-		if dep[n.id] || !n.dtype.IsFloat() || opTable[n.op].noGrad != "" {
+		if dep[n.id] || !n.dtype.IsFloat() || opTable[n.op].noGrad != "" || n.stopGrad {
 			continue
 		}
 		for _, in := range n.inputs {

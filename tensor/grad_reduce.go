@@ -83,6 +83,20 @@ func prodGrad(n, gy *Node) []*Node {
 func matMulGrad(n, gy *Node) []*Node {
 	at := n.attr.(MatMulAttr)
 	a, b := n.inputs[0], n.inputs[1]
+	// Quantised weights are frozen: no gradient reaches them, and the gradient of the
+	// other operand multiplies by their decoded values, since the backward products
+	// reduce along the axis the blocks do not run along.
+	switch {
+	case a.dtype.IsQuantized():
+		return []*Node{nil, matMulGrads(at, Cast(a, F32), b, gy)[1]}
+	case b.dtype.IsQuantized():
+		return []*Node{matMulGrads(at, a, Cast(b, F32), gy)[0], nil}
+	}
+	return matMulGrads(at, a, b, gy)
+}
+
+// matMulGrads returns the gradients of op(a) @ op(b) with respect to a and b.
+func matMulGrads(at MatMulAttr, a, b, gy *Node) []*Node {
 	// The gradient products keep the forward's precision.
 	mm := func(x, y *Node, tx, ty bool) *Node {
 		return MatMulWith(x, y, MatMulAttr{TransA: tx, TransB: ty, Precision: at.Precision})

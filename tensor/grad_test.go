@@ -199,3 +199,29 @@ func TestPadSource(t *testing.T) {
 		}
 	}
 }
+
+func TestStopGradientCutsOnlyItsPath(t *testing.T) {
+	g := NewGraph()
+	x := g.Input("x", F32, 3)
+	s := StopGradient(Exp(x))
+	if !s.StopsGradient() || s.op != OpReshape || !s.shape.Equal(x.shape) {
+		t.Fatalf("StopGradient made %v (stops %v)", s, s.StopsGradient())
+	}
+	// Only through the stopped path: the gradient is a constant zero.
+	only := Grad(Sum(s, nil, false), []*Node{x})[0]
+	for a := range ancestors(only) {
+		if a.op == OpInput {
+			t.Errorf("gradient through StopGradient alone depends on %v; want a constant zero", a)
+		}
+	}
+	// x·stop(exp x): the gradient is stop(exp x), the stopped node itself, not x·exp x + exp x.
+	both := Grad(Sum(Mul(x, s), nil, false), []*Node{x})[0]
+	if !ancestors(both)[s] {
+		t.Errorf("gradient of x·stop(exp x) does not read the stopped value")
+	}
+	for a := range ancestors(both) {
+		if a.op == OpExp && !ancestors(s)[a] {
+			t.Errorf("gradient differentiates through the stopped exp: %v", a)
+		}
+	}
+}

@@ -197,7 +197,8 @@ const (
 	IntTypes     DTypeSet = 1<<I32 | 1<<I64
 	NumericTypes          = FloatTypes | IntTypes
 	BoolType     DTypeSet = 1 << Bool
-	AllTypes     DTypeSet = 1<<numDTypes - 1
+	AllTypes     DTypeSet = 1<<(Bool+1) - 1 // every type but the quantised ones
+	QuantTypes   DTypeSet = 1<<Q4_0 | 1<<Q8_0 | 1<<Q4_K
 )
 
 // DTypes returns the set holding exactly dts.
@@ -238,6 +239,8 @@ func (s DTypeSet) String() string {
 		return "integer (" + list + ")"
 	case NumericTypes:
 		return "numeric (" + list + ")"
+	case QuantTypes:
+		return "quantised (" + list + ")"
 	}
 	return list
 }
@@ -349,7 +352,7 @@ var opTable = [numOps]opInfo{
 	OpClamp:       {name: "clamp", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpScale:       {name: "scale", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpNot:         {name: "not", kind: KindUnary, arity: 1, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
-	OpCast:        {name: "cast", kind: KindUnary, arity: 1, dtypes: AllTypes, cost: CostCheap, gpu: onShader("cast")},
+	OpCast:        {name: "cast", kind: KindUnary, arity: 1, dtypes: AllTypes | QuantTypes, cost: CostCheap, gpu: onShader("cast")},
 
 	OpAdd:          {name: "add", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpSub:          {name: "sub", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
@@ -380,7 +383,7 @@ var opTable = [numOps]opInfo{
 	OpCumSum: {name: "cumsum", kind: KindReduce, arity: 1, dtypes: NumericTypes, cost: CostReduce, gpu: coded("reduce_scan")},
 	OpTopK:   {name: "topk", kind: KindReduce, arity: 1, dtypes: NumericTypes, cost: CostReduce, noGrad: intOut, gpu: coded("reduce_scan")},
 
-	OpMatMul: {name: "matmul", kind: KindMatMul, arity: 2, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("matmul_f32")},
+	OpMatMul: {name: "matmul", kind: KindMatMul, arity: 2, dtypes: FloatTypes | QuantTypes, cost: CostProduct, gpu: onShader("matmul_f32")},
 
 	OpConv:           {name: "conv", kind: KindConv, arity: 2, dtypes: FloatTypes, cost: CostProduct, gpu: coded("conv")},
 	OpConvTranspose:  {name: "conv_transpose", kind: KindConv, arity: 2, dtypes: FloatTypes, cost: CostProduct, gpu: coded("conv")},
@@ -400,7 +403,7 @@ var opTable = [numOps]opInfo{
 	OpAttentionGrad: {name: "attention_grad", kind: KindNorm, arity: -2, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("attention_bwd")},
 	OpRoPE:          {name: "rope", kind: KindNorm, arity: 2, dtypes: FloatTypes, cost: CostMath, gpu: onShader("attention_rope")},
 
-	OpReshape:      {name: "reshape", kind: KindLayout, arity: 1, dtypes: AllTypes, cost: CostFree, gpu: coded("elementwise", "copy")},
+	OpReshape:      {name: "reshape", kind: KindLayout, arity: 1, dtypes: AllTypes | QuantTypes, cost: CostFree, gpu: coded("elementwise", "copy")},
 	OpPermute:      {name: "permute", kind: KindLayout, arity: 1, dtypes: AllTypes, cost: CostMove, gpu: coded("elementwise", "copy")},
 	OpConcat:       {name: "concat", kind: KindLayout, arity: -1, dtypes: AllTypes, cost: CostMove, gpu: onShader("layout")},
 	OpSlice:        {name: "slice", kind: KindLayout, arity: 1, dtypes: AllTypes, cost: CostMove, gpu: onShader("layout")},

@@ -103,6 +103,14 @@ func castRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if !at.To.Valid() {
 		return 0, nil, nil, fmt.Errorf("invalid target dtype %v", at.To)
 	}
+	// Quantised types decode to and encode from floating point only.
+	from := in[0].dtype
+	if from.IsQuantized() && !at.To.IsFloat() || at.To.IsQuantized() && !from.IsFloat() {
+		return 0, nil, nil, fmt.Errorf("casts %v to %v: quantised types convert to and from floating-point types only", from, at.To)
+	}
+	if err := at.To.CheckShape(in[0].shape); err != nil {
+		return 0, nil, nil, err
+	}
 	return at.To, in[0].shape, at, nil
 }
 

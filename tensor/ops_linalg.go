@@ -10,6 +10,13 @@ func init() {
 // MatMul returns a @ b over the last two axes, batched over the leading axes with
 // broadcasting (a [B, M, K] @ b [K, N] is allowed). Rank-1 operands are not promoted:
 // reshape them first.
+//
+// One operand may be quantised (Q4_0, Q8_0, Q4_K) with the other f32, if the product
+// reduces along the quantised operand's innermost axis, the one its blocks run along:
+// a quantised b transposed (MatMulT(x, w, false, true) with w [N, K], the layout of a
+// linear layer in a GGUF file) or a quantised a untransposed. Backends decode the
+// blocks inside the product, so the weights stay quantised in device memory. The
+// result is f32. The quantised operand is a matrix; the other may carry batch axes.
 func MatMul(a, b *Node) *Node { return Apply(OpMatMul, MatMulAttr{}, a, b) }
 
 // MatMulT returns op(a) @ op(b), where op transposes the last two axes when the
@@ -28,7 +35,24 @@ func matMulRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("attribute must be MatMulAttr, got %T", attr)
 	}
 	a, b := in[0], in[1]
-	if a.dtype != b.dtype || !a.dtype.IsFloat() {
+	out := a.dtype
+	switch {
+	case a.dtype.IsQuantized() || b.dtype.IsQuantized():
+		q, qt, other := a, at.TransA, b
+		if b.dtype.IsQuantized() {
+			q, qt, other = b, !at.TransB, a
+		}
+		if other.dtype != F32 || at.Precision != F32 {
+			return 0, nil, nil, fmt.Errorf("a quantised operand multiplies an f32 one at f32 precision, have %s", shapesOf(in))
+		}
+		if q.shape.Rank() != 2 {
+			return 0, nil, nil, fmt.Errorf("a quantised operand must be a matrix (batch the other operand), have %v", q)
+		}
+		if qt {
+			return 0, nil, nil, fmt.Errorf("the product must reduce along the innermost axis of the quantised operand %v, where its blocks run: pass it as b with TransB (MatMulT(x, w, false, true), w [N, K]) or as a without TransA; Cast it to f32 for other layouts", q)
+		}
+		out = F32
+	case a.dtype != b.dtype || !a.dtype.IsFloat():
 		return 0, nil, nil, fmt.Errorf("needs two inputs of the same float dtype, have %s", shapesOf(in))
 	}
 	if at.Precision != F32 && (a.dtype != F32 || !at.Precision.IsFloat()) {
@@ -52,7 +76,7 @@ func matMulRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if !ok {
 		return 0, nil, nil, fmt.Errorf("batch dimensions of %v and %v do not broadcast", a.shape, b.shape)
 	}
-	return a.dtype, append(batch.Clone(), m, n), at, nil
+	return out, append(batch.Clone(), m, n), at, nil
 }
 
 // Reshape returns x with a new shape of the same size; one dimension may be -1.
@@ -72,6 +96,9 @@ func reshapeRule(attr any, in []*Node) (DType, Shape, any, error) {
 	}
 	s, err := ResolveReshape(in[0].shape, at.Shape)
 	if err != nil {
+		return 0, nil, nil, err
+	}
+	if err := in[0].dtype.CheckShape(s); err != nil {
 		return 0, nil, nil, err
 	}
 	return in[0].dtype, s, ReshapeAttr{Shape: s}, nil

@@ -145,3 +145,42 @@ func SGDUpdate(p, g, vel, lr *Node, attr SGDAttr) *Node {
 func AdamUpdate(p, g, m, v, lr, step *Node, attr AdamAttr) *Node {
 	return Apply(OpAdamUpdate, attr, p, g, m, v, lr, step)
 }
+
+// RMSpropAttr configures RMSpropUpdate (PyTorch's RMSprop): Alpha is the decay of the
+// mean square, Eps is added to its root, Momentum (0 for none) smooths the step, and
+// Centered divides by the root of the variance (mean square minus squared mean)
+// instead. WeightDecay adds WeightDecay·p to the gradient.
+type RMSpropAttr struct {
+	Alpha, Eps, Momentum, WeightDecay float32
+	Centered                          bool
+}
+
+// RMSpropUpdate updates parameter p in place from gradient g: with g' = g + WeightDecay·p,
+// sq = α·sq + (1-α)·g'²; with Centered also avg = α·avg + (1-α)·g' and the denominator
+// d = √(sq - avg²) + ε, else d = √sq + ε; with Momentum, buf = μ·buf + g'/d and
+// p -= lr·buf, else p -= lr·g'/d. sq, avg (Centered only, else nil) and buf (Momentum
+// only, else nil) are variables updated in place too. There is no fused kernel: it is a
+// composition of elementwise ops and Assigns. The result is the Assign writing p.
+func RMSpropUpdate(p, g, sq, avg, buf, lr *Node, attr RMSpropAttr) *Node {
+	if !(attr.Alpha >= 0 && attr.Alpha < 1) || attr.Eps < 0 || attr.Momentum < 0 || attr.WeightDecay < 0 {
+		panic(&Error{Op: "rmsprop_update", Err: fmt.Errorf("invalid settings %+v (alpha in [0, 1), eps, momentum and weight decay >= 0)", attr)})
+	}
+	if (avg == nil) == attr.Centered || (buf == nil) == (attr.Momentum > 0) {
+		panic(&Error{Op: "rmsprop_update", Err: fmt.Errorf("the mean (%v) is needed exactly when centered, the momentum buffer (%v) exactly with momentum: %+v", avg != nil, buf != nil, attr)})
+	}
+	if attr.WeightDecay != 0 {
+		g = Add(g, MulScalar(p, float64(attr.WeightDecay)))
+	}
+	a := float64(attr.Alpha)
+	newSq := Assign(sq, Add(MulScalar(sq, a), MulScalar(Square(g), 1-a)))
+	denom := newSq
+	if attr.Centered {
+		newAvg := Assign(avg, Add(MulScalar(avg, a), MulScalar(g, 1-a)))
+		denom = Sub(newSq, Square(newAvg))
+	}
+	step := Div(g, AddScalar(Sqrt(denom), float64(attr.Eps)))
+	if attr.Momentum > 0 {
+		step = Assign(buf, Add(MulScalar(buf, float64(attr.Momentum)), step))
+	}
+	return Assign(p, Sub(p, Mul(lr, step)))
+}

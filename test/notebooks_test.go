@@ -167,7 +167,8 @@ var notebookChecks = map[string]func(t *testing.T, p printed){
 		within(t, "class accuracy", acc[0], 75, 90)
 		within(t, "footwear accuracy", acc[1], 95, 100)
 		p.numbers(t, `one tensor per output: \[10000 10\] \[10000 1\]`)
-		p.numbers(t, `mse on int labels .*use sparse_categorical_crossentropy`)
+		p.numbers(t, `label 9 at index 0 is not a class id of the head, which has 3 classes \(ids 0 to 2\)`)
+		within(t, "footwear report's accuracy", p.numbers(t, `(?m)^accuracy\s+([\d.]+)\s+10000$`)[0], 0.95, 1)
 		within(t, "custom layer's accuracy after one epoch", p.numbers(t, `after one epoch: accuracy ([\d.]+)%`)[0], 55, 85)
 	},
 	"transformer_classifier": func(t *testing.T, p printed) {
@@ -183,6 +184,9 @@ var notebookChecks = map[string]func(t *testing.T, p printed){
 		default:
 			t.Errorf("no accuracy bar for %v epochs on %v images: add one", epochs, n)
 		}
+		if cm := p.numbers(t, `Confusion matrix: 10000 samples, accuracy ([\d.]+)`)[0]; math.Abs(100*cm-v[0]) > 0.021 {
+			t.Errorf("Evaluate's accuracy %.2f%%, the confusion matrix's %.2f%%", v[0], 100*cm)
+		}
 	},
 	"fashion_mnist_mlp": func(t *testing.T, p printed) {
 		v := p.numbers(t, `test accuracy ([\d.]+)%, loss ([\d.]+)`)
@@ -191,6 +195,9 @@ var notebookChecks = map[string]func(t *testing.T, p printed){
 		recount := p.numbers(t, `accuracy of the predictions ([\d.]+)%`)[0]
 		if math.Abs(recount-v[0]) > 0.021 { // two images of 10,000: ties after rounding to probabilities
 			t.Errorf("Evaluate's accuracy %.2f%%, counted from Predict %.2f%%", v[0], recount)
+		}
+		if r := p.numbers(t, `(?m)^accuracy\s+([\d.]+)\s+10000$`)[0]; math.Abs(100*r-recount) > 0.006 {
+			t.Errorf("the classification report's accuracy %.4f, counted from Predict %.2f%%", r, recount)
 		}
 		p.numbers(t, `identical predictions after load: true`)
 	},

@@ -32,7 +32,7 @@ var mutations = []mutation{
 	{name: "softmax_no_max_subtraction", area: "runtime/cpu", about: "CPU softmax exponentiates without subtracting the row maximum (a logit of 100 overflows)",
 		edits: []edit{{"runtime/cpu/kernels_norm.go", "m = max(m, z)", "m = 0"}}, pkgs: cpuPkgs},
 	{name: "gpu_adam_drops_l2_decay", area: "gpu", about: "the optimizer shader drops Adam's L2 weight decay",
-		edits: []edit{{"shaders/src/optim.comp", "if (!DECOUPLED) gi += p.wd * pi;", ""}}, pkgs: gpuPkgs, regen: true},
+		edits: []edit{{"shaders/src/training_optim.comp", "if (!DECOUPLED) gi += p.wd * pi;", ""}}, pkgs: gpuPkgs, regen: true},
 	{name: "max_min_grad_ties_not_split", area: "tensor", about: "the Max/Min reduction gradient goes whole to every tied position",
 		edits: []edit{{"tensor/grad_reduce.go", "count := Sum(hit, at.Axes, true)", "count := Max(hit, at.Axes, true)"}}, pkgs: tensorPkgs},
 	{name: "accuracy_greater_equal", area: "nn", about: "the accuracy metric counts argmax >= label instead of ==",
@@ -76,11 +76,11 @@ var mutations = []mutation{
 
 	// gpu and shaders.
 	{name: "gpu_softmax_no_max_subtraction", area: "gpu", about: "the softmax shader exponentiates without subtracting the row maximum",
-		edits: []edit{{"shaders/src/softmax.comp", "m = max(m, v);", "m = 0.0;"}}, pkgs: gpuPkgs, regen: true},
+		edits: []edit{{"shaders/src/norm_softmax.comp", "m = max(m, v);", "m = 0.0;"}}, pkgs: gpuPkgs, regen: true},
 	{name: "gpu_norm_eps_dropped", area: "gpu", about: "the norm shader forgets eps (a constant row divides by 0)",
 		edits: []edit{{"shaders/src/norm.comp", "inversesqrt(reduceSum(q) / float(p.n) + p.eps)", "inversesqrt(reduceSum(q) / float(p.n))"}}, pkgs: gpuPkgs, regen: true},
-	{name: "gpu_gelu_tanh_constant", area: "gpu", about: "a typo in the tanh-GELU constant of the eltwise shader (0.04715)",
-		edits: []edit{{"shaders/src/eltwise.comp", "SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)", "SQRT_2_OVER_PI * (x + 0.04715 * x * x * x)"}}, pkgs: gpuPkgs, regen: true},
+	{name: "gpu_gelu_tanh_constant", area: "gpu", about: "a typo in the tanh-GELU constant of the elementwise shader (0.04715)",
+		edits: []edit{{"shaders/src/elementwise.comp", "SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)", "SQRT_2_OVER_PI * (x + 0.04715 * x * x * x)"}}, pkgs: gpuPkgs, regen: true},
 	{name: "gpu_dropout_scale", area: "gpu", about: "GPU dropout scales kept values by 1-rate instead of 1/(1-rate)",
 		edits: []edit{{"gpu/ops_misc.go", "scale := float32(1 / (1 - float64(rate)))", "scale := float32(1 - float64(rate))"}}, pkgs: gpuPkgs},
 	{name: "gpu_sgd_nesterov_ignored", area: "gpu", about: "the GPU optimizer ignores SGD's Nesterov flag",

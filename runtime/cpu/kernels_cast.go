@@ -13,6 +13,9 @@ import (
 func castFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	from, to := n.Input(0).DType(), n.DType()
 	count := n.Shape().Size()
+	if to.IsQuantized() {
+		return quantizeFactory(n, out, in)
+	}
 	if from == to {
 		return func() error { copy(out, in[0]); return nil }, nil
 	}

@@ -43,6 +43,22 @@ float erf_(float x) {
 
 float sigmoid_(float x) { return 1.0 / (1.0 + exp(-x)); }
 
+// pow_ is C's pow: GLSL's is undefined for a negative base (it computes exp2(y*log2(x))),
+// but an integral exponent of one is well defined, and 0^y is 0 for y > 0, 1 for y = 0.
+float pow_(float x, float y) {
+	if (x > 0.0) {
+		return pow(x, y);
+	}
+	if (x == 0.0) {
+		return y > 0.0 ? 0.0 : (y == 0.0 ? 1.0 : 1.0 / 0.0);
+	}
+	if (y != floor(y)) {
+		return 0.0 / 0.0;
+	}
+	float r = pow(-x, y);
+	return mod(y, 2.0) == 1.0 ? -r : r;
+}
+
 // softplus_ is max(x, 0) + log(1 + exp(-|x|)), with log1p's series for tiny arguments.
 float softplus_(float x) {
 	float y = exp(-abs(x));
@@ -89,7 +105,7 @@ float binary(float x, float y) {
 	case ELEMENTWISE_SUB: return x - y;
 	case ELEMENTWISE_MUL: return x * y;
 	case ELEMENTWISE_DIV: return x / y;
-	case ELEMENTWISE_POW: return pow(x, y);
+	case ELEMENTWISE_POW: return pow_(x, y);
 	case ELEMENTWISE_MAXIMUM: return max(x, y);
 	case ELEMENTWISE_MINIMUM: return min(x, y);
 	}

@@ -1,0 +1,271 @@
+package onnx
+
+import (
+	"slices"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Indexing: gathers, scatters, one-hot, top-k, arg-reductions, cumulative sums and
+// NonZero, whose output size depends on the data.
+
+func init() {
+	register(7, lowerGather, "Gather")
+	register(11, lowerGatherElements, "GatherElements")
+	register(11, lowerGatherND, "GatherND")
+	register(11, lowerScatterElements, "ScatterElements")
+	register(11, lowerScatterND, "ScatterND")
+	register(9, lowerOneHot, "OneHot")
+	register(7, lowerTopK, "TopK")
+	register(7, lowerArgReduce, "ArgMax", "ArgMin")
+	register(11, lowerCumSum, "CumSum")
+	register(9, lowerNonZero, "NonZero")
+}
+
+// indices returns input i as an index node with negative entries counted from the end
+// of an axis of size dim.
+func (c *ctx) indices(i, dim int) *tensor.Node {
+	if dt := c.dtype(i); dt != Int64 && dt != Int32 {
+		c.failf("indices are %v, want int32 or int64", dt)
+	}
+	idx := c.x(i)
+	zero := c.scalar(idx.DType(), 0)
+	return tensor.Where(tensor.Less(idx, zero), tensor.Add(idx, c.scalar(idx.DType(), float64(dim))), idx)
+}
+
+func lowerGather(c *ctx) {
+	s := c.shape(0)
+	axis := c.axis(c.attrInt("axis", 0), len(s))
+	c.set(0, tensor.Gather(c.x(0), c.indices(1, s[axis]), axis), c.dtype(0))
+}
+
+func lowerGatherElements(c *ctx) {
+	s := c.shape(0)
+	axis := c.axis(c.attrInt("axis", 0), len(s))
+	c.set(0, tensor.TakeAlong(c.x(0), c.indices(1, s[axis]), axis), c.dtype(0))
+}
+
+// linearIndex turns index tuples idx (..., k) into row numbers of data's axes
+// [batch, batch+k) flattened, with the batch axes (the leading batch of idx and data)
+// folded in front: the rows of data reshaped to (prod(shape[:batch+k]), rest...).
+func linearIndex(c *ctx, idx *tensor.Node, data tensor.Shape, batch int) *tensor.Node {
+	is := idx.Shape()
+	k := is[len(is)-1]
+	dims := data[batch : batch+k]
+	strides := tensor.New(tensor.I64, k)
+	acc := int64(1)
+	for j := k - 1; j >= 0; j-- {
+		strides.Int64s()[j] = acc
+		acc *= int64(dims[j])
+	}
+	// Negative indices count from the end of their axis.
+	size := tensor.New(tensor.I64, k)
+	for j := range k {
+		size.Int64s()[j] = int64(dims[j])
+	}
+	idx = tensor.Cast(idx, tensor.I64)
+	zero := c.scalar(tensor.I64, 0)
+	idx = tensor.Where(tensor.Less(idx, zero), tensor.Add(idx, c.constant(size)), idx)
+	lin := tensor.Sum(tensor.Mul(idx, c.constant(strides)), []int{len(is) - 1}, false)
+	if batch > 0 {
+		// Row offset of each batch element: its flat batch number times the rows per
+		// batch element.
+		nb := data[:batch].Size()
+		off := tensor.New(tensor.I64, data[:batch]...)
+		for b := range nb {
+			off.Int64s()[b] = int64(b) * acc
+		}
+		shape := append(data[:batch].Clone(), make([]int, len(is)-1-batch)...)
+		for j := batch; j < len(shape); j++ {
+			shape[j] = 1
+		}
+		lin = tensor.Add(lin, tensor.Reshape(c.constant(off), shape...))
+	}
+	return lin
+}
+
+func lowerGatherND(c *ctx) {
+	data := c.shape(0)
+	is := c.shape(1)
+	batch := c.attrInt("batch_dims", 0)
+	if len(is) < 1 || batch < 0 || batch >= len(is) || batch+is[len(is)-1] > len(data) {
+		c.failf("data %v, indices %v and batch_dims %d do not fit", data, is, batch)
+	}
+	k := is[len(is)-1]
+	lin := linearIndex(c, c.x(1), data, batch)
+	rows := tensor.Reshape(c.x(0), append([]int{data[:batch+k].Size()}, data[batch+k:]...)...)
+	c.set(0, tensor.Gather(rows, lin, 0), c.dtype(0))
+}
+
+// scatterReduce maps the reduction attribute of the scatters.
+func (c *ctx) scatterReduce() tensor.ScatterReduce {
+	switch r := c.attrString("reduction", "none"); r {
+	case "none":
+		return tensor.ScatterReduceNone
+	case "add":
+		return tensor.ScatterReduceAdd
+	default:
+		c.unsupported("reduction %q", r)
+	}
+	return 0
+}
+
+func lowerScatterElements(c *ctx) {
+	dt := c.sameTypes(0, 2)
+	s := c.shape(0)
+	axis := c.axis(c.attrInt("axis", 0), len(s))
+	red := c.scatterReduce()
+	y := tensor.Scatter(c.x(0), c.indices(1, s[axis]), c.x(2), axis, red)
+	c.set(0, c.wrap(y, dt), dt)
+}
+
+// lowerScatterND scatters rows of the data flattened over its indexed axes.
+func lowerScatterND(c *ctx) {
+	dt := c.sameTypes(0, 2)
+	data := c.shape(0)
+	is := c.shape(1)
+	if len(is) < 1 || is[len(is)-1] > len(data) {
+		c.failf("indices %v do not fit data %v", is, data)
+	}
+	k := is[len(is)-1]
+	red := c.scatterReduce()
+	rest := data[k:]
+	m := is[:len(is)-1].Size()
+	lin := tensor.Reshape(linearIndex(c, c.x(1), data, 0), append([]int{m}, onesOf(len(rest))...)...)
+	rows := tensor.Reshape(c.x(0), append([]int{data[:k].Size()}, rest...)...)
+	upd := tensor.Reshape(c.x(2), append([]int{m}, rest...)...)
+	idx := tensor.Expand(lin, upd.Shape()...)
+	y := tensor.Reshape(tensor.Scatter(rows, idx, upd, 0, red), data...)
+	c.set(0, c.wrap(y, dt), dt)
+}
+
+func onesOf(n int) []int {
+	o := make([]int, n)
+	for i := range o {
+		o[i] = 1
+	}
+	return o
+}
+
+// lowerOneHot: indices may be negative (counted from depth); values holds (off, on).
+func lowerOneHot(c *ctx) {
+	depth := int(c.floats(1)[0])
+	dt := c.dtype(2)
+	if depth < 1 {
+		c.failf("depth %d", depth)
+	}
+	s := c.shape(0)
+	axis := c.attrInt("axis", -1)
+	if axis < 0 {
+		axis += len(s) + 1
+	}
+	if axis < 0 || axis > len(s) {
+		c.failf("axis %d for indices %v", c.attrInt("axis", -1), s)
+	}
+	idx := c.x(0)
+	if !idx.DType().IsInt() {
+		idx = tensor.Cast(idx, tensor.I64)
+	}
+	zero := c.scalar(idx.DType(), 0)
+	idx = tensor.Where(tensor.Less(idx, zero), tensor.Add(idx, c.scalar(idx.DType(), float64(depth))), idx)
+	hot := tensor.OneHot(idx, depth, tensor.I32)
+	if axis != len(s) {
+		perm := make([]int, 0, len(s)+1)
+		for i := range len(s) {
+			if i == axis {
+				perm = append(perm, len(s))
+			}
+			perm = append(perm, i)
+		}
+		hot = tensor.Permute(hot, perm...)
+	}
+	vals := c.x(2)
+	off := tensor.Reshape(tensor.SliceAxis(vals, 0, 0, 1))
+	on := tensor.Reshape(tensor.SliceAxis(vals, 0, 1, 2))
+	y := tensor.Where(tensor.NotEqual(hot, c.scalar(tensor.I32, 0)), on, off)
+	c.set(0, y, dt)
+}
+
+func lowerTopK(c *ctx) {
+	s := c.shape(0)
+	axis := c.axis(c.attrInt("axis", -1), len(s))
+	var k int
+	if c.opset() < 10 {
+		k = c.attrInt("k", 0)
+	} else {
+		k = c.scalarInt(1)
+	}
+	largest := c.attrInt("largest", 1) != 0
+	c.ignore("sorted")
+	if k < 0 || k > s[axis] {
+		c.failf("k %d for axis %d of %v", k, axis, s)
+	}
+	c.requireNumeric(0)
+	vals, idx := tensor.TopK(c.x(0), k, axis, largest)
+	c.set(0, vals, c.dtype(0))
+	c.set(1, idx, Int64)
+}
+
+func lowerArgReduce(c *ctx) {
+	c.requireNumeric(0)
+	s := c.shape(0)
+	axis := c.axis(c.attrInt("axis", 0), len(s))
+	keep := c.attrInt("keepdims", 1) != 0
+	last := c.attrInt("select_last_index", 0) != 0
+	x := c.x(0)
+	f := tensor.ArgMax
+	if c.n.op == "ArgMin" {
+		f = tensor.ArgMin
+	}
+	if !last {
+		c.set(0, f(x, axis, keep), Int64)
+		return
+	}
+	// The last extremum is the first of the reversed axis.
+	st, en, sp := make([]int, len(s)), slices.Clone([]int(s)), onesOf(len(s))
+	st[axis], en[axis], sp[axis] = s[axis]-1, -s[axis]-1, -1
+	r := f(tensor.Slice(x, st, en, sp), axis, keep)
+	c.set(0, tensor.Sub(c.scalar(tensor.I64, float64(s[axis]-1)), r), Int64)
+}
+
+func lowerCumSum(c *ctx) {
+	dt := c.dtype(0)
+	c.requireNumeric(0)
+	axis := c.axis(c.scalarInt(1), c.rank(0))
+	ex, rev := c.attrInt("exclusive", 0) != 0, c.attrInt("reverse", 0) != 0
+	c.set(0, c.wrap(tensor.CumSum(c.x(0), axis, ex, rev), dt), dt)
+}
+
+// lowerNonZero lists the coordinates of the non-zero elements, (rank, count), in
+// row-major order. The count is measured first (a stage boundary); then each non-zero
+// element writes its coordinates into column (number of non-zero elements before it),
+// and zero elements into a spare last column that is cut off.
+func lowerNonZero(c *ctx) {
+	x := c.x(0)
+	s := x.Shape()
+	r := len(s)
+	nz := x
+	if x.DType() != tensor.Bool {
+		nz = tensor.NotEqual(x, c.scalar(x.DType(), 0))
+	}
+	flat := tensor.Reshape(tensor.Cast(nz, tensor.I64), s.Size())
+	count := int(c.measure("count", tensor.Sum(flat, nil, false)).Int64s()[0])
+	n := s.Size()
+	if r == 0 {
+		c.setHost(0, tensor.New(tensor.I64, 0, count), Int64)
+		return
+	}
+	coords := tensor.New(tensor.I64, r, n)
+	strides := s.Strides()
+	for e := range n {
+		for a := range r {
+			coords.Int64s()[a*n+e] = int64(e / strides[a] % s[a])
+		}
+	}
+	slot := tensor.CumSum(flat, 0, true, false)
+	slot = tensor.Where(tensor.Reshape(nz, n), slot, c.scalar(tensor.I64, float64(count)))
+	idx := tensor.Expand(tensor.Reshape(slot, 1, n), r, n)
+	out := tensor.Full(c.g, tensor.I64, tensor.Shape{r, count + 1}, 0)
+	y := tensor.Scatter(out, idx, c.constant(coords), 1, tensor.ScatterReduceNone)
+	c.set(0, tensor.SliceAxis(y, 1, 0, count), Int64)
+}
