@@ -418,6 +418,7 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 	}
 	if ch.kind != itemStmt {
 		simplifyCoreTypes(file)
+		expandSeqParams(file)
 		restore := i.prepareRedefinitions(ch, code, file)
 		i.inferTypes(file, nil, false)
 		prog, err := i.safeCompile(file)

@@ -32,15 +32,17 @@ func TestCalleeAt(t *testing.T) {
 	cases := []struct {
 		code      string
 		line, col int
+		arg       bool
 		want      string
 	}{
-		{"ys := Map(xs, f)", 1, 7, "Map"},
-		{"ys := slices.Map(xs, func(int) string { return \"\" })", 1, 22, "slices.Map"},
-		{"a := g(h(1), func() {})", 1, 14, "g"},
-		{"x", 1, 1, "F"},
+		{"ys := Map(xs, f)", 1, 7, false, "Map"},
+		{"ys := slices.Map(xs, func(int) string { return \"\" })", 1, 22, true, "slices.Map"},
+		{"a := g(h(1), func() {})", 1, 14, true, "g"},
+		{"firstN(slices.Values(xs), 2)", 1, 8, true, "firstN"},
+		{"x", 1, 1, false, "F"},
 	}
 	for _, c := range cases {
-		if got := calleeAt(c.code, c.line, c.col); got != c.want {
+		if got := calleeAt(c.code, c.line, c.col, c.arg); got != c.want {
 			t.Errorf("calleeAt(%q, %d, %d) = %q, want %q", c.code, c.line, c.col, got, c.want)
 		}
 	}

@@ -398,9 +398,10 @@ var kernelImports = map[string]string{
 	"sync/atomic": fmt.Sprintf("import compiled %q\n", stdAtomicPath),
 }
 
-// expandSeqParams writes the iter.Seq and iter.Seq2 parameters of generic functions as
-// the function types they stand for: yaegi infers V from a Seq[int] argument given a
-// func(yield func(V) bool) parameter, not given a Seq[V] one.
+// expandSeqParams writes the iter.Seq and iter.Seq2 parameters of generic functions (of
+// the standard packages and of cells) as the function types they stand for: yaegi
+// infers V from a Seq[int] argument given a func(yield func(V) bool) parameter, not
+// given a Seq[V] one.
 func expandSeqParams(f *ast.File) {
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
@@ -418,8 +419,10 @@ func expandSeqParams(f *ast.File) {
 			default:
 				continue
 			}
-			name := typeString(base)
-			if (name != "iter.Seq" && name != "Seq" && name != "iter.Seq2" && name != "Seq2") || (f.Name.Name != "iter" && !strings.HasPrefix(name, "iter.")) {
+			switch name := typeString(base); {
+			case name == "iter.Seq" || name == "iter.Seq2" || name == "_gml_iter_Seq" || name == "_gml_iter_Seq2":
+			case (name == "Seq" || name == "Seq2") && f.Name.Name == "iter":
+			default:
 				continue
 			}
 			var fields []*ast.Field
