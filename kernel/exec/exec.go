@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/traefik/yaegi/interp"
 
@@ -93,6 +94,7 @@ type Interp struct {
 	// are the names %%go cells declared.
 	ws      *goWorkspace
 	goNames map[string]bool
+	timed   time.Duration // the last call timed by _gmlcell.Time (%timeit)
 	// callee is the function of a cell's last expression, when that is a call.
 	callee *callee
 

@@ -302,35 +302,24 @@ func (i *Interp) magicTimeit(m *magicCall) Result {
 	if strings.TrimSpace(text) == "" {
 		return Result{Err: magicError("%timeit needs a statement: %timeit f(x)")}
 	}
-	// The code becomes the body of a function, compiled once, with its lines kept.
+	// The code becomes the body of a loop in a function, compiled once, with its lines
+	// kept. Each run calls it through the interpreter, so that Interrupt stops it, and
+	// _gmlcell.Time measures the call.
 	body := text
 	if e, err := parser.ParseExpr(strings.TrimSpace(text)); err == nil && e != nil {
 		body = strings.Replace(text, strings.TrimSpace(text), "_ = "+strings.TrimSpace(text), 1)
 	}
 	name := fmt.Sprintf("_gml_timeit%d", m.id)
-	src := name + " := func() {" + body + "\n}" // the code keeps its lines
+	src := name + " := func(_gml_n int) { for _gml_k := 0; _gml_k < _gml_n; _gml_k++ {" + body + "\n} }"
 	if res := i.runGo(m.ctx, m.parent, m.id, src); res.Err != nil {
 		return res
 	}
-	f, ok := i.globals()[name]
-	if !ok || f.Kind() != reflect.Func {
-		return Result{Err: magicError("%timeit: the timed function did not compile")}
-	}
-	defer f.Set(reflect.Zero(f.Type()))
-	call := func(n int) (d time.Duration, res Result) {
-		defer func() {
-			if r := recover(); r != nil {
-				res = Result{Err: panicError(namePanic, "", r, i.frames.take())}
-			}
-		}()
-		start := time.Now()
-		for k := 0; k < n; k++ {
-			if m.parent.Err() != nil || m.ctx.Err() != nil {
-				return 0, Result{Err: interruptError(context.Canceled)}
-			}
-			f.Call(nil)
-		}
-		return time.Since(start), Result{}
+	defer i.runGo(context.Background(), context.Background(), m.id, name+" = nil")
+	call := func(n int) (time.Duration, Result) {
+		res := i.runGo(m.ctx, m.parent, m.id, fmt.Sprintf("%s.Time(func() { %s(%d) })", cellPkg, name, n))
+		i.mu.Lock()
+		defer i.mu.Unlock()
+		return i.timed, res
 	}
 	if loops == 0 {
 		for loops = 1; ; loops *= 10 {

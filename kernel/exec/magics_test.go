@@ -105,3 +105,24 @@ func TestCompleteMagics(t *testing.T) {
 		t.Errorf("Complete(%%%%g) = %v", m)
 	}
 }
+
+// TestTimeitStops interrupts a %timeit whose statement never ends.
+func TestTimeitStops(t *testing.T) {
+	i := newInterp(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+	}()
+	start := time.Now()
+	r := i.Execute(ctx, "%timeit for {}", &fakePub{})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("interrupting %%timeit took %v", took)
+	}
+	if r.Err == nil || r.Err.Name != nameInterrupt {
+		t.Errorf("interrupted %%timeit: %v", r.Err)
+	}
+	if r, _ := run(t, i, "1+1"); text(r) != "2" {
+		t.Errorf("after the interrupt: %v %q", r.Err, text(r))
+	}
+}
