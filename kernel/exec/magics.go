@@ -494,7 +494,8 @@ func valueInfo(v reflect.Value, names map[reflect.Type]string) string {
 }
 
 // tensorInfo describes a value with Shape and DType methods (a tensor of any package) as
-// "f32[2 3] on DEVICE", the device from a Device or Backend method, "host" without.
+// "f32[2×3] on DEVICE", the device from a Device or Backend method of the value or of
+// its Tape (autograd tensors), "host" without.
 func tensorInfo(v reflect.Value) (string, bool) {
 	shape, dtype := v.MethodByName("Shape"), v.MethodByName("DType")
 	if !shape.IsValid() || !dtype.IsValid() || shape.Type().NumIn() != 0 || dtype.Type().NumIn() != 0 || shape.Type().NumOut() != 1 || dtype.Type().NumOut() != 1 {
@@ -509,12 +510,27 @@ func tensorInfo(v reflect.Value) (string, bool) {
 		return "", false
 	}
 	device := "host"
-	for _, name := range []string{"Device", "Backend"} {
-		if d := v.MethodByName(name); d.IsValid() && d.Type().NumIn() == 0 && d.Type().NumOut() == 1 && d.Type().Out(0).Kind() == reflect.String {
-			device = d.Call(nil)[0].String()
+	if d, ok := deviceOf(v); ok {
+		device = d
+	} else if tp := v.MethodByName("Tape"); tp.IsValid() && tp.Type().NumIn() == 0 && tp.Type().NumOut() == 1 {
+		if d, ok := deviceOf(tp.Call(nil)[0]); ok { // an autograd tensor, on its tape's device
+			device = d
 		}
 	}
 	return out + " on " + device, true
+}
+
+// deviceOf returns what v's Device or Backend method names.
+func deviceOf(v reflect.Value) (string, bool) {
+	if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
+		return "", false
+	}
+	for _, name := range []string{"Device", "Backend"} {
+		if d := v.MethodByName(name); d.IsValid() && d.Type().NumIn() == 0 && d.Type().NumOut() == 1 && d.Type().Out(0).Kind() == reflect.String {
+			return d.Call(nil)[0].String(), true
+		}
+	}
+	return "", false
 }
 
 func (i *Interp) magicEnv(m *magicCall) Result {
