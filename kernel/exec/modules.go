@@ -87,7 +87,7 @@ func newWorkspace() (*goWorkspace, error) {
 	}
 	out, err := exec.Command(goBin, "env", "GOVERSION").Output()
 	if err != nil {
-		return nil, fmt.Errorf("running %s env: %w", goBin, err)
+		return nil, fmt.Errorf("the go command %s does not run (%v): install %s, or point GML_GO at its go", goBin, err, runtime.Version())
 	}
 	if v := strings.TrimSpace(string(out)); v != runtime.Version() {
 		return nil, fmt.Errorf("the go command %s is %s but the kernel was built with %s: plugins must be built by the same toolchain (put a %s first on PATH or set GML_GO)", goBin, v, runtime.Version(), runtime.Version())

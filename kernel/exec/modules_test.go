@@ -113,3 +113,12 @@ func TestGoModules(t *testing.T) {
 		{code: "%%go\nfunc Broken() int {\n\treturn undefinedThing\n}", errName: nameCompile, errHas: "cell[13]:3:9: undefined: undefinedThing"},
 	})
 }
+
+// TestGoToolchainMissing checks the error of %go get and %%go without a go command.
+func TestGoToolchainMissing(t *testing.T) {
+	t.Setenv("GML_GO", filepath.Join(t.TempDir(), "go"))
+	runSteps(t, newInterp(t), []step{
+		{code: "%go get example.com/x@v1.0.0", errName: nameMagic, errHas: "does not run"},
+		{code: "%%go\nfunc F() int { return 1 }", errName: nameMagic, errHas: "install " + runtime.Version() + ", or point GML_GO at its go"},
+	})
+}
