@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/gml
 GOFLAGS_TEST ?= -count=1 -timeout 60m
 
-.PHONY: all deps build kernelspec run test unit e2e lint fuzz generate shaders bench clean
+.PHONY: all deps build kernelspec run test unit e2e lint fuzz generate shaders bench mutate clean
 
 all: build
 
@@ -36,7 +36,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Regenerates every committed generated file (yaegi symbol tables, SPIR-V, ONNX protobuf code).
+# Regenerates every committed generated file (yaegi symbol tables, the op codes of the
+# op table in Go and GLSL, SPIR-V, ONNX protobuf code).
 generate:
 	$(GO) generate ./...
 
@@ -46,6 +47,12 @@ shaders:
 
 bench: build
 	./$(BIN) bench cpu
+
+# Plants each bug of internal/mutate's list in a scratch copy and reports which ones the
+# tests catch (tens of minutes; not part of make test). MUTATE=REGEXP runs a subset.
+mutate:
+	mkdir -p bin
+	$(GO) run ./internal/mutate -json bin/mutate-report.json $(if $(MUTATE),-run '$(MUTATE)')
 
 clean:
 	rm -rf bin

@@ -70,8 +70,8 @@
 //     cast converts between all of them with the CPU's semantics. Shaders index with
 //     32 bits, so tensors of 2^31 elements or more, and every other dtype or shape a
 //     shader does not cover, are reported unsupported: the scheduler runs those nodes
-//     on the CPU and counts them (GML_LOG_DEVICE=1 logs them;
-//     testdata/ops_without_shader.txt lists the ops with no shader at all).
+//     on the CPU and counts them (GML_LOG_DEVICE=1 logs them; the op table's GPU
+//     column, tensor.Op.GPU, names the shader of every op that has one).
 //   - Matrix products in tiers. f32: a matrix-vector shader when the left operand has at
 //     most 8 rows; otherwise a tiled shader with double-buffered shared slabs, its tile
 //     chosen by how many 128x128 tiles the output has and by operand layout (8x4 outputs

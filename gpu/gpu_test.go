@@ -473,7 +473,7 @@ func TestMixedPrecisionChoice(t *testing.T) {
 // and otherwise expects an error that says why not.
 func TestPipelineReports(t *testing.T) {
 	d := openTest(t)
-	if _, err := d.Kernel("eltwise", 3, 64); err != nil {
+	if _, err := d.Kernel("elementwise", 3, 64); err != nil {
 		t.Fatal(err)
 	}
 	reports, err := d.PipelineReports()

@@ -7,38 +7,28 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// Op codes of shaders/src/eltwise.comp.
-var unaryCodes = map[tensor.Op]uint32{
-	tensor.OpNeg: 1, tensor.OpAbs: 2, tensor.OpSign: 3, tensor.OpExp: 4, tensor.OpLog: 5,
-	tensor.OpSqrt: 6, tensor.OpRsqrt: 7, tensor.OpSquare: 8, tensor.OpSin: 9, tensor.OpCos: 10,
-	tensor.OpTanh: 11, tensor.OpSigmoid: 12, tensor.OpRelu: 13, tensor.OpLeakyRelu: 14,
-	tensor.OpElu: 15, tensor.OpGelu: 16, tensor.OpSilu: 18, tensor.OpSoftplus: 19,
-	tensor.OpHardSigmoid: 20, tensor.OpHardSwish: 21, tensor.OpErf: 22, tensor.OpFloor: 23,
-	tensor.OpCeil: 24, tensor.OpClamp: 25, tensor.OpScale: 26,
-}
-
-var binaryCodes = map[tensor.Op]uint32{
-	tensor.OpAdd: 100, tensor.OpSub: 101, tensor.OpMul: 102, tensor.OpDiv: 103,
-	tensor.OpPow: 104, tensor.OpMaximum: 105, tensor.OpMinimum: 106,
-}
-
 const (
-	codeCopy   = 0
-	codeGeluTh = 17
-	maxRank    = 6
-	groupSize  = 256
-	maxGroups  = 65535
+	maxRank   = 6
+	groupSize = 256
+	maxGroups = 65535
 )
 
 func init() {
-	for op := range unaryCodes {
-		ops[op] = opImpl{record: recordUnary}
-	}
-	for op := range binaryCodes {
-		ops[op] = opImpl{record: recordBinary, supports: func(_ *Device, n *tensor.Node) bool {
-			_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape(), n.Input(1).Shape())
-			return ok
-		}}
+	// Every unary and binary op the op table puts on elementwise.comp; the shader's op
+	// codes are generated (opcodes.go).
+	for op := tensor.Op(1); int(op) < tensor.NumOps; op++ {
+		if op.GPU().Shader != "elementwise" {
+			continue
+		}
+		switch op.Kind() {
+		case tensor.KindUnary:
+			ops[op] = opImpl{record: recordUnary}
+		case tensor.KindBinary:
+			ops[op] = opImpl{record: recordBinary, supports: func(_ *Device, n *tensor.Node) bool {
+				_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape(), n.Input(1).Shape())
+				return ok
+			}}
+		}
 	}
 
 	ops[tensor.OpReshape] = opImpl{typed: true, record: recordReshape, supports: func(_ *Device, n *tensor.Node) bool { return wordSized(n) }}
@@ -52,7 +42,7 @@ func init() {
 	}}
 }
 
-// eltPush is the push-constant block of eltwise.comp.
+// eltPush is the push-constant block of elementwise.comp.
 type eltPush struct {
 	n, offA, offB, offC uint32
 	p0, p1              float32
@@ -109,9 +99,9 @@ func usedAxes(dims [maxRank]uint32) uint32 {
 	return 1
 }
 
-// eltwise dispatches eltwise.comp over push.n elements.
-func (r *Recorder) eltwise(code uint32, contig bool, push eltPush, label string, a, b, c *Buffer) error {
-	k, err := r.d.Kernel("eltwise", 3, groupSize, code, b32(contig), usedAxes(push.dims))
+// elementwise dispatches elementwise.comp over push.n elements.
+func (r *Recorder) elementwise(code uint32, contig bool, push eltPush, label string, a, b, c *Buffer) error {
+	k, err := r.d.Kernel("elementwise", 3, groupSize, code, b32(contig), usedAxes(push.dims))
 	if err != nil {
 		return err
 	}
@@ -119,14 +109,14 @@ func (r *Recorder) eltwise(code uint32, contig bool, push eltPush, label string,
 }
 
 func recordUnary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	code := unaryCodes[n.Op()]
+	code := opCode[n.Op()]
 	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
 	switch at := n.Attr().(type) {
 	case tensor.AlphaAttr:
 		push.p0 = at.Alpha
 	case tensor.GeluAttr:
 		if at.Form != tensor.GeluErf {
-			code = codeGeluTh
+			code = elementwiseGeluTanh
 		}
 	case tensor.HardSigmoidAttr:
 		push.p0, push.p1 = at.Alpha, at.Beta
@@ -138,7 +128,7 @@ func recordUnary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	if push.n == 0 {
 		return nil
 	}
-	return r.eltwise(code, true, push, n.Op().String(), in[0], in[0], out)
+	return r.elementwise(code, true, push, n.Op().String(), in[0], in[0], out)
 }
 
 // recordReshape copies only when the runtime gave the result its own buffer (it
@@ -153,7 +143,7 @@ func recordReshape(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 		return r.layoutCopy("reshape", p, n.DType().Size(), count, 0, count, in[0], out)
 	}
 	push := eltPush{n: uint32(count), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
-	return r.eltwise(codeCopy, true, push, "reshape", in[0], in[0], out)
+	return r.elementwise(elementwiseCopy, true, push, "reshape", in[0], in[0], out)
 }
 
 func recordBinary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
@@ -167,7 +157,7 @@ func recordBinary(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	}
 	contig := len(dims) <= 1 && st[0][0] == 1 && st[1][0] == 1
 	push.setShape(dims, st)
-	return r.eltwise(binaryCodes[n.Op()], contig, push, n.Op().String(), in[0], in[1], out)
+	return r.elementwise(opCode[n.Op()], contig, push, n.Op().String(), in[0], in[1], out)
 }
 
 // axisStrides gives, per axis of the output shape out, the element stride of a dense
@@ -267,5 +257,5 @@ func (r *Recorder) stridedCopy(n *tensor.Node, dims, strides []int, out, src *Bu
 		return nil
 	}
 	push.setShape(dims, [][]int{strides})
-	return r.eltwise(codeCopy, false, push, n.Op().String(), src, src, out)
+	return r.elementwise(elementwiseCopy, false, push, n.Op().String(), src, src, out)
 }

@@ -9,25 +9,11 @@ import (
 // Cast, comparisons, logical ops, Where, Dropout and the index-valued or multi-pass
 // reductions (ArgMax, ArgMin, CumSum, TopK, Var).
 
-// compareCodes are compare.comp's op codes.
-var compareCodes = map[tensor.Op]uint32{
-	tensor.OpEqual: 0, tensor.OpNotEqual: 1, tensor.OpLess: 2, tensor.OpLessEqual: 3,
-	tensor.OpGreater: 4, tensor.OpGreaterEqual: 5, tensor.OpAnd: 10, tensor.OpOr: 11, tensor.OpXor: 12,
-	tensor.OpNot: 13, tensor.OpWhere: 20,
-}
-
-// Modes of scan.comp.
-const (
-	scanArgMax uint32 = iota
-	scanArgMin
-	scanCumSum
-	scanTopK
-	scanVar
-)
-
 func init() {
-	for op := range compareCodes {
-		ops[op] = opImpl{typed: true, record: recordCompare, supports: compareSupported}
+	for op := tensor.Op(1); int(op) < tensor.NumOps; op++ {
+		if op.GPU().Shader == "compare" {
+			ops[op] = opImpl{typed: true, record: recordCompare, supports: compareSupported}
+		}
 	}
 	ops[tensor.OpCast] = opImpl{typed: true, record: recordCast, supports: func(_ *Device, n *tensor.Node) bool { return wordSized(n) }}
 	dropoutOK := func(_ *Device, n *tensor.Node) bool {
@@ -63,11 +49,10 @@ func compareSupported(_ *Device, n *tensor.Node) bool {
 	if _, _, ok := broadcastStrides(n.Shape(), shapes...); !ok || !wordSized(n) {
 		return false
 	}
-	code := compareCodes[n.Op()]
 	switch {
-	case code < 10:
-		return in[0].DType() != tensor.Bool && in[1].DType() == in[0].DType()
-	case code < 20:
+	case n.Op() == tensor.OpWhere:
+		return in[0].DType() == tensor.Bool && in[1].DType() == n.DType() && in[2].DType() == n.DType()
+	case n.Op().DTypes() == tensor.BoolType: // and, or, xor, not
 		for _, x := range in {
 			if x.DType() != tensor.Bool {
 				return false
@@ -75,7 +60,7 @@ func compareSupported(_ *Device, n *tensor.Node) bool {
 		}
 		return true
 	}
-	return in[0].DType() == tensor.Bool && in[1].DType() == n.DType() && in[2].DType() == n.DType()
+	return in[0].DType() != tensor.Bool && in[1].DType() == in[0].DType()
 }
 
 func recordCompare(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
@@ -104,7 +89,7 @@ func recordCompare(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 	for k := range sl {
 		w = append(w, sl[k][:]...)
 	}
-	k, err := r.d.Kernel("compare", 4, groupSize, uint32(esize), compareCodes[n.Op()], uint32(n.Input(0).DType()), usedAxes(dl))
+	k, err := r.d.Kernel("compare", 4, groupSize, uint32(esize), opCode[n.Op()], uint32(n.Input(0).DType()), usedAxes(dl))
 	if err != nil {
 		return err
 	}
@@ -136,7 +121,7 @@ func (r *Recorder) cast(label string, from, to tensor.DType, count int, src, out
 	return r.Dispatch(k, gridFor(int(units)), words(w), label, In(src), Out(out))
 }
 
-// recordDropout draws tensor.DropoutKeep's mask in dropout.comp.
+// recordDropout draws tensor.DropoutKeep's mask in training_dropout.comp.
 func recordDropout(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	count := n.Shape().Size()
 	if count == 0 {
@@ -145,7 +130,7 @@ func recordDropout(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 	rate := n.Attr().(tensor.DropoutAttr).Rate
 	scale := float32(1 / (1 - float64(rate)))
 	mask := n.Op() == tensor.OpDropoutMask
-	k, err := r.d.Kernel("dropout", 3, groupSize, b32(mask))
+	k, err := r.d.Kernel("training_dropout", 3, groupSize, b32(mask))
 	if err != nil {
 		return err
 	}
@@ -153,7 +138,7 @@ func recordDropout(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 	return r.Dispatch(k, gridFor(count), words(w), n.Op().String(), In(in[0]), In(in[1]), Out(out))
 }
 
-// scanView returns the (outer, r, inner) view of a scan.comp op's input; it reports
+// scanView returns the (outer, r, inner) view of a reduce_scan.comp op's input; it reports
 // false for an empty reduced run.
 func scanView(n *tensor.Node) (outer, r, inner int, ok bool) {
 	s := n.Input(0).Shape()
@@ -181,27 +166,22 @@ func scanView(n *tensor.Node) (outer, r, inner int, ok bool) {
 
 func recordScan(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 	outer, red, inner, _ := scanView(n)
-	var mode, k uint32
+	var k uint32
 	var exclusive, reverse, largest bool
 	divisor := float32(1)
 	switch at := n.Attr().(type) {
-	case tensor.ArgReduceAttr:
-		mode = scanArgMax
-		if n.Op() == tensor.OpArgMin {
-			mode = scanArgMin
-		}
 	case tensor.CumSumAttr:
-		mode, exclusive, reverse = scanCumSum, at.Exclusive, at.Reverse
+		exclusive, reverse = at.Exclusive, at.Reverse
 	case tensor.TopKAttr:
-		mode, k, largest = scanTopK, uint32(at.K), at.Largest
+		k, largest = uint32(at.K), at.Largest
 	case tensor.ReduceAttr:
-		mode, divisor = scanVar, float32(red-at.Correction)
+		divisor = float32(red - at.Correction)
 	}
 	lines := outer * inner
 	if lines == 0 || red == 0 {
 		return nil
 	}
-	kern, err := r.d.Kernel("scan", 2, groupSize, mode, uint32(n.Input(0).DType()), b32(exclusive), b32(reverse), b32(largest))
+	kern, err := r.d.Kernel("reduce_scan", 2, groupSize, opCode[n.Op()], uint32(n.Input(0).DType()), b32(exclusive), b32(reverse), b32(largest))
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,10 @@ import (
 
 func init() {
 	ops[tensor.OpMatMul] = opImpl{typed: true, record: recordMatMul, supports: matMulSupported}
-	for op, code := range map[tensor.Op]uint32{tensor.OpSum: 0, tensor.OpMean: 1, tensor.OpMax: 2, tensor.OpMin: 3, tensor.OpProd: 4} {
-		ops[op] = opImpl{record: reduceRecorder(code), supports: func(_ *Device, n *tensor.Node) bool { return planReduce(n).feasible }}
+	for op := tensor.Op(1); int(op) < tensor.NumOps; op++ {
+		if op.GPU().Shader == "reduce" {
+			ops[op] = opImpl{record: reduceRecorder(opCode[op]), supports: func(_ *Device, n *tensor.Node) bool { return planReduce(n).feasible }}
+		}
 	}
 	softmaxOK := func(_ *Device, n *tensor.Node) bool { return planSoftmax(n).feasible }
 	ops[tensor.OpSoftmax] = opImpl{record: recordSoftmax, supports: softmaxOK}
@@ -499,7 +501,7 @@ func recordSoftmax(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error
 	if p.masked {
 		mask = in[1]
 	}
-	k, err := r.d.Kernel("softmax", 3, groupSize, b32(n.Op() == tensor.OpLogSoftmax), b32(p.masked))
+	k, err := r.d.Kernel("norm_softmax", 3, groupSize, b32(n.Op() == tensor.OpLogSoftmax), b32(p.masked))
 	if err != nil {
 		return err
 	}
@@ -571,7 +573,7 @@ func recordOptim(r *Recorder, n *tensor.Node, _ *Buffer, in []*Buffer) error {
 	if count == 0 {
 		return nil
 	}
-	k, err := r.d.Kernel("optim", 6, groupSize, b32(adam), b32(nesterov), b32(decoupled))
+	k, err := r.d.Kernel("training_optim", 6, groupSize, b32(adam), b32(nesterov), b32(decoupled))
 	if err != nil {
 		return err
 	}

@@ -126,6 +126,8 @@ type fwd struct {
 	vars map[*tensor.Variable]*tensor.Node
 	// precision is the operand type of matrix products (MixedPrecision); F32 by default.
 	precision tensor.DType
+	// seedFn, when set, supplies the dropout seeds (a caller's graph feeds them).
+	seedFn func() *tensor.Node
 }
 
 // logit remembers that an activated node came from pre through activation act.
@@ -148,6 +150,9 @@ func (m *Net) compiledFwd(g *tensor.Graph, training bool) *fwd {
 // dropoutSeed adds the seed input of one more dropout site. Each site has its own input,
 // fed per step from the host, so no integer arithmetic runs on the device.
 func (c *fwd) dropoutSeed() *tensor.Node {
+	if c.seedFn != nil {
+		return c.seedFn()
+	}
 	s := c.g.Input(fmt.Sprintf("dropout_seed_%d", len(c.seeds)), tensor.I32)
 	c.seeds = append(c.seeds, s)
 	return s

@@ -377,7 +377,7 @@ func rebuild(h *savedModel, customs customSource) (*Net, error) {
 			}
 			l = mk()
 		}
-		l.base().name, l.base().kind = sl.Name, sl.Kind
+		l.base().name, l.base().kind, l.base().self = sl.Name, sl.Kind, l
 		if err := json.Unmarshal(sl.Config, l.config()); err != nil {
 			return nil, fmt.Errorf("layer %s: %w", sl.Name, err)
 		}

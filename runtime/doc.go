@@ -9,7 +9,9 @@
 // so that later runs only bind inputs and go. Variables stay resident on their device
 // across runs, graphs and notebook cells; host<->device crossings are counted. Inputs
 // are uploaded on every run, except tensors declared unchanging with Keep, which cross
-// once while the input's buffer holds them.
+// once while the input's buffer holds them. Run downloads every output; RunResident
+// leaves them in their device buffers until the next run, for callers (ag) that keep
+// many values readable but read few.
 //
 // Long-running loops in compiled code call Interrupted between steps; the Jupyter kernel
 // binds each cell's context with BindInterrupt, so Interrupt stops Fit mid-epoch.

@@ -7,7 +7,10 @@
 //
 // Graphs: a Graph records Nodes; building a node never computes anything. Each Node has
 // one Op from a single flat enumeration (op.go), an output dtype and shape, inputs and
-// an attribute struct (attrs.go). Every non-source op has one shape rule, registered in
+// an attribute struct (attrs.go). op.go's table is the one source of each op's facts
+// (name, kind, arity, accepted dtypes, cost class, in-place inputs, why it has no
+// gradient, the GPU shader and op codes), which backends and generators read instead
+// of keeping lists of ops; Op's documentation has the recipe for adding an op. Every non-source op has one shape rule, registered in
 // the ops_*.go files, and every node is built through Apply, so graph transforms
 // (autodiff, ONNX import, lowering) rebuild nodes generically. Builders panic with
 // *Error on misuse (shape mismatches are programming errors); Catch converts that panic

@@ -34,6 +34,7 @@ type Node struct {
 	name     string
 	value    *Tensor   // OpConst
 	variable *Variable // OpVariable
+	stopGrad bool      // StopGradient: Grad treats the node as a constant
 }
 
 // ID is the node's index in its graph.

@@ -2,14 +2,16 @@ package tensor
 
 import "fmt"
 
-// Unary elementwise ops keep shape and dtype. The float-only ones reject integer inputs.
-// Binary ops broadcast as NumPy does; comparisons and logical ops yield Bool.
+// Unary elementwise ops keep shape and dtype; which dtypes each accepts is in the op
+// table. Binary ops broadcast as NumPy does; comparisons and logical ops yield Bool.
 
 func init() {
-	for _, op := range []Op{OpNeg, OpAbs, OpSign, OpExp, OpLog, OpSqrt, OpRsqrt, OpSquare, OpSin, OpCos,
-		OpTanh, OpSigmoid, OpRelu, OpLeakyRelu, OpElu, OpGelu, OpSilu, OpSoftplus, OpHardSigmoid,
-		OpHardSwish, OpErf, OpFloor, OpCeil, OpClamp, OpScale} {
-		registerShape(op, unaryRule(op))
+	// Every unary op but Cast gets the one elementwise rule: same shape and dtype, the
+	// dtypes its table row accepts (checked by Apply), and its attribute (unaryAttrs).
+	for op := Op(1); op < numOps; op++ {
+		if op.Kind() == KindUnary && op != OpCast {
+			registerShape(op, unaryRule(op))
+		}
 	}
 	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMaximum, OpMinimum} {
 		registerShape(op, binaryRule(false))
@@ -20,15 +22,9 @@ func init() {
 	for _, op := range []Op{OpAnd, OpOr, OpXor} {
 		registerShape(op, logicalRule)
 	}
-	registerShape(OpNot, notRule)
 	registerShape(OpCast, castRule)
 	registerShape(OpWhere, whereRule)
 }
-
-// floatOnly lists unary ops that make no sense on integers.
-var floatOnly = map[Op]bool{OpExp: true, OpLog: true, OpSqrt: true, OpRsqrt: true, OpSin: true, OpCos: true,
-	OpTanh: true, OpSigmoid: true, OpElu: true, OpGelu: true, OpSilu: true, OpSoftplus: true,
-	OpHardSigmoid: true, OpHardSwish: true, OpErf: true, OpFloor: true, OpCeil: true}
 
 // unaryAttrs gives each parameterised unary op its attribute type and default.
 var unaryAttrs = map[Op]any{
@@ -43,12 +39,6 @@ var unaryAttrs = map[Op]any{
 func unaryRule(op Op) shapeRule {
 	return func(attr any, in []*Node) (DType, Shape, any, error) {
 		x := in[0]
-		if floatOnly[op] && !x.dtype.IsFloat() {
-			return 0, nil, nil, fmt.Errorf("needs a floating-point input, have %v%v", x.dtype, x.shape)
-		}
-		if x.dtype == Bool {
-			return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
-		}
 		def, parameterised := unaryAttrs[op]
 		switch {
 		case !parameterised && attr != nil:
@@ -90,9 +80,6 @@ func binaryRule(boolOut bool) shapeRule {
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		if in[0].dtype == Bool {
-			return 0, nil, nil, fmt.Errorf("does not take bool inputs (use And, Or, Xor, Not): %s", shapesOf(in))
-		}
 		if boolOut {
 			return Bool, s, nil, nil
 		}
@@ -105,17 +92,7 @@ func logicalRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if in[0].dtype != Bool {
-		return 0, nil, nil, fmt.Errorf("needs bool inputs, have %s", shapesOf(in))
-	}
 	return Bool, s, nil, nil
-}
-
-func notRule(attr any, in []*Node) (DType, Shape, any, error) {
-	if in[0].dtype != Bool {
-		return 0, nil, nil, fmt.Errorf("needs a bool input, have %s", shapesOf(in))
-	}
-	return Bool, in[0].shape, nil, nil
 }
 
 func castRule(attr any, in []*Node) (DType, Shape, any, error) {
@@ -130,9 +107,6 @@ func castRule(attr any, in []*Node) (DType, Shape, any, error) {
 }
 
 func whereRule(attr any, in []*Node) (DType, Shape, any, error) {
-	if in[0].dtype != Bool {
-		return 0, nil, nil, fmt.Errorf("condition must be bool, have %s", shapesOf(in))
-	}
 	if in[1].dtype != in[2].dtype {
 		return 0, nil, nil, fmt.Errorf("branch dtypes differ: %s", shapesOf(in))
 	}

@@ -45,9 +45,6 @@ func softmaxRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("takes x and an optional mask, got %d inputs", len(in))
 	}
 	x := in[0]
-	if !x.dtype.IsFloat() {
-		return 0, nil, nil, fmt.Errorf("needs a float input, have %v", x.dtype)
-	}
 	axis, err := ResolveAxis("softmax", at.Axis, x.shape.Rank())
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("input %v: %w", x.shape, err)
@@ -121,9 +118,6 @@ func normRule(maxInputs int) shapeRule {
 			return 0, nil, nil, fmt.Errorf("takes at most %d inputs, got %d", maxInputs, len(in))
 		}
 		x := in[0]
-		if !x.dtype.IsFloat() {
-			return 0, nil, nil, fmt.Errorf("needs a float input, have %v", x.dtype)
-		}
 		axes, err := trailingAxes(at.Axes, x.shape)
 		if err != nil {
 			return 0, nil, nil, err

@@ -158,3 +158,56 @@ func TestAxisErrorsNameOpAndShapeOnce(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestOpTableFacts checks the op table's columns for consistency: every computing op
+// accepts some dtype and has a cost; op codes come with a shader; only sources and
+// Reshape are free.
+func TestOpTableFacts(t *testing.T) {
+	for op := Op(1); op < numOps; op++ {
+		row := opTable[op]
+		if row.dtypes == 0 {
+			t.Errorf("%v accepts no dtype", op)
+		}
+		free := op.Kind() == KindSource || op == OpReshape
+		if (row.cost == CostFree) != free {
+			t.Errorf("%v: cost class %d", op, row.cost)
+		}
+		if k := op.GPU(); k.Shader == "" && len(k.Codes) > 0 {
+			t.Errorf("%v has op codes but no shader", op)
+		}
+		if row.noGrad != "" && row.gradMissing != "" {
+			t.Errorf("%v has both a no-gradient and a missing-gradient reason", op)
+		}
+	}
+	if !NumericTypes.Has(I64) || NumericTypes.Has(Bool) || FloatTypes.Has(I32) || !AllTypes.Has(Bool) {
+		t.Error("the named dtype sets are wrong")
+	}
+	if got := DTypes(F16, I32); got.String() != "f16|i32" || len(got.List()) != 2 {
+		t.Errorf("DTypes(F16, I32) = %v", got)
+	}
+}
+
+// TestElementwiseDTypes builds every unary and binary op on every dtype: it must
+// succeed exactly for the dtypes the op's table row accepts.
+func TestElementwiseDTypes(t *testing.T) {
+	for op := Op(1); op < numOps; op++ {
+		if op.Kind() != KindUnary && op.Kind() != KindBinary || op == OpCast {
+			continue
+		}
+		for dt := DType(0); dt < numDTypes; dt++ {
+			_, err := buildIn(func(g *Graph) *Node {
+				in := make([]*Node, op.Arity())
+				for i := range in {
+					in[i] = g.Input("x", dt, 2, 3)
+				}
+				if op == OpWhere {
+					in[1], in[2] = g.Input("a", F32, 2, 3), g.Input("b", F32, 2, 3)
+				}
+				return Apply(op, nil, in...)
+			})
+			if want := op.DTypes().Has(dt); (err == nil) != want {
+				t.Errorf("%v on %v: error %v, want accepted=%v", op, dt, err, want)
+			}
+		}
+	}
+}

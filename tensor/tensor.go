@@ -256,6 +256,52 @@ func (t *Tensor) Float(i int) float64 {
 	panic(fmt.Errorf("tensor: Float on a %v tensor", t.dtype))
 }
 
+// At returns the element at index (one position per axis) converted to float64:
+// p.At(i, j) is row i, column j of a (rows, columns) tensor. A wrong number of
+// positions or a position outside its axis panics, as indexing a slice does.
+func (t *Tensor) At(index ...int) float64 {
+	if len(index) != len(t.shape) {
+		panic(fmt.Errorf("tensor: At: %d positions for a tensor of shape %v (give one per axis)", len(index), t.shape))
+	}
+	off := 0
+	for i, p := range index {
+		if p < 0 || p >= t.shape[i] {
+			panic(fmt.Errorf("tensor: At: position %d of axis %d is outside its size %d (shape %v)", p, i, t.shape[i], t.shape))
+		}
+		off = off*t.shape[i] + p
+	}
+	return t.Float(off)
+}
+
+// ArgMax returns the position of the largest value along axis (negative counts from
+// the end) for every position of the other axes, as an I64 tensor without that axis:
+// on a (samples, classes) prediction, ArgMax(-1) is each sample's predicted class. The
+// first of equal largest values wins; NaN is never the largest.
+func (t *Tensor) ArgMax(axis int) *Tensor {
+	r := len(t.shape)
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r || t.shape[axis] == 0 {
+		panic(fmt.Errorf("tensor: ArgMax: axis %d of a tensor of shape %v (want a non-empty axis)", axis, t.shape))
+	}
+	outer, n, inner := t.shape[:axis].Size(), t.shape[axis], t.shape[axis+1:].Size()
+	out := New(I64, append(t.shape[:axis:axis], t.shape[axis+1:]...)...)
+	d := out.Int64s()
+	for o := range outer {
+		for i := range inner {
+			best, arg := math.Inf(-1), 0
+			for k := range n {
+				if v := t.Float((o*n+k)*inner + i); v > best {
+					best, arg = v, k
+				}
+			}
+			d[o*inner+i] = int64(arg)
+		}
+	}
+	return out
+}
+
 // SetFloat stores v, converted to t's dtype, at element i. Integer types truncate toward
 // zero; Bool stores v != 0.
 func (t *Tensor) SetFloat(i int, v float64) {

@@ -52,6 +52,15 @@
 // (Go 1.21's builtins, which yaegi lacks) as ordinary functions a cell may redefine,
 // plus helpers named _gml... for the rewrites.
 //
+// Go 1.22+ in cells, and redefinition: range over integers and functions, min, max
+// and clear, generic type inference where yaegi's is weak, globals declared from
+// generic calls (lower.go, infer.go, typeof.go); slices, maps, cmp, iter and
+// sync/atomic's Pointer compiled from source into the main package (stdpkg.go); a
+// redefined function or type takes effect in the declarations of earlier cells that
+// use it (redefine.go). Several of these read types out of yaegi's compiled program
+// or scope by reflection on its unexported fields, pinned to v0.16.1 and guarded by
+// tests.
+//
 // Values: a value whose type has MIMEBundle() map[string]any (display.Renderer) gives its
 // own bundle; yaegi's interface mapping lets cell-defined types qualify too. Other values
 // show as text (format.go): String/Error methods when present, else Go-literal-like text

@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/traefik/yaegi/interp"
-	"github.com/traefik/yaegi/stdlib"
 
 	_ "github.com/gml-dev/gml/backends" // cells find the CPU and GPU backends
 	"github.com/gml-dev/gml/display"
@@ -85,6 +84,11 @@ type Interp struct {
 	generics map[string]bool
 	// genericSigs holds the signatures of the generic functions in generics.
 	genericSigs map[string]*ast.FuncType
+	// stdLoaded lists the standard packages compiled from source (stdpkg.go).
+	stdLoaded map[string]bool
+	// defs holds the declarations cells made, by declared name (redefine.go).
+	defs     map[string]*def
+	defOrder int
 	// callee is the function of a cell's last expression, when that is a call.
 	callee *callee
 
@@ -115,6 +119,8 @@ func New(opts ...Option) (*Interp, error) {
 		methods:     map[string][]string{},
 		generics:    map[string]bool{},
 		genericSigs: map[string]*ast.FuncType{},
+		stdLoaded:   map[string]bool{},
+		defs:        map[string]*def{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -124,8 +130,11 @@ func New(opts ...Option) (*Interp, error) {
 		Stderr: i.frames,
 		Env:    os.Environ(),
 		Args:   []string{"gml"},
+		// Cells see and change the process's environment (os.Getenv, os.Setenv, %env),
+		// which compiled libraries and shell commands read too.
+		Unrestricted: true,
 	})
-	for _, tables := range []map[string]map[string]reflect.Value{stdlib.Symbols, symbols.Symbols, cfg.extra, i.cellSymbols()} {
+	for _, tables := range []map[string]map[string]reflect.Value{stdSymbols(), symbols.Symbols, cfg.extra, i.cellSymbols()} {
 		if err := i.yi.Use(tables); err != nil {
 			return nil, fmt.Errorf("exec: loading symbols: %w", err)
 		}
@@ -135,6 +144,7 @@ func New(opts ...Option) (*Interp, error) {
 			}
 		}
 	}
+	dropBuiltinGenerics(i.yi)
 	// os.Stdin in cells reads through the front end's input prompt.
 	if err := i.yi.Use(interp.Exports{"os/os": {"Stdin": reflect.ValueOf(&i.stdin.asReader).Elem()}}); err != nil {
 		return nil, fmt.Errorf("exec: installing os.Stdin: %w", err)
@@ -259,8 +269,21 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 // runCell splits, rewrites, compiles and runs the chunks of a cell in order, stopping
 // at the first failure.
 func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
-	name := fmt.Sprintf("cell[%d]", id)
+	if res, ok := i.runMagics(ctx, parent, id, code); ok {
+		return res
+	}
+	return i.runGo(ctx, parent, id, code)
+}
+
+// runGo runs Go code of cell id.
+func (i *Interp) runGo(ctx, parent context.Context, id int, code string) Result {
 	i.autoImport(code)
+	return i.runCode(ctx, parent, fmt.Sprintf("cell[%d]", id), id, code)
+}
+
+// runCode splits, rewrites, compiles and runs the chunks of code, named name in
+// positions, in order, stopping at the first failure.
+func (i *Interp) runCode(ctx, parent context.Context, name string, id int, code string) Result {
 	chunks, err := splitCell(code, i.genericVar)
 	if err != nil {
 		if be, ok := err.(*bracketError); ok {
@@ -281,7 +304,7 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Resul
 			if parent.Err() != nil {
 				return Result{Err: interruptError(parent.Err())}
 			}
-			return Result{Err: runError(err, i.frames.take())}
+			return Result{Err: runError(i.explainPanic(err), i.frames.take())}
 		}
 		i.nameTypes()
 	}
@@ -312,11 +335,17 @@ func (i *Interp) nameTypes() {
 // range statements are lowered by searchRanges (lower.go) and the chunk compiled again.
 func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*interp.Program, error) {
 	prog, err := i.compileChunk(ch, code, name, id, last, nil)
-	if err == nil || !strings.Contains(err.Error(), "nil type") {
-		return prog, err
+	if err != nil && !strings.Contains(err.Error(), "nil type") {
+		return nil, i.locate(ch, code, name, id, err)
 	}
-	kinds, ok := i.searchRanges(ch, code, name, id)
-	if !ok {
+	if err == nil {
+		return prog, nil
+	}
+	kinds, lowerErr := i.searchRanges(ch, code, name, id)
+	if kinds == nil {
+		if lowerErr != nil {
+			return nil, lowerErr
+		}
 		return prog, err
 	}
 	return i.compileChunk(ch, code, name, id, last, kinds)
@@ -334,13 +363,18 @@ func (i *Interp) parseChunk(ch chunk, code, name string, id int, kinds []rangeKi
 		return nil, nil, err
 	}
 	if ch.kind == itemImport {
-		if !i.dropRepeatedImports(file) {
+		left, err := i.importStd(file, !strings.HasPrefix(name, "std/"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if !left || !i.dropRepeatedImports(file) {
 			return nil, nil, nil
 		}
 		return file, nil, nil
 	}
+	i.renameStdRefs(file)
 	i.lowerMinMax(file)
-	byStmt := map[*ast.RangeStmt]rangeKind{}
+	byStmt := staticKinds(file)
 	for k, r := range rangeCandidates(file) {
 		if k < len(kinds) {
 			byStmt[r] = kinds[k]
@@ -367,15 +401,20 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 	}
 	if ch.kind != itemStmt {
 		simplifyCoreTypes(file)
+		restore := i.prepareRedefinitions(ch, code, file)
 		i.inferTypes(file, nil, false)
 		prog, err := i.safeCompile(file)
 		if err != nil && inferenceFailed(err) && i.inferTypes(file, nil, true) {
 			prog, err = i.safeCompile(file)
 		}
 		if err != nil {
+			restore()
 			return nil, i.explainDefinitionLoop(err, nil, file.Decls)
 		}
 		i.record(file)
+		if !strings.HasPrefix(name, "std/") {
+			i.updateDependents(i.recordDefs(ch, code, name, id, file))
+		}
 		return prog, nil
 	}
 	wrapCompound(body)
@@ -403,51 +442,61 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 // searchRanges decides how to lower each range statement of a chunk that yaegi could
 // not compile as written (see lower.go): for each, outer first, the first kind with
 // which a probe of the chunk compiles, the statements not decided yet reduced to
-// `_ = e`. It reports false when some statement fits no kind.
-func (i *Interp) searchRanges(ch chunk, code, name string, id int) ([]rangeKind, bool) {
+// `_ = e`. It returns nil when some statement fits no kind, with the error of lowering
+// it when there was one (a defer in the body of a range over a function, say).
+func (i *Interp) searchRanges(ch chunk, code, name string, id int) ([]rangeKind, error) {
 	file, _, err := ch.parse(i.yi.FileSet(), code, name)
 	if err != nil {
-		return nil, false
+		return nil, nil
 	}
 	cands := rangeCandidates(file)
+	static := staticKinds(file)
 	kinds := make([]rangeKind, len(cands))
 	for k := range kinds {
 		kinds[k] = rangeStub
 	}
 	for k, r := range cands {
 		try := kindsToTry(r)
-		if defaultKind(r) == rangeInt {
+		if kind, ok := static[r]; ok {
+			try = []rangeKind{kind}
+		} else if defaultKind(r) == rangeInt {
 			try = []rangeKind{rangeInt}
 		}
 		found := false
+		var lowerErr error
 		for _, kind := range try {
 			kinds[k] = kind
-			if i.probeChunk(ch, code, name, id, kinds) {
+			ok, err := i.probeChunk(ch, code, name, id, kinds)
+			if ok {
 				found = true
 				break
 			}
+			if lowerErr == nil {
+				lowerErr = err
+			}
 		}
 		if !found {
-			return nil, false
+			return nil, lowerErr
 		}
 	}
-	return kinds, true
+	return kinds, nil
 }
 
 // probeChunk reports whether the chunk compiles with the range lowerings kinds,
-// without running it or leaving a trace. Statements are probed inside a function
-// literal, where yaegi's limits on global declarations do not apply.
-func (i *Interp) probeChunk(ch chunk, code, name string, id int, kinds []rangeKind) bool {
+// without running it or leaving a trace, or returns the error of rewriting it.
+// Statements are probed inside a function literal, where yaegi's limits on global
+// declarations do not apply.
+func (i *Interp) probeChunk(ch chunk, code, name string, id int, kinds []rangeKind) (bool, error) {
 	file, body, err := i.parseChunk(ch, code, name, id, kinds)
 	if err != nil || file == nil {
-		return false
+		return false, err
 	}
 	if body != nil {
 		_, ok := i.probe(body.List)
-		return ok
+		return ok, nil
 	}
 	_, err = i.probeCompile(file)
-	return err == nil
+	return err == nil, nil
 }
 
 // compileStmts compiles a statement chunk, handing over the values of its last

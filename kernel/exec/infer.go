@@ -198,13 +198,22 @@ func untypedDefault(e ast.Expr) string {
 }
 
 // enclosingList returns the innermost statement list under root holding a statement
-// that contains n, and that statement's index; nil when there is none.
+// that contains n, and that statement's index; nil when there is none. Containment is
+// structural: rewritten code carries the positions of the code it stands for.
 func enclosingList(root ast.Node, n ast.Node) (*[]ast.Stmt, int) {
-	var list *[]ast.Stmt
-	idx := -1
-	ast.Inspect(root, func(m ast.Node) bool {
-		if m == nil || m.Pos() > n.Pos() || m.End() < n.End() {
-			return false // does not contain n
+	type frame struct {
+		list *[]ast.Stmt
+		idx  int
+	}
+	var found *frame
+	var visit func(m ast.Node, in *frame) bool
+	visit = func(m ast.Node, in *frame) bool {
+		if found != nil {
+			return false
+		}
+		if m == n {
+			found = in
+			return false
 		}
 		var l *[]ast.Stmt
 		switch x := m.(type) {
@@ -217,14 +226,24 @@ func enclosingList(root ast.Node, n ast.Node) (*[]ast.Stmt, int) {
 		}
 		if l != nil {
 			for k, s := range *l {
-				if s.Pos() <= n.Pos() && n.End() <= s.End() {
-					list, idx = l, k
-				}
+				visit(s, &frame{l, k})
 			}
+			return false
 		}
-		return true
-	})
-	return list, idx
+		ast.Inspect(m, func(c ast.Node) bool {
+			if c == nil || c == m {
+				return c == m
+			}
+			visit(c, in)
+			return false
+		})
+		return false
+	}
+	visit(root, nil)
+	if found == nil {
+		return nil, -1
+	}
+	return found.list, found.idx
 }
 
 // untypedRank orders the default types of untyped constants: a mix takes the largest.

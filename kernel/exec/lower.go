@@ -85,12 +85,103 @@ func rangeCandidates(n ast.Node) []*ast.RangeStmt {
 }
 
 // defaultKind is the kind of a range statement known without a probe: an integer
-// literal ranges over an integer; anything else is left to yaegi.
+// literal or a len or cap call ranges over an integer; anything else is left to yaegi.
 func defaultKind(r *ast.RangeStmt) rangeKind {
-	if lit, ok := ast.Unparen(r.X).(*ast.BasicLit); ok && (lit.Kind == token.INT || lit.Kind == token.CHAR) {
-		return rangeInt
+	switch x := ast.Unparen(r.X).(type) {
+	case *ast.BasicLit:
+		if x.Kind == token.INT || x.Kind == token.CHAR {
+			return rangeInt
+		}
+	case *ast.CallExpr:
+		if id, ok := x.Fun.(*ast.Ident); ok && (id.Name == "len" || id.Name == "cap") {
+			return rangeInt
+		}
 	}
 	return rangeNative
+}
+
+// staticKinds decides the lowering of the range statements under root that range over
+// a parameter of the enclosing function whose declared type says it: an integer type,
+// a function taking a yield function, or iter.Seq and iter.Seq2. The body of a generic
+// function is compiled only when it is instantiated, so probes cannot decide there.
+func staticKinds(root ast.Node) map[*ast.RangeStmt]rangeKind {
+	kinds := map[*ast.RangeStmt]rangeKind{}
+	var visit func(n ast.Node, params map[string]ast.Expr)
+	visit = func(n ast.Node, params map[string]ast.Expr) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			var ft *ast.FuncType
+			var body *ast.BlockStmt
+			switch x := n.(type) {
+			case *ast.FuncDecl:
+				ft, body = x.Type, x.Body
+			case *ast.FuncLit:
+				ft, body = x.Type, x.Body
+			case *ast.RangeStmt:
+				if id, ok := x.X.(*ast.Ident); ok {
+					if k, ok := kindOfType(params[id.Name]); ok {
+						kinds[x] = k
+					}
+				}
+				return true
+			default:
+				return true
+			}
+			if body == nil {
+				return false
+			}
+			inner := map[string]ast.Expr{}
+			for k, v := range params {
+				inner[k] = v
+			}
+			for _, f := range ft.Params.List {
+				for _, id := range f.Names {
+					inner[id.Name] = f.Type
+				}
+			}
+			visit(body, inner)
+			return false
+		})
+	}
+	visit(root, map[string]ast.Expr{})
+	return kinds
+}
+
+// kindOfType returns the range kind of a declared type, when it tells.
+func kindOfType(t ast.Expr) (rangeKind, bool) {
+	switch x := t.(type) {
+	case *ast.Ident:
+		switch x.Name {
+		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "byte", "rune":
+			return rangeInt, true
+		}
+	case *ast.IndexExpr:
+		switch typeString(x.X) {
+		case "iter.Seq", "_gml_iter_Seq":
+			return rangeSeq1, true
+		}
+	case *ast.IndexListExpr:
+		switch typeString(x.X) {
+		case "iter.Seq2", "_gml_iter_Seq2":
+			return rangeSeq2, true
+		}
+	case *ast.FuncType:
+		if x.Params == nil || len(x.Params.List) != 1 || (x.Results != nil && len(x.Results.List) > 0) {
+			return 0, false
+		}
+		yield, ok := x.Params.List[0].Type.(*ast.FuncType)
+		if !ok || yield.Results == nil || len(yield.Results.List) != 1 || typeString(yield.Results.List[0].Type) != "bool" {
+			return 0, false
+		}
+		switch len(fieldTypes(yield.Params)) {
+		case 0:
+			return rangeSeq0, true
+		case 1:
+			return rangeSeq1, true
+		case 2:
+			return rangeSeq2, true
+		}
+	}
+	return 0, false
 }
 
 // kindsToTry lists the kinds a range statement may have, by its number of variables.

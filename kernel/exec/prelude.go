@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"reflect"
+	"sort"
 	"strings"
 )
 
@@ -17,7 +18,8 @@ const preludeFile = "prelude/" + srcBase
 // prelude is declared in every interpreter after the pre-imports. Must, Must2 and Check
 // are the error helpers of cells (README "Errors in cells"); min, max and clear stand in
 // for Go 1.21's builtins, which yaegi v0.16.1 lacks; the _gml helpers serve the
-// lowering of range-over-function loops (lower.go). Users may redefine any of them.
+// rewrites (must.go, lower.go, infer.go, stdpkg.go). Users may redefine any of the
+// first six.
 const prelude = `package main
 
 // Must returns v when err is nil. Otherwise it stops the cell, which fails with err and
@@ -57,7 +59,18 @@ type _gmlOrdered interface {
 }
 
 // min returns the smallest of its arguments, or NaN when one is NaN (Go's builtin).
-func min[T _gmlOrdered](x T, y ...T) T {
+func min[T _gmlOrdered](x T, y ...T) T { return _gml_min(x, y...) }
+
+// max returns the largest of its arguments, or NaN when one is NaN (Go's builtin).
+func max[T _gmlOrdered](x T, y ...T) T { return _gml_max(x, y...) }
+
+// clear deletes every entry of a map, or sets every element of a slice to its zero
+// value (Go's builtin).
+func clear[T any](x T) { _gmlcell.Clear(x) }
+
+// The builtins again, for the standard packages compiled from source (stdpkg.go),
+// which must not see a cell's own min, max or clear.
+func _gml_min[T _gmlOrdered](x T, y ...T) T {
 	for _, v := range y {
 		if v != v || v < x {
 			x = v
@@ -66,8 +79,7 @@ func min[T _gmlOrdered](x T, y ...T) T {
 	return x
 }
 
-// max returns the largest of its arguments, or NaN when one is NaN (Go's builtin).
-func max[T _gmlOrdered](x T, y ...T) T {
+func _gml_max[T _gmlOrdered](x T, y ...T) T {
 	for _, v := range y {
 		if v != v || v > x {
 			x = v
@@ -76,9 +88,7 @@ func max[T _gmlOrdered](x T, y ...T) T {
 	return x
 }
 
-// clear deletes every entry of a map, or sets every element of a slice to its zero
-// value (Go's builtin).
-func clear[T any](x T) { _gmlcell.Clear(x) }
+func _gml_clear[T any](x T) { _gmlcell.Clear(x) }
 
 func _gmlZero[T any](T) (z T) { return }
 
@@ -156,6 +166,39 @@ func (i *Interp) preludeSymbols() map[string]reflect.Value {
 				panic(fmt.Sprintf("invalid argument: clear(%T): argument must be a map or a slice", x))
 			}
 			v.Clear()
+		}),
+		"CloneMap": reflect.ValueOf(func(m any) any {
+			v := reflect.ValueOf(m)
+			c := reflect.MakeMapWithSize(v.Type(), v.Len())
+			for it := v.MapRange(); it.Next(); {
+				c.SetMapIndex(it.Key(), it.Value())
+			}
+			return c.Interface()
+		}),
+		"Overlaps": reflect.ValueOf(func(a, b any) bool {
+			va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+			if va.Len() == 0 || vb.Len() == 0 {
+				return false
+			}
+			size := va.Type().Elem().Size()
+			if size == 0 {
+				return false
+			}
+			a0, b0 := va.Pointer(), vb.Pointer()
+			return a0 <= b0+uintptr(vb.Len()-1)*size+(size-1) && b0 <= a0+uintptr(va.Len()-1)*size+(size-1)
+		}),
+		"SortFast": reflect.ValueOf(func(x any) bool {
+			switch v := x.(type) {
+			case []int:
+				sort.Ints(v)
+			case []float64:
+				sort.Float64s(v)
+			case []string:
+				sort.Strings(v)
+			default:
+				return false
+			}
+			return true
 		}),
 		"Continued": reflect.ValueOf(func() {
 			panic(errors.New("runtime error: range function continued iteration after function for loop body returned false"))

@@ -16,11 +16,13 @@ import (
 func init() {
 	for op := range f32UnaryOps {
 		register(op, floatTypes, unaryFactory)
-	}
-	for _, op := range []tensor.Op{tensor.OpNeg, tensor.OpAbs, tensor.OpSign, tensor.OpSquare, tensor.OpRelu,
-		tensor.OpLeakyRelu, tensor.OpClamp, tensor.OpScale} {
-		register(op, []tensor.DType{tensor.I32}, intUnaryFactory[int32])
-		register(op, []tensor.DType{tensor.I64}, intUnaryFactory[int64])
+		// The integer forms serve the ops whose table row accepts integers.
+		if op.DTypes().Has(tensor.I32) {
+			register(op, []tensor.DType{tensor.I32}, intUnaryFactory[int32])
+		}
+		if op.DTypes().Has(tensor.I64) {
+			register(op, []tensor.DType{tensor.I64}, intUnaryFactory[int64])
+		}
 	}
 	register(tensor.OpNot, []tensor.DType{tensor.Bool}, func(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 		x := in[0]
@@ -165,19 +167,15 @@ func sign(v float64) float64 {
 // softplus is log(1+eˣ) without overflow for large x.
 func softplus(v float64) float64 { return max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))) }
 
-// cheapUnary lists the ops that cost about as much as a copy; the others do enough
-// arithmetic per element to pay for goroutines on smaller tensors.
-var cheapUnary = map[tensor.Op]bool{tensor.OpNeg: true, tensor.OpAbs: true, tensor.OpSquare: true,
-	tensor.OpRelu: true, tensor.OpLeakyRelu: true, tensor.OpClamp: true, tensor.OpScale: true,
-	tensor.OpHardSigmoid: true, tensor.OpHardSwish: true}
-
 // unaryFactory prepares an F32 unary op, split across goroutines when large.
 func unaryFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	loop := f32UnaryOps[n.Op()](n.Attr())
 	d, x := f32s(out), f32s(in[0])
 	body := func(lo, hi int) { loop(d[lo:hi], x[lo:hi]) }
+	// Ops that cost about as much as a copy split at elemGrain; the others do enough
+	// arithmetic per element to pay for goroutines on smaller tensors.
 	grain := elemGrain
-	if !cheapUnary[n.Op()] {
+	if n.Op().Cost() > tensor.CostCheap {
 		grain = elemGrain / 4
 	}
 	return func() error { parallel.For(len(d), grain, body); return nil }, nil

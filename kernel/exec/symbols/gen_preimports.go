@@ -10,5 +10,5 @@ var Preimports = []Preimport{
 	{Name: "matrix", Path: "github.com/gml-dev/gml/matrix"},
 	{Name: "data", Path: "github.com/gml-dev/gml/data"},
 	{Name: "nn", Path: "github.com/gml-dev/gml/nn"},
-	{Name: "onnx", Path: "github.com/gml-dev/gml/onnx"},
+	{Name: "ag", Path: "github.com/gml-dev/gml/ag"},
 }

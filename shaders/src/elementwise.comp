@@ -1,12 +1,15 @@
 #version 450
 // Elementwise unary and binary ops with NumPy broadcasting: c[i] = f(a[ia], b[ib]).
-// OP selects the function (codes in gpu/ops_eltwise.go); the output's shape is given
+// OP selects the function (opcodes.glsl, generated from tensor's op table: COPY is the
+// identity of the layout copies, GELU_TANH Gelu's tanh form); the output's shape is given
 // collapsed to at most six axes with each input's element strides per axis (0 where it
 // broadcasts). CONTIG skips the index arithmetic when both inputs are dense and
 // unbroadcast; otherwise only the last AXES slots are walked, and the outermost of them
 // needs no division (integer division dominated broadcast ops). A grid-stride loop
 // covers any size.
 #extension GL_EXT_control_flow_attributes : require
+
+#include "opcodes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;
@@ -25,6 +28,8 @@ layout(push_constant) uniform Push {
 	uint sa[6];
 	uint sb[6];
 } p;
+
+const bool BINARY = OP >= ELEMENTWISE_BINARY_FIRST && OP <= ELEMENTWISE_BINARY_LAST;
 
 const float SQRT_2_OVER_PI = 0.7978845608;
 
@@ -63,46 +68,46 @@ float softplus_(float x) {
 
 float unary(float x) {
 	switch (OP) {
-	case 0: return x;
-	case 1: return -x;
-	case 2: return abs(x);
-	case 3: return sign(x);
-	case 4: return exp(x);
-	case 5: return log(x);
-	case 6: return sqrt(x);
-	case 7: return inversesqrt(x);
-	case 8: return x * x;
-	case 9: return sin(x);
-	case 10: return cos(x);
-	case 11: return tanh(clamp(x, -15.0, 15.0));
-	case 12: return sigmoid_(x);
-	case 13: return max(x, 0.0);
-	case 14: return x >= 0.0 ? x : p.p0 * x;
-	case 15: return x >= 0.0 ? x : p.p0 * (exp(x) - 1.0);
-	case 16: return 0.5 * x * (1.0 + erf_(x * 0.70710678118));
-	case 17: return 0.5 * x * (1.0 + tanh(clamp(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x), -15.0, 15.0)));
-	case 18: return x * sigmoid_(x);
-	case 19: return softplus_(x);
-	case 20: return clamp(p.p0 * x + p.p1, 0.0, 1.0);
-	case 21: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
-	case 22: return erf_(x);
-	case 23: return floor(x);
-	case 24: return ceil(x);
-	case 25: return min(max(x, p.p0), p.p1);
-	case 26: return x * p.p0 + p.p1;
+	case ELEMENTWISE_COPY: return x;
+	case ELEMENTWISE_NEG: return -x;
+	case ELEMENTWISE_ABS: return abs(x);
+	case ELEMENTWISE_SIGN: return sign(x);
+	case ELEMENTWISE_EXP: return exp(x);
+	case ELEMENTWISE_LOG: return log(x);
+	case ELEMENTWISE_SQRT: return sqrt(x);
+	case ELEMENTWISE_RSQRT: return inversesqrt(x);
+	case ELEMENTWISE_SQUARE: return x * x;
+	case ELEMENTWISE_SIN: return sin(x);
+	case ELEMENTWISE_COS: return cos(x);
+	case ELEMENTWISE_TANH: return tanh(clamp(x, -15.0, 15.0));
+	case ELEMENTWISE_SIGMOID: return sigmoid_(x);
+	case ELEMENTWISE_RELU: return max(x, 0.0);
+	case ELEMENTWISE_LEAKY_RELU: return x >= 0.0 ? x : p.p0 * x;
+	case ELEMENTWISE_ELU: return x >= 0.0 ? x : p.p0 * (exp(x) - 1.0);
+	case ELEMENTWISE_GELU: return 0.5 * x * (1.0 + erf_(x * 0.70710678118));
+	case ELEMENTWISE_GELU_TANH: return 0.5 * x * (1.0 + tanh(clamp(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x), -15.0, 15.0)));
+	case ELEMENTWISE_SILU: return x * sigmoid_(x);
+	case ELEMENTWISE_SOFTPLUS: return softplus_(x);
+	case ELEMENTWISE_HARDSIGMOID: return clamp(p.p0 * x + p.p1, 0.0, 1.0);
+	case ELEMENTWISE_HARDSWISH: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
+	case ELEMENTWISE_ERF: return erf_(x);
+	case ELEMENTWISE_FLOOR: return floor(x);
+	case ELEMENTWISE_CEIL: return ceil(x);
+	case ELEMENTWISE_CLAMP: return min(max(x, p.p0), p.p1);
+	case ELEMENTWISE_SCALE: return x * p.p0 + p.p1;
 	}
 	return x;
 }
 
 float binary(float x, float y) {
 	switch (OP) {
-	case 100: return x + y;
-	case 101: return x - y;
-	case 102: return x * y;
-	case 103: return x / y;
-	case 104: return pow_(x, y);
-	case 105: return max(x, y);
-	case 106: return min(x, y);
+	case ELEMENTWISE_ADD: return x + y;
+	case ELEMENTWISE_SUB: return x - y;
+	case ELEMENTWISE_MUL: return x * y;
+	case ELEMENTWISE_DIV: return x / y;
+	case ELEMENTWISE_POW: return pow_(x, y);
+	case ELEMENTWISE_MAXIMUM: return max(x, y);
+	case ELEMENTWISE_MINIMUM: return min(x, y);
 	}
 	return x;
 }
@@ -130,6 +135,6 @@ void main() {
 			}
 		}
 		float x = a[p.offA + ia];
-		c[p.offC + i] = OP >= 100 ? binary(x, b[p.offB + ib]) : unary(x);
+		c[p.offC + i] = BINARY ? binary(x, b[p.offB + ib]) : unary(x);
 	}
 }

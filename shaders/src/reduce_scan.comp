@@ -1,17 +1,19 @@
 #version 450
 // Reductions along axes that yield indices or need more than one pass. The input is
 // viewed as (outer, r, inner); a "line" is one (outer, inner) position's r elements.
-// MODE 0 ArgMax, 1 ArgMin, 3 TopK: one workgroup per line selects, in K rounds, the
+// MODE (opcodes.glsl) ArgMax, ArgMin, TopK: one workgroup per line selects, in K rounds, the
 // first element of a stable order that comes after the previous round's pick (ArgMax
 // and ArgMin are K = 1): values descending (LARGEST) or ascending, ties by lower index,
 // NaN largest; for ArgMax and ArgMin a NaN comes first, as in the CPU backend. Each
 // round is a strided scan plus a shared-memory tree, so a line costs K*r/WG steps.
 // Values have dtype TIN; indices are written as I64.
-// MODE 4 Var: one workgroup per line, two passes (mean, then squared deviations) with
+// MODE Var: one workgroup per line, two passes (mean, then squared deviations) with
 // compensated per-thread sums, divided by r - correction (push divisor).
-// MODE 2 CumSum (EXCLUSIVE, REVERSE): one workgroup per line scans it a chunk of WG
+// MODE CumSum (EXCLUSIVE, REVERSE): one workgroup per line scans it a chunk of WG
 // elements at a time (a shared-memory Hillis-Steele scan) and carries the chunk totals
 // in a compensated running sum, staying close to the CPU's float64 accumulator.
+#include "opcodes.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint MODE = 0;
 layout(constant_id = 2) const uint TIN = 0;
@@ -60,8 +62,9 @@ bool greater(uvec2 x, uvec2 y) {
 
 // before reports whether element (x, i) precedes (y, j) in the selection order.
 bool before(uvec2 x, uint i, uvec2 y, uint j) {
-	if (MODE != 3u && isNaN(x) != isNaN(y)) return isNaN(x);
-	bool up = MODE == 0u || (MODE == 3u && LARGEST);
+	if (MODE != REDUCE_SCAN_TOPK && isNaN(x) != isNaN(y)) return isNaN(x);
+	// Descending for ARGMAX and the largest TOPK, ascending for REDUCE_SCAN_ARGMIN.
+	bool up = MODE == REDUCE_SCAN_ARGMAX || (MODE == REDUCE_SCAN_TOPK && LARGEST);
 	bool first = up ? greater(x, y) : greater(y, x);
 	bool second = up ? greater(y, x) : greater(x, y);
 	return first || (!second && i < j);
@@ -104,7 +107,7 @@ void main() {
 	uint t = gl_LocalInvocationID.x;
 	uint q = line % p.inner, ou = line / p.inner;
 	uint base = ou * p.r * p.inner + q;
-	if (MODE == 2u) {
+	if (MODE == REDUCE_SCAN_CUMSUM) {
 		precise float carry = 0.0, comp = 0.0;
 		for (uint chunk = 0u; chunk < p.r; chunk += gl_WorkGroupSize.x) {
 			uint step = chunk + t;
@@ -128,13 +131,13 @@ void main() {
 		}
 		return;
 	}
-	if (MODE == 4u) {
+	if (MODE == REDUCE_SCAN_VAR) {
 		float mean = lineSum(base, false, 0.0) / float(p.r);
 		float ss = lineSum(base, true, mean);
 		if (t == 0u) o[p.offO + line] = floatBitsToUint(ss / p.divisor);
 		return;
 	}
-	uint rounds = MODE == 3u ? p.k : 1u;
+	uint rounds = MODE == REDUCE_SCAN_TOPK ? p.k : 1u;
 	uint prev = NONE;
 	uvec2 xprev = uvec2(0u);
 	for (uint round = 0u; round < rounds; round++) {
@@ -159,7 +162,7 @@ void main() {
 		}
 		prev = pick[0];
 		xprev = load(base + prev * p.inner);
-		if (t == 0u) storeI64(MODE == 3u ? (ou * p.k + round) * p.inner + q : line, prev);
+		if (t == 0u) storeI64(MODE == REDUCE_SCAN_TOPK ? (ou * p.k + round) * p.inner + q : line, prev);
 		barrier();
 	}
 }

@@ -1,17 +1,18 @@
 #version 450
 // Max and average pooling over planes of H×W (1-D has H = KH = 1) and their gradients.
 // Windows are clipped to the input: padding never enters a maximum, and an average
-// divides by the clipped window's size unless INCLUDE_PAD. MODE 0 max, 1 average: one
-// thread per output. MODE 2 max gradient, 3 average gradient: one thread per input
+// divides by the clipped window's size unless INCLUDE_PAD. MODE (opcodes.glsl) max_pool,
+// avg_pool: one thread per output. max_pool_grad, avg_pool_grad: one thread per input
 // element gathers from every window that covers it, in window order, so no atomics are
 // needed; the max gradient goes to each window's FIRST maximum (row-major).
+#include "opcodes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint MODE = 0;
 layout(constant_id = 2) const bool INCLUDE_PAD = false;
 
-layout(set = 0, binding = 0) readonly buffer A { float a[]; };  // X (GY for MODE 3)
-layout(set = 0, binding = 1) readonly buffer B { float b[]; };  // GY (MODE 2)
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };  // X (GY for avg_pool_grad)
+layout(set = 0, binding = 1) readonly buffer B { float b[]; };  // GY (max_pool_grad)
 layout(set = 0, binding = 2) writeonly buffer Cbuf { float c[]; };
 
 layout(push_constant) uniform Push {
@@ -50,13 +51,13 @@ float divisor(ivec4 r) {
 void main() {
 	uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 	uint inPlane = p.H * p.W, outPlane = p.OH * p.OW;
-	if (MODE < 2) {
+	if (MODE == CONV_POOL_MAX_POOL || MODE == CONV_POOL_AVG_POOL) {
 		for (uint e = gl_GlobalInvocationID.x; e < p.planes * outPlane; e += stride) {
 			uint pl = e / outPlane, pix = e % outPlane;
 			ivec4 r = window(pix / p.OW, pix % p.OW);
 			uint base = p.offA + pl * inPlane;
 			float v;
-			if (MODE == 0) {
+			if (MODE == CONV_POOL_MAX_POOL) {
 				v = a[base + argmax(base, r)];
 			} else {
 				v = 0.0;
@@ -84,10 +85,10 @@ void main() {
 			for (int ox = xlo; ox <= xhi; ox++) {
 				ivec4 r = window(uint(oy), uint(ox));
 				uint o = gbase + uint(oy) * p.OW + uint(ox);
-				if (MODE == 2) {
+				if (MODE == CONV_POOL_MAX_POOL_GRAD) {
 					if (argmax(base, r) == pix) acc += b[p.offB + o];
 				} else {
-					acc += a[p.offA + o] / divisor(r);
+					acc += a[p.offA + o] / divisor(r); // CONV_POOL_AVG_POOL_GRAD
 				}
 			}
 		}
