@@ -11,4 +11,5 @@ var Preimports = []Preimport{
 	{Name: "data", Path: "github.com/gml-dev/gml/data"},
 	{Name: "nn", Path: "github.com/gml-dev/gml/nn"},
 	{Name: "ag", Path: "github.com/gml-dev/gml/ag"},
+	{Name: "onnx", Path: "github.com/gml-dev/gml/onnx"},
 }
