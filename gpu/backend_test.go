@@ -138,7 +138,8 @@ func TestBackendUnary(t *testing.T) {
 		{"silu", tensor.Silu, -4, 4}, {"softplus", tensor.Softplus, -20, 20},
 		{"hardsigmoid", func(x *tensor.Node) *tensor.Node { return tensor.HardSigmoid(x, 0.2, 0.5) }, -4, 4},
 		{"hardswish", tensor.HardSwish, -4, 4}, {"erf", tensor.Erf, -2, 2},
-		{"floor", tensor.Floor, -3, 3}, {"ceil", tensor.Ceil, -3, 3},
+		{"floor", tensor.Floor, -3, 3}, {"ceil", tensor.Ceil, -3, 3}, {"round", tensor.Round, -4, 4},
+		{"tan", tensor.Tan, -1.2, 1.2}, {"atan", tensor.Atan, -4, 4},
 		{"clamp", func(x *tensor.Node) *tensor.Node { return tensor.Clamp(x, -0.5, 1) }, -2, 2},
 		{"scale", func(x *tensor.Node) *tensor.Node { return tensor.ScaleBias(x, 3, -1) }, -2, 2},
 	}
@@ -161,7 +162,7 @@ func TestBackendBinaryBroadcast(t *testing.T) {
 	}
 	builds := map[string]func(a, b *tensor.Node) *tensor.Node{
 		"add": tensor.Add, "sub": tensor.Sub, "mul": tensor.Mul, "div": tensor.Div,
-		"pow": tensor.Pow, "maximum": tensor.Maximum, "minimum": tensor.Minimum,
+		"pow": tensor.Pow, "mod": tensor.Mod, "maximum": tensor.Maximum, "minimum": tensor.Minimum,
 	}
 	for name, build := range builds {
 		for _, sh := range shapes {

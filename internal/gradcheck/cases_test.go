@@ -59,15 +59,17 @@ func elementwiseCases() []Case {
 			func(x *t.Node) *t.Node { return t.HardSigmoid(x, 0.2, 0.5) }),
 		unary("hardswish", gen(Away(-5, 5, 0.05, -3, 3), 3, 4), t.HardSwish),
 		unary("erf", gen(Uniform(-2, 2), 2, 3), t.Erf),
+		unary("tan", gen(Uniform(-1, 1), 2, 3), t.Tan),
+		unary("atan", gen(wide, 2, 3), t.Atan),
 		unary("clamp", gen(Away(-1, 1, 0.05, -0.5, 0.5), 3, 4), func(x *t.Node) *t.Node { return t.Clamp(x, -0.5, 0.5) }),
 		unary("scale", in(2, 3), func(x *t.Node) *t.Node { return t.ScaleBias(x, 2.5, 0.3) }),
 		// Through f16 and back: linear, so a large step keeps f16 rounding out of the way.
 		{Name: "cast_f16", Inputs: []Input{in(2, 3)}, Step: 0.1, Tol: 2e-2,
 			Build: func(x []*t.Node) *t.Node { return t.Cast(t.Square(t.Cast(x[0], t.F16)), t.F32) }},
-		// floor, ceil and sign pass no gradient: only the square term contributes.
+		// floor, ceil, round and sign pass no gradient: only the square term contributes.
 		unary("floor_ceil_sign_stop", gen(Away(-1, 1, 0.05, -2.0/3, -1.0/3, 0, 1.0/3, 2.0/3), 2, 3), func(x *t.Node) *t.Node {
 			k := t.MulScalar(x, 3)
-			return t.Add(t.Square(x), t.Add(t.Floor(k), t.Add(t.Ceil(k), t.Sign(x))))
+			return t.Add(t.Square(x), t.Add(t.Floor(k), t.Add(t.Ceil(k), t.Add(t.Round(k), t.Sign(x)))))
 		}),
 
 		binary("add_broadcast", in(2, 3), in(3), t.Add),
@@ -76,6 +78,8 @@ func elementwiseCases() []Case {
 		binary("mul_scalar_operand", in(2, 3), in(), t.Mul),
 		binary("div", in(2, 3), gen(positive, 3), t.Div),
 		binary("pow", gen(positive, 2, 3), gen(Uniform(-1.5, 1.5), 3), t.Pow),
+		// Quotients stay inside (2, 3), away from the jumps at integers.
+		binary("mod", gen(Uniform(2.2, 2.8), 2, 3), gen(Uniform(1, 1.05), 3), t.Mod),
 		binary("maximum", gen(Distinct(-1, 1), 2, 3), gen(Distinct(-0.9, 1.1), 2, 3), t.Maximum),
 		binary("minimum_broadcast", gen(Distinct(-1, 1), 2, 3), gen(Distinct(-0.95, 1.05), 3), t.Minimum),
 		// max(x, x) = x: the tie splits the gradient in halves that add up to one.

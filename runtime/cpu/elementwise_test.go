@@ -51,6 +51,9 @@ var unaryCases = []struct {
 	{"erf", tensor.Erf, math.Erf, -2, 2},
 	{"floor", tensor.Floor, math.Floor, -3, 3},
 	{"ceil", tensor.Ceil, math.Ceil, -3, 3},
+	{"round", tensor.Round, math.RoundToEven, -4, 4},
+	{"tan", tensor.Tan, math.Tan, -1.2, 1.2},
+	{"atan", tensor.Atan, math.Atan, -4, 4},
 	{"clamp", func(x *tensor.Node) *tensor.Node { return tensor.Clamp(x, -0.5, 1) },
 		func(v float64) float64 { return math.Min(math.Max(v, -0.5), 1) }, -2, 2},
 	{"scale", func(x *tensor.Node) *tensor.Node { return tensor.ScaleBias(x, 3, -1) },
@@ -112,6 +115,7 @@ func TestBinaryKernels(t *testing.T) {
 		{"mul", tensor.Mul, func(a, b float64) float64 { return a * b }, -2},
 		{"div", tensor.Div, func(a, b float64) float64 { return a / b }, -2},
 		{"pow", tensor.Pow, math.Pow, 0.1},
+		{"mod", tensor.Mod, math.Mod, -2},
 		{"maximum", tensor.Maximum, math.Max, -2},
 		{"minimum", tensor.Minimum, math.Min, -2},
 		{"less", tensor.Less, func(a, b float64) float64 { return b2f(a < b) }, -2},
@@ -124,7 +128,7 @@ func TestBinaryKernels(t *testing.T) {
 	for _, op := range ops {
 		for _, sh := range binaryShapes {
 			for _, dt := range []tensor.DType{tensor.F32, tensor.I32, tensor.I64} {
-				if dt != tensor.F32 && (op.name == "pow" || op.name == "div") {
+				if dt != tensor.F32 && (op.name == "pow" || op.name == "div" || op.name == "mod") {
 					continue // integer forms are checked in TestIntegerArithmetic
 				}
 				e := newEnv(t)
@@ -152,8 +156,9 @@ func TestIntegerArithmetic(t *testing.T) {
 	e := newEnv(t)
 	a := e.feed(tensor.I32, []float64{7, -7, 3, 5, 2, -2}, 6)
 	b := e.feed(tensor.I32, []float64{2, 2, 0, -1, 10, 3}, 6)
-	res := e.run(tensor.Div(a, b), tensor.Pow(a, b), tensor.Abs(a), tensor.Relu(a))
+	res := e.run(tensor.Div(a, b), tensor.Pow(a, b), tensor.Abs(a), tensor.Relu(a), tensor.Mod(a, b))
 	check(t, "div", res[0], tensor.Shape{6}, []float64{3, -3, 0, -5, 0, 0}, 0)
+	check(t, "mod", res[4], tensor.Shape{6}, []float64{1, -1, 0, 0, 2, -2}, 0)
 	check(t, "pow", res[1], tensor.Shape{6}, []float64{49, 49, 1, 0, 1024, -8}, 0)
 	check(t, "abs", res[2], tensor.Shape{6}, []float64{7, 7, 3, 5, 2, 2}, 0)
 	check(t, "relu", res[3], tensor.Shape{6}, []float64{7, 0, 3, 5, 2, 0}, 0)
