@@ -60,16 +60,20 @@ const (
 	elementwiseErf         uint32 = 21
 	elementwiseFloor       uint32 = 22
 	elementwiseCeil        uint32 = 23
-	elementwiseClamp       uint32 = 24
-	elementwiseScale       uint32 = 25
-	elementwiseAdd         uint32 = 26
-	elementwiseSub         uint32 = 27
-	elementwiseMul         uint32 = 28
-	elementwiseDiv         uint32 = 29
-	elementwisePow         uint32 = 30
-	elementwiseMaximum     uint32 = 31
-	elementwiseMinimum     uint32 = 32
-	elementwiseCopy        uint32 = 33
+	elementwiseRound       uint32 = 24
+	elementwiseTan         uint32 = 25
+	elementwiseAtan        uint32 = 26
+	elementwiseClamp       uint32 = 27
+	elementwiseScale       uint32 = 28
+	elementwiseAdd         uint32 = 29
+	elementwiseSub         uint32 = 30
+	elementwiseMul         uint32 = 31
+	elementwiseDiv         uint32 = 32
+	elementwisePow         uint32 = 33
+	elementwiseMod         uint32 = 34
+	elementwiseMaximum     uint32 = 35
+	elementwiseMinimum     uint32 = 36
+	elementwiseCopy        uint32 = 37
 )
 
 // Op codes of shaders/src/index.comp.
@@ -106,6 +110,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"and":              compareAnd,
 		"argmax":           reduceScanArgmax,
 		"argmin":           reduceScanArgmin,
+		"atan":             elementwiseAtan,
 		"avg_pool":         convPoolAvgPool,
 		"avg_pool_grad":    convPoolAvgPoolGrad,
 		"ceil":             elementwiseCeil,
@@ -139,6 +144,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"mean":             reduceMean,
 		"min":              reduceMin,
 		"minimum":          elementwiseMinimum,
+		"mod":              elementwiseMod,
 		"mul":              elementwiseMul,
 		"neg":              elementwiseNeg,
 		"not":              compareNot,
@@ -150,6 +156,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"prod":             reduceProd,
 		"relu":             elementwiseRelu,
 		"reshape":          elementwiseCopy,
+		"round":            elementwiseRound,
 		"rsqrt":            elementwiseRsqrt,
 		"scale":            elementwiseScale,
 		"scatter":          indexScatter,
@@ -163,6 +170,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"sub":              elementwiseSub,
 		"sum":              reduceSum,
 		"take_along":       indexTakeAlong,
+		"tan":              elementwiseTan,
 		"tanh":             elementwiseTanh,
 		"topk":             reduceScanTopk,
 		"var":              reduceScanVar,

@@ -48,13 +48,14 @@ func init() {
 		"Tanh": tensor.Tanh, "Sigmoid": tensor.Sigmoid, "Erf": tensor.Erf, "Floor": tensor.Floor,
 		"Ceil": tensor.Ceil, "Softplus": tensor.Softplus,
 		"Reciprocal": func(x *tensor.Node) *tensor.Node { return tensor.Div(x.Graph().Scalar(x.DType(), 1), x) },
-		"Tan":        func(x *tensor.Node) *tensor.Node { return tensor.Div(tensor.Sin(x), tensor.Cos(x)) },
+		"Tan":        tensor.Tan,
+		"Atan":       tensor.Atan,
 		"Softsign": func(x *tensor.Node) *tensor.Node {
 			return tensor.Div(x, tensor.Add(x.Graph().Scalar(x.DType(), 1), tensor.Abs(x)))
 		},
 		"Mish":      func(x *tensor.Node) *tensor.Node { return tensor.Mul(x, tensor.Tanh(tensor.Softplus(x))) },
 		"HardSwish": tensor.HardSwish,
-		"Round":     roundHalfEven,
+		"Round":     tensor.Round,
 	}
 	for name, f := range unary {
 		register(7, func(c *ctx) { c.requireFloat(0); c.set(0, f(c.x(0)), c.dtype(0)) }, name)
@@ -139,34 +140,11 @@ func lowerMod(c *ctx) {
 	if fmod == 0 && dt.IsFloat() {
 		c.failf("fmod=0 is for integers; float inputs need fmod=1")
 	}
-	var r *tensor.Node
-	switch {
-	case dt.IsFloat():
-		r = tensor.Sub(x, tensor.Mul(truncate(tensor.Div(x, y)), y))
-	case fmod == 1:
-		r = tensor.Sub(x, tensor.Mul(tensor.Div(x, y), y))
-	default:
+	r := tensor.Mod(x, y)
+	if fmod == 0 {
 		r = floorMod(x, y)
 	}
 	c.set(0, c.wrap(r, dt), dt)
-}
-
-// truncate rounds floats toward zero.
-func truncate(x *tensor.Node) *tensor.Node {
-	zero := x.Graph().Scalar(x.DType(), 0)
-	return tensor.Where(tensor.Less(x, zero), tensor.Ceil(x), tensor.Floor(x))
-}
-
-// roundHalfEven rounds to the nearest integer, ties to even, as ONNX Round does.
-func roundHalfEven(x *tensor.Node) *tensor.Node {
-	g, dt := x.Graph(), x.DType()
-	f := tensor.Floor(x)
-	d := tensor.Sub(x, f)
-	half := g.Scalar(dt, 0.5)
-	two := g.Scalar(dt, 2)
-	odd := tensor.Equal(tensor.Sub(f, tensor.Mul(tensor.Floor(tensor.Div(f, two)), two)), g.Scalar(dt, 1))
-	up := tensor.Or(tensor.Greater(d, half), tensor.And(tensor.Equal(d, half), odd))
-	return tensor.Where(up, tensor.Add(f, g.Scalar(dt, 1)), f)
 }
 
 // lowerEqual also compares booleans (not xor).
@@ -370,7 +348,7 @@ func roundMinifloat(x *tensor.Node, f minifloat, saturate bool) *tensor.Node {
 	for e := f.minExp() + 1; e <= top; e++ {
 		step = tensor.Where(tensor.GreaterEqual(a, s(math.Ldexp(1, e))), s(math.Ldexp(1, e-f.mbits)), step)
 	}
-	r := tensor.Mul(roundHalfEven(tensor.Div(a, step)), step)
+	r := tensor.Mul(tensor.Round(tensor.Div(a, step)), step)
 	over := tensor.Greater(r, s(f.maxFinite()))
 	switch {
 	case f.noNaN:

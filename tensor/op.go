@@ -84,6 +84,9 @@ const (
 	OpErf
 	OpFloor
 	OpCeil
+	OpRound // to the nearest integer, ties to even
+	OpTan
+	OpAtan
 	OpClamp // Attr: ClampAttr{Min, Max}
 	OpScale // Attr: ScaleAttr{Scale, Bias}: x*scale + bias
 	OpNot   // Bool -> Bool
@@ -95,6 +98,7 @@ const (
 	OpMul
 	OpDiv
 	OpPow
+	OpMod // remainder with the dividend's sign (C's fmod, torch.fmod): a - b*trunc(a/b)
 	OpMaximum
 	OpMinimum
 	OpEqual
@@ -356,6 +360,9 @@ var opTable = [numOps]opInfo{
 	OpErf:         {name: "erf", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpFloor:       {name: "floor", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, noGrad: piecewise, gpu: coded("elementwise")},
 	OpCeil:        {name: "ceil", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, noGrad: piecewise, gpu: coded("elementwise")},
+	OpRound:       {name: "round", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, noGrad: piecewise, gpu: coded("elementwise")},
+	OpTan:         {name: "tan", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAtan:        {name: "atan", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpClamp:       {name: "clamp", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpScale:       {name: "scale", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpNot:         {name: "not", kind: KindUnary, arity: 1, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
@@ -366,6 +373,7 @@ var opTable = [numOps]opInfo{
 	OpMul:          {name: "mul", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpDiv:          {name: "div", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpPow:          {name: "pow", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpMod:          {name: "mod", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpMaximum:      {name: "maximum", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpMinimum:      {name: "minimum", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpEqual:        {name: "equal", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},

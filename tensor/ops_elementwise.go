@@ -14,7 +14,7 @@ func init() {
 			registerShape(op, unaryRule(op))
 		}
 	}
-	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMaximum, OpMinimum} {
+	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMod, OpMaximum, OpMinimum} {
 		registerShape(op, binaryRule(false))
 	}
 }
@@ -131,6 +131,16 @@ func HardSwish(x *Node) *Node { return Apply(OpHardSwish, nil, x) }
 // Erf returns the error function elementwise.
 func Erf(x *Node) *Node { return Apply(OpErf, nil, x) }
 
+// Round rounds to the nearest integer, halves to the even one (NumPy's round, ONNX
+// Round).
+func Round(x *Node) *Node { return Apply(OpRound, nil, x) }
+
+// Tan is the tangent.
+func Tan(x *Node) *Node { return Apply(OpTan, nil, x) }
+
+// Atan is the arctangent, in (-π/2, π/2).
+func Atan(x *Node) *Node { return Apply(OpAtan, nil, x) }
+
 // Floor rounds down elementwise.
 func Floor(x *Node) *Node { return Apply(OpFloor, nil, x) }
 
@@ -174,6 +184,11 @@ func Div(a, b *Node) *Node { return Apply(OpDiv, nil, a, b) }
 
 // Pow returns aᵇ elementwise with NumPy broadcasting.
 func Pow(a, b *Node) *Node { return Apply(OpPow, nil, a, b) }
+
+// Mod is the remainder of a/b with a's sign, a - b*trunc(a/b), as C's fmod and
+// torch.fmod (Python's % takes b's sign instead). An integer remainder by zero is 0;
+// a float one is NaN.
+func Mod(a, b *Node) *Node { return Apply(OpMod, nil, a, b) }
 
 // Maximum returns the elementwise larger of a and b with broadcasting.
 func Maximum(a, b *Node) *Node { return Apply(OpMaximum, nil, a, b) }

@@ -74,6 +74,9 @@ var unarySpecs = []unarySpec{
 	{op: t.OpErf, ref: func(x float64, _ any) float64 { return math.Erf(x) }, lo: -2.5, hi: 2.5},
 	{op: t.OpFloor, ref: func(x float64, _ any) float64 { return math.Floor(x) }, lo: -3, hi: 3},
 	{op: t.OpCeil, ref: func(x float64, _ any) float64 { return math.Ceil(x) }, lo: -3, hi: 3},
+	{op: t.OpRound, ref: func(x float64, _ any) float64 { return math.RoundToEven(x) }, lo: -4, hi: 4},
+	{op: t.OpTan, ref: func(x float64, _ any) float64 { return math.Tan(x) }, lo: -1.2, hi: 1.2},
+	{op: t.OpAtan, ref: func(x float64, _ any) float64 { return math.Atan(x) }, lo: -4, hi: 4},
 	{op: t.OpClamp, ref: func(x float64, a any) float64 {
 		at := a.(t.ClampAttr)
 		return math.Min(math.Max(x, float64(at.Min)), float64(at.Max))
@@ -95,6 +98,17 @@ type binarySpec struct {
 	gradA    func(r *rand.Rand, n int) []float64 // gradient-case operands (nil: a, b)
 	gradB    func(r *rand.Rand, n int) []float64
 	smallInt bool
+}
+
+// modDividends draws values of either sign with magnitudes in (2.2, 2.8).
+func modDividends(r *rand.Rand, n int) []float64 {
+	v := Uniform(2.2, 2.8)(r, n)
+	for i := range v {
+		if r.IntN(2) == 0 {
+			v[i] = -v[i]
+		}
+	}
+	return v
 }
 
 var (
@@ -123,6 +137,13 @@ var binarySpecs = []binarySpec{
 	}, b: positive},
 	{op: t.OpPow, ref: func(a, b float64, _ bool) float64 { return math.Pow(a, b) },
 		a: Uniform(0.1, 2), b: Uniform(-2, 2), ia: Ints(-4, 4), ib: Ints(0, 4), gradA: positive, gradB: Uniform(-1.5, 1.5)},
+	// Quotients stay away from the jumps at integers: |a| in (2.2, 2.8), b in (1, 1.05).
+	{op: t.OpMod, ref: func(a, b float64, integer bool) float64 {
+		if integer && b == 0 {
+			return 0
+		}
+		return math.Mod(a, b)
+	}, a: modDividends, b: Uniform(1, 1.05)},
 	{op: t.OpMaximum, ref: func(a, b float64, _ bool) float64 { return math.Max(a, b) },
 		gradA: Distinct(-1, 1), gradB: Distinct(-0.9, 1.1)},
 	{op: t.OpMinimum, ref: func(a, b float64, _ bool) float64 { return math.Min(a, b) },
@@ -257,11 +278,11 @@ func elementwiseMiscCases() []Case {
 		// A value used several times accumulates its gradients.
 		{Name: "reuse_grad", Inputs: []Input{{Shape: t.Shape{2, 3}}},
 			Build: func(x []*t.Node) *t.Node { return t.Mul(t.Exp(x[0]), t.Add(x[0], t.Sin(x[0]))) }, Grad: true},
-		// floor, ceil and sign pass no gradient: only the square term contributes.
-		{Name: "piecewise_constant_grad", Inputs: []Input{{Shape: t.Shape{2, 3}, Gen: Away(-1, 1, 0.05, -2.0/3, -1.0/3, 0, 1.0/3, 2.0/3)}},
+		// floor, ceil, round and sign pass no gradient: only the square term contributes.
+		{Name: "piecewise_constant_grad", Inputs: []Input{{Shape: t.Shape{2, 3}, Gen: Away(-1, 1, 0.03, -5.0/6, -2.0/3, -0.5, -1.0/3, -1.0/6, 0, 1.0/6, 1.0/3, 0.5, 2.0/3, 5.0/6)}},
 			Build: func(x []*t.Node) *t.Node {
 				k := t.MulScalar(x[0], 3)
-				return t.Add(t.Square(x[0]), t.Add(t.Floor(k), t.Add(t.Ceil(k), t.Sign(x[0]))))
+				return t.Add(t.Square(x[0]), t.Add(t.Floor(k), t.Add(t.Ceil(k), t.Add(t.Round(k), t.Sign(x[0])))))
 			}, Grad: true},
 		// Through f16 and back: linear, so a large step keeps f16 rounding out of the way.
 		{Name: "cast_f16_grad", Inputs: []Input{{Shape: t.Shape{2, 3}}}, Grad: true, GradStep: 0.1, GradTol: 2e-2,
@@ -274,6 +295,7 @@ func elementwiseMiscCases() []Case {
 	cs = append(cs,
 		binary("div_int_signs_and_zero", a, b, t.Div).in(intTypes...),
 		binary("pow_int_negative_exponent", a, b, t.Pow).in(intTypes...),
+		binary("mod_int_signs_and_zero", a, b, t.Mod).in(intTypes...),
 		// C's pow where GLSL's is undefined: negative bases with integral exponents, and
 		// zero bases.
 		binary("pow_negative_and_zero_base",

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	for _, op := range []tensor.Op{tensor.OpAdd, tensor.OpSub, tensor.OpMul, tensor.OpDiv, tensor.OpPow,
-		tensor.OpMaximum, tensor.OpMinimum} {
+		tensor.OpMod, tensor.OpMaximum, tensor.OpMinimum} {
 		register(op, floatTypes, binaryFactory(f32Binary[op]))
 		register(op, []tensor.DType{tensor.I32}, binaryFactory(intBinary[int32](op)))
 		register(op, []tensor.DType{tensor.I64}, binaryFactory(intBinary[int64](op)))
@@ -75,6 +75,9 @@ var f32Binary = map[tensor.Op]binaryLoop[float32, float32]{
 	tensor.OpDiv: divF32,
 	tensor.OpPow: genericBinary(func(a, b float32) float32 {
 		return float32(math.Pow(float64(a), float64(b)))
+	}),
+	tensor.OpMod: genericBinary(func(a, b float32) float32 {
+		return float32(math.Mod(float64(a), float64(b)))
 	}),
 	tensor.OpMaximum: extremum[float32](true),
 	tensor.OpMinimum: extremum[float32](false),
@@ -202,6 +205,13 @@ func intBinary[T int32 | int64](op tensor.Op) binaryLoop[T, T] {
 		}
 	case tensor.OpPow:
 		f = intPow[T]
+	case tensor.OpMod:
+		f = func(a, b T) T {
+			if b == 0 {
+				return 0
+			}
+			return a % b // Go's % keeps the dividend's sign; MinInt % -1 is 0
+		}
 	case tensor.OpMaximum:
 		return extremum[T](true)
 	case tensor.OpMinimum:

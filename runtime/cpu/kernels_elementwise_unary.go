@@ -108,6 +108,9 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 		}
 	}),
 	tensor.OpErf:   mapF(math.Erf),
+	tensor.OpRound: mapF(math.RoundToEven),
+	tensor.OpTan:   mapF(math.Tan),
+	tensor.OpAtan:  mapF(math.Atan),
 	tensor.OpFloor: mapF(math.Floor),
 	tensor.OpCeil:  mapF(math.Ceil),
 	tensor.OpClamp: func(attr any) func(d, x []float32) {

@@ -93,6 +93,9 @@ float unary(float x) {
 	case ELEMENTWISE_ERF: return erf_(x);
 	case ELEMENTWISE_FLOOR: return floor(x);
 	case ELEMENTWISE_CEIL: return ceil(x);
+	case ELEMENTWISE_ROUND: return roundEven(x);
+	case ELEMENTWISE_TAN: return tan(x);
+	case ELEMENTWISE_ATAN: return atan(x);
 	case ELEMENTWISE_CLAMP: return min(max(x, p.p0), p.p1);
 	case ELEMENTWISE_SCALE: return x * p.p0 + p.p1;
 	}
@@ -106,6 +109,7 @@ float binary(float x, float y) {
 	case ELEMENTWISE_MUL: return x * y;
 	case ELEMENTWISE_DIV: return x / y;
 	case ELEMENTWISE_POW: return pow_(x, y);
+	case ELEMENTWISE_MOD: return x - y * trunc(x / y);
 	case ELEMENTWISE_MAXIMUM: return max(x, y);
 	case ELEMENTWISE_MINIMUM: return min(x, y);
 	}
