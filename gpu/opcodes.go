@@ -55,21 +55,22 @@ const (
 	elementwiseGeluTanh    uint32 = 16
 	elementwiseSilu        uint32 = 17
 	elementwiseSoftplus    uint32 = 18
-	elementwiseHardsigmoid uint32 = 19
-	elementwiseHardswish   uint32 = 20
-	elementwiseErf         uint32 = 21
-	elementwiseFloor       uint32 = 22
-	elementwiseCeil        uint32 = 23
-	elementwiseClamp       uint32 = 24
-	elementwiseScale       uint32 = 25
-	elementwiseAdd         uint32 = 26
-	elementwiseSub         uint32 = 27
-	elementwiseMul         uint32 = 28
-	elementwiseDiv         uint32 = 29
-	elementwisePow         uint32 = 30
-	elementwiseMaximum     uint32 = 31
-	elementwiseMinimum     uint32 = 32
-	elementwiseCopy        uint32 = 33
+	elementwiseSoftsign    uint32 = 19
+	elementwiseHardsigmoid uint32 = 20
+	elementwiseHardswish   uint32 = 21
+	elementwiseErf         uint32 = 22
+	elementwiseFloor       uint32 = 23
+	elementwiseCeil        uint32 = 24
+	elementwiseClamp       uint32 = 25
+	elementwiseScale       uint32 = 26
+	elementwiseAdd         uint32 = 27
+	elementwiseSub         uint32 = 28
+	elementwiseMul         uint32 = 29
+	elementwiseDiv         uint32 = 30
+	elementwisePow         uint32 = 31
+	elementwiseMaximum     uint32 = 32
+	elementwiseMinimum     uint32 = 33
+	elementwiseCopy        uint32 = 34
 )
 
 // Op codes of shaders/src/index.comp.
@@ -158,6 +159,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"silu":             elementwiseSilu,
 		"sin":              elementwiseSin,
 		"softplus":         elementwiseSoftplus,
+		"softsign":         elementwiseSoftsign,
 		"sqrt":             elementwiseSqrt,
 		"square":           elementwiseSquare,
 		"sub":              elementwiseSub,
