@@ -28,9 +28,12 @@ test: deps build kernelspec lint
 	set -o pipefail; $(GO) test -json $(GOFLAGS_TEST) ./... | $(GO) run ./internal/testsummary
 	$(MAKE) fuzz
 
-# A short fuzzing run of the ONNX loader: mutated model files must not panic.
+# Fuzzes the parsers of untrusted files for a short budget (a crash fails the build).
+# Minimisation is bounded by executions: by time it can take a minute per input.
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20s -fuzzminimizetime 3s
+	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x
+	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -60,6 +60,9 @@
 //     while the device, buffers and prepared programs stay usable. OneHot leaves a row
 //     whose label is outside [0, depth) zero, as on the CPU. Vulkan errors carry the
 //     call that failed; out of memory is an *OutOfMemoryError with the sizes involved.
+//   - Quantised weights (Q4_0, Q8_0, Q4_K) stay in their blocks in device memory:
+//     matmul_quant.comp decodes 32 weights at a time into registers inside the product
+//     (x @ wᵀ and w @ y) and decodes whole tensors for Cast; encoding runs on the CPU.
 //   - Data types: the engine's dtypes are f32, f16, bf16, i32, i64 and bool. Arithmetic
 //     ops (elementwise, reductions, softmax, norms, convolution, pooling, attention,
 //     optimizer updates, cumsum, variance) run on f32 tensors, matmul on f32, and on

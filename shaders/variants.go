@@ -14,6 +14,7 @@ type Variant struct {
 var Variants = []Variant{
 	{Name: "matmul_f32", Source: "matmul_f32.comp"},
 	{Name: "matmul_vec_f32", Source: "matmul_vec.comp"},
+	{Name: "matmul_quant", Source: "matmul_quant.comp"},
 	{Name: "elementwise", Source: "elementwise.comp"},
 	{Name: "reduce", Source: "reduce.comp"},
 	{Name: "norm_softmax", Source: "norm_softmax.comp"},

@@ -22,20 +22,27 @@ import (
 //     gets the elementwise shape rule from its row; other ops register a shape rule.
 //  3. tensor/grad_<family>.go: the gradient rule (registerGrad), unless the row says
 //     noGrad.
-//  4. runtime/cpu/kernels_*.go: the CPU kernel (for a unary op, an entry in
-//     f32UnaryOps of kernels_unary.go, and a case in intUnaryFactory if the row
-//     accepts integers).
+//  4. runtime/cpu/kernels_<family>*.go: the CPU kernel (for a unary op, an entry in
+//     f32UnaryOps of kernels_elementwise_unary.go, and a case in intUnaryFactory if
+//     the row accepts integers).
 //  5. shaders/src/<shader>.comp: the case for the op's generated code (case
 //     ELEMENTWISE_SOFTSIGN:), then `make generate`, which numbers the codes, writes
 //     gpu/opcodes.go and shaders/src/opcodes.glsl and recompiles the SPIR-V: no op
 //     code is written by hand anywhere. An op on a shader of its own registers a
-//     recorder in gpu/ops_*.go; the elementwise, compare, reduce and conv shaders'
-//     recorders pick their ops up from the table.
-//  6. The op's test cases: CPU against float64 in runtime/cpu/elementwise_test.go,
-//     GPU against CPU in gpu/backend_test.go, the gradient in
-//     internal/gradcheck/cases_test.go (tests fail for an op with a gradient rule but
-//     no gradient case, for an op code without a case in its shader, and for a table
-//     row that disagrees with the GPU backend's kernels).
+//     recorder in gpu/ops_<family>*.go; the elementwise, compare, reduce and conv
+//     shaders' recorders pick their ops up from the table.
+//
+// An op family has the same word in every layer: tensor/ops_<family>.go,
+// runtime/cpu/kernels_<family>*.go, gpu/ops_<family>*.go and
+// shaders/src/<family>*.comp (TestFamiliesLineUp).
+//  6. internal/backendtest/cases_<family>.go: the op's cases (shapes, dtypes, input
+//     ranges; for a unary or binary op one row of unarySpecs or binarySpecs, with its
+//     float64 reference), run on every backend against the float64 reference, and a
+//     gradient case when it is differentiable. An op that is neither elementwise nor a
+//     composition adds its reference to ref_<family>.go. Tests fail for an op without
+//     a case or a reference, for a dtype the row accepts but no case runs, for a
+//     gradient rule without a gradient case, for an op code without a case in its
+//     shader, and for a row that disagrees with the GPU backend's kernels.
 //
 // Then `go generate ./kernel/exec/symbols` in a commit of its own ("symbols:
 // regenerate"), because the builder is new exported API.
@@ -201,7 +208,8 @@ const (
 	IntTypes     DTypeSet = 1<<I32 | 1<<I64
 	NumericTypes          = FloatTypes | IntTypes
 	BoolType     DTypeSet = 1 << Bool
-	AllTypes     DTypeSet = 1<<numDTypes - 1
+	AllTypes     DTypeSet = 1<<(Bool+1) - 1 // every type but the quantised ones
+	QuantTypes   DTypeSet = 1<<Q4_0 | 1<<Q8_0 | 1<<Q4_K
 )
 
 // DTypes returns the set holding exactly dts.
@@ -242,6 +250,8 @@ func (s DTypeSet) String() string {
 		return "integer (" + list + ")"
 	case NumericTypes:
 		return "numeric (" + list + ")"
+	case QuantTypes:
+		return "quantised (" + list + ")"
 	}
 	return list
 }
@@ -356,7 +366,7 @@ var opTable = [numOps]opInfo{
 	OpClamp:       {name: "clamp", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpScale:       {name: "scale", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpNot:         {name: "not", kind: KindUnary, arity: 1, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
-	OpCast:        {name: "cast", kind: KindUnary, arity: 1, dtypes: AllTypes, cost: CostCheap, gpu: onShader("cast")},
+	OpCast:        {name: "cast", kind: KindUnary, arity: 1, dtypes: AllTypes | QuantTypes, cost: CostCheap, gpu: onShader("cast")},
 
 	OpAdd:          {name: "add", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpSub:          {name: "sub", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
@@ -388,7 +398,7 @@ var opTable = [numOps]opInfo{
 	OpCumSum: {name: "cumsum", kind: KindReduce, arity: 1, dtypes: NumericTypes, cost: CostReduce, gpu: coded("reduce_scan")},
 	OpTopK:   {name: "topk", kind: KindReduce, arity: 1, dtypes: NumericTypes, cost: CostReduce, noGrad: intOut, gpu: coded("reduce_scan")},
 
-	OpMatMul: {name: "matmul", kind: KindMatMul, arity: 2, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("matmul_f32")},
+	OpMatMul: {name: "matmul", kind: KindMatMul, arity: 2, dtypes: FloatTypes | QuantTypes, cost: CostProduct, gpu: onShader("matmul_f32")},
 
 	OpConv:           {name: "conv", kind: KindConv, arity: 2, dtypes: FloatTypes, cost: CostProduct, gpu: coded("conv")},
 	OpConvTranspose:  {name: "conv_transpose", kind: KindConv, arity: 2, dtypes: FloatTypes, cost: CostProduct, gpu: coded("conv")},
@@ -408,7 +418,7 @@ var opTable = [numOps]opInfo{
 	OpAttentionGrad: {name: "attention_grad", kind: KindNorm, arity: -2, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("attention_bwd")},
 	OpRoPE:          {name: "rope", kind: KindNorm, arity: 2, dtypes: FloatTypes, cost: CostMath, gpu: onShader("attention_rope")},
 
-	OpReshape:      {name: "reshape", kind: KindLayout, arity: 1, dtypes: AllTypes, cost: CostFree, gpu: coded("elementwise", "copy")},
+	OpReshape:      {name: "reshape", kind: KindLayout, arity: 1, dtypes: AllTypes | QuantTypes, cost: CostFree, gpu: coded("elementwise", "copy")},
 	OpPermute:      {name: "permute", kind: KindLayout, arity: 1, dtypes: AllTypes, cost: CostMove, gpu: coded("elementwise", "copy")},
 	OpConcat:       {name: "concat", kind: KindLayout, arity: -1, dtypes: AllTypes, cost: CostMove, gpu: onShader("layout")},
 	OpSlice:        {name: "slice", kind: KindLayout, arity: 1, dtypes: AllTypes, cost: CostMove, gpu: onShader("layout")},

@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/gml-dev/gml/tensor/quant"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -27,7 +28,10 @@ func New(dt DType, shape ...int) *Tensor {
 	if !dt.Valid() {
 		panic(fmt.Errorf("tensor: New: invalid dtype %v", dt))
 	}
-	return &Tensor{dtype: dt, shape: s, data: alignedBytes(s.Size() * dt.Size())}
+	if err := dt.CheckShape(s); err != nil {
+		panic(err)
+	}
+	return &Tensor{dtype: dt, shape: s, data: alignedBytes(dt.Bytes(s.Size()))}
 }
 
 // alignedBytes allocates n bytes whose start is 8-byte aligned, so that views as
@@ -46,7 +50,13 @@ func FromBytes(dt DType, shape Shape, data []byte) (*Tensor, error) {
 	if err := shape.Validate(); err != nil {
 		return nil, err
 	}
-	want := shape.Size() * dt.Size()
+	if !dt.Valid() {
+		return nil, fmt.Errorf("tensor: FromBytes: invalid dtype %v", dt)
+	}
+	if err := dt.CheckShape(shape); err != nil {
+		return nil, err
+	}
+	want := dt.Bytes(shape.Size())
 	if len(data) != want {
 		return nil, fmt.Errorf("tensor: FromBytes: %d bytes for %v %v, want %d", len(data), dt, shape, want)
 	}
@@ -161,6 +171,9 @@ func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.dtype.CheckShape(s); err != nil {
+		return nil, err
+	}
 	return &Tensor{dtype: t.dtype, shape: s, data: t.data}, nil
 }
 
@@ -253,6 +266,15 @@ func (t *Tensor) Float(i int) float64 {
 	case Bool:
 		return float64(t.data[i])
 	}
+	if f, ok := t.dtype.Format(); ok {
+		var block [quant.QK]float32
+		bs, bb := f.BlockSize(), f.BlockBytes()
+		b := i / bs
+		if err := f.Dequantize(block[:bs], t.data[b*bb:(b+1)*bb]); err != nil {
+			panic(err)
+		}
+		return float64(block[i%bs])
+	}
 	panic(fmt.Errorf("tensor: Float on a %v tensor", t.dtype))
 }
 
@@ -323,12 +345,15 @@ func (t *Tensor) SetFloat(i int, v float64) {
 			t.data[i] = 0
 		}
 	default:
-		panic(fmt.Errorf("tensor: SetFloat on a %v tensor", t.dtype))
+		panic(fmt.Errorf("tensor: SetFloat on a %v tensor (quantised tensors are written whole: Convert an f32 tensor)", t.dtype))
 	}
 }
 
 // Float64s returns a copy of the elements converted to float64.
 func (t *Tensor) Float64s() []float64 {
+	if t.dtype.IsQuantized() {
+		t = t.Convert(F32)
+	}
 	out := make([]float64, t.Len())
 	for i := range out {
 		out[i] = t.Float(i)
@@ -360,16 +385,53 @@ func (t *Tensor) Dense() (*mat.Dense, error) {
 	return mat.NewDense(t.shape[0], t.shape[1], t.Float64s()), nil
 }
 
-// Convert returns a copy of t with elements converted to dt.
+// Convert returns a copy of t with elements converted to dt. A quantised tensor
+// converts to F32 by decoding its blocks; converting to a quantised type encodes F32
+// values (see Quantize, which returns an error where Convert panics).
 func (t *Tensor) Convert(dt DType) *Tensor {
 	if dt == t.dtype {
 		return t.Clone()
+	}
+	if dt.IsQuantized() {
+		q, err := t.Quantize(dt)
+		if err != nil {
+			panic(err)
+		}
+		return q
+	}
+	if f, ok := t.dtype.Format(); ok {
+		wide := New(F32, t.shape...)
+		if err := f.Dequantize(wide.Float32s(), t.data); err != nil {
+			panic(err)
+		}
+		return wide.Convert(dt)
 	}
 	out := New(dt, t.shape...)
 	for i := 0; i < t.Len(); i++ {
 		out.SetFloat(i, t.Float(i))
 	}
 	return out
+}
+
+// Quantize encodes t's values in the quantised type dt, block by block along the
+// innermost dimension, which must be a multiple of dt's block size.
+func (t *Tensor) Quantize(dt DType) (*Tensor, error) {
+	f, ok := dt.Format()
+	if !ok {
+		return nil, fmt.Errorf("tensor: Quantize: %v is not a quantised type", dt)
+	}
+	if err := dt.CheckShape(t.shape); err != nil {
+		return nil, err
+	}
+	src := t
+	if t.dtype != F32 {
+		src = t.Convert(F32)
+	}
+	out := New(dt, t.shape...)
+	if err := f.Quantize(out.data, src.Float32s()); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // AllClose reports whether t and u have the same shape and every pair of elements

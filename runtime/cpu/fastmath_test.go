@@ -23,7 +23,7 @@ func TestFastMath(t *testing.T) {
 		for i := 0; i <= 200000; i++ {
 			x := c.lo + (c.hi-c.lo)*float32(i)/200000
 			got, want := float64(c.f(x)), c.ref(float64(x))
-			if math.Abs(got-want) > 4e-7*math.Abs(want)+1e-38 {
+			if !(math.Abs(got-want) <= 4e-7*math.Abs(want)+1e-38) {
 				t.Fatalf("%s(%v) = %v, want %v", c.name, x, got, want)
 			}
 		}

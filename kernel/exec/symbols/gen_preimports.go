@@ -12,4 +12,5 @@ var Preimports = []Preimport{
 	{Name: "nn", Path: "github.com/gml-dev/gml/nn"},
 	{Name: "ag", Path: "github.com/gml-dev/gml/ag"},
 	{Name: "onnx", Path: "github.com/gml-dev/gml/onnx"},
+	{Name: "gguf", Path: "github.com/gml-dev/gml/gguf"},
 }
