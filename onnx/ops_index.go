@@ -28,6 +28,24 @@ func (c *ctx) indices(i, dim int) *tensor.Node {
 	if dt := c.dtype(i); dt != Int64 && dt != Int32 {
 		c.failf("indices are %v, want int32 or int64", dt)
 	}
+	if v := c.in(i); v.isHost() {
+		// Known indices are resolved now rather than by nodes in every run.
+		t := v.host.Clone()
+		if t.DType() == tensor.I64 {
+			for k, x := range t.Int64s() {
+				if x < 0 {
+					t.Int64s()[k] = x + int64(dim)
+				}
+			}
+		} else {
+			for k, x := range t.Int32s() {
+				if x < 0 {
+					t.Int32s()[k] = x + int32(dim)
+				}
+			}
+		}
+		return c.constant(t)
+	}
 	idx := c.x(i)
 	zero := c.scalar(idx.DType(), 0)
 	return tensor.Where(tensor.Less(idx, zero), tensor.Add(idx, c.scalar(idx.DType(), float64(dim))), idx)
