@@ -4,9 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gml-dev/gml/onnx/internal/onnxpb"
 	"github.com/gml-dev/gml/tensor"
@@ -350,5 +352,35 @@ func TestReadArray(t *testing.T) {
 	os.WriteFile(p, data, 0o644)
 	if _, err := ReadArray(p); err == nil || !strings.Contains(err.Error(), "needs 3 values") {
 		t.Errorf("short float_data: %v", err)
+	}
+}
+
+// TestCollectedModelFreesMemory drops models without Close: their weights and compiled
+// stages leave the runtime once they are collected, as a notebook re-running a Load
+// cell needs.
+func TestCollectedModelFreesMemory(t *testing.T) {
+	rt := cpuRuntime(t)
+	w := arr(t, Float, []int{64, 64}, make([]float32, 64*64))
+	data := newModel(17).input("x", Float, 2, 64).output("y", Float).init("w", w).
+		node("MatMul", []string{"x", "w"}, []string{"y"}).bytes(t)
+	for range 3 {
+		m, err := Decode(data, Runtime(rt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(map[string]any{"x": arr(t, Float, []int{2, 64}, make([]float32, 128))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rt.Memory().Total() == 0 {
+		t.Fatal("no memory in use after the runs")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for rt.Memory().Total() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes still held:\n%v", rt.Memory().Total(), rt.Memory())
+		}
+		goruntime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }
