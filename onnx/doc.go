@@ -51,6 +51,5 @@
 // Not supported: control flow (If, Loop, Scan), sequences, maps and optionals, string
 // tensors, sparse initializers, random ops and training-mode Dropout and
 // BatchNormalization, MaxPool's indices output, ScatterElements/ScatterND with mul, max
-// or min reduction, transposed 3-D convolution, casts to float8e8m0, and operators of
-// other domains. uint64 values of 2^63 and more compare as negative.
+// or min reduction, transposed 3-D convolution, and operators of other domains. uint64 values of 2^63 and more compare as negative.
 package onnx

@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -289,6 +290,7 @@ func TestCasts(t *testing.T) {
 		{Float, Float8E4M3FN, []float64{0.3, 1e6, -500}, []float64{0.3125, 448, -448}},
 		{Float, Float8E5M2, []float64{0.3, 3e5}, []float64{0.3125, 57344}},
 		{Float, Int4, []float64{-9, 7, 8}, []float64{7, 7, -8}},
+		{Float, Float8E8M0, []float64{0.124, 1.1, 2, 0}, []float64{0.125, 2, 2, math.Ldexp(1, -127)}},
 		{Uint8, Float, []float64{255, 0}, []float64{255, 0}},
 		{Int64, Bool, []float64{0, -2}, []float64{0, 1}},
 		{Float, Float16, []float64{1.0 / 3}, []float64{0.333251953125}},
