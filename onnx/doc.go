@@ -21,7 +21,8 @@
 //     an attribute no lowering reads is an error, never silently ignored. Operators the
 //     engine has no op for are compositions of engine ops where they are exact
 //     (IsNaN, IsInf, Einsum, Resize, LRN, the recurrent layers, quantisation, 3-D
-//     convolution, dilated pooling, Python-style Mod from the engine's fmod).
+//     convolution and transposed convolution, dilated pooling, Python-style Mod from
+//     the engine's fmod).
 //   - Every value has a static shape while building. A node whose inputs are all known
 //     (initializers, constants, shapes) is folded: lowered into a small graph and run
 //     on the CPU at build time, so Shape → Gather → Concat → Reshape chains and constant
@@ -51,5 +52,6 @@
 // Not supported: control flow (If, Loop, Scan), sequences, maps and optionals, string
 // tensors, sparse initializers, random ops and training-mode Dropout and
 // BatchNormalization, MaxPool's indices output, ScatterElements/ScatterND with mul, max
-// or min reduction, transposed 3-D convolution, and operators of other domains. uint64 values of 2^63 and more compare as negative.
+// or min reduction, convolutions over more than three spatial axes, and operators of
+// other domains. uint64 values of 2^63 and more compare as negative.
 package onnx
