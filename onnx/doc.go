@@ -20,7 +20,8 @@
 //     it handles and reading its node through ctx, which tracks the attributes it read:
 //     an attribute no lowering reads is an error, never silently ignored. Operators the
 //     engine has no op for are compositions of engine ops where they are exact
-//     (IsNaN, IsInf, Einsum, Resize, LRN, the recurrent layers, quantisation, 3-D
+//     (IsNaN, IsInf, Einsum, Resize, LRN, the recurrent layers, quantisation, the
+//     mul, max and min scatter reductions, 3-D
 //     convolution and transposed convolution, dilated pooling, Python-style Mod from
 //     the engine's fmod).
 //   - Every value has a static shape while building. A node whose inputs are all known
@@ -51,7 +52,6 @@
 //
 // Not supported: control flow (If, Loop, Scan), sequences, maps and optionals, string
 // tensors, sparse initializers, random ops and training-mode Dropout and
-// BatchNormalization, MaxPool's indices output, ScatterElements/ScatterND with mul, max
-// or min reduction, convolutions over more than three spatial axes, and operators of
-// other domains. uint64 values of 2^63 and more compare as negative.
+// BatchNormalization, MaxPool's indices output, convolutions over more than three
+// spatial axes, and operators of other domains. uint64 values of 2^63 and more compare as negative.
 package onnx
