@@ -51,7 +51,6 @@
 //     since the reference rounds after every op and gml's fused kernels round once.
 //
 // Not supported: control flow (If, Loop, Scan), sequences, maps and optionals, string
-// tensors, sparse initializers, random ops and training-mode Dropout and
-// BatchNormalization, MaxPool's indices output, convolutions over more than three
+// tensors, sparse initializers, random ops and training-mode Dropout, MaxPool's indices output, convolutions over more than three
 // spatial axes, and operators of other domains. uint64 values of 2^63 and more compare as negative.
 package onnx

@@ -412,15 +412,14 @@ func lowerBatchNorm(c *ctx) {
 	dt := c.dtype(0)
 	c.requireFloat(0)
 	eps := c.attrFloat("epsilon", 1e-5)
-	c.ignore("momentum", "is_test", "consumed_inputs")
+	momentum := c.attrFloat("momentum", 0.9)
+	c.ignore("is_test", "consumed_inputs")
 	if c.opset() < 9 && c.attrInt("spatial", 1) == 0 {
 		c.unsupported("spatial=0")
 	}
-	if c.attrInt("training_mode", 0) != 0 {
-		c.unsupported("training mode")
-	}
-	if len(c.n.outputs) > 1 && (c.wants(1) || c.wants(2) || c.wants(3) || c.wants(4)) {
-		c.unsupported("the running statistics outputs (training mode)")
+	training := c.attrInt("training_mode", 0) != 0
+	if !training && len(c.n.outputs) > 1 && (c.wants(1) || c.wants(2) || c.wants(3) || c.wants(4)) {
+		c.unsupported("the statistics outputs of opsets before 14")
 	}
 	x := c.x(0)
 	p := func(i int) *tensor.Node {
@@ -430,7 +429,31 @@ func lowerBatchNorm(c *ctx) {
 		}
 		return v
 	}
-	c.set(0, tensor.BatchNormInfer(x, p(1), p(2), p(3), p(4), eps), dt)
+	if !training {
+		c.set(0, tensor.BatchNormInfer(x, p(1), p(2), p(3), p(4), eps), dt)
+		return
+	}
+	// Training mode normalises with the batch's statistics (over every axis but the
+	// channels) and returns the running statistics updated with them.
+	axes := []int{0}
+	for i := 2; i < x.Shape().Rank(); i++ {
+		axes = append(axes, i)
+	}
+	mean := tensor.Mean(x, axes, false)
+	cm := channelVector(mean, x.Shape().Rank())
+	d := tensor.Sub(x, cm)
+	variance := tensor.Mean(tensor.Mul(d, d), axes, false)
+	y := tensor.BatchNormInfer(x, p(1), p(2), mean, variance, eps)
+	c.set(0, y, dt)
+	mix := func(running, batch *tensor.Node) *tensor.Node {
+		return tensor.Add(tensor.Scale(running, momentum), tensor.Scale(batch, 1-momentum))
+	}
+	if c.wants(1) {
+		c.set(1, mix(p(3), mean), dt)
+	}
+	if c.wants(2) {
+		c.set(2, mix(p(4), variance), dt)
+	}
 }
 
 // normStats returns the mean and 1/sqrt(var+eps) of x over axes, kept as size-1 axes.
