@@ -51,6 +51,9 @@
 //     since the reference rounds after every op and gml's fused kernels round once.
 //
 // Not supported: control flow (If, Loop, Scan), sequences, maps and optionals, string
-// tensors, sparse initializers, random ops and training-mode Dropout, MaxPool's indices output, convolutions over more than three
-// spatial axes, and operators of other domains. uint64 values of 2^63 and more compare as negative.
+// tensors, sparse initializers, random ops and training-mode Dropout, MaxPool's indices
+// output, convolutions over more than three spatial axes, and operators of other
+// domains. uint64 values of 2^63 and more compare as negative. Half-precision models
+// run on the GPU only as far as the Vulkan backend has half-precision kernels (its
+// products and layout ops); its elementwise ops fall back to the CPU.
 package onnx
