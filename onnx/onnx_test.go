@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gml-dev/gml/onnx/internal/onnxpb"
+	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 	"google.golang.org/protobuf/proto"
 )
@@ -384,5 +385,26 @@ func TestCollectedModelFreesMemory(t *testing.T) {
 		}
 		goruntime.GC()
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFoldingAfterShutdown loads a model whose shapes are folded after
+// runtime.Shutdown (a kernel restart), which closes the backends folding runs on.
+func TestFoldingAfterShutdown(t *testing.T) {
+	b := newModel(17).input("x", Float, 2, 3).output("y", Float).
+		node("Shape", []string{"x"}, []string{"s"}).
+		node("ReduceProd", []string{"s"}, []string{"n"}).
+		node("Reshape", []string{"x", "n"}, []string{"y"})
+	b.load(t)
+	if err := runtime.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	m := b.load(t)
+	out, err := m.Run(map[string]any{"x": arr(t, Float, []int{2, 3}, make([]float32, 6))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out["y"].Shape().Equal(tensor.Shape{6}) {
+		t.Errorf("shape %v", out["y"].Shape())
 	}
 }
