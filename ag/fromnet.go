@@ -2,6 +2,8 @@ package ag
 
 import (
 	"fmt"
+	goruntime "runtime"
+	"weak"
 
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
@@ -92,11 +94,14 @@ func (t *Tape) wrap(v *tensor.Variable, buffer bool) *Tensor {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p := t.params[v]; p != nil && p.v == v {
-		return p.t
+		if x := p.t.Value(); x != nil {
+			return x
+		}
 	}
 	x := &Tensor{tape: t, dtype: v.DType(), shape: v.Shape().Clone(), op: "param", requiresGrad: !buffer}
-	x.p = &param{t: x, v: v, name: v.Name(), version: 1, buffer: buffer}
+	x.p = &param{t: weak.Make(x), v: v, name: v.Name(), version: 1, buffer: buffer}
 	t.params[v] = x.p
+	goruntime.AddCleanup(x, t.forget, x.p)
 	return x
 }
 

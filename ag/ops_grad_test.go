@@ -171,15 +171,27 @@ func (t tensorGen) asGen() func(r *rand.Rand) *ag.Tensor {
 
 type tensorGen struct{ t *ag.Tensor }
 
+// TestOpGradients checks every op's gradient against finite differences, on the CPU
+// and on the GPU (lavapipe where there is no real one).
 func TestOpGradients(t *testing.T) {
-	cpuTape(t)
-	for i, c := range gradCases {
-		t.Run(c.name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(i), 42))
-			rep := ag.GradCheck(c.fn, c.in(r), nil, 0, c.tol)
-			if !rep.OK() {
-				t.Errorf("%s", rep)
+	for _, device := range []string{"cpu", "gpu"} {
+		t.Run(device, func(t *testing.T) {
+			tp, err := ag.NewTape(ag.Device(device))
+			if err != nil {
+				t.Skipf("no %s device: %v", device, err)
 			}
+			defer tp.Free()
+			ag.WithTape(tp, func() {
+				for i, c := range gradCases {
+					t.Run(c.name, func(t *testing.T) {
+						r := rand.New(rand.NewPCG(uint64(i), 42))
+						rep := ag.GradCheck(c.fn, c.in(r), nil, 0, c.tol)
+						if !rep.OK() {
+							t.Errorf("%s", rep)
+						}
+					})
+				}
+			})
 		})
 	}
 }

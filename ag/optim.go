@@ -2,6 +2,7 @@ package ag
 
 import (
 	"fmt"
+	goruntime "runtime"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -24,6 +25,27 @@ type Optimizer struct {
 	lrVar, stepVar *tensor.Variable
 	lrSynced       float64
 	steps          int
+	// state lists the optimizer's variables, released once it is unreachable.
+	state *optState
+}
+
+// optState is an optimizer's device state: released by a cleanup that must not keep
+// the optimizer itself alive.
+type optState struct {
+	tape *Tape
+	vars []*tensor.Variable
+}
+
+// release frees the state of an optimizer no Go value reaches any more.
+func (s *optState) release() {
+	s.tape.mu.Lock()
+	for _, v := range s.vars {
+		delete(s.tape.slots, v)
+	}
+	s.tape.mu.Unlock()
+	for _, v := range s.vars {
+		s.tape.rt.Release(v)
+	}
 }
 
 // SGD is stochastic gradient descent, with Momentum, Nesterov and WeightDecay options.
@@ -82,9 +104,11 @@ func newOptimizer(kind string, params []*Tensor, lr float64, c settings, allowed
 	o.lrVar = tensor.NewVariable("optimizer/ag/lr", tensor.Scalar(tensor.F32, lr))
 	o.stepVar = tensor.NewVariable("optimizer/ag/step", tensor.Scalar(tensor.F32, 0))
 	o.lrSynced = lr
+	o.state = &optState{tape: o.tape, vars: []*tensor.Variable{o.lrVar, o.stepVar}}
 	o.tape.mu.Lock()
 	o.tape.slots[o.lrVar], o.tape.slots[o.stepVar] = true, true
 	o.tape.mu.Unlock()
+	goruntime.AddCleanup(o, (*optState).release, o.state)
 	return o
 }
 
@@ -248,6 +272,7 @@ func (o *Optimizer) slotsFor(p *param) []*tensor.Variable {
 	for i, n := range names {
 		s[i] = tensor.NewVariable("optimizer/ag/"+p.name+"/"+o.kind+"_"+n, tensor.New(p.v.DType(), p.v.Shape()...))
 		o.tape.slots[s[i]] = true
+		o.state.vars = append(o.state.vars, s[i])
 	}
 	o.slots[p] = s
 	return s

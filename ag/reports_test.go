@@ -1,8 +1,10 @@
 package ag_test
 
 import (
+	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gml-dev/gml/ag"
 	"github.com/gml-dev/gml/tensor"
@@ -59,5 +61,45 @@ func TestTapeMemoryAndEstimate(t *testing.T) {
 	tp.Clear()
 	if rep := ag.TapeMemory(); rep.HeldBytes() != 0 || rep.KeptBytes() != 4*params+8 {
 		t.Errorf("after Clear:\n%s", rep)
+	}
+}
+
+// Re-running a cell that builds a model and an optimizer must not pile up device
+// memory: parameters and optimizer state nothing reaches are released.
+func TestUnreachableParametersAreReleased(t *testing.T) {
+	tp := cpuTape(t)
+	train := func() {
+		m := &mlpForReports{ag.NewLinear(64, 256), ag.NewLinear(256, 10)}
+		opt := ag.Adam(ag.Parameters(m), 1e-3)
+		loss := ag.CrossEntropy(m.Forward(ag.Randn(8, 64)), ag.FromInts([]int{8}, make([]int, 8)))
+		loss.Backward()
+		opt.Step()
+	}
+	train()
+	tp.Clear()
+	inUse := func() int64 {
+		var n int64
+		for _, r := range tp.Runtime().Memory().Rows {
+			n += r.Bytes
+		}
+		return n
+	}
+	if inUse() == 0 {
+		t.Fatal("nothing allocated")
+	}
+	for i := 0; i < 4; i++ {
+		train()
+	}
+	tp.Clear()
+	deadline := time.Now().Add(5 * time.Second)
+	for inUse() > 0 && time.Now().Before(deadline) {
+		goruntime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := inUse(); n > 0 {
+		t.Errorf("%d bytes still held after every model was dropped:\n%s\n%s", n, tp.Runtime().Memory(), tp.Memory())
+	}
+	if rep := tp.Memory(); rep.KeptBytes() != 0 {
+		t.Errorf("the tape still lists dropped parameters:\n%s", rep)
 	}
 }

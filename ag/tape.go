@@ -31,7 +31,8 @@ type Tape struct {
 	params  map[*tensor.Variable]*param
 	slots   map[*tensor.Variable]bool // optimizer state: moments, step counters, rates
 	prof    *profiler
-	freed   bool
+	// isDefault marks the tape CurrentTape made on runtime.Default().
+	isDefault bool
 }
 
 // TapeOption configures NewTape.
@@ -98,11 +99,18 @@ var (
 func CurrentTape() *Tape {
 	currentMu.Lock()
 	defer currentMu.Unlock()
+	if current != nil && current.isDefault {
+		// After runtime.Shutdown the default runtime is a new one: so is the default tape.
+		if r, err := runtime.Default(); err == nil && r != current.rt {
+			current = nil
+		}
+	}
 	if current == nil {
 		t, err := NewTape()
 		if err != nil {
 			failErr("tape", err)
 		}
+		t.isDefault = true
 		current = t
 	}
 	return current

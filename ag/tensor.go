@@ -3,8 +3,10 @@ package ag
 import (
 	"fmt"
 	"math/rand/v2"
+	goruntime "runtime"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -47,7 +49,7 @@ type Tensor struct {
 // param is a parameter's device state: its variable, the variable accumulating its
 // gradient (made by the first Backward that reaches it), and versions.
 type param struct {
-	t    *Tensor
+	t    weak.Pointer[Tensor]
 	v    *tensor.Variable
 	g    *tensor.Variable
 	name string
@@ -59,6 +61,9 @@ type param struct {
 	version uint64
 	// buffer marks non-trainable state (batch-norm running statistics).
 	buffer bool
+	// owned marks variables ag made (not a viewed nn model's), whose device memory ag
+	// releases once the parameter is unreachable.
+	owned bool
 }
 
 var paramCount struct {
@@ -87,11 +92,33 @@ func newVariable(tp *Tape, init *tensor.Tensor, buffer bool) *Tensor {
 	paramCount.Unlock()
 	v := tensor.NewVariable("ag/"+name, init)
 	t := &Tensor{tape: tp, dtype: init.DType(), shape: init.Shape().Clone(), op: "param", requiresGrad: !buffer}
-	t.p = &param{t: t, v: v, name: name, version: 1, buffer: buffer}
+	t.p = &param{t: weak.Make(t), v: v, name: name, version: 1, buffer: buffer, owned: true}
 	tp.mu.Lock()
 	tp.params[v] = t.p
 	tp.mu.Unlock()
+	goruntime.AddCleanup(t, tp.forget, t.p)
 	return t
+}
+
+// forget drops a parameter no Go value reaches any more (a model of an earlier cell
+// run): the tape stops tracking it and the runtime frees its value and gradient on the
+// device. No recorded work can read it: every recipe that did holds the parameter.
+func (tp *Tape) forget(p *param) {
+	tp.mu.Lock()
+	if tp.params[p.v] == p {
+		delete(tp.params, p.v)
+	}
+	g := p.g
+	if g != nil && tp.params[g] == p {
+		delete(tp.params, g)
+	}
+	tp.mu.Unlock()
+	if p.owned {
+		tp.rt.Release(p.v)
+	}
+	if g != nil {
+		tp.rt.Release(g)
+	}
 }
 
 // Const wraps host data (not copied: do not change t afterwards) as a constant tensor. It

@@ -201,6 +201,9 @@ func (t *Tape) flush() error {
 		tr.discard(err)
 		return err
 	}
+	if len(outs) == 0 { // every write was dropped (ZeroGrad of a pending gradient)
+		return nil
+	}
 	prog, err := t.program(tr, outs)
 	if err == nil {
 		err = t.run(tr, prog)

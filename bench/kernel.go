@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gml-dev/gml/kernel/client"
@@ -14,7 +15,7 @@ import (
 )
 
 func init() {
-	register("kernel", "gml kernel over the real protocol: start to kernel_info_reply, 1+1 round trip", benchKernel)
+	register("kernel", "gml kernel over the real protocol: start to kernel_info_reply, 1+1 round trip, a 10M-iteration sum interpreted and in a %%go cell", benchKernel)
 }
 
 // benchKernel starts `gml kernel` as a child process several times, timing process start
@@ -104,7 +105,72 @@ func benchKernel(args []string) error {
 	emit(result{Bench: "kernel", Case: "start_to_first_result_p50_" + transport, Value: ms(percentile(toResult, 0.5)), Unit: "ms"})
 	emit(result{Bench: "kernel", Case: "roundtrip_1plus1_p50_" + transport, Value: ms(percentile(trips, 0.5)), Unit: "ms"})
 	emit(result{Bench: "kernel", Case: "roundtrip_1plus1_p90_" + transport, Value: ms(percentile(trips, 0.9)), Unit: "ms"})
+	return benchSum(p.Client, ms)
+}
+
+// sumCells define the 10M-iteration sum of issue 16 interpreted and in a %%go cell
+// (compiled by the go toolchain into a plugin), the way a notebook writes it.
+const (
+	sumInterpreted = "func sumTo(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}"
+	sumGoCell      = "%%go\nfunc SumGo(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}"
+	sumWant        = "49999995000000"
+)
+
+// benchSum times the execute round trip of a cell calling the sum of 0..10M-1, best of
+// 5, interpreted and compiled by a %%go cell. The %%go case needs the go toolchain the
+// kernel was built with; without it the case is reported on stderr and skipped.
+func benchSum(c *client.Client, ms func(time.Duration) float64) error {
+	best := func(call string) (time.Duration, error) {
+		var b time.Duration
+		for k := 0; k < 5; k++ {
+			start := time.Now()
+			ex, err := c.Execute(call, 60*time.Second)
+			if err != nil {
+				return 0, err
+			}
+			d := time.Since(start)
+			if !hasResult(ex, sumWant) {
+				return 0, fmt.Errorf("%s did not give %s: %s", call, sumWant, ex.Reply.Content)
+			}
+			if k == 0 || d < b {
+				b = d
+			}
+		}
+		return b, nil
+	}
+	if _, err := c.Execute(sumInterpreted, 10*time.Second); err != nil {
+		return err
+	}
+	d, err := best("sumTo(10_000_000)")
+	if err != nil {
+		return err
+	}
+	emit(result{Bench: "kernel", Case: "sum10M_interpreted", Value: ms(d), Unit: "ms"})
+	ex, err := c.Execute(sumGoCell, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(ex.Reply.Content), `"status":"ok"`) {
+		fmt.Fprintf(os.Stderr, "gml bench kernel: the %%%%go cell failed, sum10M_gocell skipped: %s\n", ex.Reply.Content)
+		return nil
+	}
+	d, err = best("SumGo(10_000_000)")
+	if err != nil {
+		return err
+	}
+	emit(result{Bench: "kernel", Case: "sum10M_gocell", Value: ms(d), Unit: "ms"})
 	return nil
+}
+
+// hasResult reports whether an execution gave the execute_result text want.
+func hasResult(ex *client.Exchange, want string) bool {
+	for _, m := range ex.Outputs() {
+		var r wire.ExecuteResult
+		if m.Header.MsgType == "execute_result" && m.DecodeContent(&r) == nil && r.Data["text/plain"] == want {
+			return true
+		}
+	}
+	return false
 }
 
 // onePlusOne executes `1+1` and checks that the result is 2.
@@ -113,11 +179,8 @@ func onePlusOne(c *client.Client) error {
 	if err != nil {
 		return err
 	}
-	for _, m := range ex.Outputs() {
-		var r wire.ExecuteResult
-		if m.Header.MsgType == "execute_result" && m.DecodeContent(&r) == nil && r.Data["text/plain"] == "2" {
-			return nil
-		}
+	if hasResult(ex, "2") {
+		return nil
 	}
 	return fmt.Errorf("1+1 did not produce the execute_result 2: %s", ex.Reply.Content)
 }

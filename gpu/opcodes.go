@@ -55,21 +55,26 @@ const (
 	elementwiseGeluTanh    uint32 = 16
 	elementwiseSilu        uint32 = 17
 	elementwiseSoftplus    uint32 = 18
-	elementwiseHardsigmoid uint32 = 19
-	elementwiseHardswish   uint32 = 20
-	elementwiseErf         uint32 = 21
-	elementwiseFloor       uint32 = 22
-	elementwiseCeil        uint32 = 23
-	elementwiseClamp       uint32 = 24
-	elementwiseScale       uint32 = 25
-	elementwiseAdd         uint32 = 26
-	elementwiseSub         uint32 = 27
-	elementwiseMul         uint32 = 28
-	elementwiseDiv         uint32 = 29
-	elementwisePow         uint32 = 30
-	elementwiseMaximum     uint32 = 31
-	elementwiseMinimum     uint32 = 32
-	elementwiseCopy        uint32 = 33
+	elementwiseSoftsign    uint32 = 19
+	elementwiseHardsigmoid uint32 = 20
+	elementwiseHardswish   uint32 = 21
+	elementwiseErf         uint32 = 22
+	elementwiseFloor       uint32 = 23
+	elementwiseCeil        uint32 = 24
+	elementwiseRound       uint32 = 25
+	elementwiseTan         uint32 = 26
+	elementwiseAtan        uint32 = 27
+	elementwiseClamp       uint32 = 28
+	elementwiseScale       uint32 = 29
+	elementwiseAdd         uint32 = 30
+	elementwiseSub         uint32 = 31
+	elementwiseMul         uint32 = 32
+	elementwiseDiv         uint32 = 33
+	elementwisePow         uint32 = 34
+	elementwiseMod         uint32 = 35
+	elementwiseMaximum     uint32 = 36
+	elementwiseMinimum     uint32 = 37
+	elementwiseCopy        uint32 = 38
 )
 
 // Op codes of shaders/src/index.comp.
@@ -106,6 +111,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"and":              compareAnd,
 		"argmax":           reduceScanArgmax,
 		"argmin":           reduceScanArgmin,
+		"atan":             elementwiseAtan,
 		"avg_pool":         convPoolAvgPool,
 		"avg_pool_grad":    convPoolAvgPoolGrad,
 		"ceil":             elementwiseCeil,
@@ -139,6 +145,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"mean":             reduceMean,
 		"min":              reduceMin,
 		"minimum":          elementwiseMinimum,
+		"mod":              elementwiseMod,
 		"mul":              elementwiseMul,
 		"neg":              elementwiseNeg,
 		"not":              compareNot,
@@ -150,6 +157,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"prod":             reduceProd,
 		"relu":             elementwiseRelu,
 		"reshape":          elementwiseCopy,
+		"round":            elementwiseRound,
 		"rsqrt":            elementwiseRsqrt,
 		"scale":            elementwiseScale,
 		"scatter":          indexScatter,
@@ -158,11 +166,13 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"silu":             elementwiseSilu,
 		"sin":              elementwiseSin,
 		"softplus":         elementwiseSoftplus,
+		"softsign":         elementwiseSoftsign,
 		"sqrt":             elementwiseSqrt,
 		"square":           elementwiseSquare,
 		"sub":              elementwiseSub,
 		"sum":              reduceSum,
 		"take_along":       indexTakeAlong,
+		"tan":              elementwiseTan,
 		"tanh":             elementwiseTanh,
 		"topk":             reduceScanTopk,
 		"var":              reduceScanVar,

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gml-dev/gml/kernel/wire"
 )
@@ -9,10 +10,15 @@ import (
 // stop_on_error aborts the queue only after a cell that failed: requests queued behind
 // a cell that succeeds run normally.
 func TestStopOnErrorRunsQueuedAfterSuccess(t *testing.T) {
-	_, c, _ := runKernel(t)
+	k, c, _ := runKernel(t)
 	queuedSent := make(chan struct{})
 	c.OnInput = func(wire.InputRequest) string {
-		<-queuedSent // the first cell finishes only once the second is queued
+		// The first cell finishes only once the kernel holds the second request in its
+		// queue (sent is not yet received: poll, on a loaded machine too).
+		<-queuedSent
+		for deadline := time.Now().Add(timeout); len(k.shellQueue) == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		return "fine"
 	}
 	first, err := c.Send(c.Ch.Shell, "execute_request", wire.ExecuteRequest{Code: "input wait", StoreHistory: true, StopOnError: true, AllowStdin: true})

@@ -109,7 +109,7 @@ func TestChannelsLast(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range pl.Float32s() {
-		if d := math.Abs(float64(v - pf.Float32s()[i])); d > 1e-5 {
+		if d := math.Abs(float64(v - pf.Float32s()[i])); !(d <= 1e-5) {
 			t.Fatalf("prediction %d: channels-last %v, channels-first %v", i, v, pf.Float32s()[i])
 		}
 	}

@@ -84,7 +84,7 @@ func TestFunctionalMultiIO(t *testing.T) {
 	}
 	// The total is the weighted sum of the heads.
 	last := func(k string) float64 { return h1.Last(k) }
-	if d := last("loss") - (last("cls_loss") + 0.5*last("reg_loss")); d > 1e-3 || d < -1e-3 {
+	if d := last("loss") - (last("cls_loss") + 0.5*last("reg_loss")); !(d <= 1e-3 && d >= -1e-3) {
 		t.Fatalf("loss %v != cls %v + 0.5 reg %v", last("loss"), last("cls_loss"), last("reg_loss"))
 	}
 	outs, err := m.PredictOutputs([]*tensor.Tensor{x, x})

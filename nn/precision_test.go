@@ -29,7 +29,7 @@ func TestMixedPrecision(t *testing.T) {
 		t.Fatalf("bf16 training did not learn the blobs:\n%v", h16)
 	}
 	t.Logf("first-epoch loss: bf16 %v, f32 %v", h16.Values["loss"][0], h32.Values["loss"][0])
-	if d := h16.Values["loss"][0] - h32.Values["loss"][0]; d > 0.02 || d < -0.02 {
+	if d := h16.Values["loss"][0] - h32.Values["loss"][0]; !(d <= 0.02 && d >= -0.02) {
 		t.Errorf("first-epoch loss %v with bf16 products, %v in f32", h16.Values["loss"][0], h32.Values["loss"][0])
 	}
 	loaded := reloaded(t, m16)

@@ -315,7 +315,7 @@ func (c *ctx) wrap(x *tensor.Node, dt DataType) *tensor.Node {
 
 // floorMod is x - floor(x/y)*y for integers: the remainder with the divisor's sign.
 func floorMod(x, y *tensor.Node) *tensor.Node {
-	r := tensor.Sub(x, tensor.Mul(tensor.Div(x, y), y))
+	r := tensor.Mod(x, y)
 	zero := x.Graph().Scalar(x.DType(), 0)
 	fix := tensor.And(tensor.NotEqual(r, zero), tensor.Xor(tensor.Less(r, zero), tensor.Less(y, zero)))
 	return tensor.Where(fix, tensor.Add(r, y), r)

@@ -48,13 +48,14 @@ func init() {
 		"Tanh": tensor.Tanh, "Sigmoid": tensor.Sigmoid, "Erf": tensor.Erf, "Floor": tensor.Floor,
 		"Ceil": tensor.Ceil, "Softplus": tensor.Softplus,
 		"Reciprocal": func(x *tensor.Node) *tensor.Node { return tensor.Div(x.Graph().Scalar(x.DType(), 1), x) },
-		"Tan":        func(x *tensor.Node) *tensor.Node { return tensor.Div(tensor.Sin(x), tensor.Cos(x)) },
+		"Tan":        tensor.Tan,
+		"Atan":       tensor.Atan,
 		"Softsign": func(x *tensor.Node) *tensor.Node {
 			return tensor.Div(x, tensor.Add(x.Graph().Scalar(x.DType(), 1), tensor.Abs(x)))
 		},
 		"Mish":      func(x *tensor.Node) *tensor.Node { return tensor.Mul(x, tensor.Tanh(tensor.Softplus(x))) },
 		"HardSwish": tensor.HardSwish,
-		"Round":     roundHalfEven,
+		"Round":     tensor.Round,
 	}
 	for name, f := range unary {
 		register(7, func(c *ctx) { c.requireFloat(0); c.set(0, f(c.x(0)), c.dtype(0)) }, name)
@@ -139,34 +140,11 @@ func lowerMod(c *ctx) {
 	if fmod == 0 && dt.IsFloat() {
 		c.failf("fmod=0 is for integers; float inputs need fmod=1")
 	}
-	var r *tensor.Node
-	switch {
-	case dt.IsFloat():
-		r = tensor.Sub(x, tensor.Mul(truncate(tensor.Div(x, y)), y))
-	case fmod == 1:
-		r = tensor.Sub(x, tensor.Mul(tensor.Div(x, y), y))
-	default:
+	r := tensor.Mod(x, y)
+	if fmod == 0 {
 		r = floorMod(x, y)
 	}
 	c.set(0, c.wrap(r, dt), dt)
-}
-
-// truncate rounds floats toward zero.
-func truncate(x *tensor.Node) *tensor.Node {
-	zero := x.Graph().Scalar(x.DType(), 0)
-	return tensor.Where(tensor.Less(x, zero), tensor.Ceil(x), tensor.Floor(x))
-}
-
-// roundHalfEven rounds to the nearest integer, ties to even, as ONNX Round does.
-func roundHalfEven(x *tensor.Node) *tensor.Node {
-	g, dt := x.Graph(), x.DType()
-	f := tensor.Floor(x)
-	d := tensor.Sub(x, f)
-	half := g.Scalar(dt, 0.5)
-	two := g.Scalar(dt, 2)
-	odd := tensor.Equal(tensor.Sub(f, tensor.Mul(tensor.Floor(tensor.Div(f, two)), two)), g.Scalar(dt, 1))
-	up := tensor.Or(tensor.Greater(d, half), tensor.And(tensor.Equal(d, half), odd))
-	return tensor.Where(up, tensor.Add(f, g.Scalar(dt, 1)), f)
 }
 
 // lowerEqual also compares booleans (not xor).
@@ -346,7 +324,7 @@ func (c *ctx) cast(x *tensor.Node, from, to DataType, saturate bool) *tensor.Nod
 	}
 	switch {
 	case to == Float8E8M0:
-		c.unsupported("cast to float8e8m0")
+		y = roundPowerOfTwo(c, toF32(y), c.attrString("round_mode", "up"), saturate)
 	case minifloats[to] != minifloat{}:
 		y = roundMinifloat(y, minifloats[to], saturate)
 	case to == Double || to.IsFloat():
@@ -370,7 +348,7 @@ func roundMinifloat(x *tensor.Node, f minifloat, saturate bool) *tensor.Node {
 	for e := f.minExp() + 1; e <= top; e++ {
 		step = tensor.Where(tensor.GreaterEqual(a, s(math.Ldexp(1, e))), s(math.Ldexp(1, e-f.mbits)), step)
 	}
-	r := tensor.Mul(roundHalfEven(tensor.Div(a, step)), step)
+	r := tensor.Mul(tensor.Round(tensor.Div(a, step)), step)
 	over := tensor.Greater(r, s(f.maxFinite()))
 	switch {
 	case f.noNaN:
@@ -386,4 +364,38 @@ func roundMinifloat(x *tensor.Node, f minifloat, saturate bool) *tensor.Node {
 	}
 	neg := tensor.Less(x, s(0))
 	return tensor.Where(neg, tensor.Neg(r), r)
+}
+
+// roundPowerOfTwo rounds positive float32 values to powers of two, as FLOAT8E8M0 holds
+// them: up to the next one, down to the previous one, or to the nearest (ties up, the
+// midpoint being 1.5 times the lower one), within [2^-127, 2^127] (beyond it infinity
+// or NaN without saturate). The exponent comes from a logarithm and is then corrected
+// against the exact power of two, so it is exact where the logarithm is not.
+func roundPowerOfTwo(c *ctx, x *tensor.Node, mode string, saturate bool) *tensor.Node {
+	s := func(v float64) *tensor.Node { return c.scalar(tensor.F32, v) }
+	two := s(2)
+	lo := tensor.Pow(two, tensor.Floor(tensor.Div(tensor.Log(x), s(math.Ln2))))
+	// The logarithm may be one off near a power of two.
+	lo = tensor.Where(tensor.Greater(lo, x), tensor.Div(lo, two), lo)
+	lo = tensor.Where(tensor.LessEqual(tensor.Mul(lo, two), x), tensor.Mul(lo, two), lo)
+	var r *tensor.Node
+	switch mode {
+	case "up":
+		r = tensor.Where(tensor.Less(lo, x), tensor.Mul(lo, two), lo)
+	case "down":
+		r = lo
+	case "nearest":
+		r = tensor.Where(tensor.GreaterEqual(x, tensor.Mul(lo, s(1.5))), tensor.Mul(lo, two), lo)
+	default:
+		c.failf("round_mode %q: want up, down or nearest", mode)
+	}
+	top := math.Ldexp(1, 127)
+	over := tensor.Greater(r, s(top))
+	if saturate {
+		r = tensor.Where(over, s(top), r)
+	} else {
+		r = tensor.Where(over, s(math.NaN()), r)
+	}
+	// Zero, negative and tiny values take the smallest code; NaN stays NaN.
+	return tensor.Where(tensor.LessEqual(x, s(math.Ldexp(1, -127))), s(math.Ldexp(1, -127)), r)
 }

@@ -31,7 +31,7 @@ func matmul(c *ctx, a, b *tensor.Node) *tensor.Node {
 	}
 	y := tensor.MatMul(a, b)
 	if !dt.IsFloat() {
-		y = tensor.Cast(roundHalfEven(y), dt)
+		y = tensor.Cast(tensor.Round(y), dt)
 	}
 	s := y.Shape()
 	switch {
@@ -79,7 +79,7 @@ func lowerGemm(c *ctx) {
 		y = tensor.Add(y, bias)
 	}
 	if !dt.IsFloat() {
-		y = c.wrap(tensor.Cast(roundHalfEven(y), dt.Carrier()), dt)
+		y = c.wrap(tensor.Cast(tensor.Round(y), dt.Carrier()), dt)
 	}
 	c.set(0, y, dt)
 }

@@ -125,7 +125,7 @@ func lowerQuantize(c *ctx) {
 		c.set(0, roundMinifloat(y, f, sat), out)
 		return
 	}
-	y = roundHalfEven(y)
+	y = tensor.Round(y)
 	if c.has(2) {
 		y = tensor.Add(y, c.quantParam(toF32(c.x(2)), s, axis, block))
 	}
@@ -167,7 +167,7 @@ func lowerMatMulInteger(c *ctx) {
 	a := c.centred(0, 2, c.rank(0)-2)
 	b := c.centred(1, 3, c.rank(1)-1)
 	y := matmul(c, a, b)
-	c.set(0, tensor.Cast(roundHalfEven(y), tensor.I32), Int32)
+	c.set(0, tensor.Cast(tensor.Round(y), tensor.I32), Int32)
 }
 
 func lowerQLinearMatMul(c *ctx) {
@@ -183,7 +183,7 @@ func lowerQLinearMatMul(c *ctx) {
 		sb := c.quantParam(toF32(c.x(4)), p.Shape(), p.Shape().Rank()-1, 0)
 		scale = tensor.Div(tensor.Mul(sa, sb), tensor.Reshape(toF32(c.x(6))))
 	}
-	y := roundHalfEven(tensor.Mul(p, scale))
+	y := tensor.Round(tensor.Mul(p, scale))
 	y = tensor.Add(y, tensor.Reshape(toF32(c.x(7))))
 	c.set(0, saturateInt(c, y, out), out)
 }
@@ -207,7 +207,7 @@ func intConv(c *ctx, xi, xz, wi, wz int) *tensor.Node {
 
 func lowerConvInteger(c *ctx) {
 	y := intConv(c, 0, 2, 1, 3)
-	c.set(0, tensor.Cast(roundHalfEven(y), tensor.I32), Int32)
+	c.set(0, tensor.Cast(tensor.Round(y), tensor.I32), Int32)
 }
 
 func lowerQLinearConv(c *ctx) {
@@ -223,6 +223,6 @@ func lowerQLinearConv(c *ctx) {
 	}
 	scale := tensor.Div(tensor.Mul(tensor.Reshape(toF32(c.x(1))), ws), tensor.Reshape(toF32(c.x(6))))
 	out := c.dtype(7)
-	y = tensor.Add(roundHalfEven(tensor.Mul(y, scale)), tensor.Reshape(toF32(c.x(7))))
+	y = tensor.Add(tensor.Round(tensor.Mul(y, scale)), tensor.Reshape(toF32(c.x(7))))
 	c.set(0, saturateInt(c, y, out), out)
 }

@@ -54,7 +54,19 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
+	nodes, al := lower(nodes, r.preferred, r.cpu)
+	for n, d := range al {
+		r.logf("gml: %v runs on %s through its decomposition (%v)", n, r.preferred.Name(), d)
+	}
 	on, fallbacks := assign(nodes, r.preferred, r.cpu, homes)
+	// A lowered fused node lives where its decomposition's result is computed.
+	for n := range al {
+		d := al[n]
+		for al[d] != nil {
+			d = al[d]
+		}
+		on[n] = on[d]
+	}
 	for _, n := range fallbacks {
 		r.logf("gml: %v runs on the CPU: %s has no kernel for it", n, r.preferred.Name())
 	}
@@ -72,7 +84,7 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 	}
 	// An output that is a source (an input echoed back, a variable) still needs a copy
 	// on some backend to download from; the CPU is the cheapest.
-	e.place, err = r.place(e.segs, on, homes, keep)
+	e.place, err = r.allocate(e.segs, routes(e.segs, on, al, homes), al, liveness(e.segs, on, al, keep), keep)
 	if err != nil {
 		e.release()
 		return nil, err

@@ -268,20 +268,6 @@ func TestProfileReport(t *testing.T) {
 	}
 }
 
-func TestCollectOrdersWritesAfterReads(t *testing.T) {
-	g := tensor.NewGraph()
-	v := g.Var(tensor.NewVariable("v", vec(1)))
-	upd := tensor.Apply(tensor.OpAssign, nil, v, tensor.Neg(v))
-	late := tensor.Relu(v) // built after the update but reads the old value
-	nodes, err := collect([]*tensor.Node{upd, late})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if nodes[len(nodes)-1] != upd {
-		t.Errorf("the assign is not last: %v", nodes)
-	}
-}
-
 // A value copied in from another backend lands before its segment starts, so its
 // buffer must not be one that an earlier node of the same segment frees.
 func TestTransferDoesNotReuseBuffersOfItsSegment(t *testing.T) {

@@ -27,6 +27,8 @@
 //
 // Autodiff is a graph transform (Grad): from a scalar loss node and a list of nodes to
 // differentiate, it appends the backward nodes using one gradient rule per op.
+// StopGradient marks a node Grad treats as a constant; it is a Reshape the runtime
+// aliases, not an op of its own, because it changes what autodiff does, not what runs.
 //
 // Attention's backward is one op, OpAttentionGrad, whose attribute selects one of three
 // results, because a node has one output and the FlashAttention-2 backward has three

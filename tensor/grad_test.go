@@ -7,8 +7,8 @@ import (
 )
 
 // Structural tests of the autodiff transform. Numeric checks of every rule against
-// finite differences run on the CPU backend in internal/gradcheck (this package cannot
-// import the runtime).
+// finite differences run in float64 in internal/backendtest, whose reference
+// interpreter checks the backends too.
 
 func TestEveryOpHasAGradientDecision(t *testing.T) {
 	for op := Op(1); op < numOps; op++ {

@@ -35,6 +35,9 @@ type Node struct {
 	value    *Tensor   // OpConst
 	variable *Variable // OpVariable
 	stopGrad bool      // StopGradient: Grad treats the node as a constant
+	// decomposed caches Decompose's result, so a node decomposed again (each compile
+	// that lowers it, every evaluation of a reference) adds its primitives only once.
+	decomposed *Node
 }
 
 // ID is the node's index in its graph.

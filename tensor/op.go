@@ -22,20 +22,27 @@ import (
 //     gets the elementwise shape rule from its row; other ops register a shape rule.
 //  3. tensor/grad_<family>.go: the gradient rule (registerGrad), unless the row says
 //     noGrad.
-//  4. runtime/cpu/kernels_*.go: the CPU kernel (for a unary op, an entry in
-//     f32UnaryOps of kernels_unary.go, and a case in intUnaryFactory if the row
-//     accepts integers).
+//  4. runtime/cpu/kernels_<family>*.go: the CPU kernel (for a unary op, an entry in
+//     f32UnaryOps of kernels_elementwise_unary.go, and a case in intUnaryFactory if
+//     the row accepts integers).
 //  5. shaders/src/<shader>.comp: the case for the op's generated code (case
 //     ELEMENTWISE_SOFTSIGN:), then `make generate`, which numbers the codes, writes
 //     gpu/opcodes.go and shaders/src/opcodes.glsl and recompiles the SPIR-V: no op
 //     code is written by hand anywhere. An op on a shader of its own registers a
-//     recorder in gpu/ops_*.go; the elementwise, compare, reduce and conv shaders'
-//     recorders pick their ops up from the table.
-//  6. The op's test cases: CPU against float64 in runtime/cpu/elementwise_test.go,
-//     GPU against CPU in gpu/backend_test.go, the gradient in
-//     internal/gradcheck/cases_test.go (tests fail for an op with a gradient rule but
-//     no gradient case, for an op code without a case in its shader, and for a table
-//     row that disagrees with the GPU backend's kernels).
+//     recorder in gpu/ops_<family>*.go; the elementwise, compare, reduce and conv
+//     shaders' recorders pick their ops up from the table.
+//
+// An op family has the same word in every layer: tensor/ops_<family>.go,
+// runtime/cpu/kernels_<family>*.go, gpu/ops_<family>*.go and
+// shaders/src/<family>*.comp (TestFamiliesLineUp).
+//  6. internal/backendtest/cases_<family>.go: the op's cases (shapes, dtypes, input
+//     ranges; for a unary or binary op one row of unarySpecs or binarySpecs, with its
+//     float64 reference), run on every backend against the float64 reference, and a
+//     gradient case when it is differentiable. An op that is neither elementwise nor a
+//     composition adds its reference to ref_<family>.go. Tests fail for an op without
+//     a case or a reference, for a dtype the row accepts but no case runs, for a
+//     gradient rule without a gradient case, for an op code without a case in its
+//     shader, and for a row that disagrees with the GPU backend's kernels.
 //
 // Then `go generate ./kernel/exec/symbols` in a commit of its own ("symbols:
 // regenerate"), because the builder is new exported API.
@@ -72,11 +79,15 @@ const (
 	OpGelu        // Attr: GeluAttr (erf or tanh form)
 	OpSilu        //
 	OpSoftplus    //
+	OpSoftsign    // x / (1 + |x|)
 	OpHardSigmoid // Attr: HardSigmoidAttr{Alpha, Beta}: max(0, min(1, alpha*x+beta))
 	OpHardSwish   // x * hardsigmoid(x) with alpha 1/6, beta 1/2
 	OpErf
 	OpFloor
 	OpCeil
+	OpRound // to the nearest integer, ties to even
+	OpTan
+	OpAtan
 	OpClamp // Attr: ClampAttr{Min, Max}
 	OpScale // Attr: ScaleAttr{Scale, Bias}: x*scale + bias
 	OpNot   // Bool -> Bool
@@ -88,6 +99,7 @@ const (
 	OpMul
 	OpDiv
 	OpPow
+	OpMod // remainder with the dividend's sign (C's fmod, torch.fmod): a - b*trunc(a/b)
 	OpMaximum
 	OpMinimum
 	OpEqual
@@ -367,11 +379,15 @@ var opTable = [numOps]opInfo{
 	OpGelu:        {name: "gelu", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise", "gelu", "gelu_tanh")},
 	OpSilu:        {name: "silu", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpSoftplus:    {name: "softplus", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpSoftsign:    {name: "softsign", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpHardSigmoid: {name: "hardsigmoid", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpHardSwish:   {name: "hardswish", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpErf:         {name: "erf", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpFloor:       {name: "floor", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, noGrad: piecewise, gpu: coded("elementwise")},
 	OpCeil:        {name: "ceil", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, noGrad: piecewise, gpu: coded("elementwise")},
+	OpRound:       {name: "round", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, noGrad: piecewise, gpu: coded("elementwise")},
+	OpTan:         {name: "tan", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAtan:        {name: "atan", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpClamp:       {name: "clamp", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpScale:       {name: "scale", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpNot:         {name: "not", kind: KindUnary, arity: 1, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
@@ -382,6 +398,7 @@ var opTable = [numOps]opInfo{
 	OpMul:          {name: "mul", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpDiv:          {name: "div", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpPow:          {name: "pow", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpMod:          {name: "mod", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpMaximum:      {name: "maximum", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpMinimum:      {name: "minimum", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpEqual:        {name: "equal", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -208,6 +209,52 @@ func TestElementwiseDTypes(t *testing.T) {
 			if want := op.DTypes().Has(dt); (err == nil) != want {
 				t.Errorf("%v on %v: error %v, want accepted=%v", op, dt, err, want)
 			}
+		}
+	}
+}
+
+// TestFamiliesLineUp checks that each op family, named by a tensor/ops_<family>.go file,
+// has its files under the same word in every layer: runtime/cpu/kernels_<family>*.go,
+// gpu/ops_<family>*.go and shaders/src/<family>*.comp (but for the families that run
+// on the CPU alone); and that every shader the op table names belongs to one of the
+// families.
+func TestFamiliesLineUp(t *testing.T) {
+	// cpuOnly are the families with no GPU layer, and why.
+	cpuOnly := map[string]string{"custom": "custom kernels are Go functions, which the GPU cannot call"}
+	glob := func(pattern string) []string {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range m {
+			if !strings.HasSuffix(f, "_test.go") && !strings.HasSuffix(f, "_example_test.go") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	families := map[string]bool{}
+	for _, f := range glob("ops_*.go") {
+		families[strings.TrimSuffix(strings.TrimPrefix(f, "ops_"), ".go")] = true
+	}
+	if len(families) < 5 {
+		t.Fatalf("families %v: run from the tensor directory", families)
+	}
+	for f := range families {
+		patterns := []string{"../runtime/cpu/kernels_" + f + "*.go", "../gpu/ops_" + f + "*.go", "../shaders/src/" + f + "*.comp"}
+		if cpuOnly[f] != "" {
+			patterns = patterns[:1]
+		}
+		for _, pattern := range patterns {
+			if len(glob(pattern)) == 0 {
+				t.Errorf("family %s has no %s", f, pattern)
+			}
+		}
+	}
+	for op := Op(1); op < numOps; op++ {
+		if s := op.GPU().Shader; s != "" && !families[strings.Split(s, "_")[0]] {
+			t.Errorf("%v's shader %s.comp belongs to no family (tensor/ops_<family>.go)", op, s)
 		}
 	}
 }

@@ -23,7 +23,8 @@ func TestNNInCells(t *testing.T) {
 		return in.Execute(context.Background(), code, &cellOutput{})
 	}
 	res := run(`d := nn.Dense(3, nn.Epochs(2))`)
-	if res.Err == nil || res.Err.Name != "CompileError" || !strings.Contains(res.Err.Value, "nn.FitOption") || !strings.Contains(res.Err.Value, "nn.LayerOption") {
+	if res.Err == nil || res.Err.Name != "CompileError" ||
+		!strings.Contains(res.Err.Value, "nn.Epochs is a nn.FitOption, but this argument must be a nn.LayerOption: the option belongs to another call") {
 		t.Fatalf("Epochs passed to Dense: %+v", res.Err)
 	}
 	t.Logf("Epochs passed to Dense: %s", strings.Join(res.Err.Traceback, "\n"))

@@ -171,6 +171,31 @@ var notebookChecks = map[string]func(t *testing.T, p printed){
 		within(t, "footwear report's accuracy", p.numbers(t, `(?m)^accuracy\s+([\d.]+)\s+10000$`)[0], 0.95, 1)
 		within(t, "custom layer's accuracy after one epoch", p.numbers(t, `after one epoch: accuracy ([\d.]+)%`)[0], 55, 85)
 	},
+	"onnx_inference": func(t *testing.T, p printed) {
+		p.numbers(t, `nodes\s+83: Conv ×26, Relu ×26`)
+		p.numbers(t, `matches ONNX Runtime \(rtol 1e-3, atol 1e-5\): true`)
+		if !strings.Contains(string(p), "no GPU:") {
+			p.numbers(t, `(?m)^matches ONNX Runtime: true$`)
+		}
+		p.numbers(t, `input: \[1 3 224 224\]`)
+		within(t, "top class probability", p.numbers(t, `ImageNet class\s+probability\s+-+\s+-+\s+\d+\s+([\d.]+)`)[0], 0, 1)
+	},
+	"autograd": func(t *testing.T, p printed) {
+		wb := p.numbers(t, `w = ([\d.-]+), b = ([\d.-]+) \(want 2 and -1\)`)
+		within(t, "fitted w", wb[0], 1.9, 2.1) // 1.977 measured
+		within(t, "fitted b", wb[1], -1.1, -0.85)
+		p.numbers(t, `gradient check \(tolerance 3e-03\): ok = true`)
+		within(t, "spiral test accuracy", p.numbers(t, `test accuracy ([\d.]+)%`)[0], 90, 100) // 97.5% measured
+		p.numbers(t, `kept by parameters`)
+		p.numbers(t, `per-step profile on .*: 16 runs`)
+		p.numbers(t, `optimizer steps so far: 512`)
+	},
+	"transformer_autograd": func(t *testing.T, p printed) {
+		loss := p.numbers(t, `loss ([\d.]+) -> ([\d.]+)`)
+		within(t, "final next-token loss", loss[1], 0, 0.5) // 0.10 measured, from 2.86
+		within(t, "memory estimate over the measured peak", p.numbers(t, `measured peak .* \(ratio ([\d.]+)\)`)[0], 0.7, 1.6)
+		p.numbers(t, `prompt \[3 5\] -> \[3 5 7 9 11 13`) // the whole sequence, [... 15 1 3 5 7 9], measured
+	},
 	"transformer_classifier": func(t *testing.T, p printed) {
 		within(t, "test accuracy", p.numbers(t, `test accuracy ([\d.]+)% \(chance`)[0], 95, 100)
 	},

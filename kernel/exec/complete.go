@@ -247,8 +247,7 @@ func (i *Interp) importable() map[string]string {
 	i.importableOnce.Do(func() {
 		i.importableIdx = map[string]string{}
 		paths := append([]string{}, i.paths...)
-		std, _ := stdSources()
-		for p := range std {
+		for p := range stdPaths() {
 			paths = append(paths, p)
 		}
 		for _, path := range paths {

@@ -61,6 +61,12 @@
 // or scope by reflection on its unexported fields, pinned to v0.16.1 and guarded by
 // tests.
 //
+// Magics and shell lines (magics.go, shell.go): a cell is cut at lines starting with %
+// or ! outside brackets and at a first %% line; its Go parts run as above, keeping their
+// line numbers, and the magics in between. %go get and %%go (modules.go) build plugins
+// with the go toolchain in a workspace module that reproduces the kernel's build, and
+// hand their generated symbol tables to the interpreter.
+//
 // Values: a value whose type has MIMEBundle() map[string]any (display.Renderer) gives its
 // own bundle; yaegi's interface mapping lets cell-defined types qualify too. Other values
 // show as text (format.go): String/Error methods when present, else Go-literal-like text

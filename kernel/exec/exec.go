@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/traefik/yaegi/interp"
 
@@ -89,6 +90,11 @@ type Interp struct {
 	// defs holds the declarations cells made, by declared name (redefine.go).
 	defs     map[string]*def
 	defOrder int
+	// ws is the Go workspace of %go get and %%go (modules.go), nil until used; goNames
+	// are the names %%go cells declared.
+	ws      *goWorkspace
+	goNames map[string]bool
+	timed   time.Duration // the last call timed by _gmlcell.Time (%timeit)
 	// callee is the function of a cell's last expression, when that is a call.
 	callee *callee
 
@@ -121,6 +127,7 @@ func New(opts ...Option) (*Interp, error) {
 		genericSigs: map[string]*ast.FuncType{},
 		stdLoaded:   map[string]bool{},
 		defs:        map[string]*def{},
+		goNames:     map[string]bool{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -213,8 +220,17 @@ func (i *Interp) goPanic(id int, r any) {
 	i.late = append(i.late, e)
 }
 
-// Close releases the interpreter. Goroutines started by cells are not stopped.
-func (i *Interp) Close() error { return nil }
+// Close releases the interpreter and removes its Go workspace. Goroutines started by
+// cells are not stopped.
+func (i *Interp) Close() error {
+	i.mu.Lock()
+	ws := i.ws
+	i.mu.Unlock()
+	if ws != nil {
+		return os.RemoveAll(ws.dir)
+	}
+	return nil
+}
 
 // Execute runs one cell. Output written to fd 1 and 2 (by interpreted or compiled code)
 // streams to pub while the cell runs; display calls go to pub; reading os.Stdin or
@@ -363,6 +379,9 @@ func (i *Interp) parseChunk(ch chunk, code, name string, id int, kinds []rangeKi
 		return nil, nil, err
 	}
 	if ch.kind == itemImport {
+		if err := i.importModules(file); err != nil {
+			return nil, nil, err
+		}
 		left, err := i.importStd(file, !strings.HasPrefix(name, "std/"))
 		if err != nil {
 			return nil, nil, err
@@ -401,6 +420,7 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 	}
 	if ch.kind != itemStmt {
 		simplifyCoreTypes(file)
+		expandSeqParams(file)
 		restore := i.prepareRedefinitions(ch, code, file)
 		i.inferTypes(file, nil, false)
 		prog, err := i.safeCompile(file)

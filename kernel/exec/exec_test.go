@@ -16,7 +16,7 @@ import (
 type step struct {
 	code    string
 	result  string // text/plain of the value; "" = no value
-	out     string // substring of stdout ("" = not checked)
+	out     string // stdout ("" = not checked)
 	errName string // Error.Name; "" = must succeed
 	errHas  string // substring of the error's traceback
 }

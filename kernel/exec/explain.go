@@ -30,9 +30,20 @@ func explain(err error, cell int, code string) error {
 	if ok {
 		prefix = fmt.Sprintf("cell[%d]:%d:%d: ", cell, line, col)
 	}
+	if sub := unknownImportRE.FindStringSubmatch(msg); sub != nil {
+		return fmt.Errorf("%scannot import %q: fetch its module first with %%go get MODULE@VERSION (the standard library, gonum's mat, stat and floats, and gml's packages need no fetching)", sub[1], sub[2])
+	}
 	switch {
+	case ok && optionMismatch.MatchString(msg):
+		// nn's options are typed by the call that takes them (nn.LayerOption,
+		// nn.FitOption, ...): the option was passed to another call.
+		m := optionMismatch.FindStringSubmatch(msg)
+		name := src[:strings.IndexFunc(src+"(", func(r rune) bool { return r == '(' || r == ',' || r == ')' })]
+		return fmt.Errorf("%s%s is a %s, but this argument must be a %s: the option belongs to another call "+
+			"(nn.LayerOption goes to layer constructors, nn.CompileOption to Compile, nn.FitOption to Fit, "+
+			"nn.EvaluateOption to Evaluate, nn.PredictOption to Predict, nn.CallbackOption to callbacks)", prefix, name, m[1], m[2])
 	case inferenceFailed(err) && ok:
-		name := calleeAt(code, line, col)
+		name := calleeAt(code, line, col, strings.Contains(msg, "cannot use"))
 		return fmt.Errorf("%s%s\n(the interpreter infers type arguments less well than Go, above all from function literals, untyped constants and constraints like ~[]E: give them, as in %s[int, string](...))", prefix, strings.TrimPrefix(msg, prefix), name)
 	case strings.TrimSpace(msg) == "nil type":
 		return errors.New("the interpreter could not compile a range over an integer or a function here, which the kernel rewrites into a plain loop when it can tell the range's type: give the range expression a declared type (var n int = ..., or a parameter typed iter.Seq[T]), or write the loop by hand: for i := 0; i < n; i++")
@@ -42,6 +53,9 @@ func explain(err error, cell int, code string) error {
 	}
 	return err
 }
+
+// optionMismatch matches yaegi's error for an nn option given to a call of another kind.
+var optionMismatch = regexp.MustCompile(`cannot use type (nn\.\w+) as type (nn\.\w+Option)$`)
 
 // cellPos returns the line and column at the start of msg when it is a position in the
 // cell.
@@ -249,9 +263,10 @@ func (i *Interp) undefined(wrap func([]ast.Stmt) []ast.Stmt, before []ast.Stmt, 
 }
 
 // calleeAt returns the name of the function called at, or around, a cell position: the
-// identifier starting there when a call follows it, else that of the innermost call
-// whose arguments contain the position; "F" when there is none.
-func calleeAt(code string, line, col int) string {
+// identifier starting there when a call follows it (unless arg, the position being an
+// argument's), else that of the innermost call whose arguments contain the position;
+// "F" when there is none.
+func calleeAt(code string, line, col int, arg bool) string {
 	lines := strings.Split(code, "\n")
 	if line > len(lines) || col-1 > len(lines[line-1]) {
 		return "F"
@@ -264,7 +279,7 @@ func calleeAt(code string, line, col int) string {
 	for end < len(l) && isName(l[end]) {
 		end++
 	}
-	if end > col-1 && end < len(l) && l[end] == '(' && !strings.HasPrefix(l[col-1:], "func") {
+	if !arg && end > col-1 && end < len(l) && l[end] == '(' && !strings.HasPrefix(l[col-1:], "func") {
 		return l[col-1 : end]
 	}
 	depth := 0

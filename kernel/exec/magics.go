@@ -302,35 +302,24 @@ func (i *Interp) magicTimeit(m *magicCall) Result {
 	if strings.TrimSpace(text) == "" {
 		return Result{Err: magicError("%timeit needs a statement: %timeit f(x)")}
 	}
-	// The code becomes the body of a function, compiled once, with its lines kept.
+	// The code becomes the body of a loop in a function, compiled once, with its lines
+	// kept. Each run calls it through the interpreter, so that Interrupt stops it, and
+	// _gmlcell.Time measures the call.
 	body := text
 	if e, err := parser.ParseExpr(strings.TrimSpace(text)); err == nil && e != nil {
 		body = strings.Replace(text, strings.TrimSpace(text), "_ = "+strings.TrimSpace(text), 1)
 	}
 	name := fmt.Sprintf("_gml_timeit%d", m.id)
-	src := name + " := func() {" + body + "\n}" // the code keeps its lines
+	src := name + " := func(_gml_n int) { for _gml_k := 0; _gml_k < _gml_n; _gml_k++ {" + body + "\n} }"
 	if res := i.runGo(m.ctx, m.parent, m.id, src); res.Err != nil {
 		return res
 	}
-	f, ok := i.globals()[name]
-	if !ok || f.Kind() != reflect.Func {
-		return Result{Err: magicError("%timeit: the timed function did not compile")}
-	}
-	defer f.Set(reflect.Zero(f.Type()))
-	call := func(n int) (d time.Duration, res Result) {
-		defer func() {
-			if r := recover(); r != nil {
-				res = Result{Err: panicError(namePanic, "", r, i.frames.take())}
-			}
-		}()
-		start := time.Now()
-		for k := 0; k < n; k++ {
-			if m.parent.Err() != nil || m.ctx.Err() != nil {
-				return 0, Result{Err: interruptError(context.Canceled)}
-			}
-			f.Call(nil)
-		}
-		return time.Since(start), Result{}
+	defer i.runGo(context.Background(), context.Background(), m.id, name+" = nil")
+	call := func(n int) (time.Duration, Result) {
+		res := i.runGo(m.ctx, m.parent, m.id, fmt.Sprintf("%s.Time(func() { %s(%d) })", cellPkg, name, n))
+		i.mu.Lock()
+		defer i.mu.Unlock()
+		return i.timed, res
 	}
 	if loops == 0 {
 		for loops = 1; ; loops *= 10 {
@@ -397,7 +386,7 @@ func (i *Interp) userVars() ([]string, map[string]reflect.Value) {
 	defer i.mu.Unlock()
 	var names []string
 	for n := range g {
-		if n == "_" || strings.HasPrefix(n, "_gml") || i.prelude[n] {
+		if n == "_" || strings.HasPrefix(n, "_gml") || i.prelude[n] || i.goNames[n] {
 			continue
 		}
 		if _, isImport := i.imports[n]; isImport {
@@ -505,7 +494,8 @@ func valueInfo(v reflect.Value, names map[reflect.Type]string) string {
 }
 
 // tensorInfo describes a value with Shape and DType methods (a tensor of any package) as
-// "f32[2 3] on DEVICE", the device from a Device or Backend method, "host" without.
+// "f32[2×3] on DEVICE", the device from a Device or Backend method of the value or of
+// its Tape (autograd tensors), "host" without.
 func tensorInfo(v reflect.Value) (string, bool) {
 	shape, dtype := v.MethodByName("Shape"), v.MethodByName("DType")
 	if !shape.IsValid() || !dtype.IsValid() || shape.Type().NumIn() != 0 || dtype.Type().NumIn() != 0 || shape.Type().NumOut() != 1 || dtype.Type().NumOut() != 1 {
@@ -520,12 +510,27 @@ func tensorInfo(v reflect.Value) (string, bool) {
 		return "", false
 	}
 	device := "host"
-	for _, name := range []string{"Device", "Backend"} {
-		if d := v.MethodByName(name); d.IsValid() && d.Type().NumIn() == 0 && d.Type().NumOut() == 1 && d.Type().Out(0).Kind() == reflect.String {
-			device = d.Call(nil)[0].String()
+	if d, ok := deviceOf(v); ok {
+		device = d
+	} else if tp := v.MethodByName("Tape"); tp.IsValid() && tp.Type().NumIn() == 0 && tp.Type().NumOut() == 1 {
+		if d, ok := deviceOf(tp.Call(nil)[0]); ok { // an autograd tensor, on its tape's device
+			device = d
 		}
 	}
 	return out + " on " + device, true
+}
+
+// deviceOf returns what v's Device or Backend method names.
+func deviceOf(v reflect.Value) (string, bool) {
+	if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
+		return "", false
+	}
+	for _, name := range []string{"Device", "Backend"} {
+		if d := v.MethodByName(name); d.IsValid() && d.Type().NumIn() == 0 && d.Type().NumOut() == 1 && d.Type().Out(0).Kind() == reflect.String {
+			return d.Call(nil)[0].String(), true
+		}
+	}
+	return "", false
 }
 
 func (i *Interp) magicEnv(m *magicCall) Result {

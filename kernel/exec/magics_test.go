@@ -28,6 +28,7 @@ func TestMagics(t *testing.T) {
 		{code: "%%timeit -n 2 -r 1\nw := 0\nw++", out: regexp.MustCompile(`of 1 run, 2 loops each\)`)},
 		{code: "t := tensor.New(tensor.F32, 2, 3)\nm := map[string]int{\"a\": 1}\n%who", out: regexp.MustCompile(`^m\tt\tx\ty\tz\n$`)},
 		{code: "%whos", result: "t          *tensor.Tensor   f32[2×3] on host"},
+		{code: "tape, _ := ag.NewTape(ag.Device(\"cpu\"))\nag.SetTape(tape)\nlin := ag.NewLinear(2, 3)\nout := lin.Forward(ag.FromFloat32s([]int{1, 2}, []float32{1, 2}))\n%whos", result: "out        *ag.Tensor       f32[1×3] on cpu"},
 		{code: "%env GML_MAGIC_TEST=on\n!echo $GML_MAGIC_TEST", out: regexp.MustCompile(`^env: GML_MAGIC_TEST=on\non\n$`)},
 		{code: "%env GML_MAGIC_TEST", result: `"on"`},
 		{code: "import \"os\"\nos.Getenv(\"GML_MAGIC_TEST\")", result: `"on"`},
@@ -103,5 +104,26 @@ func TestCompleteMagics(t *testing.T) {
 	m, _, _ = i.Complete("x := 1\n%%g", 10)
 	if strings.Join(m, " ") != "%%go" {
 		t.Errorf("Complete(%%%%g) = %v", m)
+	}
+}
+
+// TestTimeitStops interrupts a %timeit whose statement never ends.
+func TestTimeitStops(t *testing.T) {
+	i := newInterp(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+	}()
+	start := time.Now()
+	r := i.Execute(ctx, "%timeit for {}", &fakePub{})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("interrupting %%timeit took %v", took)
+	}
+	if r.Err == nil || r.Err.Name != nameInterrupt {
+		t.Errorf("interrupted %%timeit: %v", r.Err)
+	}
+	if r, _ := run(t, i, "1+1"); text(r) != "2" {
+		t.Errorf("after the interrupt: %v %q", r.Err, text(r))
 	}
 }

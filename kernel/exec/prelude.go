@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 )
 
 // preludeFile is the file name of the prelude's declarations in positions and panic
@@ -199,6 +200,14 @@ func (i *Interp) preludeSymbols() map[string]reflect.Value {
 				return false
 			}
 			return true
+		}),
+		"Time": reflect.ValueOf(func(f func()) {
+			start := time.Now()
+			f()
+			d := time.Since(start)
+			i.mu.Lock()
+			i.timed = d
+			i.mu.Unlock()
 		}),
 		"Continued": reflect.ValueOf(func() {
 			panic(errors.New("runtime error: range function continued iteration after function for loop body returned false"))

@@ -74,6 +74,19 @@ func stdSources() (map[string]*stdPkg, error) {
 	return s.pkgs, s.err
 }
 
+// stdPaths returns the import paths of the packages in stdsrc, without preparing them
+// (which takes a while: it is done when a cell first imports one).
+var stdPaths = sync.OnceValue(func() map[string]bool {
+	paths := map[string]bool{}
+	fs.WalkDir(stdsrc, "stdsrc", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go.txt") {
+			paths[strings.TrimPrefix(path.Dir(p), "stdsrc/")] = true
+		}
+		return err
+	})
+	return paths
+})
+
 // stdPrefix returns the prefix of the renamed top-level names of the package at path.
 func stdPrefix(path string) string { return "_gml_" + packageName(path) + "_" }
 
@@ -81,7 +94,7 @@ func stdPrefix(path string) string { return "_gml_" + packageName(path) + "_" }
 func prepareStdPkgs() (map[string]*stdPkg, error) {
 	files := map[string][]string{} // import path -> file names
 	err := fs.WalkDir(stdsrc, "stdsrc", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go.txt") || droppedFiles[strings.TrimPrefix(p, "stdsrc/")] {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go.txt") {
 			return err
 		}
 		dir := strings.TrimPrefix(path.Dir(p), "stdsrc/")
@@ -379,18 +392,16 @@ var runtimeParts = map[string]string{
 }`,
 }
 
-// droppedFiles are standard files replaced by runtimeParts.
-var droppedFiles = map[string]bool{"slices/zsortordered.go.txt": true, "slices/zsortanyfunc.go.txt": true}
-
 // kernelImports are the imports of the kernel's part of each package.
 var kernelImports = map[string]string{
 	"slices":      "import (\n\t\"cmp\"\n\t\"sort\"\n)\n",
 	"sync/atomic": fmt.Sprintf("import compiled %q\n", stdAtomicPath),
 }
 
-// expandSeqParams writes the iter.Seq and iter.Seq2 parameters of generic functions as
-// the function types they stand for: yaegi infers V from a Seq[int] argument given a
-// func(yield func(V) bool) parameter, not given a Seq[V] one.
+// expandSeqParams writes the iter.Seq and iter.Seq2 parameters of generic functions (of
+// the standard packages and of cells) as the function types they stand for: yaegi
+// infers V from a Seq[int] argument given a func(yield func(V) bool) parameter, not
+// given a Seq[V] one.
 func expandSeqParams(f *ast.File) {
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
@@ -408,8 +419,10 @@ func expandSeqParams(f *ast.File) {
 			default:
 				continue
 			}
-			name := typeString(base)
-			if (name != "iter.Seq" && name != "Seq" && name != "iter.Seq2" && name != "Seq2") || (f.Name.Name != "iter" && !strings.HasPrefix(name, "iter.")) {
+			switch name := typeString(base); {
+			case name == "iter.Seq" || name == "iter.Seq2" || name == "_gml_iter_Seq" || name == "_gml_iter_Seq2":
+			case (name == "Seq" || name == "Seq2") && f.Name.Name == "iter":
+			default:
 				continue
 			}
 			var fields []*ast.Field
@@ -463,10 +476,10 @@ func atomicExports() string {
 // of the packages compiled from source, and with the compiled sync/atomic also at
 // stdAtomicPath for the source version.
 func stdSymbols() map[string]map[string]reflect.Value {
-	pkgs, _ := stdSources()
+	pkgs := stdPaths()
 	out := make(map[string]map[string]reflect.Value, len(stdlib.Symbols))
 	for k, v := range stdlib.Symbols {
-		if _, fromSource := pkgs[path.Dir(k)]; !fromSource {
+		if !pkgs[path.Dir(k)] {
 			out[k] = v
 		}
 	}
@@ -499,10 +512,7 @@ func dropBuiltinGenerics(yi *interp.Interpreter) {
 // cell's own imports), and removes the spec. It reports whether any import is left for
 // yaegi.
 func (i *Interp) importStd(f *ast.File, record bool) (bool, error) {
-	pkgs, err := stdSources()
-	if err != nil {
-		return false, err
-	}
+	pkgs := stdPaths()
 	var decls []ast.Decl
 	var kept []*ast.ImportSpec
 	for _, d := range f.Decls {
@@ -515,7 +525,7 @@ func (i *Interp) importStd(f *ast.File, record bool) (bool, error) {
 		for _, s := range gd.Specs {
 			imp := s.(*ast.ImportSpec)
 			name, p := importName(imp)
-			if pkgs[p] == nil {
+			if !pkgs[p] {
 				specs = append(specs, s)
 				kept = append(kept, imp)
 				continue
@@ -571,11 +581,11 @@ func (i *Interp) loadStd(p string) error {
 // renameStdRefs rewrites a cell's references to imported source packages, slices.Sort
 // becoming _gml_slices_Sort (see above).
 func (i *Interp) renameStdRefs(f *ast.File) {
-	pkgs, _ := stdSources()
+	pkgs := stdPaths()
 	i.mu.Lock()
 	prefixes := map[string]string{}
 	for name, p := range i.imports {
-		if pkgs[p] != nil {
+		if pkgs[p] {
 			prefixes[name] = stdPrefix(p)
 		}
 	}
@@ -598,10 +608,13 @@ func (i *Interp) renameStdRefs(f *ast.File) {
 // stdMembers returns the exported names of the source package at path, for completion;
 // ok is false when it is not one.
 func stdMembers(p string) (names []string, ok bool) {
+	if !stdPaths()[p] {
+		return nil, false
+	}
 	pkgs, _ := stdSources()
 	pkg := pkgs[p]
 	if pkg == nil {
-		return nil, false
+		return nil, true
 	}
 	for n := range pkg.exports {
 		names = append(names, n)

@@ -2,8 +2,6 @@ package cpu_test
 
 import (
 	"errors"
-	"math"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,45 +11,6 @@ import (
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/tensor"
 )
-
-// TestCustomExamples runs the three custom ops that ship against direct computations.
-func TestCustomExamples(t *testing.T) {
-	e := newEnv(t)
-	x, xv := e.f32(3, 5)
-	xe, xev := e.f32(2, 4)
-	med := tensor.Custom("row_median", []*tensor.Node{x}, tensor.Shape{3, 1})
-	medEven := tensor.Custom("row_median", []*tensor.Node{xe}, tensor.Shape{2, 1})
-	perm := tensor.Custom("row_permute", []*tensor.Node{x}, x.Shape(), 4, 0, 3, 1, 2)
-	clip := tensor.CustomInPlace("clip_inplace", x, nil, -0.5, 0.75)
-	outs := e.run(med, medEven, perm, clip, x)
-	median := func(v []float64) float64 {
-		s := slices.Clone(v)
-		slices.Sort(s)
-		if len(s)%2 == 1 {
-			return s[len(s)/2]
-		}
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	var wantMed, wantEven, wantPerm, wantClip []float64
-	for r := range 3 {
-		row := xv[5*r : 5*r+5]
-		wantMed = append(wantMed, median(row))
-		for _, p := range []int{4, 0, 3, 1, 2} {
-			wantPerm = append(wantPerm, row[p])
-		}
-	}
-	for r := range 2 {
-		wantEven = append(wantEven, median(xev[4*r:4*r+4]))
-	}
-	for _, v := range xv {
-		wantClip = append(wantClip, math.Min(math.Max(v, -0.5), 0.75))
-	}
-	check(t, "row_median", outs[0], tensor.Shape{3, 1}, wantMed, 1e-7)
-	check(t, "row_median even", outs[1], tensor.Shape{2, 1}, wantEven, 1e-7)
-	check(t, "row_permute", outs[2], x.Shape(), wantPerm, 0)
-	check(t, "clip_inplace", outs[3], x.Shape(), wantClip, 0)
-	check(t, "clip_inplace leaves a non-variable input alone", outs[4], x.Shape(), xv, 0)
-}
 
 // TestCustomThreads registers a kernel that records its calls: they cover every row
 // exactly once, large outputs split over several calls, and Serial gives one call.
@@ -128,21 +87,6 @@ func TestCustomErrors(t *testing.T) {
 	if _, err := cputest.Run([]*tensor.Node{tensor.Custom("row_permute", []*tensor.Node{x}, x.Shape(), 0, 0, 1, 2)}, e.feeds); err == nil || !strings.Contains(err.Error(), "not a permutation") {
 		t.Errorf("row_permute with a bad permutation: %v", err)
 	}
-}
-
-// TestCustomHalf: a custom op on f16 data sees float32 values and returns f16.
-func TestCustomHalf(t *testing.T) {
-	e := newEnv(t)
-	x, xv := e.input(tensor.F16, -2, 2, 2, 3)
-	out := e.run(tensor.CustomInPlace("clip_inplace", x, nil, -1, 1))[0]
-	want := make([]float64, len(xv))
-	for i, v := range xv {
-		want[i] = math.Min(math.Max(v, -1), 1)
-	}
-	if out.DType() != tensor.F16 {
-		t.Errorf("dtype %v", out.DType())
-	}
-	check(t, "clip_inplace f16", out, x.Shape(), want, 0)
 }
 
 // TestCustomAssignVariable clips a variable in place through the runtime, twice: the

@@ -88,11 +88,15 @@ float unary(float x) {
 	case ELEMENTWISE_GELU_TANH: return 0.5 * x * (1.0 + tanh(clamp(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x), -15.0, 15.0)));
 	case ELEMENTWISE_SILU: return x * sigmoid_(x);
 	case ELEMENTWISE_SOFTPLUS: return softplus_(x);
+	case ELEMENTWISE_SOFTSIGN: return x / (1.0 + abs(x));
 	case ELEMENTWISE_HARDSIGMOID: return clamp(p.p0 * x + p.p1, 0.0, 1.0);
 	case ELEMENTWISE_HARDSWISH: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
 	case ELEMENTWISE_ERF: return erf_(x);
 	case ELEMENTWISE_FLOOR: return floor(x);
 	case ELEMENTWISE_CEIL: return ceil(x);
+	case ELEMENTWISE_ROUND: return roundEven(x);
+	case ELEMENTWISE_TAN: return tan(x);
+	case ELEMENTWISE_ATAN: return atan(x);
 	case ELEMENTWISE_CLAMP: return min(max(x, p.p0), p.p1);
 	case ELEMENTWISE_SCALE: return x * p.p0 + p.p1;
 	}
@@ -106,6 +110,7 @@ float binary(float x, float y) {
 	case ELEMENTWISE_MUL: return x * y;
 	case ELEMENTWISE_DIV: return x / y;
 	case ELEMENTWISE_POW: return pow_(x, y);
+	case ELEMENTWISE_MOD: return x - y * trunc(x / y);
 	case ELEMENTWISE_MAXIMUM: return max(x, y);
 	case ELEMENTWISE_MINIMUM: return min(x, y);
 	}
