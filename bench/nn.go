@@ -51,6 +51,19 @@ var nnWorkloads = []nnWorkload{
 		}
 		return nn.Sequential(append(layers, nn.SequencePooling(), nn.Dense(10, nn.Activation("softmax")))...)
 	}, tokens(32, 64, 1000)},
+	// Sequence models on the fused recurrences (no PyTorch anchor: figures stand alone).
+	{"mamba_d128_L2_seq256_b16", func() *nn.Net {
+		return ssmNet(func() nn.Layer { return nn.MambaBlock(16, 4, 2) })
+	}, tokens(16, 256, 1000)},
+	{"rwkv7_d128_h4_L2_seq256_b16", func() *nn.Net {
+		return ssmNet(func() nn.Layer { return nn.RWKVBlock(7, nn.Heads(4), nn.FeedForward(512)) })
+	}, tokens(16, 256, 1000)},
+}
+
+// ssmNet is a two-block sequence classifier of width 128 over 256 tokens.
+func ssmNet(block func() nn.Layer) *nn.Net {
+	return nn.Sequential(nn.Embedding(1000, 128, nn.InputShape(256)), block(), block(),
+		nn.SequencePooling(), nn.Dense(10, nn.Activation("softmax")))
 }
 
 // mlp784 is the Fashion-MNIST MLP: 784-128(relu)-dropout 0.3-10.

@@ -57,8 +57,9 @@ func TestDotMatchesDecodedProduct(t *testing.T) {
 	}
 }
 
-// BenchmarkDot reports each dot product's speed in weight bytes per second (go test
-// -bench; the figures of record come from `gml bench gguf`).
+// BenchmarkDot reports each dot product's speed in weight bytes per second, the native
+// one and the portable one that decodes to float32 first (go test -bench; the figures
+// of record come from `gml bench gguf`).
 func BenchmarkDot(b *testing.B) {
 	for _, f := range []quant.Format{quant.Q4_0, quant.Q8_0, quant.Q4_K} {
 		k := 4096
@@ -70,14 +71,18 @@ func BenchmarkDot(b *testing.B) {
 			w[i], x[i] = float32(i%7)-3, 1
 		}
 		f.Quantize(row, w)
-		dot := For(f)
 		var v Vec
 		Prepare(x, &v)
-		b.Run(f.String(), func(b *testing.B) {
-			b.SetBytes(int64(nb))
-			for b.Loop() {
-				dot(row, &v)
-			}
-		})
+		for _, impl := range []struct {
+			name string
+			dot  Func
+		}{{"native", For(f)}, {"portable", portable(f)}} {
+			b.Run(f.String()+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(nb))
+				for b.Loop() {
+					impl.dot(row, &v)
+				}
+			})
+		}
 	}
 }
