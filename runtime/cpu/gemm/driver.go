@@ -7,16 +7,17 @@ import (
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 )
 
-// Micro-tile: each micro-kernel call updates an mr×nr tile of C held in 12 of the 16 AVX2
-// registers (6 rows × two 8-wide vectors).
-const (
-	mr = 6
-	nr = 16
-)
+// nr is the width of one packed B panel (PackWidth). A micro-kernel's rows (kernel.mr)
+// and its number of panels per call depend on its shape (kernel.go).
+const nr = 16
+
+// maxTile is the most floats of a micro-kernel's tile (avx512's 12×32).
+const maxTile = 12 * 32
 
 // Cache blocking for AMD Zen 3 (32 KiB L1d, 512 KiB L2 per core, shared L3): a packed
 // k×nr B micro-panel (blockK*nr*4 bytes) stays in L1, the packed blockM×blockK A block in
-// L2, and the blockK×blockN B panel in L3. Measured with `gml bench cpu`.
+// L2, and the blockK×blockN B panel in L3. Measured with `gml bench cpu`. blockM is a
+// multiple of every kernel's mr.
 const (
 	blockM = 144
 	blockK = 256
@@ -27,10 +28,6 @@ const (
 // product: under it, starting goroutines and waiting at the barriers costs more than the
 // second core saves.
 const minParallelFlops = 1 << 20
-
-// microKernel adds the product of a packed mr×k A panel and a packed k×nr B panel to the
-// mr×nr tile of c whose rows are ldc floats apart.
-type microKernel func(k int, a, b, c []float32, ldc int)
 
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
 // transposed when trans is set.
@@ -43,7 +40,7 @@ type matrix struct {
 // workspace holds one goroutine's packing buffers and edge tile.
 type workspace struct {
 	packedA, packedB []float32
-	tile             [mr * nr]float32
+	tile             [maxTile]float32
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
@@ -60,7 +57,7 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 
 // sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
 // on all workers when parallelOK is set and the product is large enough.
-func sgemm(kern microKernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
+func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
 	beta float32, c []float32, ldc int) {
 	if !parallelOK || m*n*k < minParallelFlops || parallel.Workers() == 1 {
 		sgemmSerial(kern, m, n, k, alpha, a, b, beta, c, ldc)
@@ -72,7 +69,7 @@ func sgemm(kern microKernel, parallelOK bool, m, n, k int, alpha float32, a matr
 // sgemmSerial is the single-goroutine blocked product (the BLIS loop order): for each
 // blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
 // blockM rows at a time and sweeps the micro-kernel over the tiles.
-func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
+func sgemmSerial(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
 	c []float32, ldc int) {
 	scale(m, n, beta, c, ldc)
 	if k == 0 || alpha == 0 {
@@ -88,8 +85,8 @@ func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a matrix, b BPack
 			b.PackB(ws.packedB, pc, kb, jc, nb)
 			for ic := 0; ic < m; ic += blockM {
 				mb := min(blockM, m-ic)
-				ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
-				packA(ws.packedA, a, ic, mb, pc, kb, alpha)
+				ws.packedA = grow(ws.packedA, roundUp(mb, kern.mr)*kb)
+				packA(ws.packedA, kern.mr, a, ic, mb, pc, kb, alpha)
 				macroKernel(kern, ws.packedA, ws.packedB, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc)
 			}
 		}
@@ -103,7 +100,7 @@ func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a matrix, b BPack
 // from that step's counter, each packing its own A block, and meet again before the
 // panel is overwritten. Taking items dynamically keeps both cores busy when another
 // process slows one of them down.
-func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
+func sgemmParallel(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
 	c []float32, ldc int) {
 	workers := parallel.Workers()
 	shared := workspaces.Get().(*workspace)
@@ -135,9 +132,9 @@ func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPa
 			nb := min(blockN, n-jc)
 			strips := (nb + nr - 1) / nr
 			// Split the columns too when there are few row blocks, so every worker
-			// has several items to take.
+			// has several items to take; parts are whole calls of the kernel.
 			colParts := min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
-			stripsPerPart := (strips + colParts - 1) / colParts
+			stripsPerPart := roundUp((strips+colParts-1)/colParts, kern.strips)
 			colParts = (strips + stripsPerPart - 1) / stripsPerPart
 			items := rowBlocks * colParts
 			for pc := 0; pc < k; pc += blockK {
@@ -158,8 +155,8 @@ func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPa
 					ic := row * blockM
 					mb := min(blockM, m-ic)
 					if row != lastRow {
-						ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
-						packA(ws.packedA, a, ic, mb, pc, kb, alpha)
+						ws.packedA = grow(ws.packedA, roundUp(mb, kern.mr)*kb)
+						packA(ws.packedA, kern.mr, a, ic, mb, pc, kb, alpha)
 						lastRow = row
 					}
 					j0 := part * stripsPerPart * nr
@@ -242,30 +239,37 @@ func (b *barrier) checkAbort() {
 }
 
 // macroKernel multiplies the packed mb×kb A block by the packed kb×nb B panel into the
-// mb×nb block of c. Edge tiles go through tile so the micro-kernel always writes a
-// whole mr×nr tile.
-func macroKernel(kern microKernel, packedA, packedB []float32, tile *[mr * nr]float32,
+// mb×nb block of c. The last B panel of an odd count goes through the kernel's narrow
+// form; edge tiles go through tile so the micro-kernel always writes a whole tile.
+func macroKernel(kern *kernel, packedA, packedB []float32, tile *[maxTile]float32,
 	mb, nb, kb int, c []float32, ldc int) {
-	for jr := 0; jr < nb; jr += nr {
-		cols := min(nr, nb-jr)
+	mr := kern.mr
+	for jr := 0; jr < nb; {
+		fn, width := kern.full, kern.width()
+		if kern.narrow != nil && nb-jr <= nr {
+			fn, width = kern.narrow, nr
+		}
+		cols := min(width, nb-jr)
 		bp := packedB[jr*kb:]
 		for ir := 0; ir < mb; ir += mr {
 			rows := min(mr, mb-ir)
 			ap := packedA[ir*kb:]
 			off := ir*ldc + jr
-			if rows == mr && cols == nr {
-				kern(kb, ap, bp, c[off:], ldc)
+			if rows == mr && cols == width {
+				fn(kb, ap, bp, c[off:], ldc)
 				continue
 			}
-			clear(tile[:])
-			kern(kb, ap, bp, tile[:], nr)
+			t := tile[:mr*width]
+			clear(t)
+			fn(kb, ap, bp, t, width)
 			for i := 0; i < rows; i++ {
 				dst := c[off+i*ldc : off+i*ldc+cols]
 				for j := range dst {
-					dst[j] += tile[i*nr+j]
+					dst[j] += t[i*width+j]
 				}
 			}
 		}
+		jr += width
 	}
 }
 
@@ -290,12 +294,11 @@ func scale(m, n int, beta float32, c []float32, ldc int) {
 // packA copies rows [i0, i0+mb) and columns [p0, p0+kb) of op(A), times alpha, into dst
 // as strips of mr rows; within a strip the mr values of one column are adjacent. Rows
 // past mb in the last strip are zero.
-func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
+func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int, alpha float32) {
 	for s := 0; s < mb; s += mr {
 		rows := min(mr, mb-s)
 		d := dst[s*kb : (s+mr)*kb]
-		switch {
-		case a.trans:
+		if a.trans {
 			for p := 0; p < kb; p++ {
 				src := a.data[(p0+p)*a.ld+i0+s:][:rows]
 				dp := d[p*mr : p*mr+mr]
@@ -304,26 +307,17 @@ func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
 				}
 				clear(dp[rows:])
 			}
-		case rows == mr:
-			base := (i0+s)*a.ld + p0
-			r0 := a.data[base:][:kb]
-			r1 := a.data[base+a.ld:][:kb]
-			r2 := a.data[base+2*a.ld:][:kb]
-			r3 := a.data[base+3*a.ld:][:kb]
-			r4 := a.data[base+4*a.ld:][:kb]
-			r5 := a.data[base+5*a.ld:][:kb]
-			for p := range r0 {
-				dp := (*[mr]float32)(d[p*mr:])
-				dp[0], dp[1], dp[2] = alpha*r0[p], alpha*r1[p], alpha*r2[p]
-				dp[3], dp[4], dp[5] = alpha*r3[p], alpha*r4[p], alpha*r5[p]
-			}
-		default:
+			continue
+		}
+		if rows < mr {
 			clear(d)
-			for i := 0; i < rows; i++ {
-				src := a.data[(i0+s+i)*a.ld+p0:][:kb]
-				for p, v := range src {
-					d[p*mr+i] = alpha * v
-				}
+		}
+		// Row by row: each source row streams in order, and the strip (mr·kb floats)
+		// stays in L1 while its columns fill.
+		for i := 0; i < rows; i++ {
+			src := a.data[(i0+s+i)*a.ld+p0:][:kb]
+			for p, v := range src {
+				d[p*mr+i] = alpha * v
 			}
 		}
 	}
