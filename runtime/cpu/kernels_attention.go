@@ -6,6 +6,7 @@ import (
 
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -143,15 +144,8 @@ func (a *attnBwd) visibleKeys(i0, ni int) int {
 // probabilities exp(s - lse).
 func (a *attnBwd) probTile(s []float32, b, i0, ni, nj int) {
 	for i := range ni {
-		lse := a.stats[2*(b*a.tq+i0+i)]
 		row := s[i*nj : (i+1)*nj]
-		for j, v := range row {
-			if v -= lse; v >= expLo && v <= expHi {
-				row[j] = expCore(v)
-			} else {
-				row[j] = expEdge(v)
-			}
-		}
+		vec.ExpShiftSum(row, row, a.stats[2*(b*a.tq+i0+i)])
 	}
 }
 
@@ -198,16 +192,8 @@ func (a *attnBwd) statsBlock(scratch []float32, b, i0 int) error {
 			if mx == float32(math.Inf(-1)) {
 				continue // nothing visible yet
 			}
-			l[i] *= float64(expf(m[i] - mx))
-			var sum float32
-			for _, v := range row {
-				if v -= mx; v >= expLo {
-					sum += expCore(v)
-				} else {
-					sum += expEdge(v)
-				}
-			}
-			l[i] += float64(sum)
+			l[i] *= float64(vec.Expf(m[i] - mx))
+			l[i] += vec.ExpShiftSum(row, row, mx) // the tile's scores are not needed again
 			m[i] = mx
 		}
 	}

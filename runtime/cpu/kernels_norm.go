@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -77,11 +78,22 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 		m = max(m, z)
 	}
 	var sum float64
-	for j := 0; j <= last; j += stride {
-		e := expf(y[j] - m)
-		sum += float64(e)
-		if !log {
-			y[j] = e
+	switch {
+	case stride == 1 && !log:
+		sum = vec.ExpShiftSum(y, y, m)
+	case stride == 1:
+		var buf [256]float32
+		for j := 0; j <= last; j += len(buf) {
+			part := y[j:min(j+len(buf), last+1)]
+			sum += vec.ExpShiftSum(buf[:len(part)], part, m)
+		}
+	default:
+		for j := 0; j <= last; j += stride {
+			e := vec.Expf(y[j] - m)
+			sum += float64(e)
+			if !log {
+				y[j] = e
+			}
 		}
 	}
 	if log {

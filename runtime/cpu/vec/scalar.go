@@ -1,12 +1,11 @@
-package cpu
+package vec
 
 import "math"
 
-// Float32 transcendental functions for the activation kernels: Cephes-style range
-// reduction and minimax polynomials, accurate to about 1 ulp over the whole float32
-// range. The exp loops inline expCore and run at about twice the speed of converting
-// to float64 for math.Exp (5 against 10 ns per element on the H200 host's Xeon).
-// Results below the normal range flush to zero.
+// The Go code: float32 range reduction and polynomials, accurate to about 1 ulp over
+// the whole float32 range. The exp loops inline expCore and run at about twice the speed
+// of converting to float64 for math.Exp (5 against 10 ns per element on the H200 host's
+// Xeon). Results below the normal range flush to zero.
 
 // expLo and expHi bound the arguments expCore handles: below expLo eˣ is not a normal
 // float32, above expHi 2ⁿ would not fit the exponent field.
@@ -15,11 +14,8 @@ const (
 	expHi = 88.3
 )
 
-// expf returns eˣ. Loops inline its fast path themselves (expf is too large for the
-// inliner; expCore is not):
-//
-//	if v >= expLo && v <= expHi { y = expCore(v) } else { y = expEdge(v) }
-func expf(x float32) float32 {
+// Expf returns eˣ.
+func Expf(x float32) float32 {
 	if x >= expLo && x <= expHi {
 		return expCore(x)
 	}
@@ -48,9 +44,9 @@ func expEdge(x float32) float32 {
 	return 0
 }
 
-// tanhf returns tanh(x): an odd polynomial near zero, where 1 - 2/(e²ˣ+1) would cancel,
+// Tanhf returns tanh(x): an odd polynomial near zero, where 1 - 2/(e²ˣ+1) would cancel,
 // and the exponential form elsewhere.
-func tanhf(x float32) float32 {
+func Tanhf(x float32) float32 {
 	a := x
 	if a < 0 {
 		a = -a
@@ -63,19 +59,23 @@ func tanhf(x float32) float32 {
 	if a > 9.1 {
 		return float32(math.Copysign(1, float64(x)))
 	}
-	r := 1 - 2/(expf(2*a)+1)
+	r := 1 - 2/(Expf(2*a)+1)
 	if x < 0 {
 		return -r
 	}
 	return r
 }
 
-// sigmoidf returns 1/(1+e⁻ˣ).
-func sigmoidf(x float32) float32 { return 1 / (1 + expf(-x)) }
+// Erff returns erf(x): the rational approximation of doc.go, NaN for NaN.
+func Erff(x float32) float32 {
+	x = min(max(x, -4), 4) // min and max keep a NaN
+	z := x * x
+	p := (((((-2.72614225801306e-10*z+2.77068142495902e-08)*z-2.10102402082508e-06)*z-5.69250639462346e-05)*z-7.34990630326855e-04)*z-2.95459980854025e-03)*z - 1.60960333262415e-02
+	q := (((-1.45660718464996e-05*z-2.13374055278905e-04)*z-1.68282697438203e-03)*z-7.37332916720468e-03)*z - 1.42647390514189e-02
+	return x * p / q
+}
 
-// expSlice, sigmoidSlice and siluSlice are the activation loops, with expCore inlined.
-
-func expSlice(d, x []float32) {
+func expGo(d, x []float32) {
 	d = d[:len(x)]
 	for i, v := range x {
 		if v >= expLo && v <= expHi {
@@ -86,7 +86,30 @@ func expSlice(d, x []float32) {
 	}
 }
 
-func sigmoidSlice(d, x []float32) {
+func expShiftSumGo(d, x []float32, shift float32) float64 {
+	d = d[:len(x)]
+	var sum float64
+	for i, v := range x {
+		if v -= shift; v >= expLo && v <= expHi {
+			v = expCore(v)
+		} else {
+			v = expEdge(v)
+		}
+		d[i] = v
+		sum += float64(v)
+	}
+	return sum
+}
+
+func erfGo(d, x []float32) {
+	d = d[:len(x)]
+	for i, v := range x {
+		d[i] = Erff(v)
+	}
+}
+
+// Sigmoid sets d[i] = 1/(1+e^-x[i]) for every i < len(x).
+func Sigmoid(d, x []float32) {
 	d = d[:len(x)]
 	for i, v := range x {
 		e := -v
@@ -99,7 +122,8 @@ func sigmoidSlice(d, x []float32) {
 	}
 }
 
-func siluSlice(d, x []float32) {
+// Silu sets d[i] = x[i]/(1+e^-x[i]) for every i < len(x).
+func Silu(d, x []float32) {
 	d = d[:len(x)]
 	for i, v := range x {
 		e := -v
