@@ -16,6 +16,14 @@
 //     on AMD Zen 4, which splits a 512-bit FMA in two, they tie. Both pack B in 16-wide
 //     panels, so BPacker and its callers are the same for both; avx512 reads two adjacent
 //     panels per call and a narrow 12×16 form takes an odd last one.
+//   - The micro-kernels take general strides for both operands (kernelFunc), so they
+//     read packed panels and matrices as stored alike. Packing costs about a nanosecond
+//     per element and pays for itself only when the element is used often: A is read in
+//     place when n is at most 256 and B (not transposed) when m is at most 96, which
+//     makes the products of a training step's small and skinny layers (32×784×128, the
+//     2048×128×128 projections of a small transformer) as fast as OpenBLAS's. Rows whose
+//     leading dimension is a multiple of 256 floats would share L1 sets, so they are
+//     packed regardless.
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).

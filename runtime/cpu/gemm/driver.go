@@ -37,9 +37,10 @@ type matrix struct {
 	trans bool
 }
 
-// workspace holds one goroutine's packing buffers and edge tile.
+// workspace holds one goroutine's packing buffers, edge panels and edge tile.
 type workspace struct {
 	packedA, packedB []float32
+	edgeA, edgeB     []float32
 	tile             [maxTile]float32
 }
 
@@ -55,57 +56,152 @@ func grow(buf []float32, n int) []float32 {
 
 func roundUp(x, to int) int { return (x + to - 1) / to * to }
 
+// Packing copies an operand into the order the micro-kernel reads, which costs about a
+// nanosecond per element; a packed element of A then serves n multiply-adds and one of
+// B serves m. When the other dimension is small the copy costs as much as the product,
+// so the kernels read the operand where it lies instead (the general strides of
+// kernel.go): A when n <= inPlaceACols (and alpha is 1, which packing would fold in), B
+// as stored (not transposed) when m <= inPlaceBRows. Rows of A or B whose leading
+// dimension is a multiple of inPlaceAlias floats would share L1 cache sets, so those
+// are packed anyway.
+const (
+	inPlaceACols = 256
+	inPlaceBRows = 96
+	inPlaceAlias = 256
+)
+
+// plan is how one product reads its operands.
+type plan struct {
+	kern         *kernel
+	a            matrix
+	b            BPacker
+	alpha        float32
+	packA, packB bool
+}
+
+func newPlan(kern *kernel, m, n int, alpha float32, a matrix, b BPacker) plan {
+	p := plan{kern: kern, a: a, b: b, alpha: alpha, packA: true, packB: true}
+	if alpha == 1 && n <= inPlaceACols && (a.trans || a.ld%inPlaceAlias != 0) {
+		p.packA = false
+	}
+	if bm, ok := b.(matrix); ok && !bm.trans && m <= inPlaceBRows && bm.ld%inPlaceAlias != 0 {
+		p.packB = false
+	}
+	return p
+}
+
+// aBlock is how the micro-kernel reads an mb×kb block of op(A): strip s (rows s·mr on)
+// starts at data[s·strip], element (i, p) of it at [i·rs + p·cs]; a last strip of fewer
+// than mr rows read in place is edge, packed (nil when packed whole).
+type aBlock struct {
+	data          []float32
+	strip, rs, cs int
+	edge          []float32
+}
+
+// blockA prepares rows [ic, ic+mb) and columns [pc, pc+kb) of op(A).
+func (p plan) blockA(ws *workspace, ic, mb, pc, kb int) aBlock {
+	mr := p.kern.mr
+	if p.packA {
+		ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
+		packA(ws.packedA, mr, p.a, ic, mb, pc, kb, p.alpha)
+		return aBlock{data: ws.packedA, strip: mr * kb, rs: 1, cs: mr}
+	}
+	var blk aBlock
+	if p.a.trans {
+		blk = aBlock{data: p.a.data[pc*p.a.ld+ic:], strip: mr, rs: 1, cs: p.a.ld}
+	} else {
+		blk = aBlock{data: p.a.data[ic*p.a.ld+pc:], strip: mr * p.a.ld, rs: p.a.ld, cs: 1}
+	}
+	if full := mb / mr * mr; full < mb {
+		ws.edgeA = grow(ws.edgeA, mr*kb)
+		packA(ws.edgeA, mr, p.a, ic+full, mb-full, pc, kb, 1)
+		blk.edge = ws.edgeA
+	}
+	return blk
+}
+
+// bBlock is how the micro-kernel reads a kb×nb block of B: panel t (columns t·nr on) at
+// data[t·panel], row p of it at [p·rs]; columns from inPlace on (a last partial panel of
+// B read as stored) come from edge, packed.
+type bBlock struct {
+	data      []float32
+	panel, rs int
+	inPlace   int
+	edge      []float32
+}
+
+// blockB prepares rows [pc, pc+kb) and columns [jc, jc+nb) of B, packing into dst when
+// the plan packs B.
+func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
+	if p.packB {
+		p.b.PackB(dst, pc, kb, jc, nb)
+		return bBlock{data: dst, panel: nr * kb, rs: nr, inPlace: roundUp(nb, nr)}
+	}
+	bm := p.b.(matrix)
+	blk := bBlock{data: bm.data[pc*bm.ld+jc:], panel: nr, rs: bm.ld, inPlace: nb / nr * nr}
+	if blk.inPlace < nb {
+		ws.edgeB = grow(ws.edgeB, nr*kb)
+		bm.PackB(ws.edgeB, pc, kb, jc+blk.inPlace, nb-blk.inPlace)
+		blk.edge = ws.edgeB
+	}
+	return blk
+}
+
 // sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
 // on all workers when parallelOK is set and the product is large enough.
 func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
 	beta float32, c []float32, ldc int) {
+	p := newPlan(kern, m, n, alpha, a, b)
 	if !parallelOK || m*n*k < minParallelFlops || parallel.Workers() == 1 {
-		sgemmSerial(kern, m, n, k, alpha, a, b, beta, c, ldc)
+		p.serial(m, n, k, beta, c, ldc)
 		return
 	}
-	sgemmParallel(kern, m, n, k, alpha, a, b, beta, c, ldc)
+	p.parallel(m, n, k, beta, c, ldc)
 }
 
-// sgemmSerial is the single-goroutine blocked product (the BLIS loop order): for each
+// serial is the single-goroutine blocked product (the BLIS loop order): for each
 // blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
 // blockM rows at a time and sweeps the micro-kernel over the tiles.
-func sgemmSerial(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
-	c []float32, ldc int) {
+func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 	scale(m, n, beta, c, ldc)
-	if k == 0 || alpha == 0 {
+	if k == 0 || p.alpha == 0 {
 		return
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
-	ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	if p.packB {
+		ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	}
 	for jc := 0; jc < n; jc += blockN {
 		nb := min(blockN, n-jc)
 		for pc := 0; pc < k; pc += blockK {
 			kb := min(blockK, k-pc)
-			b.PackB(ws.packedB, pc, kb, jc, nb)
+			bb := p.blockB(ws.packedB, ws, pc, kb, jc, nb)
 			for ic := 0; ic < m; ic += blockM {
 				mb := min(blockM, m-ic)
-				ws.packedA = grow(ws.packedA, roundUp(mb, kern.mr)*kb)
-				packA(ws.packedA, kern.mr, a, ic, mb, pc, kb, alpha)
-				macroKernel(kern, ws.packedA, ws.packedB, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc)
+				ab := p.blockA(ws, ic, mb, pc, kb)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
 }
 
-// sgemmParallel has the loop order of sgemmSerial, with the work of each step shared
-// out. One goroutine per worker lives through the whole product (waking a sleeping
-// goroutine at every step would cost tens of microseconds): per k-slice the workers pack
-// their share of the B panel, meet at a barrier, take (row block, column range) items
-// from that step's counter, each packing its own A block, and meet again before the
-// panel is overwritten. Taking items dynamically keeps both cores busy when another
-// process slows one of them down.
-func sgemmParallel(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
-	c []float32, ldc int) {
+// parallel has the loop order of serial, with the work of each step shared out. One
+// goroutine per worker lives through the whole product (waking a sleeping goroutine at
+// every step would cost tens of microseconds): per k-slice the workers pack their share
+// of the B panel, meet at a barrier, take (row block, column range) items from that
+// step's counter, each packing its own A block, and meet again before the panel is
+// overwritten. Taking items dynamically keeps both cores busy when another process
+// slows one of them down. When B is read in place there is nothing shared to wait for,
+// and the barriers are skipped.
+func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
 	workers := parallel.Workers()
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
-	shared.packedB = grow(shared.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	if p.packB {
+		shared.packedB = grow(shared.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	}
 	pb := shared.packedB
 	rowBlocks := (m + blockM - 1) / blockM
 	counters := make([]atomic.Int64, max(1, ((n+blockN-1)/blockN)*((k+blockK-1)/blockK)))
@@ -122,8 +218,11 @@ func sgemmParallel(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker
 			lo, hi := share(m, w, workers)
 			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
 		}
-		if k == 0 || alpha == 0 {
+		if k == 0 || p.alpha == 0 {
 			return
+		}
+		if !p.packB {
+			bar.wait() // every row of C is scaled before any is added to
 		}
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
@@ -134,16 +233,19 @@ func sgemmParallel(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker
 			// Split the columns too when there are few row blocks, so every worker
 			// has several items to take; parts are whole calls of the kernel.
 			colParts := min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
-			stripsPerPart := roundUp((strips+colParts-1)/colParts, kern.strips)
+			stripsPerPart := roundUp((strips+colParts-1)/colParts, p.kern.strips)
 			colParts = (strips + stripsPerPart - 1) / stripsPerPart
 			items := rowBlocks * colParts
 			for pc := 0; pc < k; pc += blockK {
 				kb := min(blockK, k-pc)
-				if lo, hi := share(strips, w, workers); lo < hi {
-					b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
+				if p.packB {
+					if lo, hi := share(strips, w, workers); lo < hi {
+						p.b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
+					}
+					bar.wait()
 				}
-				bar.wait()
 				lastRow := -1
+				var ab aBlock
 				for {
 					item := int(counters[step].Add(1)) - 1
 					if item >= items {
@@ -155,16 +257,22 @@ func sgemmParallel(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker
 					ic := row * blockM
 					mb := min(blockM, m-ic)
 					if row != lastRow {
-						ws.packedA = grow(ws.packedA, roundUp(mb, kern.mr)*kb)
-						packA(ws.packedA, kern.mr, a, ic, mb, pc, kb, alpha)
+						ab = p.blockA(ws, ic, mb, pc, kb)
 						lastRow = row
 					}
 					j0 := part * stripsPerPart * nr
 					j1 := min(j0+stripsPerPart*nr, nb)
-					macroKernel(kern, ws.packedA, pb[j0*kb:], &ws.tile, mb, j1-j0, kb,
-						c[ic*ldc+jc+j0:], ldc)
+					var bb bBlock
+					if p.packB {
+						bb = bBlock{data: pb[j0*kb:], panel: nr * kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
+					} else {
+						bb = p.blockB(nil, ws, pc, kb, jc+j0, j1-j0)
+					}
+					macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, kb, c[ic*ldc+jc+j0:], ldc)
 				}
-				bar.wait()
+				if p.packB {
+					bar.wait()
+				}
 				step++
 			}
 		}
@@ -238,30 +346,39 @@ func (b *barrier) checkAbort() {
 	}
 }
 
-// macroKernel multiplies the packed mb×kb A block by the packed kb×nb B panel into the
-// mb×nb block of c. The last B panel of an odd count goes through the kernel's narrow
-// form; edge tiles go through tile so the micro-kernel always writes a whole tile.
-func macroKernel(kern *kernel, packedA, packedB []float32, tile *[maxTile]float32,
+// macroKernel multiplies the mb×kb A block by the kb×nb B block into the mb×nb block of
+// c. Pairs of B panels go through the kernel's full form, a single one (the last of an
+// odd count, or one before B's packed edge) through its narrow form; edge tiles go
+// through tile so the micro-kernel always writes a whole tile.
+func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 	mb, nb, kb int, c []float32, ldc int) {
 	mr := kern.mr
 	for jr := 0; jr < nb; {
 		fn, width := kern.full, kern.width()
-		if kern.narrow != nil && nb-jr <= nr {
-			fn, width = kern.narrow, nr
+		b, rsB, offB := bb.data[jr/nr*bb.panel:], bb.rs, bb.panel
+		switch {
+		case jr+width <= bb.inPlace:
+		case jr+nr <= bb.inPlace:
+			fn, width = kern.narrowest(), nr
+		default:
+			fn, width = kern.narrowest(), nr
+			b, rsB, offB = bb.edge, nr, nr*kb
 		}
 		cols := min(width, nb-jr)
-		bp := packedB[jr*kb:]
 		for ir := 0; ir < mb; ir += mr {
 			rows := min(mr, mb-ir)
-			ap := packedA[ir*kb:]
+			a, rsA, csA := ab.data[ir/mr*ab.strip:], ab.rs, ab.cs
+			if rows < mr && ab.edge != nil {
+				a, rsA, csA = ab.edge, 1, mr
+			}
 			off := ir*ldc + jr
 			if rows == mr && cols == width {
-				fn(kb, ap, bp, c[off:], ldc)
+				fn(kb, a, rsA, csA, b, rsB, offB, c[off:], ldc)
 				continue
 			}
 			t := tile[:mr*width]
 			clear(t)
-			fn(kb, ap, bp, t, width)
+			fn(kb, a, rsA, csA, b, rsB, offB, t, width)
 			for i := 0; i < rows; i++ {
 				dst := c[off+i*ldc : off+i*ldc+cols]
 				for j := range dst {

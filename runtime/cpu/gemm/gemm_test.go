@@ -154,7 +154,8 @@ func allKernels() []*kernel {
 
 // TestKernelsMatchReference runs the blocked driver with every micro-kernel, whatever
 // Native chose, so each shape's packing, edges and panel pairing are covered on every
-// machine (its Go code where the CPU lacks its instructions).
+// machine (its Go code where the CPU lacks its instructions), and with every way of
+// reading the operands (packed, or in place where the plan allows it).
 func TestKernelsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, kern := range allKernels() {
@@ -176,10 +177,19 @@ func TestKernelsMatchReference(t *testing.T) {
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
 			for _, par := range []bool{false, true} {
-				copy(c, c0)
-				sgemm(kern, par, tc.m, tc.n, tc.k, tc.alpha, matrix{a, lda, tc.transA},
-					matrix{b, ldb, tc.transB}, tc.beta, c, ldc)
-				checkGemm(t, fmt.Sprintf("%v/parallel=%v/%+v", kern, par, tc), c, want, tc, ldc)
+				for _, inPlace := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+					p := newPlan(kern, tc.m, tc.n, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
+					p.packA = p.packA && !(inPlace[0] && tc.alpha == 1)
+					p.packB = p.packB && !(inPlace[1] && !tc.transB)
+					copy(c, c0)
+					if par {
+						p.parallel(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+					} else {
+						p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+					}
+					checkGemm(t, fmt.Sprintf("%v/parallel=%v/packA=%v/packB=%v/%+v", kern, par, p.packA, p.packB, tc),
+						c, want, tc, ldc)
+				}
 			}
 		}
 	}

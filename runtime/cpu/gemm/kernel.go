@@ -7,19 +7,31 @@ import (
 	"sync"
 )
 
-// kernel is a micro-kernel with its tile shape: each call of full adds the product of a
-// packed mr×k A panel and `strips` consecutive packed k×nr B panels (strips·nr columns,
-// the panels adjacent in memory) to the mr×(strips·nr) tile of c whose rows are ldc
-// floats apart. narrow is the same with one B panel, for the last panel of an odd count;
-// it is nil when strips is 1. A kernel reads mr·k floats of a and strips·nr·k of b and
-// touches c[0:(mr-1)*ldc+strips·nr]; the caller guarantees those bounds.
+// kernelFunc adds the product of an mr×k strip of A and `strips` k×nr panels of B to the
+// mr×(strips·nr) tile of c whose rows are ldc floats apart. Element (i, p) of the A
+// strip is a[i·rsA + p·csA]; element (p, j) of B panel t is b[t·offB + p·rsB + j]. So
+// one kernel reads A packed (rsA 1, csA mr), transposed as stored (rsA 1, csA lda) or
+// row-major as stored (rsA lda, csA 1), and B packed (rsB nr, offB nr·k) or as stored
+// (rsB ldb, offB nr). The assembly trusts the caller for bounds.
+type kernelFunc func(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+
+// kernel is a micro-kernel with its tile shape: full covers mr rows and strips B panels,
+// narrow the same rows and one panel (nil when strips is 1).
 type kernel struct {
 	name   string // the shape's GML_GEMM_KERNEL name
 	mr     int
 	strips int
-	full   func(k int, a, b, c []float32, ldc int)
-	narrow func(k int, a, b, c []float32, ldc int)
+	full   kernelFunc
+	narrow kernelFunc
 	asm    bool // the assembly code, not its Go equivalent
+}
+
+// narrowest returns the form that covers one B panel.
+func (k *kernel) narrowest() kernelFunc {
+	if k.narrow != nil {
+		return k.narrow
+	}
+	return k.full
 }
 
 // width is the number of columns of C one call of full updates.
@@ -121,20 +133,23 @@ func chooseKernel(env string) (*kernel, string, error) {
 }
 
 // goKernel returns the portable micro-kernel of an mr-row tile over `strips` B panels,
-// with the contract of kernel.full. It sums one row by four columns at a time in four
-// scalar accumulators, which the compiler keeps in registers.
-func goKernel(mr, strips int) func(k int, a, b, c []float32, ldc int) {
-	return func(k int, a, b, c []float32, ldc int) {
-		a = a[:k*mr]
+// with kernelFunc's contract. It sums one row by four columns at a time in four scalar
+// accumulators, which the compiler keeps in registers.
+func goKernel(mr, strips int) kernelFunc {
+	return func(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int) {
+		if k == 0 {
+			return
+		}
 		for s := 0; s < strips; s++ {
-			bs := b[s*k*nr : (s+1)*k*nr]
+			bs := b[s*offB:]
 			for i := 0; i < mr; i++ {
+				ai := a[i*rsA:]
 				cr := c[i*ldc+s*nr : i*ldc+s*nr+nr]
 				for j := 0; j < nr; j += 4 {
 					var s0, s1, s2, s3 float32
 					for p := 0; p < k; p++ {
-						av := a[p*mr+i]
-						bp := (*[4]float32)(bs[p*nr+j:])
+						av := ai[p*csA]
+						bp := (*[4]float32)(bs[p*rsB+j:])
 						s0 += av * bp[0]
 						s1 += av * bp[1]
 						s2 += av * bp[2]

@@ -9,21 +9,21 @@ import (
 )
 
 // kernelAVX2 is the avx2 shape's micro-kernel (6×16, kernel_amd64.s), with the
-// contract of kernel.full.
+// contract of kernelFunc.
 //
 //go:noescape
-func kernelAVX2(k int, a, b, c []float32, ldc int)
+func kernelAVX2(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
 
 // kernelAVX512 is the avx512 shape's micro-kernel (12×32 over two B panels,
-// kernel_avx512_amd64.s), with the contract of kernel.full.
+// kernel_avx512_amd64.s), with the contract of kernelFunc.
 //
 //go:noescape
-func kernelAVX512(k int, a, b, c []float32, ldc int)
+func kernelAVX512(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
 
-// kernelAVX512Narrow is kernelAVX512 over one B panel (12×16), kernel.narrow.
+// kernelAVX512Narrow is kernelAVX512 over one B panel (12×16): the shape's narrow form.
 //
 //go:noescape
-func kernelAVX512Narrow(k int, a, b, c []float32, ldc int)
+func kernelAVX512Narrow(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
 
 // axpyAVX2 adds alpha*x[i] to y[i] for every i < len(y) (kernel_amd64.s); x must hold at
 // least len(y) elements, which the caller guarantees.
