@@ -75,7 +75,12 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 			z += mask[a*maskStep]
 		}
 		y[j] = z
-		m = max(m, z)
+		if stride != 1 {
+			m = max(m, z)
+		}
+	}
+	if stride == 1 {
+		m = vec.Max(y)
 	}
 	var sum float64
 	switch {

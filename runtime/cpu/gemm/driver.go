@@ -193,15 +193,16 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 // of the B panel, meet at a barrier, take (row block, column range) items from that
 // step's counter, each packing its own A block, and meet again before the panel is
 // overwritten. Taking items dynamically keeps both cores busy when another process
-// slows one of them down. When B is read in place there is nothing shared to wait for,
-// and the barriers are skipped.
+// slows one of them down.
 func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
+	if !p.packB {
+		p.parallelInPlace(m, n, k, beta, c, ldc)
+		return
+	}
 	workers := parallel.Workers()
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
-	if p.packB {
-		shared.packedB = grow(shared.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
-	}
+	shared.packedB = grow(shared.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
 	pb := shared.packedB
 	rowBlocks := (m + blockM - 1) / blockM
 	counters := make([]atomic.Int64, max(1, ((n+blockN-1)/blockN)*((k+blockK-1)/blockK)))
@@ -221,29 +222,20 @@ func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
 		if k == 0 || p.alpha == 0 {
 			return
 		}
-		if !p.packB {
-			bar.wait() // every row of C is scaled before any is added to
-		}
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
 		step := 0
 		for jc := 0; jc < n; jc += blockN {
 			nb := min(blockN, n-jc)
 			strips := (nb + nr - 1) / nr
-			// Split the columns too when there are few row blocks, so every worker
-			// has several items to take; parts are whole calls of the kernel.
-			colParts := min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
-			stripsPerPart := roundUp((strips+colParts-1)/colParts, p.kern.strips)
-			colParts = (strips + stripsPerPart - 1) / stripsPerPart
+			colParts, stripsPerPart := p.columnParts(strips, rowBlocks, workers)
 			items := rowBlocks * colParts
 			for pc := 0; pc < k; pc += blockK {
 				kb := min(blockK, k-pc)
-				if p.packB {
-					if lo, hi := share(strips, w, workers); lo < hi {
-						p.b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
-					}
-					bar.wait()
+				if lo, hi := share(strips, w, workers); lo < hi {
+					p.b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
 				}
+				bar.wait()
 				lastRow := -1
 				var ab aBlock
 				for {
@@ -262,18 +254,50 @@ func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
 					}
 					j0 := part * stripsPerPart * nr
 					j1 := min(j0+stripsPerPart*nr, nb)
-					var bb bBlock
-					if p.packB {
-						bb = bBlock{data: pb[j0*kb:], panel: nr * kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
-					} else {
-						bb = p.blockB(nil, ws, pc, kb, jc+j0, j1-j0)
-					}
+					bb := bBlock{data: pb[j0*kb:], panel: nr * kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
 					macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, kb, c[ic*ldc+jc+j0:], ldc)
 				}
-				if p.packB {
-					bar.wait()
-				}
+				bar.wait()
 				step++
+			}
+		}
+	})
+}
+
+// columnParts splits strips B panels into parts of whole kernel calls, more parts when
+// there are few row blocks, so that every worker has several items to take.
+func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart int) {
+	parts = min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
+	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
+	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
+}
+
+// parallelInPlace is parallel for a B read in place: nothing is shared, so each item (a
+// row block and a column range of C) is scaled and then summed over all of k by the
+// worker that takes it, with no barrier.
+func (p plan) parallelInPlace(m, n, k int, beta float32, c []float32, ldc int) {
+	workers := parallel.Workers()
+	rowBlocks := (m + blockM - 1) / blockM
+	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
+	items := rowBlocks * colParts
+	var next atomic.Int64
+	parallel.Run(min(workers, items), func(int) {
+		ws := workspaces.Get().(*workspace)
+		defer workspaces.Put(ws)
+		for item := int(next.Add(1)) - 1; item < items; item = int(next.Add(1)) - 1 {
+			row, part := item%rowBlocks, item/rowBlocks
+			ic, j0 := row*blockM, part*stripsPerPart*nr
+			mb, nb := min(blockM, m-ic), min(stripsPerPart*nr, n-j0)
+			cb := c[ic*ldc+j0:]
+			scale(mb, nb, beta, cb, ldc)
+			if p.alpha == 0 {
+				continue
+			}
+			for pc := 0; pc < k; pc += blockK {
+				kb := min(blockK, k-pc)
+				ab := p.blockA(ws, ic, mb, pc, kb)
+				bb := p.blockB(nil, ws, pc, kb, j0, nb)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc)
 			}
 		}
 	})

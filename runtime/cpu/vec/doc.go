@@ -1,6 +1,6 @@
 // Package vec holds the CPU backend's vector math on float32 slices: the exponential
-// (alone and shifted and summed, for softmax rows), the error function, and the scalar
-// float32 functions the kernels inline (Expf, Tanhf, Erff).
+// (alone and shifted and summed, for softmax rows), the error function, the maximum,
+// and the scalar float32 functions the kernels inline (Expf, Tanhf, Erff).
 //
 // Decisions:
 //   - Each slice function has three codes: AVX-512 (16 lanes), AVX2+FMA (8 lanes), both

@@ -121,6 +121,19 @@ func TestSlicesAtEveryLevel(t *testing.T) {
 			if !close(float32(sum), want, 1e-6, 0) && !(math.IsNaN(sum) && math.IsNaN(want)) && !(math.IsInf(sum, 1) && math.IsInf(want, 1)) {
 				t.Fatalf("%s: ExpShiftSum = %v, want %v", name, sum, want)
 			}
+			for _, withNaN := range []bool{false, true} {
+				x := edgy(r, n, -1e3, 1e3, special[1:])
+				if withNaN && n > 0 {
+					x[r.IntN(n)] = nan
+				}
+				want := float32(math.Inf(-1))
+				for _, v := range x {
+					want = max(want, v)
+				}
+				if got := Max(x); got != want && !(got != got && want != want) {
+					t.Fatalf("%s: Max = %v, want %v", name, got, want)
+				}
+			}
 			x = edgy(r, n, -6, 6, special)
 			Erf(d, x)
 			for i, v := range x {

@@ -2,6 +2,7 @@ package vec
 
 import (
 	"fmt"
+	"math"
 	"os"
 )
 
@@ -34,6 +35,7 @@ type impl struct {
 	exp         func(d, x []float32) int
 	expShiftSum func(d, x []float32, shift float32) (int, float64)
 	erf         func(d, x []float32) int
+	max         func(x []float32) (n int, m float32, nan bool)
 }
 
 // active is the level in use; tests swap it.
@@ -104,4 +106,19 @@ func Erf(d, x []float32) {
 		erfGo(d[i:end], x[i:end])
 		i = end
 	}
+}
+
+// Max returns the largest element of x: -Inf when x is empty, NaN when x holds a NaN.
+func Max(x []float32) float32 {
+	m, i := float32(math.Inf(-1)), 0
+	if active.max != nil {
+		var nan bool
+		if i, m, nan = active.max(x); nan {
+			return float32(math.NaN())
+		}
+	}
+	for _, v := range x[i:] {
+		m = max(m, v)
+	}
+	return m
 }

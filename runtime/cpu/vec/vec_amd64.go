@@ -16,6 +16,9 @@ func expShiftSumAVX2(d, x []float32, shift float32) (int, float64)
 func erfAVX2(d, x []float32) int
 
 //go:noescape
+func maxAVX2(x []float32) (int, float32, bool)
+
+//go:noescape
 func expAVX512(d, x []float32) int
 
 //go:noescape
@@ -24,14 +27,17 @@ func expShiftSumAVX512(d, x []float32, shift float32) (int, float64)
 //go:noescape
 func erfAVX512(d, x []float32) int
 
+//go:noescape
+func maxAVX512(x []float32) (int, float32, bool)
+
 // asmImpl returns the assembly of level l when the CPU (and the operating system, which
 // must save the wider registers) runs it.
 func asmImpl(l Level) (impl, bool) {
 	switch {
 	case l == AVX512 && cpu.X86.HasAVX512F:
-		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512}, true
+		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, maxAVX512}, true
 	case l == AVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2}, true
+		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, maxAVX2}, true
 	}
 	return impl{}, false
 }

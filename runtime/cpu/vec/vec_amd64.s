@@ -122,111 +122,119 @@ DATA consts<>+464(SB)/4, $0xc0800000
 DATA consts<>+468(SB)/4, $0xc0800000
 DATA consts<>+472(SB)/4, $0xc0800000
 DATA consts<>+476(SB)/4, $0xc0800000
-DATA consts<>+480(SB)/4, $0xaf95df0b
-DATA consts<>+484(SB)/4, $0xaf95df0b
-DATA consts<>+488(SB)/4, $0xaf95df0b
-DATA consts<>+492(SB)/4, $0xaf95df0b
-DATA consts<>+496(SB)/4, $0xaf95df0b
-DATA consts<>+500(SB)/4, $0xaf95df0b
-DATA consts<>+504(SB)/4, $0xaf95df0b
-DATA consts<>+508(SB)/4, $0xaf95df0b
-DATA consts<>+512(SB)/4, $0x32edffee
-DATA consts<>+516(SB)/4, $0x32edffee
-DATA consts<>+520(SB)/4, $0x32edffee
-DATA consts<>+524(SB)/4, $0x32edffee
-DATA consts<>+528(SB)/4, $0x32edffee
-DATA consts<>+532(SB)/4, $0x32edffee
-DATA consts<>+536(SB)/4, $0x32edffee
-DATA consts<>+540(SB)/4, $0x32edffee
-DATA consts<>+544(SB)/4, $0xb60cff51
-DATA consts<>+548(SB)/4, $0xb60cff51
-DATA consts<>+552(SB)/4, $0xb60cff51
-DATA consts<>+556(SB)/4, $0xb60cff51
-DATA consts<>+560(SB)/4, $0xb60cff51
-DATA consts<>+564(SB)/4, $0xb60cff51
-DATA consts<>+568(SB)/4, $0xb60cff51
-DATA consts<>+572(SB)/4, $0xb60cff51
-DATA consts<>+576(SB)/4, $0xb86ec2d2
-DATA consts<>+580(SB)/4, $0xb86ec2d2
-DATA consts<>+584(SB)/4, $0xb86ec2d2
-DATA consts<>+588(SB)/4, $0xb86ec2d2
-DATA consts<>+592(SB)/4, $0xb86ec2d2
-DATA consts<>+596(SB)/4, $0xb86ec2d2
-DATA consts<>+600(SB)/4, $0xb86ec2d2
-DATA consts<>+604(SB)/4, $0xb86ec2d2
-DATA consts<>+608(SB)/4, $0xba40ac63
-DATA consts<>+612(SB)/4, $0xba40ac63
-DATA consts<>+616(SB)/4, $0xba40ac63
-DATA consts<>+620(SB)/4, $0xba40ac63
-DATA consts<>+624(SB)/4, $0xba40ac63
-DATA consts<>+628(SB)/4, $0xba40ac63
-DATA consts<>+632(SB)/4, $0xba40ac63
-DATA consts<>+636(SB)/4, $0xba40ac63
-DATA consts<>+640(SB)/4, $0xbb41a1f6
-DATA consts<>+644(SB)/4, $0xbb41a1f6
-DATA consts<>+648(SB)/4, $0xbb41a1f6
-DATA consts<>+652(SB)/4, $0xbb41a1f6
-DATA consts<>+656(SB)/4, $0xbb41a1f6
-DATA consts<>+660(SB)/4, $0xbb41a1f6
-DATA consts<>+664(SB)/4, $0xbb41a1f6
-DATA consts<>+668(SB)/4, $0xbb41a1f6
-DATA consts<>+672(SB)/4, $0xbc83dbd4
-DATA consts<>+676(SB)/4, $0xbc83dbd4
-DATA consts<>+680(SB)/4, $0xbc83dbd4
-DATA consts<>+684(SB)/4, $0xbc83dbd4
-DATA consts<>+688(SB)/4, $0xbc83dbd4
-DATA consts<>+692(SB)/4, $0xbc83dbd4
-DATA consts<>+696(SB)/4, $0xbc83dbd4
-DATA consts<>+700(SB)/4, $0xbc83dbd4
-DATA consts<>+704(SB)/4, $0xb77460cd
-DATA consts<>+708(SB)/4, $0xb77460cd
-DATA consts<>+712(SB)/4, $0xb77460cd
-DATA consts<>+716(SB)/4, $0xb77460cd
-DATA consts<>+720(SB)/4, $0xb77460cd
-DATA consts<>+724(SB)/4, $0xb77460cd
-DATA consts<>+728(SB)/4, $0xb77460cd
-DATA consts<>+732(SB)/4, $0xb77460cd
-DATA consts<>+736(SB)/4, $0xb95fbd29
-DATA consts<>+740(SB)/4, $0xb95fbd29
-DATA consts<>+744(SB)/4, $0xb95fbd29
-DATA consts<>+748(SB)/4, $0xb95fbd29
-DATA consts<>+752(SB)/4, $0xb95fbd29
-DATA consts<>+756(SB)/4, $0xb95fbd29
-DATA consts<>+760(SB)/4, $0xb95fbd29
-DATA consts<>+764(SB)/4, $0xb95fbd29
-DATA consts<>+768(SB)/4, $0xbadc924e
-DATA consts<>+772(SB)/4, $0xbadc924e
-DATA consts<>+776(SB)/4, $0xbadc924e
-DATA consts<>+780(SB)/4, $0xbadc924e
-DATA consts<>+784(SB)/4, $0xbadc924e
-DATA consts<>+788(SB)/4, $0xbadc924e
-DATA consts<>+792(SB)/4, $0xbadc924e
-DATA consts<>+796(SB)/4, $0xbadc924e
-DATA consts<>+800(SB)/4, $0xbbf19bf8
-DATA consts<>+804(SB)/4, $0xbbf19bf8
-DATA consts<>+808(SB)/4, $0xbbf19bf8
-DATA consts<>+812(SB)/4, $0xbbf19bf8
-DATA consts<>+816(SB)/4, $0xbbf19bf8
-DATA consts<>+820(SB)/4, $0xbbf19bf8
-DATA consts<>+824(SB)/4, $0xbbf19bf8
-DATA consts<>+828(SB)/4, $0xbbf19bf8
-DATA consts<>+832(SB)/4, $0xbc69b6a7
-DATA consts<>+836(SB)/4, $0xbc69b6a7
-DATA consts<>+840(SB)/4, $0xbc69b6a7
-DATA consts<>+844(SB)/4, $0xbc69b6a7
-DATA consts<>+848(SB)/4, $0xbc69b6a7
-DATA consts<>+852(SB)/4, $0xbc69b6a7
-DATA consts<>+856(SB)/4, $0xbc69b6a7
-DATA consts<>+860(SB)/4, $0xbc69b6a7
-DATA consts<>+864(SB)/4, $127
-DATA consts<>+868(SB)/4, $127
-DATA consts<>+872(SB)/4, $127
-DATA consts<>+876(SB)/4, $127
-DATA consts<>+880(SB)/4, $127
-DATA consts<>+884(SB)/4, $127
-DATA consts<>+888(SB)/4, $127
-DATA consts<>+892(SB)/4, $127
-GLOBL consts<>(SB), RODATA|NOPTR, $896
+DATA consts<>+480(SB)/4, $0xff800000
+DATA consts<>+484(SB)/4, $0xff800000
+DATA consts<>+488(SB)/4, $0xff800000
+DATA consts<>+492(SB)/4, $0xff800000
+DATA consts<>+496(SB)/4, $0xff800000
+DATA consts<>+500(SB)/4, $0xff800000
+DATA consts<>+504(SB)/4, $0xff800000
+DATA consts<>+508(SB)/4, $0xff800000
+DATA consts<>+512(SB)/4, $0xaf95df0b
+DATA consts<>+516(SB)/4, $0xaf95df0b
+DATA consts<>+520(SB)/4, $0xaf95df0b
+DATA consts<>+524(SB)/4, $0xaf95df0b
+DATA consts<>+528(SB)/4, $0xaf95df0b
+DATA consts<>+532(SB)/4, $0xaf95df0b
+DATA consts<>+536(SB)/4, $0xaf95df0b
+DATA consts<>+540(SB)/4, $0xaf95df0b
+DATA consts<>+544(SB)/4, $0x32edffee
+DATA consts<>+548(SB)/4, $0x32edffee
+DATA consts<>+552(SB)/4, $0x32edffee
+DATA consts<>+556(SB)/4, $0x32edffee
+DATA consts<>+560(SB)/4, $0x32edffee
+DATA consts<>+564(SB)/4, $0x32edffee
+DATA consts<>+568(SB)/4, $0x32edffee
+DATA consts<>+572(SB)/4, $0x32edffee
+DATA consts<>+576(SB)/4, $0xb60cff51
+DATA consts<>+580(SB)/4, $0xb60cff51
+DATA consts<>+584(SB)/4, $0xb60cff51
+DATA consts<>+588(SB)/4, $0xb60cff51
+DATA consts<>+592(SB)/4, $0xb60cff51
+DATA consts<>+596(SB)/4, $0xb60cff51
+DATA consts<>+600(SB)/4, $0xb60cff51
+DATA consts<>+604(SB)/4, $0xb60cff51
+DATA consts<>+608(SB)/4, $0xb86ec2d2
+DATA consts<>+612(SB)/4, $0xb86ec2d2
+DATA consts<>+616(SB)/4, $0xb86ec2d2
+DATA consts<>+620(SB)/4, $0xb86ec2d2
+DATA consts<>+624(SB)/4, $0xb86ec2d2
+DATA consts<>+628(SB)/4, $0xb86ec2d2
+DATA consts<>+632(SB)/4, $0xb86ec2d2
+DATA consts<>+636(SB)/4, $0xb86ec2d2
+DATA consts<>+640(SB)/4, $0xba40ac63
+DATA consts<>+644(SB)/4, $0xba40ac63
+DATA consts<>+648(SB)/4, $0xba40ac63
+DATA consts<>+652(SB)/4, $0xba40ac63
+DATA consts<>+656(SB)/4, $0xba40ac63
+DATA consts<>+660(SB)/4, $0xba40ac63
+DATA consts<>+664(SB)/4, $0xba40ac63
+DATA consts<>+668(SB)/4, $0xba40ac63
+DATA consts<>+672(SB)/4, $0xbb41a1f6
+DATA consts<>+676(SB)/4, $0xbb41a1f6
+DATA consts<>+680(SB)/4, $0xbb41a1f6
+DATA consts<>+684(SB)/4, $0xbb41a1f6
+DATA consts<>+688(SB)/4, $0xbb41a1f6
+DATA consts<>+692(SB)/4, $0xbb41a1f6
+DATA consts<>+696(SB)/4, $0xbb41a1f6
+DATA consts<>+700(SB)/4, $0xbb41a1f6
+DATA consts<>+704(SB)/4, $0xbc83dbd4
+DATA consts<>+708(SB)/4, $0xbc83dbd4
+DATA consts<>+712(SB)/4, $0xbc83dbd4
+DATA consts<>+716(SB)/4, $0xbc83dbd4
+DATA consts<>+720(SB)/4, $0xbc83dbd4
+DATA consts<>+724(SB)/4, $0xbc83dbd4
+DATA consts<>+728(SB)/4, $0xbc83dbd4
+DATA consts<>+732(SB)/4, $0xbc83dbd4
+DATA consts<>+736(SB)/4, $0xb77460cd
+DATA consts<>+740(SB)/4, $0xb77460cd
+DATA consts<>+744(SB)/4, $0xb77460cd
+DATA consts<>+748(SB)/4, $0xb77460cd
+DATA consts<>+752(SB)/4, $0xb77460cd
+DATA consts<>+756(SB)/4, $0xb77460cd
+DATA consts<>+760(SB)/4, $0xb77460cd
+DATA consts<>+764(SB)/4, $0xb77460cd
+DATA consts<>+768(SB)/4, $0xb95fbd29
+DATA consts<>+772(SB)/4, $0xb95fbd29
+DATA consts<>+776(SB)/4, $0xb95fbd29
+DATA consts<>+780(SB)/4, $0xb95fbd29
+DATA consts<>+784(SB)/4, $0xb95fbd29
+DATA consts<>+788(SB)/4, $0xb95fbd29
+DATA consts<>+792(SB)/4, $0xb95fbd29
+DATA consts<>+796(SB)/4, $0xb95fbd29
+DATA consts<>+800(SB)/4, $0xbadc924e
+DATA consts<>+804(SB)/4, $0xbadc924e
+DATA consts<>+808(SB)/4, $0xbadc924e
+DATA consts<>+812(SB)/4, $0xbadc924e
+DATA consts<>+816(SB)/4, $0xbadc924e
+DATA consts<>+820(SB)/4, $0xbadc924e
+DATA consts<>+824(SB)/4, $0xbadc924e
+DATA consts<>+828(SB)/4, $0xbadc924e
+DATA consts<>+832(SB)/4, $0xbbf19bf8
+DATA consts<>+836(SB)/4, $0xbbf19bf8
+DATA consts<>+840(SB)/4, $0xbbf19bf8
+DATA consts<>+844(SB)/4, $0xbbf19bf8
+DATA consts<>+848(SB)/4, $0xbbf19bf8
+DATA consts<>+852(SB)/4, $0xbbf19bf8
+DATA consts<>+856(SB)/4, $0xbbf19bf8
+DATA consts<>+860(SB)/4, $0xbbf19bf8
+DATA consts<>+864(SB)/4, $0xbc69b6a7
+DATA consts<>+868(SB)/4, $0xbc69b6a7
+DATA consts<>+872(SB)/4, $0xbc69b6a7
+DATA consts<>+876(SB)/4, $0xbc69b6a7
+DATA consts<>+880(SB)/4, $0xbc69b6a7
+DATA consts<>+884(SB)/4, $0xbc69b6a7
+DATA consts<>+888(SB)/4, $0xbc69b6a7
+DATA consts<>+892(SB)/4, $0xbc69b6a7
+DATA consts<>+896(SB)/4, $127
+DATA consts<>+900(SB)/4, $127
+DATA consts<>+904(SB)/4, $127
+DATA consts<>+908(SB)/4, $127
+DATA consts<>+912(SB)/4, $127
+DATA consts<>+916(SB)/4, $127
+DATA consts<>+920(SB)/4, $127
+DATA consts<>+924(SB)/4, $127
+GLOBL consts<>(SB), RODATA|NOPTR, $928
 
 // func expAVX2(d, x []float32) int
 TEXT ·expAVX2(SB), NOSPLIT, $0-56
@@ -261,7 +269,7 @@ loop:
 	VADDPS consts<>+320(SB), Y2, Y5
 	VFMADD231PS Y4, Y3, Y5
 	VCVTPS2DQ Y1, Y6
-	VPADDD consts<>+864(SB), Y6, Y6
+	VPADDD consts<>+896(SB), Y6, Y6
 	VPSLLD $23, Y6, Y6
 	VMULPS Y6, Y5, Y1
 	VANDPS Y7, Y1, Y1
@@ -310,7 +318,7 @@ loop:
 	VADDPS consts<>+320(SB), Y2, Y5
 	VFMADD231PS Y4, Y3, Y5
 	VCVTPS2DQ Y1, Y6
-	VPADDD consts<>+864(SB), Y6, Y6
+	VPADDD consts<>+896(SB), Y6, Y6
 	VPSLLD $23, Y6, Y6
 	VMULPS Y6, Y5, Y1
 	VANDPS Y7, Y1, Y1
@@ -350,25 +358,73 @@ loop:
 	VMINPS consts<>+416(SB), Y0, Y0
 	VMAXPS consts<>+448(SB), Y0, Y0
 	VMULPS Y0, Y0, Y2
-	VMOVUPS consts<>+480(SB), Y3
-	VFMADD213PS consts<>+512(SB), Y2, Y3
+	VMOVUPS consts<>+512(SB), Y3
 	VFMADD213PS consts<>+544(SB), Y2, Y3
 	VFMADD213PS consts<>+576(SB), Y2, Y3
 	VFMADD213PS consts<>+608(SB), Y2, Y3
 	VFMADD213PS consts<>+640(SB), Y2, Y3
 	VFMADD213PS consts<>+672(SB), Y2, Y3
+	VFMADD213PS consts<>+704(SB), Y2, Y3
 	VMULPS Y0, Y3, Y3
-	VMOVUPS consts<>+704(SB), Y4
-	VFMADD213PS consts<>+736(SB), Y2, Y4
+	VMOVUPS consts<>+736(SB), Y4
 	VFMADD213PS consts<>+768(SB), Y2, Y4
 	VFMADD213PS consts<>+800(SB), Y2, Y4
 	VFMADD213PS consts<>+832(SB), Y2, Y4
+	VFMADD213PS consts<>+864(SB), Y2, Y4
 	VDIVPS Y4, Y3, Y1
 	VMOVUPS Y1, (DI)(AX*4)
 	ADDQ $8, AX
 	JMP loop
 done:
 	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x []float32) (int, float32, bool)
+TEXT ·maxAVX2(SB), NOSPLIT, $0-37
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	XORQ AX, AX
+	VBROADCASTSS consts<>+480(SB), Y0
+	VMOVAPS Y0, Y1
+	VXORPS Y4, Y4, Y4
+loop:
+	LEAQ 16(AX), BX
+	CMPQ BX, CX
+	JGT one
+	VMOVUPS (SI)(AX*4), Y2
+	VMOVUPS 32(SI)(AX*4), Y3
+	VCMPPS $3, Y2, Y2, Y5
+	VORPS Y5, Y4, Y4
+	VCMPPS $3, Y3, Y3, Y5
+	VORPS Y5, Y4, Y4
+	VMAXPS Y2, Y0, Y0
+	VMAXPS Y3, Y1, Y1
+	ADDQ $16, AX
+	JMP loop
+one:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT done
+	VMOVUPS (SI)(AX*4), Y2
+	VCMPPS $3, Y2, Y2, Y5
+	VORPS Y5, Y4, Y4
+	VMAXPS Y2, Y0, Y0
+	ADDQ $8, AX
+done:
+	VMAXPS Y1, Y0, Y0
+	VMOVMSKPS Y4, BX
+	TESTL BX, BX
+	SETNE BX
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4E, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xB1, X0, X1
+	VMAXPS X1, X0, X0
+	MOVQ AX, ret+24(FP)
+	VMOVSS X0, ret1+32(FP)
+	MOVB BX, ret2+36(FP)
 	VZEROUPPER
 	RET
 
@@ -404,7 +460,7 @@ loop:
 	VADDPS.BCST consts<>+320(SB), Z2, Z5
 	VFMADD231PS Z4, Z3, Z5
 	VCVTPS2DQ Z1, Z6
-	VPADDD.BCST consts<>+864(SB), Z6, Z6
+	VPADDD.BCST consts<>+896(SB), Z6, Z6
 	VPSLLD $23, Z6, Z6
 	VMULPS Z6, Z5, Z1
 	VMOVAPS.Z Z1, K2, Z1
@@ -452,7 +508,7 @@ loop:
 	VADDPS.BCST consts<>+320(SB), Z2, Z5
 	VFMADD231PS Z4, Z3, Z5
 	VCVTPS2DQ Z1, Z6
-	VPADDD.BCST consts<>+864(SB), Z6, Z6
+	VPADDD.BCST consts<>+896(SB), Z6, Z6
 	VPSLLD $23, Z6, Z6
 	VMULPS Z6, Z5, Z1
 	VMOVAPS.Z Z1, K2, Z1
@@ -493,24 +549,73 @@ loop:
 	VMINPS.BCST consts<>+416(SB), Z0, Z0
 	VMAXPS.BCST consts<>+448(SB), Z0, Z0
 	VMULPS Z0, Z0, Z2
-	VBROADCASTSS consts<>+480(SB), Z3
-	VFMADD213PS.BCST consts<>+512(SB), Z2, Z3
+	VBROADCASTSS consts<>+512(SB), Z3
 	VFMADD213PS.BCST consts<>+544(SB), Z2, Z3
 	VFMADD213PS.BCST consts<>+576(SB), Z2, Z3
 	VFMADD213PS.BCST consts<>+608(SB), Z2, Z3
 	VFMADD213PS.BCST consts<>+640(SB), Z2, Z3
 	VFMADD213PS.BCST consts<>+672(SB), Z2, Z3
+	VFMADD213PS.BCST consts<>+704(SB), Z2, Z3
 	VMULPS Z0, Z3, Z3
-	VBROADCASTSS consts<>+704(SB), Z4
-	VFMADD213PS.BCST consts<>+736(SB), Z2, Z4
+	VBROADCASTSS consts<>+736(SB), Z4
 	VFMADD213PS.BCST consts<>+768(SB), Z2, Z4
 	VFMADD213PS.BCST consts<>+800(SB), Z2, Z4
 	VFMADD213PS.BCST consts<>+832(SB), Z2, Z4
+	VFMADD213PS.BCST consts<>+864(SB), Z2, Z4
 	VDIVPS Z4, Z3, Z1
 	VMOVUPS Z1, (DI)(AX*4)
 	ADDQ $16, AX
 	JMP loop
 done:
 	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func maxAVX512(x []float32) (int, float32, bool)
+TEXT ·maxAVX512(SB), NOSPLIT, $0-37
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	XORQ AX, AX
+	VBROADCASTSS consts<>+480(SB), Z0
+	VMOVAPS Z0, Z1
+	KXORW K1, K1, K1
+loop:
+	LEAQ 32(AX), BX
+	CMPQ BX, CX
+	JGT one
+	VMOVUPS (SI)(AX*4), Z2
+	VMOVUPS 64(SI)(AX*4), Z3
+	VCMPPS $3, Z2, Z2, K2
+	VCMPPS $3, Z3, Z3, K3
+	KORW K2, K1, K1
+	KORW K3, K1, K1
+	VMAXPS Z2, Z0, Z0
+	VMAXPS Z3, Z1, Z1
+	ADDQ $32, AX
+	JMP loop
+one:
+	LEAQ 16(AX), BX
+	CMPQ BX, CX
+	JGT done
+	VMOVUPS (SI)(AX*4), Z2
+	VCMPPS $3, Z2, Z2, K2
+	KORW K2, K1, K1
+	VMAXPS Z2, Z0, Z0
+	ADDQ $16, AX
+done:
+	VMAXPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS Y1, Y0, Y0
+	KORTESTW K1, K1
+	SETNE BX
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4E, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xB1, X0, X1
+	VMAXPS X1, X0, X0
+	MOVQ AX, ret+24(FP)
+	VMOVSS X0, ret1+32(FP)
+	MOVB BX, ret2+36(FP)
 	VZEROUPPER
 	RET
