@@ -36,6 +36,10 @@ type impl struct {
 	expShiftSum func(d, x []float32, shift float32) (int, float64)
 	erf         func(d, x []float32) int
 	max         func(x []float32) (n int, m float32, nan bool)
+	// Elementwise loops, AVX2 at both assembly levels (they are bound by memory).
+	arith   func(op int, d, a, b []float32, sa, sb int) int
+	compare func(op int, d []byte, a, b []float32, sa, sb int) int
+	where32 func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
 }
 
 // active is the level in use; tests swap it.
