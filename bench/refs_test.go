@@ -18,6 +18,9 @@ func TestReferences(t *testing.T) {
 		`{"name": "matmul", "dtype": "torch.float32", "tf32": true, "n": 4096, "ms": 0.4, "tflops": 343.4}`,
 		`{"bench":"matmul","case":"f32_n1024","device":"cpu","impl":"native","threads":2,"value":126,"unit":"GFLOP/s"}`,
 		`{"bench":"gpu-matmul","case":"f32_n4096","device":"NVIDIA H200","value":37.8,"unit":"TFLOP/s"}`,
+		`{"bench":"onnx","case":"squeezenet1_1","device":"cpu","threads":2,"ref":"onnxruntime-node 1.30.0","ms_per_run":3.8247}`,
+		`{"name": "infer", "model": "resnet_small", "mode": "eager", "ms": 0.674, "torch": "2.11.0+cu130"}`,
+		`{"name": "infer", "model": "resnet_small", "mode": "cudagraph", "ms": 0.141, "torch": "2.11.0+cu130"}`,
 		`UserWarning: a line of the script's other output`,
 		`DONE`,
 	}
@@ -49,6 +52,10 @@ func TestReferences(t *testing.T) {
 		{"earlier gml cpu run", result{Bench: "matmul", Device: "cpu", Threads: 2, Unit: "GFLOP/s"}, "f32_n1024", xeon, "gml native (refs.jsonl)", 126},
 		{"earlier gml run, other unit", result{Bench: "matmul", Device: "cpu", Threads: 2, Unit: "ms"}, "f32_n1024", xeon, "", 0},
 		{"earlier gml gpu run on the same GPU", result{Bench: "gpu-matmul", Device: h200, Unit: "TFLOP/s"}, "f32_n4096", h200, "gml (refs.jsonl)", 37.8},
+		{"onnx runtime on the cpu", result{Bench: "onnx", Device: "cpu", Threads: 2, Unit: "ms/run"}, "squeezenet1_1", xeon, "onnxruntime-node 1.30.0", 3.8247},
+		{"onnx runtime at another thread count", result{Bench: "onnx", Device: "cpu", Threads: 1, Unit: "ms/run"}, "squeezenet1_1", xeon, "", 0},
+		{"pytorch eager inference on the H200", result{Bench: "onnx", Device: "gpu", Unit: "ms/run"}, "resnet_small", h200, "pytorch_eager_h200", 0.674},
+		{"pytorch inference on another GPU", result{Bench: "onnx", Device: "gpu", Unit: "ms/run"}, "resnet_small", lavapipe, "", 0},
 		{"earlier gml gpu run on another GPU", result{Bench: "gpu-matmul", Device: lavapipe, Unit: "TFLOP/s"}, "f32_n4096", lavapipe, "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,6 +103,8 @@ func TestAnchorFiles(t *testing.T) {
 		{"pytorch_h200.jsonl", refKey{"nn", "mlp784_b32", "gpu", 0}},
 		{"pytorch_h200.jsonl", refKey{"gpu-matmul", "f32_n4096", "gpu", 0}},
 		{"pytorch_cpu_xeon.jsonl", refKey{"nn", "transformer_d128_h8_L4_seq64_b32", "cpu", 16}},
+		{"ort_cpu_2threads.jsonl", refKey{"onnx", "squeezenet1_1", "cpu", 2}},
+		{"pytorch_h200_infer.jsonl", refKey{"onnx", "resnet_small", "gpu", 0}},
 	} {
 		path := filepath.Join("..", "..", "shared", "anchors", c.file)
 		if _, err := os.Stat(path); err != nil {

@@ -55,25 +55,26 @@ const (
 	elementwiseGeluTanh    uint32 = 16
 	elementwiseSilu        uint32 = 17
 	elementwiseSoftplus    uint32 = 18
-	elementwiseHardsigmoid uint32 = 19
-	elementwiseHardswish   uint32 = 20
-	elementwiseErf         uint32 = 21
-	elementwiseFloor       uint32 = 22
-	elementwiseCeil        uint32 = 23
-	elementwiseRound       uint32 = 24
-	elementwiseTan         uint32 = 25
-	elementwiseAtan        uint32 = 26
-	elementwiseClamp       uint32 = 27
-	elementwiseScale       uint32 = 28
-	elementwiseAdd         uint32 = 29
-	elementwiseSub         uint32 = 30
-	elementwiseMul         uint32 = 31
-	elementwiseDiv         uint32 = 32
-	elementwisePow         uint32 = 33
-	elementwiseMod         uint32 = 34
-	elementwiseMaximum     uint32 = 35
-	elementwiseMinimum     uint32 = 36
-	elementwiseCopy        uint32 = 37
+	elementwiseSoftsign    uint32 = 19
+	elementwiseHardsigmoid uint32 = 20
+	elementwiseHardswish   uint32 = 21
+	elementwiseErf         uint32 = 22
+	elementwiseFloor       uint32 = 23
+	elementwiseCeil        uint32 = 24
+	elementwiseRound       uint32 = 25
+	elementwiseTan         uint32 = 26
+	elementwiseAtan        uint32 = 27
+	elementwiseClamp       uint32 = 28
+	elementwiseScale       uint32 = 29
+	elementwiseAdd         uint32 = 30
+	elementwiseSub         uint32 = 31
+	elementwiseMul         uint32 = 32
+	elementwiseDiv         uint32 = 33
+	elementwisePow         uint32 = 34
+	elementwiseMod         uint32 = 35
+	elementwiseMaximum     uint32 = 36
+	elementwiseMinimum     uint32 = 37
+	elementwiseCopy        uint32 = 38
 )
 
 // Op codes of shaders/src/index.comp.
@@ -165,6 +166,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"silu":             elementwiseSilu,
 		"sin":              elementwiseSin,
 		"softplus":         elementwiseSoftplus,
+		"softsign":         elementwiseSoftsign,
 		"sqrt":             elementwiseSqrt,
 		"square":           elementwiseSquare,
 		"sub":              elementwiseSub,

@@ -171,6 +171,15 @@ var notebookChecks = map[string]func(t *testing.T, p printed){
 		within(t, "footwear report's accuracy", p.numbers(t, `(?m)^accuracy\s+([\d.]+)\s+10000$`)[0], 0.95, 1)
 		within(t, "custom layer's accuracy after one epoch", p.numbers(t, `after one epoch: accuracy ([\d.]+)%`)[0], 55, 85)
 	},
+	"onnx_inference": func(t *testing.T, p printed) {
+		p.numbers(t, `nodes\s+83: Conv ×26, Relu ×26`)
+		p.numbers(t, `matches ONNX Runtime \(rtol 1e-3, atol 1e-5\): true`)
+		if !strings.Contains(string(p), "no GPU:") {
+			p.numbers(t, `(?m)^matches ONNX Runtime: true$`)
+		}
+		p.numbers(t, `input: \[1 3 224 224\]`)
+		within(t, "top class probability", p.numbers(t, `ImageNet class\s+probability\s+-+\s+-+\s+\d+\s+([\d.]+)`)[0], 0, 1)
+	},
 	"autograd": func(t *testing.T, p printed) {
 		wb := p.numbers(t, `w = ([\d.-]+), b = ([\d.-]+) \(want 2 and -1\)`)
 		within(t, "fitted w", wb[0], 1.9, 2.1) // 1.977 measured

@@ -92,12 +92,18 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 			part := y[j:min(j+len(buf), last+1)]
 			sum += vec.ExpShiftSum(buf[:len(part)], part, m)
 		}
-	default:
-		for j := 0; j <= last; j += stride {
-			e := vec.Expf(y[j] - m)
-			sum += float64(e)
+	default: // gathered into vectors for the vectorised exponential
+		var buf [256]float32
+		for a0 := 0; a0 < n; a0 += len(buf) {
+			part := buf[:min(len(buf), n-a0)]
+			for a := range part {
+				part[a] = y[(a0+a)*stride]
+			}
+			sum += vec.ExpShiftSum(part, part, m)
 			if !log {
-				y[j] = e
+				for a, e := range part {
+					y[(a0+a)*stride] = e
+				}
 			}
 		}
 	}

@@ -18,8 +18,10 @@
 //     exact, a degree-6 polynomial for eʳ, and 2ⁿ put into the exponent field; about 1
 //     ulp. The error function is the rational minimax approximation Eigen uses for
 //     float32 (odd degree 13 over even degree 8, the argument clamped to [-4, 4]):
-//     within 7e-8 of erf over the whole line in exact arithmetic, and within 2 ulp as
-//     evaluated in float32. The assembly uses
+//     within 7e-8 of erf over the whole line in exact arithmetic; as evaluated in float32
+//     within 4.2e-7 (a few ulp of 1, the worst near |x| = 3.3-3.9). It replaced a scalar
+//     erfc-based erf (1.6e-7) because it vectorises: 4096 values in 5 µs at AVX-512
+//     against 330-460 µs, and 115-160 µs for its own Go code. The assembly uses
 //     fused multiply-adds where the Go code rounds twice, so the levels may differ in the
 //     last bit; each is deterministic.
 //   - Sums (ExpShiftSum) accumulate in float64 lanes, so a long softmax row loses no

@@ -22,6 +22,7 @@ func TestScalar(t *testing.T) {
 		{"exp", Expf, math.Exp, -87, 88.7, 1e-38},
 		{"tanh", Tanhf, math.Tanh, -12, 12, 1e-38},
 		{"erf", Erff, math.Erf, -6, 6, 1.2e-7},
+		{"erf_small", Erff, math.Erf, -0.6, 0.6, 1e-38}, // relative near zero
 	}
 	for _, c := range cases {
 		for i := 0; i <= 200000; i++ {
