@@ -20,7 +20,8 @@
 //     the optimizer updates) write into their input buffers.
 //   - Parallelism is parallel.For with a grain per kernel family, so small tensors (a
 //     batch-32 MLP step) run inline on the calling goroutine and large ones split across
-//     runtime.GOMAXPROCS goroutines. A prepared run of small tensors allocates nothing.
+//     parallel.Workers() goroutines (GOMAXPROCS, or GML_THREADS). A prepared run of small
+//     tensors allocates nothing.
 //   - Elementwise ops walk the output in contiguous stretches (broadcast.go): axes that
 //     are contiguous for every operand merge, so same-shape and scalar operands become
 //     one flat loop, and broadcast operands are read with stride 0. The same walk with
