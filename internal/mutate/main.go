@@ -12,7 +12,10 @@
 //
 // Usage:
 //
-//	go run ./internal/mutate [-run REGEXP] [-json FILE] [-list] [-check] [-keep] [-baseline=false]
+//	go run ./internal/mutate [-run REGEXP] [-json FILE] [-md FILE] [-list] [-check] [-keep] [-baseline=false]
+//
+// The reports (-json, -md) are rewritten after each mutation, so a run stopped early
+// leaves the results it had.
 package main
 
 import (
@@ -42,6 +45,7 @@ func main() {
 func run() error {
 	only := flag.String("run", "", "run only the mutations whose name matches this regular expression")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
+	mdOut := flag.String("md", "", "also write the report's table (Markdown) to this file")
 	list := flag.Bool("list", false, "list the mutations and exit")
 	check := flag.Bool("check", false, "only check that every snippet is in its file exactly once")
 	keep := flag.Bool("keep", false, "keep the scratch copy (and the test logs in it)")
@@ -131,14 +135,29 @@ func run() error {
 		r := t.try(m)
 		fmt.Fprintf(os.Stderr, "mutate:   %s %s (%.0fs)\n", r.Result, strings.Join(r.CaughtBy, ", "), r.Seconds)
 		results = append(results, r)
+		if err := writeReports(*jsonOut, *mdOut, results); err != nil {
+			return err
+		}
 	}
 	writeTable(os.Stdout, results)
-	if *jsonOut != "" {
+	return nil
+}
+
+// writeReports writes the results so far to the files given (either may be "").
+func writeReports(jsonFile, mdFile string, results []result) error {
+	if jsonFile != "" {
 		data, err := json.MarshalIndent(results, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(jsonFile, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if mdFile != "" {
+		var b bytes.Buffer
+		writeTable(&b, results)
+		if err := os.WriteFile(mdFile, b.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
@@ -175,8 +194,8 @@ type tester struct {
 	flaky      map[string]bool // tests that fail unmutated
 }
 
-// packages returns m's packages that exist in the copy (a package the list names
-// ahead of its arrival, such as internal/backendtest, is left out until it exists).
+// packages returns m's packages that exist in the copy (one the list names that this
+// tree lacks is left out).
 func (t *tester) packages(m mutation) []string {
 	var out []string
 	for _, p := range m.pkgs {
