@@ -61,6 +61,8 @@ var mutations = []mutation{
 	{name: "permute_grad_not_inverted", area: "tensor", about: "the gradient of a permutation permutes again instead of inverting",
 		edits: []edit{{"tensor/grad_layout.go", "return []*Node{Apply(OpPermute, PermuteAttr{Perm: inv}, gy)}", "return []*Node{Apply(OpPermute, PermuteAttr{Perm: perm}, gy)}"}}, pkgs: gradPkgs},
 
+	{name: "hard_sigmoid_grad_edges_included", area: "tensor", about: "hard sigmoid passes the gradient at the edges where it turns flat",
+		edits: []edit{{"tensor/grad_elementwise.go", "inside := And(Greater(z, scalarLike(n, 0)), Less(z, scalarLike(n, 1)))", "inside := And(GreaterEqual(z, scalarLike(n, 0)), LessEqual(z, scalarLike(n, 1)))"}}, pkgs: gradPkgs},
 	// runtime/cpu: kernels.
 	{name: "broadcast_stride_of_size_one_axis", area: "runtime/cpu", about: "a broadcast (size-1) axis is read with its stride instead of 0",
 		edits: []edit{{"runtime/cpu/broadcast.go", "if j := i - off; j >= 0 && src[j] != 1 {", "if j := i - off; j >= 0 {"}}, pkgs: cpuPkgs},
@@ -77,6 +79,8 @@ var mutations = []mutation{
 	{name: "conv_asymmetric_padding", area: "runtime/cpu", about: "convolution pads the bottom like the top (asymmetric padding lost)",
 		edits: []edit{{"runtime/cpu/kernels_conv.go", "p.PadTop, p.PadBottom = at.PadBegin[0], at.PadEnd[0]", "p.PadTop, p.PadBottom = at.PadBegin[0], at.PadBegin[0]"}}, pkgs: cpuPkgs},
 
+	{name: "cpu_argmax_ties_last", area: "runtime/cpu", about: "CPU ArgMax takes the last of tied maxima instead of the first",
+		edits: []edit{{"runtime/cpu/kernels_reduce.go", "(isMax && v > best)", "(isMax && v >= best)"}}, pkgs: cpuPkgs},
 	// gpu and shaders.
 	{name: "gpu_softmax_no_max_subtraction", area: "gpu", about: "the softmax shader exponentiates without subtracting the row maximum",
 		edits: []edit{{"shaders/src/norm_softmax.comp", "m = max(m, v);", "m = 0.0;"}}, pkgs: gpuPkgs, regen: true},
@@ -91,6 +95,8 @@ var mutations = []mutation{
 	{name: "gpu_optim_push_eps_wd_swapped", area: "gpu", about: "the optimizer's push constants pass weight decay where eps belongs and back",
 		edits: []edit{{"gpu/ops_training.go", "math.Float32bits(b1), math.Float32bits(b2), math.Float32bits(eps), math.Float32bits(wd)", "math.Float32bits(b1), math.Float32bits(b2), math.Float32bits(wd), math.Float32bits(eps)"}}, pkgs: gpuPkgs},
 
+	{name: "gpu_reduce_tree_stops_early", area: "gpu", about: "the reduction shader's tree stops one level early, so part[1] never joins part[0]",
+		edits: []edit{{"shaders/src/reduce.comp", "for (uint s = gl_WorkGroupSize.x / 2; s > 0; s >>= 1) {", "for (uint s = gl_WorkGroupSize.x / 2; s > 1; s >>= 1) {"}}, pkgs: gpuPkgs, regen: true},
 	// nn.
 	{name: "sigmoid_accuracy_threshold", area: "nn", about: "binary accuracy thresholds a sigmoid head's logits at 0.5 instead of 0",
 		edits: []edit{{"nn/losses.go", "threshold = 0", "threshold = 0.5"}}, pkgs: nnPkgs},
@@ -117,4 +123,6 @@ var mutations = []mutation{
 	{name: "is_complete_indent_lost", area: "kernel", about: "is_complete answers an open bracket without the next line's indent",
 		edits: []edit{{"kernel/exec/iscomplete.go", "case strings.HasPrefix(be.msg, \"unclosed\"):\n\t\t\treturn \"incomplete\", lead + \"    \"", "case strings.HasPrefix(be.msg, \"unclosed\"):\n\t\t\treturn \"incomplete\", lead"}},
 		pkgs:  []string{"./kernel/exec"}, run: "Complete"},
+	{name: "wire_truncated_signature_accepted", area: "kernel", about: "Verify compares only as many bytes as the signature has, so an empty or truncated one passes",
+		edits: []edit{{"kernel/wire/sign.go", "err != nil || len(got) != sha256.Size {", "err != nil {"}, {"kernel/wire/sign.go", "return hmac.Equal(got, s.mac(header, parent, metadata, content))", "return hmac.Equal(got, s.mac(header, parent, metadata, content)[:len(got)])"}}, pkgs: wirePkgs},
 }
