@@ -46,7 +46,7 @@ var mutations = []mutation{
 		edits: []edit{{"kernel/wire/sign.go", "h.Write(metadata)", ""}}, pkgs: wirePkgs},
 
 	// tensor: shape and gradient rules.
-	{name: "maximum_grad_ties_doubled", area: "tensor", about: "Maximum/Minimum give the whole gradient to the first input at a tie instead of half to each",
+	{name: "maximum_grad_tie_not_split", area: "tensor", about: "Maximum/Minimum give the whole gradient to the first input at a tie instead of half to each",
 		edits: []edit{{"tensor/grad_elementwise.go", "Where(Equal(a, b), scalarLike(n, 0.5), scalarLike(n, 0))", "Where(Equal(a, b), scalarLike(n, 1), scalarLike(n, 0))"}}, pkgs: gradPkgs},
 	{name: "sub_grad_sign", area: "tensor", about: "the gradient of a-b with respect to b has the wrong sign",
 		edits: []edit{{"tensor/grad_elementwise.go", "unbroadcast(gy, n.inputs[0]), unbroadcast(Neg(gy), n.inputs[1])", "unbroadcast(gy, n.inputs[0]), unbroadcast(gy, n.inputs[1])"}}, pkgs: gradPkgs},
