@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -400,7 +401,7 @@ func firstLine(s string) string {
 
 // writeTable prints the report and the share caught.
 func writeTable(w io.Writer, results []result) {
-	fmt.Fprintf(w, "| mutation | area | result | caught by | time |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| mutation | mutated file | result | caught by | time |\n|---|---|---|---|---|\n")
 	count := map[string]int{}
 	var missed, broken []string
 	for _, r := range results {
@@ -408,7 +409,7 @@ func writeTable(w io.Writer, results []result) {
 		if r.Result != caught && r.Result != notCaught {
 			by = r.Detail
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %.0fs |\n", r.Name, r.Area, r.Result, by, r.Seconds)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.0fs |\n", r.Name, strings.Join(slices.Compact(r.Files), ", "), r.Result, by, r.Seconds)
 		count[r.Result]++
 		switch r.Result {
 		case caught:
