@@ -174,6 +174,18 @@ func (p ProductPath) String() string {
 	return "Vulkan shaders (" + p.Reason + ")"
 }
 
+// SetProductThreshold sets the least multiply-adds (M·N·K over the batch) of a product
+// that goes to the device's outside library, for products recorded afterwards: 0 sends
+// every product the library can take, math.MaxInt64 none. It is a tuning knob for
+// benchmarks (GML_CUDA_MIN_WORK sets it at Open); it does nothing without a library.
+func (d *Device) SetProductThreshold(minWork int64) {
+	if f := d.fast; f != nil {
+		f.mu.Lock()
+		f.minWork = minWork
+		f.mu.Unlock()
+	}
+}
+
 // ProductPath reports the path of the device's matrix products. It does not start
 // the engine; CheckProductPath does.
 func (d *Device) ProductPath() ProductPath {
@@ -234,10 +246,13 @@ func (f *fastPath) ready(d *Device) bool {
 
 // accepts reports whether a product of this size goes to the engine (starting it).
 func (f *fastPath) accepts(d *Device, work int64) bool {
-	if f == nil || f.engine == nil || work < f.minWork {
+	if f == nil || f.engine == nil {
 		return false
 	}
-	return f.ready(d)
+	f.mu.Lock()
+	below := work < f.minWork
+	f.mu.Unlock()
+	return !below && f.ready(d)
 }
 
 // turnOff stops the engine for the rest of the process with one logged warning; an
