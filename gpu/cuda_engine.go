@@ -39,7 +39,7 @@ typedef struct {
 } gml_cu_engine;
 
 // Where a start or a run failed, so Go can say which library's code an error is.
-enum { AT_SET_DEVICE, AT_STREAM, AT_WORKSPACE, AT_SEMAPHORE, AT_HANDLE, AT_WAIT, AT_MATMUL, AT_SIGNAL, AT_EVENT };
+enum { AT_SET_DEVICE, AT_STREAM, AT_WORKSPACE, AT_SEMAPHORE, AT_HANDLE, AT_WAIT, AT_MATMUL, AT_SIGNAL, AT_EVENT, AT_SCRATCH, AT_SYNC };
 
 static int gml_cu_start(gml_cu_engine *e, int semfd, size_t ws, int *at) {
 	int err;
@@ -207,6 +207,32 @@ static int gml_cu_run(gml_cu_engine *e, uint64_t wait, uint64_t signal, gml_lt_c
 	return ((cu_sem)CU(CU_SIGNAL_SEMAPHORES))(&e->sem, params, 1, e->stream);
 }
 
+// gml_lt_warm runs a planned product twice (beta 0 and 1) on the idle stream into
+// scratch output and waits for it. A kernel's first launch may load its module, and a
+// load may synchronize the context: behind a wait for a timeline value that only the
+// host's next Vulkan submission provides, the load would wait for the stream, the stream
+// for the semaphore and the host for the load. So each new plan runs once here first.
+static int gml_lt_warm(gml_cu_engine *e, gml_lt_plan *p, const void *a, const void *b, size_t scratchSize, int *at) {
+	int err;
+	*at = AT_SET_DEVICE;
+	if ((err = ((cu_i)CU(CU_SET_DEVICE))(e->dev))) return err;
+	void *scratch = NULL;
+	*at = AT_SCRATCH;
+	if ((err = ((cu_pz)CU(CU_MALLOC))(&scratch, scratchSize))) return err;
+	float alpha = 1, betas[2] = {0, 1};
+	for (int i = 0; i < 2 && !err; i++) {
+		*at = AT_MATMUL;
+		err = ((lt_matmul)LT(LT_MATMUL))(e->lt, p->desc, &alpha, a, p->la, b, p->lb, &betas[i],
+			scratch, p->lc, scratch, p->lc, p->algo, e->ws, e->wsSize, e->stream);
+	}
+	if (!err) {
+		*at = AT_SYNC;
+		err = ((cu_p)CU(CU_STREAM_SYNC))(e->stream);
+	}
+	((cu_p)CU(CU_FREE))(scratch);
+	return err;
+}
+
 // gml_cu_query returns cudaStreamQuery's answer: 0 idle, 600 (cudaErrorNotReady) busy,
 // anything else a failure.
 static int gml_cu_query(gml_cu_engine *e) {
@@ -283,7 +309,8 @@ func (c *cudaEngine) describe() string { return c.lib.describe() }
 // startError names the step of a start or run that failed.
 func startError(at C.int, code C.int) error {
 	steps := [...]string{"cudaSetDevice", "cudaStreamCreateWithFlags", "cudaMalloc (workspace)", "cudaImportExternalSemaphore (the Vulkan timeline)",
-		"cublasLtCreate", "cudaWaitExternalSemaphoresAsync", "cublasLtMatmul", "cudaSignalExternalSemaphoresAsync", "cudaEventRecord"}
+		"cublasLtCreate", "cudaWaitExternalSemaphoresAsync", "cublasLtMatmul", "cudaSignalExternalSemaphoresAsync", "cudaEventRecord",
+		"cudaMalloc (scratch output)", "cudaStreamSynchronize"}
 	step := "CUDA"
 	if int(at) < len(steps) {
 		step = steps[at]
@@ -376,6 +403,10 @@ type cudaPlan struct {
 // is its transpose in column-major order, so C = op(A)·op(B) is computed as
 // Cᵀ = op(B)ᵀ·op(A)ᵀ, with B as cuBLASLt's first operand and A as its second.
 func (c *cudaEngine) plan(p *extProduct) error {
+	// The device's lock keeps runs out while a new shape is warmed up on the stream
+	// (gml_lt_warm), and orders before c.mu as everywhere else.
+	p.C.d.mu.Lock()
+	defer p.C.d.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.started {
@@ -422,6 +453,12 @@ func (c *cudaEngine) plan(p *extProduct) error {
 				return fmt.Errorf("cuBLASLt has no algorithm for %s", p.describe())
 			}
 			return fmt.Errorf("cuBLASLt plan for %s: %s", p.describe(), cublasStatusText(st))
+		}
+		var at C.int
+		if code := C.gml_lt_warm(&c.e, lp, pb, pa, C.size_t(p.outBytes()), &at); code != 0 {
+			C.gml_lt_unplan(lp)
+			C.free(unsafe.Pointer(lp))
+			return fmt.Errorf("first run of %s: %w", p.describe(), startError(at, code))
 		}
 		c.plans[p.key] = lp
 	}

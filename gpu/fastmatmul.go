@@ -94,6 +94,7 @@ func (f *fastPath) selfTest(d *Device) error {
 	for i := range b {
 		b[i] = float32(rng.NormFloat64())
 	}
+	f.setStage("allocating and filling the self-test's exportable buffers")
 	var bufs [3]*Buffer
 	for i, size := range []int{m * k, k * n, m * n} {
 		buf, err := d.Alloc(uint64(4 * size))
@@ -110,6 +111,7 @@ func (f *fastPath) selfTest(d *Device) error {
 		return err
 	}
 	p := &extProduct{M: m, N: n, K: k, Batch: 1, A: bufs[0], B: bufs[1], C: bufs[2], LDA: k, LDB: n, LDC: n, In: F32, Out: F32, Label: "self-test"}
+	f.setStage("importing the self-test's memory, planning and first running its product (cudaImportExternalMemory, cublasLtMatmul)")
 	if err := f.engine.plan(p); err != nil {
 		return fmt.Errorf("self-test: %w", err)
 	}
@@ -121,6 +123,7 @@ func (f *fastPath) selfTest(d *Device) error {
 		r.Discard()
 		return err
 	}
+	f.setStage("running the self-test's product between Vulkan work (timeline semaphore waits and signals)")
 	stall := f.stall
 	f.stall = min(stall, 5*time.Second)
 	_, err = r.Submit()
@@ -128,6 +131,7 @@ func (f *fastPath) selfTest(d *Device) error {
 	if err != nil {
 		return fmt.Errorf("self-test product: %w", err)
 	}
+	f.setStage("reading the self-test's result back")
 	got := make([]float32, m*n)
 	if err := d.Download(Copy{Buf: bufs[2], Data: Float32Bytes(got)}); err != nil {
 		return err

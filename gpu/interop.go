@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	vk "github.com/goki/vulkan"
@@ -99,6 +100,11 @@ func (p *extProduct) work() int64 {
 	return int64(p.Batch) * int64(p.M) * int64(p.N) * int64(p.K)
 }
 
+// outBytes is the extent of C's storage that the product writes, in bytes.
+func (p *extProduct) outBytes() int64 {
+	return int64(p.Out.Size()) * (int64(p.SC)*int64(p.Batch-1) + int64(p.LDC)*int64(p.M))
+}
+
 // fastState is where a device's engine stands.
 type fastState int
 
@@ -122,6 +128,11 @@ type fastPath struct {
 	// declared stuck.
 	stall time.Duration
 
+	// stage says what the engine's start is doing, for the message of a stuck start;
+	// abandoned is set when a start got stuck: the engine is never called again.
+	stage     atomic.Value
+	abandoned atomic.Bool
+
 	mu     sync.Mutex
 	state  fastState
 	reason string            // why products take the path they do
@@ -135,6 +146,12 @@ const defaultMinWork = 1 << 28
 // stallLimit bounds a run's time without progress on the timeline while the engine
 // has work: longer means the engine is stuck.
 const stallLimit = 30 * time.Second
+
+// startLimit bounds the engine's start and self-test (a variable for tests).
+var startLimit = 60 * time.Second
+
+// setStage records what the engine's start does now.
+func (f *fastPath) setStage(s string) { f.stage.Store(s) }
 
 func newFastPath(e productEngine, caps exportCaps) *fastPath {
 	f := &fastPath{engine: e, caps: caps, exportMemory: true, minWork: defaultMinWork, stall: stallLimit, bad: map[string]string{}}
@@ -229,9 +246,24 @@ func (f *fastPath) ready(d *Device) bool {
 	}
 	f.state = fastStarting
 	f.mu.Unlock()
-	err := f.engine.start(d, f.tl)
-	if err == nil {
-		err = f.selfTest(d)
+	// A start stuck inside the library (seen once on an H200 before first runs were
+	// warmed up, see plan) must not hang the caller: past startLimit the engine is
+	// abandoned where it stands, named in the reason, and never called again.
+	done := make(chan error, 1)
+	go func() {
+		f.setStage("starting CUDA: context, stream, timeline import, cuBLASLt handle")
+		err := f.engine.start(d, f.tl)
+		if err == nil {
+			err = f.selfTest(d)
+		}
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(startLimit):
+		f.abandoned.Store(true)
+		err = fmt.Errorf("its start did not finish within %v, stuck %s", startLimit, f.stage.Load())
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -670,6 +702,9 @@ func (d *Device) closeFast() {
 	if d.fast == nil {
 		return
 	}
+	if d.fast.abandoned.Load() {
+		return // the stuck start may hold the engine and wait on the timeline
+	}
 	if d.fast.engine != nil {
 		d.fast.engine.close()
 	}
@@ -680,7 +715,7 @@ func (d *Device) closeFast() {
 
 // forgetBlock tells the engine a block is about to be freed.
 func (d *Device) forgetBlock(b *block) {
-	if d.fast != nil && d.fast.engine != nil && b.exported {
+	if d.fast != nil && d.fast.engine != nil && b.exported && !d.fast.abandoned.Load() {
 		d.fast.engine.forget(b)
 	}
 }

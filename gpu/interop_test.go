@@ -31,11 +31,16 @@ type fakeEngine struct {
 	noPlan    map[string]bool // shapes plan refuses
 	products  int             // products computed
 	forgotten int
+	stuck     chan struct{} // start blocks until it is closed (nil: no block)
+	closed    bool
 }
 
 func (e *fakeEngine) describe() string { return "fake engine" }
 
 func (e *fakeEngine) start(d *Device, tl *timeline) error {
+	if e.stuck != nil {
+		<-e.stuck
+	}
 	e.tl = tl
 	return nil
 }
@@ -73,7 +78,10 @@ func (e *fakeEngine) sync() error {
 
 func (e *fakeEngine) forget(b *block) { e.forgotten++ }
 
-func (e *fakeEngine) close() { e.wg.Wait() }
+func (e *fakeEngine) close() {
+	e.wg.Wait()
+	e.closed = true
+}
 
 type fakeBatch struct {
 	e  *fakeEngine
@@ -188,6 +196,40 @@ func TestSelfTest(t *testing.T) {
 	if e.products != 1 {
 		t.Errorf("the self-test computed %d products, want 1", e.products)
 	}
+}
+
+// TestStuckStart: a start that never returns leaves the products on the shaders, with a
+// reason naming where it stuck, and the engine is not called again, even at Close.
+func TestStuckStart(t *testing.T) {
+	d := openTest(t)
+	e := attachFake(t, d)
+	d.fast.state = fastIdle
+	e.stuck = make(chan struct{})
+	defer close(e.stuck)
+	defer func(l time.Duration) { startLimit = l }(startLimit)
+	startLimit = 50 * time.Millisecond
+	p := d.CheckProductPath()
+	if p.Active || !strings.Contains(p.Reason, "did not finish within") || !strings.Contains(p.Reason, "starting CUDA") {
+		t.Fatalf("after a stuck start: %+v", p)
+	}
+	if ok, err := fastMatMulTaken(t, d); ok || err != nil {
+		t.Errorf("a product after a stuck start went to the engine (%v, %v)", ok, err)
+	}
+	d.Close()
+	if e.closed {
+		t.Error("Close called the abandoned engine")
+	}
+}
+
+// fastMatMulTaken records a product the engine would take and reports whether it did.
+func fastMatMulTaken(t *testing.T, d *Device) (bool, error) {
+	a, b, c := mustAlloc(t, d, make([]float32, 64*64)), mustAlloc(t, d, make([]float32, 64*64)), mustAlloc(t, d, make([]float32, 64*64))
+	r, err := d.NewRecorder()
+	if err != nil {
+		return false, err
+	}
+	defer r.Discard()
+	return r.fastMatMul(MatMul{M: 64, N: 64, K: 64, A: a, B: b, C: c})
 }
 
 // chain is a sequence of products where each reads the previous one's result: shader
