@@ -512,6 +512,7 @@ const pollInterval = 20 * time.Millisecond
 func (d *Device) waitRun(base uint64, n int) error {
 	f := d.fast
 	var failure error
+	var failedAt time.Time
 	last, since := uint64(0), time.Now()
 	for {
 		res := vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, uint64(pollInterval.Nanoseconds()))
@@ -537,11 +538,19 @@ func (d *Device) waitRun(base uint64, n int) error {
 				failure = fmt.Errorf("its stream made no progress for %v", f.stall)
 			}
 			if failure != nil {
+				failedAt = time.Now()
 				f.turnOff(failure, "")
 			}
 		}
 		if failure != nil {
 			f.unblock(base, n, v)
+			if time.Since(failedAt) > f.stall {
+				// The queue itself no longer moves: rather than hang, the device is
+				// given up for the rest of the process, as after a lost device.
+				d.closed = true
+				log.Printf("gml: the Vulkan queue did not finish a run within %v after %s failed; the device is unusable from now on", f.stall, f.engine.describe())
+				return fmt.Errorf("gpu: the Vulkan queue did not finish a run after %s failed (%v); the device is unusable (reopen it)", f.engine.describe(), failure)
+			}
 		}
 	}
 }
