@@ -140,7 +140,8 @@ type fastPath struct {
 }
 
 // defaultMinWork is the threshold of products sent to the engine, in multiply-adds
-// (GML_CUDA_MIN_WORK overrides it; measurements in PERF.md, item 16).
+// (GML_CUDA_MIN_WORK overrides it). Provisional: PERF.md's section on cuBLASLt says
+// how to place it by measurement (gml bench gpu-matmul -crossover).
 const defaultMinWork = 1 << 28
 
 // stallLimit bounds a run's time without progress on the timeline while the engine
