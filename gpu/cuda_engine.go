@@ -399,9 +399,36 @@ type cudaPlan struct {
 	a, b, c unsafe.Pointer
 }
 
-// plan maps the row-major product onto cuBLASLt's column-major one: a row-major matrix
-// is its transpose in column-major order, so C = op(A)·op(B) is computed as
+// ltLayout is a product as cuBLASLt sees it: column-major matrices, its A being our B.
+type ltLayout struct {
+	opA, opB                                 int // cublasOpN or cublasOpT
+	rowsA, colsA, rowsB, colsB, rowsC, colsC int
+	lda, ldb, ldc, strideA, strideB, strideC int
+}
+
+// ltLayoutOf maps the row-major product onto cuBLASLt's column-major one: a row-major
+// matrix is its transpose in column-major order, so C = op(A)·op(B) is computed as
 // Cᵀ = op(B)ᵀ·op(A)ᵀ, with B as cuBLASLt's first operand and A as its second.
+func ltLayoutOf(p *extProduct) ltLayout {
+	l := ltLayout{
+		opA: cublasOpN, opB: cublasOpN,
+		lda: p.LDB, ldb: p.LDA, ldc: p.LDC, strideA: p.SB, strideB: p.SA, strideC: p.SC,
+		rowsC: p.N, colsC: p.M,
+	}
+	// cuBLASLt's A is our B: N×K (stored K×N row-major) or, transposed, stored N×K.
+	l.rowsA, l.colsA = p.N, p.K
+	if p.TransB {
+		l.opA, l.rowsA, l.colsA = cublasOpT, p.K, p.N
+	}
+	l.rowsB, l.colsB = p.K, p.M
+	if p.TransA {
+		l.opB, l.rowsB, l.colsB = cublasOpT, p.M, p.K
+	}
+	return l
+}
+
+// plan plans a product on cuBLASLt (ltLayoutOf), once per shape, and imports the memory
+// it touches.
 func (c *cudaEngine) plan(p *extProduct) error {
 	// The device's lock keeps runs out while a new shape is warmed up on the stream
 	// (gml_lt_warm), and orders before c.mu as everywhere else.
@@ -424,24 +451,17 @@ func (c *cudaEngine) plan(p *extProduct) error {
 	if err != nil {
 		return err
 	}
+	l := ltLayoutOf(p)
 	s := C.gml_lt_shape{
-		compute: cublasCompute32F, typeA: ltType(p.In), typeC: ltType(p.Out), opA: cublasOpN, opB: cublasOpN,
-		batch: C.int(p.Batch), lda: C.int64_t(p.LDB), ldb: C.int64_t(p.LDA), ldc: C.int64_t(p.LDC),
-		strideA: C.int64_t(p.SB), strideB: C.int64_t(p.SA), strideC: C.int64_t(p.SC),
-		rowsC: C.uint64_t(p.N), colsC: C.uint64_t(p.M),
+		compute: cublasCompute32F, typeA: ltType(p.In), typeC: ltType(p.Out), opA: C.int(l.opA), opB: C.int(l.opB),
+		batch: C.int(p.Batch), lda: C.int64_t(l.lda), ldb: C.int64_t(l.ldb), ldc: C.int64_t(l.ldc),
+		strideA: C.int64_t(l.strideA), strideB: C.int64_t(l.strideB), strideC: C.int64_t(l.strideC),
+		rowsA: C.uint64_t(l.rowsA), colsA: C.uint64_t(l.colsA), rowsB: C.uint64_t(l.rowsB), colsB: C.uint64_t(l.colsB),
+		rowsC: C.uint64_t(l.rowsC), colsC: C.uint64_t(l.colsC),
 		alignA: alignment(pb), alignB: alignment(pa), alignC: alignment(pc), workspace: cudaWorkspace,
 	}
 	if p.In == F32 && p.TF32 {
 		s.compute = cublasCompute32FTF32
-	}
-	// cuBLASLt's A is our B: N×K (stored K×N row-major) or, transposed, stored N×K.
-	s.rowsA, s.colsA = C.uint64_t(p.N), C.uint64_t(p.K)
-	if p.TransB {
-		s.opA, s.rowsA, s.colsA = cublasOpT, C.uint64_t(p.K), C.uint64_t(p.N)
-	}
-	s.rowsB, s.colsB = C.uint64_t(p.K), C.uint64_t(p.M)
-	if p.TransA {
-		s.opB, s.rowsB, s.colsB = cublasOpT, C.uint64_t(p.M), C.uint64_t(p.K)
 	}
 	p.key = fmt.Sprintf("%v", s)
 	lp, ok := c.plans[p.key]
