@@ -411,7 +411,9 @@ var ErrClosed = errors.New("gpu: device is closed")
 // Close waits for the device to go idle and frees every object it created. Buffers still
 // held by callers become invalid. Close is idempotent.
 func (d *Device) Close() error {
-	d.mu.Lock()
+	if !d.lockForClose() {
+		return fmt.Errorf("gpu: Close: the device is held by a stuck start of %s; left open", d.fast.engine.describe())
+	}
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -110,7 +111,18 @@ func (f *fastPath) selfTest(d *Device) error {
 	if err := d.Zero(bufs[2]); err != nil {
 		return err
 	}
+	// The self-test has no shader path: an engine that fails it is not used.
 	p := &extProduct{M: m, N: n, K: k, Batch: 1, A: bufs[0], B: bufs[1], C: bufs[2], LDA: k, LDB: n, LDC: n, In: F32, Out: F32, Label: "self-test"}
+	// The self-test has no shader path: a run that cannot queue it fails with the
+	// engine's error, and the engine is not used.
+	p.fallback = func(*Recorder) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if why := f.bad[p.key]; why != "" {
+			return errors.New(why)
+		}
+		return errors.New(f.reason)
+	}
 	f.setStage("importing the self-test's memory, planning and first running its product (cudaImportExternalMemory, cublasLtMatmul)")
 	if err := f.engine.plan(p); err != nil {
 		return fmt.Errorf("self-test: %w", err)

@@ -254,7 +254,7 @@ func (f *fastPath) ready(d *Device) bool {
 	go func() {
 		f.setStage("starting CUDA: context, stream, timeline import, cuBLASLt handle")
 		err := f.engine.start(d, f.tl)
-		if err == nil {
+		if err == nil && !f.abandoned.Load() {
 			err = f.selfTest(d)
 		}
 		done <- err
@@ -721,6 +721,21 @@ func (d *Device) closeFast() {
 	if d.fast.tl != nil {
 		d.fast.tl.destroy()
 	}
+}
+
+// lockForClose takes d.mu for Close. After a stuck engine start (which may hold it
+// forever) it gives up after a few seconds rather than hang the process's exit.
+func (d *Device) lockForClose() bool {
+	if d.fast == nil || !d.fast.abandoned.Load() {
+		d.mu.Lock()
+		return true
+	}
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if d.mu.TryLock() {
+			return true
+		}
+	}
+	return false
 }
 
 // forgetBlock tells the engine a block is about to be freed.

@@ -21,24 +21,29 @@ import (
 type fakeEngine struct {
 	tl *timeline
 
-	mu        sync.Mutex
-	wg        sync.WaitGroup
-	enqueues  int
-	failAt    int   // the enqueue that fails (0: none)
-	failErr   error // what it returns
-	asyncAt   int   // the enqueue whose batch fails while running (0: none)
-	asyncErr  error
-	noPlan    map[string]bool // shapes plan refuses
-	products  int             // products computed
-	forgotten int
-	stuck     chan struct{} // start blocks until it is closed (nil: no block)
-	closed    bool
+	mu         sync.Mutex
+	wg         sync.WaitGroup
+	enqueues   int
+	failAt     int   // the enqueue that fails (0: none)
+	failErr    error // what it returns
+	asyncAt    int   // the enqueue whose batch fails while running (0: none)
+	asyncErr   error
+	noPlan     map[string]bool // shapes plan refuses
+	products   int             // products computed
+	forgotten  int
+	stuck      chan struct{} // start blocks until it is closed (nil: no block)
+	holdDevice bool          // and holds the device's lock meanwhile
+	closed     bool
 }
 
 func (e *fakeEngine) describe() string { return "fake engine" }
 
 func (e *fakeEngine) start(d *Device, tl *timeline) error {
 	if e.stuck != nil {
+		if e.holdDevice {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+		}
 		<-e.stuck
 	}
 	e.tl = tl
@@ -198,6 +203,19 @@ func TestSelfTest(t *testing.T) {
 	}
 }
 
+// TestSelfTestQueueFailure: an engine whose self-test product cannot be queued is not
+// used, with the error as the reason, and nothing falls over.
+func TestSelfTestQueueFailure(t *testing.T) {
+	d := openTest(t)
+	e := attachFake(t, d)
+	d.fast.state = fastIdle
+	e.failAt, e.failErr = 1, errors.New("injected queueing failure")
+	p := d.CheckProductPath()
+	if p.Active || !strings.Contains(p.Reason, "injected queueing failure") {
+		t.Fatalf("after a failed self-test: %+v", p)
+	}
+}
+
 // TestStuckStart: a start that never returns leaves the products on the shaders, with a
 // reason naming where it stuck, and the engine is not called again, even at Close.
 func TestStuckStart(t *testing.T) {
@@ -218,6 +236,24 @@ func TestStuckStart(t *testing.T) {
 	d.Close()
 	if e.closed {
 		t.Error("Close called the abandoned engine")
+	}
+}
+
+// TestStuckStartHoldingDevice: Close gives up, with an error, on a device whose stuck
+// engine start holds its lock, rather than hang.
+func TestStuckStartHoldingDevice(t *testing.T) {
+	d := openTest(t)
+	e := attachFake(t, d)
+	d.fast.state = fastIdle
+	e.stuck, e.holdDevice = make(chan struct{}), true
+	defer close(e.stuck)
+	defer func(l time.Duration) { startLimit = l }(startLimit)
+	startLimit = 50 * time.Millisecond
+	if p := d.CheckProductPath(); p.Active {
+		t.Fatalf("after a stuck start: %+v", p)
+	}
+	if err := d.Close(); err == nil || !strings.Contains(err.Error(), "stuck start") {
+		t.Errorf("Close of a device held by a stuck start = %v", err)
 	}
 }
 
