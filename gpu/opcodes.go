@@ -63,17 +63,24 @@ const (
 	elementwiseRound       uint32 = 24
 	elementwiseTan         uint32 = 25
 	elementwiseAtan        uint32 = 26
-	elementwiseClamp       uint32 = 27
-	elementwiseScale       uint32 = 28
-	elementwiseAdd         uint32 = 29
-	elementwiseSub         uint32 = 30
-	elementwiseMul         uint32 = 31
-	elementwiseDiv         uint32 = 32
-	elementwisePow         uint32 = 33
-	elementwiseMod         uint32 = 34
-	elementwiseMaximum     uint32 = 35
-	elementwiseMinimum     uint32 = 36
-	elementwiseCopy        uint32 = 37
+	elementwiseSinh        uint32 = 27
+	elementwiseCosh        uint32 = 28
+	elementwiseAsin        uint32 = 29
+	elementwiseAcos        uint32 = 30
+	elementwiseAsinh       uint32 = 31
+	elementwiseAcosh       uint32 = 32
+	elementwiseAtanh       uint32 = 33
+	elementwiseClamp       uint32 = 34
+	elementwiseScale       uint32 = 35
+	elementwiseAdd         uint32 = 36
+	elementwiseSub         uint32 = 37
+	elementwiseMul         uint32 = 38
+	elementwiseDiv         uint32 = 39
+	elementwisePow         uint32 = 40
+	elementwiseMod         uint32 = 41
+	elementwiseMaximum     uint32 = 42
+	elementwiseMinimum     uint32 = 43
+	elementwiseCopy        uint32 = 44
 )
 
 // Op codes of shaders/src/index.comp.
@@ -106,11 +113,16 @@ const (
 var opCode = func() (c [tensor.NumOps]uint32) {
 	for name, code := range map[string]uint32{
 		"abs":              elementwiseAbs,
+		"acos":             elementwiseAcos,
+		"acosh":            elementwiseAcosh,
 		"add":              elementwiseAdd,
 		"and":              compareAnd,
 		"argmax":           reduceScanArgmax,
 		"argmin":           reduceScanArgmin,
+		"asin":             elementwiseAsin,
+		"asinh":            elementwiseAsinh,
 		"atan":             elementwiseAtan,
+		"atanh":            elementwiseAtanh,
 		"avg_pool":         convPoolAvgPool,
 		"avg_pool_grad":    convPoolAvgPoolGrad,
 		"ceil":             elementwiseCeil,
@@ -119,6 +131,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"conv_filter_grad": convConvFilterGrad,
 		"conv_transpose":   convConvTranspose,
 		"cos":              elementwiseCos,
+		"cosh":             elementwiseCosh,
 		"cumsum":           reduceScanCumsum,
 		"div":              elementwiseDiv,
 		"elu":              elementwiseElu,
@@ -164,6 +177,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"sign":             elementwiseSign,
 		"silu":             elementwiseSilu,
 		"sin":              elementwiseSin,
+		"sinh":             elementwiseSinh,
 		"softplus":         elementwiseSoftplus,
 		"sqrt":             elementwiseSqrt,
 		"square":           elementwiseSquare,

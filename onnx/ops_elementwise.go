@@ -50,6 +50,13 @@ func init() {
 		"Reciprocal": func(x *tensor.Node) *tensor.Node { return tensor.Div(x.Graph().Scalar(x.DType(), 1), x) },
 		"Tan":        tensor.Tan,
 		"Atan":       tensor.Atan,
+		"Sinh":       tensor.Sinh,
+		"Cosh":       tensor.Cosh,
+		"Asin":       tensor.Asin,
+		"Acos":       tensor.Acos,
+		"Asinh":      tensor.Asinh,
+		"Acosh":      tensor.Acosh,
+		"Atanh":      tensor.Atanh,
 		"Softsign": func(x *tensor.Node) *tensor.Node {
 			return tensor.Div(x, tensor.Add(x.Graph().Scalar(x.DType(), 1), tensor.Abs(x)))
 		},

@@ -87,6 +87,13 @@ const (
 	OpRound // to the nearest integer, ties to even
 	OpTan
 	OpAtan
+	OpSinh
+	OpCosh
+	OpAsin
+	OpAcos
+	OpAsinh
+	OpAcosh
+	OpAtanh
 	OpClamp // Attr: ClampAttr{Min, Max}
 	OpScale // Attr: ScaleAttr{Scale, Bias}: x*scale + bias
 	OpNot   // Bool -> Bool
@@ -363,6 +370,13 @@ var opTable = [numOps]opInfo{
 	OpRound:       {name: "round", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, noGrad: piecewise, gpu: coded("elementwise")},
 	OpTan:         {name: "tan", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpAtan:        {name: "atan", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpSinh:        {name: "sinh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpCosh:        {name: "cosh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAsin:        {name: "asin", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAcos:        {name: "acos", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAsinh:       {name: "asinh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAcosh:       {name: "acosh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAtanh:       {name: "atanh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpClamp:       {name: "clamp", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpScale:       {name: "scale", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpNot:         {name: "not", kind: KindUnary, arity: 1, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},

@@ -141,6 +141,27 @@ func Tan(x *Node) *Node { return Apply(OpTan, nil, x) }
 // Atan is the arctangent, in (-π/2, π/2).
 func Atan(x *Node) *Node { return Apply(OpAtan, nil, x) }
 
+// Sinh is the hyperbolic sine.
+func Sinh(x *Node) *Node { return Apply(OpSinh, nil, x) }
+
+// Cosh is the hyperbolic cosine.
+func Cosh(x *Node) *Node { return Apply(OpCosh, nil, x) }
+
+// Asin is the arcsine, in [-π/2, π/2] (NaN outside [-1, 1]).
+func Asin(x *Node) *Node { return Apply(OpAsin, nil, x) }
+
+// Acos is the arccosine, in [0, π] (NaN outside [-1, 1]).
+func Acos(x *Node) *Node { return Apply(OpAcos, nil, x) }
+
+// Asinh is the inverse hyperbolic sine.
+func Asinh(x *Node) *Node { return Apply(OpAsinh, nil, x) }
+
+// Acosh is the inverse hyperbolic cosine (NaN below 1).
+func Acosh(x *Node) *Node { return Apply(OpAcosh, nil, x) }
+
+// Atanh is the inverse hyperbolic tangent (NaN outside [-1, 1]).
+func Atanh(x *Node) *Node { return Apply(OpAtanh, nil, x) }
+
 // Floor rounds down elementwise.
 func Floor(x *Node) *Node { return Apply(OpFloor, nil, x) }
 

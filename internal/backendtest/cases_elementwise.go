@@ -77,6 +77,13 @@ var unarySpecs = []unarySpec{
 	{op: t.OpRound, ref: func(x float64, _ any) float64 { return math.RoundToEven(x) }, lo: -4, hi: 4},
 	{op: t.OpTan, ref: func(x float64, _ any) float64 { return math.Tan(x) }, lo: -1.2, hi: 1.2},
 	{op: t.OpAtan, ref: func(x float64, _ any) float64 { return math.Atan(x) }, lo: -4, hi: 4},
+	{op: t.OpSinh, ref: func(x float64, _ any) float64 { return math.Sinh(x) }, lo: -3, hi: 3},
+	{op: t.OpCosh, ref: func(x float64, _ any) float64 { return math.Cosh(x) }, lo: -3, hi: 3},
+	{op: t.OpAsin, ref: func(x float64, _ any) float64 { return math.Asin(x) }, lo: -0.9, hi: 0.9},
+	{op: t.OpAcos, ref: func(x float64, _ any) float64 { return math.Acos(x) }, lo: -0.9, hi: 0.9},
+	{op: t.OpAsinh, ref: func(x float64, _ any) float64 { return math.Asinh(x) }, lo: -4, hi: 4},
+	{op: t.OpAcosh, ref: func(x float64, _ any) float64 { return math.Acosh(x) }, lo: 1.1, hi: 4},
+	{op: t.OpAtanh, ref: func(x float64, _ any) float64 { return math.Atanh(x) }, lo: -0.9, hi: 0.9},
 	{op: t.OpClamp, ref: func(x float64, a any) float64 {
 		at := a.(t.ClampAttr)
 		return math.Min(math.Max(x, float64(at.Min)), float64(at.Max))

@@ -119,6 +119,13 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	tensor.OpRound: mapF(math.RoundToEven),
 	tensor.OpTan:   mapF(math.Tan),
 	tensor.OpAtan:  mapF(math.Atan),
+	tensor.OpSinh:  mapF(math.Sinh),
+	tensor.OpCosh:  mapF(math.Cosh),
+	tensor.OpAsin:  mapF(math.Asin),
+	tensor.OpAcos:  mapF(math.Acos),
+	tensor.OpAsinh: mapF(math.Asinh),
+	tensor.OpAcosh: mapF(math.Acosh),
+	tensor.OpAtanh: mapF(math.Atanh),
 	tensor.OpFloor: mapF(math.Floor),
 	tensor.OpCeil:  mapF(math.Ceil),
 	tensor.OpClamp: func(attr any) func(d, x []float32) {
