@@ -82,6 +82,8 @@ func init() {
 	register(7, lowerClip, "Clip")
 	register(7, lowerActivation, "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "Gelu")
 	register(7, lowerPRelu, "PRelu")
+	register(24, lowerSwish, "Swish")
+	register(9, lowerShrink, "Shrink")
 	register(7, lowerCast, "Cast")
 	register(15, lowerCastLike, "CastLike")
 }
@@ -405,4 +407,36 @@ func roundPowerOfTwo(c *ctx, x *tensor.Node, mode string, saturate bool) *tensor
 	}
 	// Zero, negative and tiny values take the smallest code; NaN stays NaN.
 	return tensor.Where(tensor.LessEqual(x, s(math.Ldexp(1, -127))), s(math.Ldexp(1, -127)), r)
+}
+
+// lowerSwish: x * sigmoid(alpha*x), the engine's SiLU when alpha is 1.
+func lowerSwish(c *ctx) {
+	c.requireFloat(0)
+	x := c.x(0)
+	alpha := c.attrFloat("alpha", 1)
+	if alpha == 1 {
+		c.set(0, tensor.Silu(x), c.dtype(0))
+		return
+	}
+	c.set(0, tensor.Mul(x, tensor.Sigmoid(tensor.Mul(x, c.scalar(x.DType(), float64(alpha))))), c.dtype(0))
+}
+
+// lowerShrink: x + bias below -lambd, x - bias above lambd, 0 between.
+func lowerShrink(c *ctx) {
+	dt := c.dtype(0)
+	c.requireNumeric(0)
+	x := c.x(0)
+	lambd, bias := float64(c.attrFloat("lambd", 0.5)), float64(c.attrFloat("bias", 0))
+	s := func(v float64) *tensor.Node { return c.scalar(x.DType(), v) }
+	if !dt.IsFloat() {
+		// The comparisons are with the float threshold: compare in float32.
+		xf := tensor.Cast(x, tensor.F32)
+		lo, hi := tensor.Less(xf, c.scalar(tensor.F32, -lambd)), tensor.Greater(xf, c.scalar(tensor.F32, lambd))
+		y := tensor.Where(lo, tensor.Add(x, s(bias)), tensor.Where(hi, tensor.Sub(x, s(bias)), s(0)))
+		c.set(0, c.wrap(y, dt), dt)
+		return
+	}
+	y := tensor.Where(tensor.Less(x, s(-lambd)), tensor.Add(x, s(bias)),
+		tensor.Where(tensor.Greater(x, s(lambd)), tensor.Sub(x, s(bias)), s(0)))
+	c.set(0, y, dt)
 }

@@ -21,6 +21,8 @@ func init() {
 	register(7, lowerInstanceNorm, "InstanceNormalization")
 	register(23, lowerRMSNorm, "RMSNormalization")
 	register(7, lowerLRN, "LRN")
+	register(1, lowerLpNorm, "LpNormalization")
+	register(9, lowerMVN, "MeanVarianceNormalization")
 	register(7, lowerSoftmax, "Softmax", "LogSoftmax", "Hardmax")
 }
 
@@ -620,4 +622,39 @@ func hardmax(c *ctx, x *tensor.Node, axis int) *tensor.Node {
 	shape[axis] = s[axis]
 	pos := tensor.Reshape(c.constant(iota), shape...)
 	return tensor.Cast(tensor.Equal(pos, am), x.DType())
+}
+
+// lowerLpNorm divides by the L1 or L2 norm along axis; a zero norm leaves zeros, as
+// in the reference.
+func lowerLpNorm(c *ctx) {
+	c.requireFloat(0)
+	x := c.x(0)
+	axis := []int{c.axis(c.attrInt("axis", -1), c.rank(0))}
+	var norm *tensor.Node
+	switch p := c.attrInt("p", 2); p {
+	case 1:
+		norm = tensor.Sum(tensor.Abs(x), axis, true)
+	case 2:
+		norm = tensor.Sqrt(tensor.Sum(tensor.Square(x), axis, true))
+	default:
+		c.failf("p = %d: want 1 or 2", p)
+	}
+	one := c.scalar(x.DType(), 1)
+	norm = tensor.Where(tensor.Equal(norm, c.scalar(x.DType(), 0)), one, norm)
+	c.set(0, tensor.Div(x, norm), c.dtype(0))
+}
+
+// lowerMVN: (x - mean) / (std + 1e-9) over axes (default 0, 2, 3), as ONNX's function
+// body computes it.
+func lowerMVN(c *ctx) {
+	c.requireFloat(0)
+	x := c.x(0)
+	as, ok := c.attrInts("axes")
+	if !ok {
+		as = []int{0, 2, 3}
+	}
+	axes := c.axes(as, c.rank(0))
+	d := tensor.Sub(x, tensor.Mean(x, axes, true))
+	std := tensor.Sqrt(tensor.Mean(tensor.Square(d), axes, true))
+	c.set(0, tensor.Div(d, tensor.Add(std, c.scalar(x.DType(), 1e-9))), c.dtype(0))
 }
