@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -25,6 +26,7 @@ func init() {
 	register(26, lowerCumProd, "CumProd")
 	register(10, lowerReverseSequence, "ReverseSequence")
 	register(9, lowerCompress, "Compress")
+	register(11, lowerUnique, "Unique")
 }
 
 // indices returns input i as an index node with negative entries counted from the end
@@ -446,4 +448,80 @@ func lowerCompress(c *ctx) {
 	idx := tensor.New(tensor.I64, len(keep))
 	copy(idx.Int64s(), keep)
 	c.set(0, tensor.Gather(x, c.constant(idx), axis), c.dtype(0))
+}
+
+// lowerUnique finds the distinct elements (or slices along axis) of the input on the
+// host (a stage boundary when the graph computes it), sorted or in order of first
+// occurrence; the unique values are a gather of the input at their first occurrences.
+func lowerUnique(c *ctx) {
+	x := c.x(0)
+	t := c.host(0)
+	axis := 0
+	if a := c.attr("axis"); a != nil {
+		axis = c.axis(c.attrInt("axis", 0), c.rank(0))
+	} else {
+		x = tensor.Reshape(x, x.Shape().Size())
+	}
+	s := x.Shape()
+	n := s[axis]
+	outer, inner := s[:axis].Size(), s[axis+1:].Size()
+	// elem orders two elements, exactly for int64.
+	var elem func(a, b int) int
+	if t.DType() == tensor.I64 {
+		v := t.Int64s()
+		elem = func(a, b int) int { return cmp.Compare(v[a], v[b]) }
+	} else {
+		v := t.Float64s()
+		elem = func(a, b int) int { return cmp.Compare(v[a], v[b]) }
+	}
+	// cmpSlices orders slices i and j along axis lexicographically.
+	cmpSlices := func(i, j int) int {
+		for o := range outer {
+			for k := range inner {
+				if r := elem((o*n+i)*inner+k, (o*n+j)*inner+k); r != 0 {
+					return r
+				}
+			}
+		}
+		return 0
+	}
+	// Sorted positions (ties in position order) fall into runs of equal slices: first[u]
+	// is the first position of unique value u, in sorted order; of[i] is i's value.
+	pos := make([]int, n)
+	for i := range pos {
+		pos[i] = i
+	}
+	slices.SortStableFunc(pos, cmpSlices)
+	var first []int
+	of := make([]int, n)
+	for k, i := range pos {
+		if k == 0 || cmpSlices(pos[k-1], i) != 0 {
+			first = append(first, i)
+		}
+		of[i] = len(first) - 1
+	}
+	order := make([]int, len(first)) // output position -> unique value
+	for u := range order {
+		order[u] = u
+	}
+	if c.attrInt("sorted", 1) == 0 {
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(first[a], first[b]) })
+	}
+	rank := make([]int, len(first))
+	for p, u := range order {
+		rank[u] = p
+	}
+	idx, counts := tensor.New(tensor.I64, len(first)), tensor.New(tensor.I64, len(first))
+	inverse := tensor.New(tensor.I64, n)
+	for p, u := range order {
+		idx.Int64s()[p] = int64(first[u])
+	}
+	for i, u := range of {
+		inverse.Int64s()[i] = int64(rank[u])
+		counts.Int64s()[rank[u]]++
+	}
+	c.set(0, tensor.Gather(x, c.constant(idx), axis), c.dtype(0))
+	c.setHost(1, idx, Int64)
+	c.setHost(2, inverse, Int64)
+	c.setHost(3, counts, Int64)
 }
