@@ -4,7 +4,9 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// GridSample: every output point reads the input at the point the grid gives, in
+// AffineGrid and GridSample. AffineGrid maps the normalised coordinates of every output
+// point through an affine matrix per batch entry (a product with the constant grid of
+// coordinates). GridSample: every output point reads the input at the point the grid gives, in
 // normalised coordinates, by nearest, linear or cubic interpolation over any number of
 // spatial axes. The taps (1, 2^r or 4^r of them) are gathers of the flattened input at
 // computed indices, weighted and summed; padding_mode decides coordinates and taps
@@ -12,6 +14,7 @@ import (
 
 func init() {
 	register(16, lowerGridSample, "GridSample")
+	register(20, lowerAffineGrid, "AffineGrid")
 }
 
 // gridAxis is one spatial axis's sampling coordinate and its bounds.
@@ -200,4 +203,39 @@ func cubicKernel(c *ctx, d *tensor.Node, dt tensor.DType) *tensor.Node {
 	near := tensor.Add(tensor.Sub(tensor.Mul(d3, s(a+2)), tensor.Mul(d2, s(a+3))), s(1))
 	far := tensor.Sub(tensor.Add(tensor.Sub(tensor.Mul(d3, s(a)), tensor.Mul(d2, s(5*a))), tensor.Mul(d, s(8*a))), s(4*a))
 	return tensor.Where(tensor.LessEqual(d, s(1)), near, tensor.Where(tensor.Less(d, s(2)), far, s(0)))
+}
+
+// lowerAffineGrid: theta (N, r, r+1) and size (N, C, D1...Dr) give the grid (N, D1...Dr, r)
+// of theta times (x, y, ..., 1), the coordinates listing the last axis first.
+func lowerAffineGrid(c *ctx) {
+	c.requireFloat(0)
+	size := c.ints(1)
+	r := len(size) - 2
+	ts := c.shape(0)
+	if r < 1 || len(ts) != 3 || ts[0] != size[0] || ts[1] != r || ts[2] != r+1 {
+		c.failf("theta %v and size %v: want (N, r, r+1) and (N, C, r sizes)", ts, size)
+	}
+	align := c.attrInt("align_corners", 0) != 0
+	sp := tensor.Shape(size[2:])
+	m := sp.Size()
+	base := tensor.New(c.in(0).dtype.Carrier(), m, r+1)
+	strides := sp.Strides()
+	for p := range m {
+		for i := range r {
+			// Column i is the coordinate along spatial axis r-1-i.
+			a := r - 1 - i
+			k, n := p/strides[a]%sp[a], sp[a]
+			v := float64(2*k+1)/float64(n) - 1
+			if align {
+				v = -1 // a single point, as the reference's arange gives
+				if n > 1 {
+					v += 2 * float64(k) / float64(n-1)
+				}
+			}
+			base.SetFloat(p*(r+1)+i, v)
+		}
+		base.SetFloat(p*(r+1)+r, 1)
+	}
+	g := tensor.MatMulT(c.constant(base), c.x(0), false, true) // (N, m, r)
+	c.set(0, tensor.Reshape(g, append(append(tensor.Shape{size[0]}, sp...), r)...), c.dtype(0))
 }
