@@ -83,6 +83,18 @@ func init() {
 	register(7, lowerActivation, "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "Gelu")
 	register(7, lowerPRelu, "PRelu")
 	register(24, lowerSwish, "Swish")
+	bitwise := map[string]func(a, b *tensor.Node) *tensor.Node{
+		"BitwiseAnd": tensor.BitAnd, "BitwiseOr": tensor.BitOr, "BitwiseXor": tensor.BitXor,
+	}
+	for name, f := range bitwise {
+		register(18, func(c *ctx) {
+			dt := c.sameTypes(0, 1)
+			c.requireInt(0)
+			c.set(0, c.wrap(f(c.x(0), c.x(1)), dt), dt)
+		}, name)
+	}
+	register(18, func(c *ctx) { c.requireInt(0); c.set(0, c.wrap(tensor.BitNot(c.x(0)), c.dtype(0)), c.dtype(0)) }, "BitwiseNot")
+	register(11, lowerBitShift, "BitShift")
 	register(9, lowerShrink, "Shrink")
 	register(7, lowerCast, "Cast")
 	register(15, lowerCastLike, "CastLike")
@@ -99,6 +111,15 @@ func (c *ctx) requireType(i int, dt DataType) {
 func (c *ctx) requireFloat(i int) {
 	if !c.dtype(i).IsFloat() {
 		c.failf("input %d is %v, want a float type", i, c.dtype(i))
+	}
+}
+
+// requireInt fails unless input i has an integer type. Integers travel in wider engine
+// types (int8 in I32, uint32 in I64, ...), so bitwise results are wrapped back into the
+// type's range.
+func (c *ctx) requireInt(i int) {
+	if dt := c.dtype(i); dt == Bool || !dt.Carrier().IsInt() {
+		c.failf("input %d is %v, want an integer type", i, dt)
 	}
 }
 
@@ -439,4 +460,20 @@ func lowerShrink(c *ctx) {
 	y := tensor.Where(tensor.Less(x, s(-lambd)), tensor.Add(x, s(bias)),
 		tensor.Where(tensor.Greater(x, s(lambd)), tensor.Sub(x, s(bias)), s(0)))
 	c.set(0, y, dt)
+}
+
+// lowerBitShift shifts unsigned integers left or right (direction, required) by the
+// counts of input 1; a right shift is logical.
+func lowerBitShift(c *ctx) {
+	dt := c.sameTypes(0, 1)
+	c.requireInt(0)
+	f := tensor.ShiftLeft
+	switch d := c.attrString("direction", ""); d {
+	case "LEFT":
+	case "RIGHT":
+		f = tensor.ShiftRight
+	default:
+		c.failf("direction %q: want LEFT or RIGHT", d)
+	}
+	c.set(0, c.wrap(f(c.x(0), c.x(1)), dt), dt)
 }

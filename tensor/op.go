@@ -94,10 +94,11 @@ const (
 	OpAsinh
 	OpAcosh
 	OpAtanh
-	OpClamp // Attr: ClampAttr{Min, Max}
-	OpScale // Attr: ScaleAttr{Scale, Bias}: x*scale + bias
-	OpNot   // Bool -> Bool
-	OpCast  // Attr: CastAttr{To}
+	OpClamp  // Attr: ClampAttr{Min, Max}
+	OpScale  // Attr: ScaleAttr{Scale, Bias}: x*scale + bias
+	OpNot    // Bool -> Bool
+	OpBitNot // integers: every bit flipped
+	OpCast   // Attr: CastAttr{To}
 
 	// Binary elementwise with NumPy broadcasting. Comparisons and logical ops yield Bool.
 	OpAdd
@@ -117,7 +118,12 @@ const (
 	OpAnd
 	OpOr
 	OpXor
-	OpWhere // ternary: Where(cond Bool, a, b), all broadcast
+	OpBitAnd     // integers, bit by bit
+	OpBitOr      //
+	OpBitXor     //
+	OpShiftLeft  // a << b; counts of the width or more give 0
+	OpShiftRight // a >> b, logical (zeros shifted in, as unsigned values)
+	OpWhere      // ternary: Where(cond Bool, a, b), all broadcast
 
 	// Reductions. Attr: ReduceAttr{Axes, KeepDims} (Axes empty = all axes).
 	OpSum
@@ -380,6 +386,7 @@ var opTable = [numOps]opInfo{
 	OpClamp:       {name: "clamp", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpScale:       {name: "scale", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpNot:         {name: "not", kind: KindUnary, arity: 1, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
+	OpBitNot:      {name: "bit_not", kind: KindUnary, arity: 1, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
 	OpCast:        {name: "cast", kind: KindUnary, arity: 1, dtypes: AllTypes | QuantTypes, cost: CostCheap, gpu: onShader("cast")},
 
 	OpAdd:          {name: "add", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
@@ -399,6 +406,11 @@ var opTable = [numOps]opInfo{
 	OpAnd:          {name: "and", kind: KindBinary, arity: 2, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
 	OpOr:           {name: "or", kind: KindBinary, arity: 2, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
 	OpXor:          {name: "xor", kind: KindBinary, arity: 2, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
+	OpBitAnd:       {name: "bit_and", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
+	OpBitOr:        {name: "bit_or", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
+	OpBitXor:       {name: "bit_xor", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
+	OpShiftLeft:    {name: "shift_left", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
+	OpShiftRight:   {name: "shift_right", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
 	OpWhere:        {name: "where", kind: KindBinary, arity: 3, dtypes: BoolType, cost: CostCheap, gpu: coded("compare")},
 
 	OpSum:    {name: "sum", kind: KindReduce, arity: 1, dtypes: NumericTypes, cost: CostReduce, gpu: coded("reduce")},

@@ -14,7 +14,8 @@ func init() {
 			registerShape(op, unaryRule(op))
 		}
 	}
-	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMod, OpMaximum, OpMinimum} {
+	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMod, OpMaximum, OpMinimum,
+		OpBitAnd, OpBitOr, OpBitXor, OpShiftLeft, OpShiftRight} {
 		registerShape(op, binaryRule(false))
 	}
 }
@@ -137,6 +138,25 @@ func Round(x *Node) *Node { return Apply(OpRound, nil, x) }
 
 // Tan is the tangent.
 func Tan(x *Node) *Node { return Apply(OpTan, nil, x) }
+
+// BitNot flips every bit of an integer tensor.
+func BitNot(x *Node) *Node { return Apply(OpBitNot, nil, x) }
+
+// BitAnd is the bitwise and of two integer tensors, with broadcasting.
+func BitAnd(a, b *Node) *Node { return Apply(OpBitAnd, nil, a, b) }
+
+// BitOr is the bitwise or of two integer tensors, with broadcasting.
+func BitOr(a, b *Node) *Node { return Apply(OpBitOr, nil, a, b) }
+
+// BitXor is the bitwise exclusive or of two integer tensors, with broadcasting.
+func BitXor(a, b *Node) *Node { return Apply(OpBitXor, nil, a, b) }
+
+// ShiftLeft shifts the bits of a left by b places (0 from the width on).
+func ShiftLeft(a, b *Node) *Node { return Apply(OpShiftLeft, nil, a, b) }
+
+// ShiftRight shifts the bits of a right by b places, shifting zeros in: the logical
+// shift, which treats the values as unsigned (0 from the width on).
+func ShiftRight(a, b *Node) *Node { return Apply(OpShiftRight, nil, a, b) }
 
 // Atan is the arctangent, in (-π/2, π/2).
 func Atan(x *Node) *Node { return Apply(OpAtan, nil, x) }

@@ -93,6 +93,7 @@ var unarySpecs = []unarySpec{
 		return x*float64(at.Scale) + float64(at.Bias)
 	}, attrs: []any{t.ScaleAttr{Scale: 3, Bias: -1}}, lo: -2, hi: 2},
 	{op: t.OpNot, ref: func(x float64, _ any) float64 { return b2f(x == 0) }},
+	{op: t.OpBitNot, ref: func(x float64, _ any) float64 { return float64(^int64(x)) }},
 }
 
 // binarySpec is one binary op's row: its reference (integer selects the integer
@@ -164,6 +165,14 @@ var binarySpecs = []binarySpec{
 	{op: t.OpAnd, ref: func(a, b float64, _ bool) float64 { return b2f(a != 0 && b != 0) }},
 	{op: t.OpOr, ref: func(a, b float64, _ bool) float64 { return b2f(a != 0 || b != 0) }},
 	{op: t.OpXor, ref: func(a, b float64, _ bool) float64 { return b2f((a != 0) != (b != 0)) }},
+	{op: t.OpBitAnd, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) & int64(b)) }},
+	{op: t.OpBitOr, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) | int64(b)) }},
+	{op: t.OpBitXor, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) ^ int64(b)) }},
+	// Non-negative values and small counts: the results do not depend on the width.
+	{op: t.OpShiftLeft, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) << uint(b)) },
+		ia: Ints(-50, 50), ib: Ints(0, 6)},
+	{op: t.OpShiftRight, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) >> uint(b)) },
+		ia: Ints(0, 1000), ib: Ints(0, 6)},
 }
 
 // Shapes of the elementwise cases: odd, scalar, empty, and large enough to split
@@ -242,6 +251,9 @@ func elementwiseCases() []Case {
 			continue
 		}
 		for i, sh := range binaryShapes {
+			if !s.op.DTypes().Has(t.F32) {
+				break // an integer op: the integer cases below
+			}
 			dts := []t.DType{t.F32}
 			if i == 2 {
 				dts = floatTypes

@@ -24,6 +24,9 @@ func init() {
 			register(op, []tensor.DType{tensor.I64}, intUnaryFactory[int64])
 		}
 	}
+	// BitNot takes integers only.
+	register(tensor.OpBitNot, []tensor.DType{tensor.I32}, intUnaryFactory[int32])
+	register(tensor.OpBitNot, []tensor.DType{tensor.I64}, intUnaryFactory[int64])
 }
 
 // f32UnaryOps maps each op to a constructor of its slice loop from the node's attribute.
@@ -205,6 +208,8 @@ func intUnaryFactory[T int32 | int64](n *tensor.Node, out []byte, in [][]byte) (
 		f = func(v T) T { return v * v }
 	case tensor.OpRelu:
 		f = func(v T) T { return max(v, 0) }
+	case tensor.OpBitNot:
+		f = func(v T) T { return ^v }
 	case tensor.OpLeakyRelu:
 		a := float64(n.Attr().(tensor.AlphaAttr).Alpha)
 		f = func(v T) T {
