@@ -55,32 +55,33 @@ const (
 	elementwiseGeluTanh    uint32 = 16
 	elementwiseSilu        uint32 = 17
 	elementwiseSoftplus    uint32 = 18
-	elementwiseHardsigmoid uint32 = 19
-	elementwiseHardswish   uint32 = 20
-	elementwiseErf         uint32 = 21
-	elementwiseFloor       uint32 = 22
-	elementwiseCeil        uint32 = 23
-	elementwiseRound       uint32 = 24
-	elementwiseTan         uint32 = 25
-	elementwiseAtan        uint32 = 26
-	elementwiseSinh        uint32 = 27
-	elementwiseCosh        uint32 = 28
-	elementwiseAsin        uint32 = 29
-	elementwiseAcos        uint32 = 30
-	elementwiseAsinh       uint32 = 31
-	elementwiseAcosh       uint32 = 32
-	elementwiseAtanh       uint32 = 33
-	elementwiseClamp       uint32 = 34
-	elementwiseScale       uint32 = 35
-	elementwiseAdd         uint32 = 36
-	elementwiseSub         uint32 = 37
-	elementwiseMul         uint32 = 38
-	elementwiseDiv         uint32 = 39
-	elementwisePow         uint32 = 40
-	elementwiseMod         uint32 = 41
-	elementwiseMaximum     uint32 = 42
-	elementwiseMinimum     uint32 = 43
-	elementwiseCopy        uint32 = 44
+	elementwiseSoftsign    uint32 = 19
+	elementwiseHardsigmoid uint32 = 20
+	elementwiseHardswish   uint32 = 21
+	elementwiseErf         uint32 = 22
+	elementwiseFloor       uint32 = 23
+	elementwiseCeil        uint32 = 24
+	elementwiseRound       uint32 = 25
+	elementwiseTan         uint32 = 26
+	elementwiseAtan        uint32 = 27
+	elementwiseSinh        uint32 = 28
+	elementwiseCosh        uint32 = 29
+	elementwiseAsin        uint32 = 30
+	elementwiseAcos        uint32 = 31
+	elementwiseAsinh       uint32 = 32
+	elementwiseAcosh       uint32 = 33
+	elementwiseAtanh       uint32 = 34
+	elementwiseClamp       uint32 = 35
+	elementwiseScale       uint32 = 36
+	elementwiseAdd         uint32 = 37
+	elementwiseSub         uint32 = 38
+	elementwiseMul         uint32 = 39
+	elementwiseDiv         uint32 = 40
+	elementwisePow         uint32 = 41
+	elementwiseMod         uint32 = 42
+	elementwiseMaximum     uint32 = 43
+	elementwiseMinimum     uint32 = 44
+	elementwiseCopy        uint32 = 45
 )
 
 // Op codes of shaders/src/index.comp.
@@ -179,6 +180,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"sin":              elementwiseSin,
 		"sinh":             elementwiseSinh,
 		"softplus":         elementwiseSoftplus,
+		"softsign":         elementwiseSoftsign,
 		"sqrt":             elementwiseSqrt,
 		"square":           elementwiseSquare,
 		"sub":              elementwiseSub,

@@ -57,12 +57,10 @@ func init() {
 		"Asinh":      tensor.Asinh,
 		"Acosh":      tensor.Acosh,
 		"Atanh":      tensor.Atanh,
-		"Softsign": func(x *tensor.Node) *tensor.Node {
-			return tensor.Div(x, tensor.Add(x.Graph().Scalar(x.DType(), 1), tensor.Abs(x)))
-		},
-		"Mish":      func(x *tensor.Node) *tensor.Node { return tensor.Mul(x, tensor.Tanh(tensor.Softplus(x))) },
-		"HardSwish": tensor.HardSwish,
-		"Round":     tensor.Round,
+		"Softsign":   tensor.Softsign,
+		"Mish":       func(x *tensor.Node) *tensor.Node { return tensor.Mul(x, tensor.Tanh(tensor.Softplus(x))) },
+		"HardSwish":  tensor.HardSwish,
+		"Round":      tensor.Round,
 	}
 	for name, f := range unary {
 		register(7, func(c *ctx) { c.requireFloat(0); c.set(0, f(c.x(0)), c.dtype(0)) }, name)

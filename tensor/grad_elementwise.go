@@ -40,6 +40,10 @@ func init() {
 		return []*Node{Mul(gy, Mul(s, AddScalar(Mul(x, ScaleBias(s, -1, 1)), 1)))}
 	})
 	registerGrad(OpSoftplus, func(n, gy *Node) []*Node { return []*Node{Mul(gy, Sigmoid(n.inputs[0]))} })
+	// softsign: d/dx x/(1+|x|) = 1/(1+|x|)².
+	registerGrad(OpSoftsign, func(n, gy *Node) []*Node {
+		return []*Node{Div(gy, Square(AddScalar(Abs(n.inputs[0]), 1)))}
+	})
 	registerGrad(OpHardSigmoid, func(n, gy *Node) []*Node {
 		at := n.attr.(HardSigmoidAttr)
 		z := ScaleBias(n.inputs[0], at.Alpha, at.Beta)

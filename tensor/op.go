@@ -79,6 +79,7 @@ const (
 	OpGelu        // Attr: GeluAttr (erf or tanh form)
 	OpSilu        //
 	OpSoftplus    //
+	OpSoftsign    // x / (1 + |x|)
 	OpHardSigmoid // Attr: HardSigmoidAttr{Alpha, Beta}: max(0, min(1, alpha*x+beta))
 	OpHardSwish   // x * hardsigmoid(x) with alpha 1/6, beta 1/2
 	OpErf
@@ -368,6 +369,7 @@ var opTable = [numOps]opInfo{
 	OpGelu:        {name: "gelu", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise", "gelu", "gelu_tanh")},
 	OpSilu:        {name: "silu", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpSoftplus:    {name: "softplus", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpSoftsign:    {name: "softsign", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpHardSigmoid: {name: "hardsigmoid", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpHardSwish:   {name: "hardswish", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpErf:         {name: "erf", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},

@@ -126,6 +126,9 @@ func Silu(x *Node) *Node { return Apply(OpSilu, nil, x) }
 // Softplus returns log(1+eˣ) elementwise, computed without overflow.
 func Softplus(x *Node) *Node { return Apply(OpSoftplus, nil, x) }
 
+// Softsign returns x / (1 + |x|) elementwise.
+func Softsign(x *Node) *Node { return Apply(OpSoftsign, nil, x) }
+
 // HardSwish returns x·max(0, min(1, x/6 + 1/2)) elementwise.
 func HardSwish(x *Node) *Node { return Apply(OpHardSwish, nil, x) }
 

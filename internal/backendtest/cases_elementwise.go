@@ -66,6 +66,7 @@ var unarySpecs = []unarySpec{
 	}, attrs: []any{t.GeluAttr{Form: t.GeluErf}, t.GeluAttr{Form: t.GeluTanh}}, lo: -4, hi: 4},
 	{op: t.OpSilu, ref: func(x float64, _ any) float64 { return x * sigmoid(x) }, lo: -5, hi: 5},
 	{op: t.OpSoftplus, ref: func(x float64, _ any) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }, lo: -20, hi: 20},
+	{op: t.OpSoftsign, ref: func(x float64, _ any) float64 { return x / (1 + math.Abs(x)) }, lo: -6, hi: 6},
 	{op: t.OpHardSigmoid, ref: func(x float64, a any) float64 {
 		at := a.(t.HardSigmoidAttr)
 		return math.Min(math.Max(float64(at.Alpha)*x+float64(at.Beta), 0), 1)

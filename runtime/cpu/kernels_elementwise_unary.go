@@ -101,6 +101,11 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	},
 	tensor.OpSilu:     plain(siluSlice),
 	tensor.OpSoftplus: mapF(softplus),
+	tensor.OpSoftsign: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = v / (1 + float32(math.Abs(float64(v))))
+		}
+	}),
 	tensor.OpHardSigmoid: func(attr any) func(d, x []float32) {
 		at := attr.(tensor.HardSigmoidAttr)
 		return func(d, x []float32) {

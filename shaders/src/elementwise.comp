@@ -88,6 +88,7 @@ float unary(float x) {
 	case ELEMENTWISE_GELU_TANH: return 0.5 * x * (1.0 + tanh(clamp(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x), -15.0, 15.0)));
 	case ELEMENTWISE_SILU: return x * sigmoid_(x);
 	case ELEMENTWISE_SOFTPLUS: return softplus_(x);
+	case ELEMENTWISE_SOFTSIGN: return x / (1.0 + abs(x));
 	case ELEMENTWISE_HARDSIGMOID: return clamp(p.p0 * x + p.p1, 0.0, 1.0);
 	case ELEMENTWISE_HARDSWISH: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
 	case ELEMENTWISE_ERF: return erf_(x);
