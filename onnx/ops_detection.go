@@ -1,18 +1,22 @@
 package onnx
 
 import (
+	"math"
 	"sort"
 
 	"github.com/gml-dev/gml/tensor"
 )
 
-// NonMaxSuppression runs on the host: its output size depends on the data, and its
-// greedy loop over boxes sorted by score is sequential. The boxes and scores are read
-// as host values (a stage boundary when the graph computes them, as in a detector), and
-// the selected indices join the rest of the graph as a constant of that stage.
+// Detection operators. NonMaxSuppression runs on the host: its output size depends on
+// the data, and its greedy loop over boxes sorted by score is sequential. The boxes and
+// scores are read as host values (a stage boundary when the graph computes them, as in
+// a detector), and the selected indices join the rest of the graph as a constant of
+// that stage. RoiAlign reads its regions on the host the same way, since the number of
+// samples per bin depends on them, and gathers the feature map at the sample points.
 
 func init() {
 	register(10, lowerNMS, "NonMaxSuppression")
+	register(10, lowerRoiAlign, "RoiAlign")
 }
 
 func lowerNMS(c *ctx) {
@@ -101,4 +105,134 @@ func iou(a, b [4]float64) float64 {
 	}
 	inter := h * w
 	return inter / (areaA + areaB - inter)
+}
+
+// lowerRoiAlign pools each region of interest (rois (R, 4) of x1, y1, x2, y2 in input
+// pixels times spatial_scale, on the image batch_indices names) into output_height by
+// output_width bins, each the average (or, in max mode, the largest weighted corner)
+// of sampling_ratio² bilinear samples (adaptive: ceil(size/bins) per axis), with ONNX
+// Runtime's rules at the border. Every (sample, corner) is one tap: an index into the
+// feature map and a weight, computed on the host; the taps of a bin are gathered,
+// weighted and summed (or maximised) on the engine.
+func lowerRoiAlign(c *ctx) {
+	c.requireFloat(0)
+	xs := c.shape(0)
+	if len(xs) != 4 || len(c.shape(1)) != 2 || c.shape(1)[1] != 4 || !c.shape(2).Equal(tensor.Shape{c.shape(1)[0]}) {
+		c.failf("X %v, rois %v, batch_indices %v: want (N, C, H, W), (R, 4), (R)", xs, c.shape(1), c.shape(2))
+	}
+	n, ch, h, w := xs[0], xs[1], xs[2], xs[3]
+	oh, ow := c.attrInt("output_height", 1), c.attrInt("output_width", 1)
+	ratio := c.attrInt("sampling_ratio", 0)
+	scale := float64(c.attrFloat("spatial_scale", 1))
+	half := c.opset() >= 16
+	switch m := c.attrString("coordinate_transformation_mode", "half_pixel"); m {
+	case "half_pixel":
+	case "output_half_pixel":
+		half = false
+	default:
+		c.failf("coordinate_transformation_mode %q: want half_pixel or output_half_pixel", m)
+	}
+	if c.opset() < 16 {
+		half = false
+	}
+	mode := c.attrString("mode", "avg")
+	if mode != "avg" && mode != "max" {
+		c.failf("mode %q: want avg or max", mode)
+	}
+	if oh < 1 || ow < 1 || ratio < 0 {
+		c.failf("output %dx%d and sampling_ratio %d", oh, ow, ratio)
+	}
+	rois, batch := c.floats(1), c.ints(2)
+	r := len(batch)
+	offset := 0.0
+	if half {
+		offset = 0.5
+	}
+	type tap struct {
+		idx int
+		w   float64
+	}
+	bins := make([][]tap, r*oh*ow)
+	most := 1
+	for i := range r {
+		if batch[i] < 0 || batch[i] >= n {
+			c.failf("batch index %d of roi %d is out of range [0, %d)", batch[i], i, n)
+		}
+		x0, y0 := rois[4*i]*scale-offset, rois[4*i+1]*scale-offset
+		rw, rh := rois[4*i+2]*scale-offset-x0, rois[4*i+3]*scale-offset-y0
+		if !half {
+			rw, rh = max(rw, 1), max(rh, 1)
+		}
+		bh, bw := rh/float64(oh), rw/float64(ow)
+		gh, gw := ratio, ratio
+		if ratio == 0 {
+			gh, gw = int(math.Ceil(rh/float64(oh))), int(math.Ceil(rw/float64(ow)))
+		}
+		count := float64(max(gh*gw, 1))
+		base := batch[i] * h * w
+		for py := range oh {
+			for px := range ow {
+				var taps []tap
+				for iy := range gh {
+					y := y0 + float64(py)*bh + (float64(iy)+0.5)*bh/float64(gh)
+					for ix := range gw {
+						x := x0 + float64(px)*bw + (float64(ix)+0.5)*bw/float64(gw)
+						if y < -1 || y > float64(h) || x < -1 || x > float64(w) {
+							taps = append(taps, tap{base, 0}) // outside: contributes 0
+							continue
+						}
+						yl, yh, ly := roiAxis(max(y, 0), h)
+						xl, xh, lx := roiAxis(max(x, 0), w)
+						hy, hx := 1-ly, 1-lx
+						div := 1.0
+						if mode == "avg" {
+							div = count
+						}
+						taps = append(taps, tap{base + yl*w + xl, hy * hx / div}, tap{base + yl*w + xh, hy * lx / div},
+							tap{base + yh*w + xl, ly * hx / div}, tap{base + yh*w + xh, ly * lx / div})
+					}
+				}
+				bins[(i*oh+py)*ow+px] = taps
+				most = max(most, len(taps))
+			}
+		}
+	}
+	// Bins with fewer taps repeat their first, with weight 0 (avg) or as it is (max).
+	idx, wt := tensor.New(tensor.I64, r*oh*ow, most), tensor.New(tensor.F32, r*oh*ow, most)
+	for b, taps := range bins {
+		if len(taps) == 0 {
+			taps = []tap{{0, 0}}
+		}
+		for k := range most {
+			t := taps[0]
+			if k < len(taps) {
+				t = taps[k]
+			} else if mode == "avg" {
+				t.w = 0
+			}
+			idx.Int64s()[b*most+k] = int64(t.idx)
+			wt.SetFloat(b*most+k, t.w)
+		}
+	}
+	// (C, N*H*W) gathered at (bins, taps): (C, bins, taps).
+	x := tensor.Reshape(tensor.Permute(toF32(c.x(0)), 1, 0, 2, 3), ch, n*h*w)
+	v := tensor.Mul(tensor.Gather(x, c.constant(idx), 1), c.constant(wt))
+	var y *tensor.Node
+	if mode == "avg" {
+		y = tensor.Sum(v, []int{2}, false)
+	} else {
+		y = tensor.Max(v, []int{2}, false)
+	}
+	y = tensor.Permute(tensor.Reshape(y, ch, r, oh, ow), 1, 0, 2, 3)
+	c.set(0, c.cast(y, Float, c.dtype(0), true), c.dtype(0))
+}
+
+// roiAxis is ONNX Runtime's bilinear neighbourhood of coordinate v >= 0 on an axis of
+// size n: the low and high pixels and the weight of the high one.
+func roiAxis(v float64, n int) (lo, hi int, frac float64) {
+	lo = int(v)
+	if lo >= n-1 {
+		return n - 1, n - 1, 0
+	}
+	return lo, lo + 1, v - float64(lo)
 }
