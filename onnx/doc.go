@@ -58,7 +58,7 @@
 //
 // Not supported: control flow (If, Loop, Scan), sequences, maps and optionals, string
 // tensors (and so TfIdfVectorizer), sparse initializers, random ops and training-mode
-// Dropout, BitCast, Det, DeformConv, ImageDecoder, convolutions over more
+// Dropout, BitCast, DeformConv, ImageDecoder, convolutions over more
 // than three spatial axes, and operators of other domains (ai.onnx.ml, the training
 // and preview domains). uint64 values of 2^63 and more compare as negative. Integer
 // arithmetic and the bitwise ops run on the CPU under a GPU runtime (the Vulkan

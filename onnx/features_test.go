@@ -356,3 +356,25 @@ func TestMaxPoolIndices(t *testing.T) {
 		}
 	}
 }
+
+// TestDet checks Det where elimination needs a row swap, on a singular matrix and on a
+// 3x3 one, batched.
+func TestDet(t *testing.T) {
+	m := newModel(22).input("x", Float, 3, 3, 3).output("d", Float).
+		node("Det", []string{"x"}, []string{"d"}).load(t)
+	x := arr(t, Float, []int{3, 3, 3}, []float32{
+		0, 1, 0, 1, 0, 0, 0, 0, 1, // a row swap: -1
+		1, 2, 3, 2, 4, 6, 1, 1, 1, // singular: 0
+		2, 0, 1, 1, 3, 2, 1, 1, 2, // 6
+	})
+	out, err := m.Run(map[string]any{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{-1, 0, 6}
+	for i, g := range out["d"].Float64s() {
+		if math.Abs(g-want[i]) > 1e-5 {
+			t.Errorf("det %d = %g, want %g", i, g, want[i])
+		}
+	}
+}
