@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -295,6 +296,7 @@ func TestReopen(t *testing.T) {
 // split: a partial-products dispatch into scratch, a barrier, and a summing dispatch.
 func TestSplitKUsesScratch(t *testing.T) {
 	d := openTest(t)
+	d.SetProductThreshold(math.MaxInt64) // the shader path, even under GML_CUDA_MIN_WORK
 	var bufs [3]*Buffer
 	for i, n := range []uint64{32 * 784 * 4, 784 * 128 * 4, 32 * 128 * 4} {
 		b, err := d.Alloc(n)
