@@ -41,6 +41,13 @@ type Executor interface {
 	Close() error
 }
 
+// Interrupter is implemented by executors that act on every interrupt request besides
+// the cancellation of the running cell's context: the worker supervisor ends a worker
+// whose interrupted cell does not stop when the user interrupts again.
+type Interrupter interface {
+	Interrupt()
+}
+
 // lazyExecutor builds the real executor in the background and waits for it on first
 // use, so the kernel answers kernel_info while the interpreter is still being set up.
 type lazyExecutor struct {
@@ -96,6 +103,17 @@ func (l *lazyExecutor) IsComplete(code string) (string, string) {
 		return "unknown", ""
 	}
 	return e.IsComplete(code)
+}
+
+// Interrupt passes an interrupt to the executor when it is built and wants them.
+func (l *lazyExecutor) Interrupt() {
+	select {
+	case <-l.ready:
+		if in, ok := l.exec.(Interrupter); ok {
+			in.Interrupt()
+		}
+	default:
+	}
 }
 
 func (l *lazyExecutor) Close() error {

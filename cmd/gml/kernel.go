@@ -11,6 +11,7 @@ import (
 	"github.com/gml-dev/gml/kernel"
 	"github.com/gml-dev/gml/kernel/exec"
 	"github.com/gml-dev/gml/kernel/wire"
+	"github.com/gml-dev/gml/kernel/worker"
 )
 
 func init() {
@@ -20,8 +21,12 @@ func init() {
 func runKernel(args []string) error {
 	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
 	file := fs.String("f", "", "the connection `FILE` written by the Jupyter front end")
+	asWorker := fs.Bool("worker", false, "run as the kernel's worker process (started by the kernel itself)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *asWorker {
+		return runWorker()
 	}
 	if *file == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: gml kernel -f CONNECTION_FILE")
@@ -30,16 +35,23 @@ func runKernel(args []string) error {
 	if err != nil {
 		return err
 	}
-	// Cells capture fds 1 and 2, so the kernel logs to a copy of the original stderr.
-	logger := log.New(exec.OriginalStderr(), "gml kernel: ", log.LstdFlags|log.Lmicroseconds)
-	k, err := kernel.New(kernel.Config{
+	logger := log.New(os.Stderr, "gml kernel: ", log.LstdFlags|log.Lmicroseconds)
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the gml binary for the kernel's worker: %w", err)
+	}
+	var k *kernel.Kernel
+	k, err = kernel.New(kernel.Config{
 		Info: info,
+		// Cells run in a worker process that this one supervises and replaces when it
+		// dies (package kernel/worker).
 		NewExecutor: func() (kernel.Executor, error) {
-			in, err := exec.New()
-			if err != nil {
-				return nil, err
-			}
-			return interpreter{in}, nil
+			return worker.Start(worker.Config{
+				Command:    []string{self, "kernel", "-worker"},
+				Log:        logger,
+				IsComplete: exec.IsComplete,
+				OnRestart:  func() { k.Restarted() },
+			})
 		},
 		Logger:       logger,
 		Version:      versionString(),
@@ -54,6 +66,20 @@ func runKernel(args []string) error {
 		logger.Printf("shutting down for a restart; the front end starts a new kernel")
 	}
 	return err
+}
+
+// runWorker is the kernel's worker process: it runs cells for the supervisor that
+// started it. Its stdout and stderr are the cells' output, read by the supervisor.
+func runWorker() error {
+	return worker.Serve(func(h worker.Hooks) (kernel.Executor, error) {
+		// The supervisor shows what an interrupted cell that does not stop is doing,
+		// and ends the worker on a second interrupt: wait for the cell as long as it takes.
+		in, err := exec.New(exec.WithoutCapture(), exec.WithStop(0, h.Stuck))
+		if err != nil {
+			return nil, err
+		}
+		return interpreter{in}, nil
+	})
 }
 
 // historyFile is where the kernel appends executed cells: $GML_HISTORY_FILE when set

@@ -176,8 +176,16 @@ func runError(err error, frames []string) *Error {
 // interruptError reports a cell stopped by its context: by the user, or by a time
 // limit (gml run --timeout).
 func interruptError(cause error) *Error {
+	e := &Error{Name: nameInterrupt, Value: "the cell was interrupted", Traceback: []string{"Interrupted: the cell was stopped before it finished"}}
 	if errors.Is(cause, context.DeadlineExceeded) {
-		return &Error{Name: nameInterrupt, Value: "the cell ran past its time limit", Traceback: []string{"Interrupted: the cell ran past its time limit and was stopped"}}
+		e.Value, e.Traceback = "the cell ran past its time limit", []string{"Interrupted: the cell ran past its time limit and was stopped"}
 	}
-	return &Error{Name: nameInterrupt, Value: "the cell was interrupted", Traceback: []string{"Interrupted: the cell was stopped before it finished"}}
+	var ns *notStoppedError
+	if errors.As(cause, &ns) {
+		more := fmt.Sprintf("its work did not stop within %v of the interrupt and goes on in the background", ns.limit)
+		e.Value += "; " + more
+		e.Traceback = append(e.Traceback, "The interrupt stopped the cell's interpreted code, but "+more+
+			" (compiled code that does not check for interrupts); goroutines it left running stop when they return to interpreted code.")
+	}
+	return e
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/traefik/yaegi/interp"
 	"github.com/traefik/yaegi/stdlib"
@@ -45,8 +46,15 @@ type Result struct {
 type Option func(*config)
 
 type config struct {
-	extra map[string]map[string]reflect.Value
+	extra     map[string]map[string]reflect.Value
+	noCapture bool
+	stopLimit time.Duration
+	stuck     func(note string)
 }
+
+// defaultStopLimit is how long Execute waits, by default, for an interrupted cell's
+// work to stop before it gives up and returns.
+const defaultStopLimit = 10 * time.Second
 
 // WithSymbols makes more compiled packages importable, in the form of yaegi's symbol
 // tables ("import/path/name" to symbol name to value).
@@ -54,10 +62,25 @@ func WithSymbols(tables map[string]map[string]reflect.Value) Option {
 	return func(c *config) { c.extra = tables }
 }
 
+// WithoutCapture leaves fd 1 and 2 alone: the process's output is read by someone else
+// (the kernel's supervisor, which keeps it in order with the publisher's messages).
+func WithoutCapture() Option {
+	return func(c *config) { c.noCapture = true }
+}
+
+// WithStop says how an interrupted cell ends. Execute returns once the cell's work has
+// stopped, or after limit (0: however long it takes); when it has not stopped after a
+// few seconds, stuck is told where it is (nil: the cell's stderr is).
+func WithStop(limit time.Duration, stuck func(note string)) Option {
+	return func(c *config) { c.stopLimit, c.stuck = limit, stuck }
+}
+
 // Interp is one interpreter whose state persists across cells. Execute runs one cell at
 // a time; Complete and Inspect may be called while a cell runs.
 type Interp struct {
+	cfg    config
 	yi     *interp.Interpreter
+	rc     *runControl // nil when yaegi's layout is unknown: see stop.go
 	frames *frameLog
 	stdin  *stdinReader
 
@@ -87,6 +110,7 @@ type Interp struct {
 // cellState is what a goroutine panic needs to fail the running cell.
 type cellState struct {
 	id     int
+	ctx    context.Context
 	cancel context.CancelFunc
 	goErr  *Error
 }
@@ -94,11 +118,12 @@ type cellState struct {
 // New returns an interpreter with the standard library, gonum and gml's packages
 // importable, and gml's packages pre-imported under their short names.
 func New(opts ...Option) (*Interp, error) {
-	var cfg config
+	cfg := config{stopLimit: defaultStopLimit}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	i := &Interp{
+		cfg:       cfg,
 		frames:    &frameLog{out: os.Stderr},
 		imports:   map[string]string{},
 		decls:     map[string]string{},
@@ -124,9 +149,14 @@ func New(opts ...Option) (*Interp, error) {
 			}
 		}
 	}
-	// os.Stdin in cells reads through the front end's input prompt.
-	if err := i.yi.Use(interp.Exports{"os/os": {"Stdin": reflect.ValueOf(&i.stdin.asReader).Elem()}}); err != nil {
-		return nil, fmt.Errorf("exec: installing os.Stdin: %w", err)
+	i.rc = newRunControl(i.yi)
+	// os.Stdin in cells reads through the front end's input prompt; time.Sleep ends
+	// when the cell is interrupted.
+	if err := i.yi.Use(interp.Exports{
+		"os/os":     {"Stdin": reflect.ValueOf(&i.stdin.asReader).Elem()},
+		"time/time": {"Sleep": reflect.ValueOf(i.sleep)},
+	}); err != nil {
+		return nil, fmt.Errorf("exec: installing os.Stdin and time.Sleep: %w", err)
 	}
 	var pre strings.Builder
 	fmt.Fprintf(&pre, "import %s %q\n", cellPkg, cellPkgPath)
@@ -199,16 +229,19 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	i.count++
 	id := i.count
 	lp := &lockedPublisher{p: pub}
-	c, err := startCapture(lp.Stream)
-	if err != nil {
-		return Result{Err: &Error{Name: nameInternal, Value: err.Error(), Traceback: []string{err.Error()}}}
+	if !i.cfg.noCapture {
+		c, err := startCapture(lp.Stream)
+		if err != nil {
+			return Result{Err: &Error{Name: nameInternal, Value: err.Error(), Traceback: []string{err.Error()}}}
+		}
+		lp.capture = c
+		defer c.stop()
 	}
-	lp.capture = c
 	display.SetPublisher(lp)
 	i.stdin.set(lp)
 	cellCtx, cancel := context.WithCancel(ctx)
-	restore := runtime.BindInterrupt(cellCtx)
-	state := &cellState{id: id, cancel: cancel}
+	runtime.BindInterrupt(cellCtx)
+	state := &cellState{id: id, ctx: cellCtx, cancel: cancel}
 	i.mu.Lock()
 	late := i.late
 	i.late, i.cell = nil, state
@@ -219,7 +252,11 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	}
 	i.frames.take() // frames of panics recovered by earlier cells
 
-	res := i.runCell(cellCtx, ctx, id, code)
+	notice := i.cfg.stuck
+	if notice == nil {
+		notice = func(note string) { lp.Stream("stderr", note) }
+	}
+	res := i.runCell(cellCtx, ctx, id, code, notice)
 
 	i.mu.Lock()
 	i.cell = nil
@@ -232,17 +269,20 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	if res.Err == nil && hasRes {
 		res.Data, res.Metadata = bundle(vals, i.names()), map[string]any{}
 	}
-	restore()
+	// An interrupted cell's context stays bound until the next cell, so that compiled
+	// loops in goroutines it left running stop too.
+	if cellCtx.Err() == nil {
+		runtime.BindInterrupt(context.Background())
+	}
 	cancel()
 	i.stdin.set(nil)
 	display.SetPublisher(nil)
-	c.stop()
 	return res
 }
 
 // runCell splits, rewrites, compiles and runs the chunks of a cell in order, stopping
 // at the first failure.
-func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
+func (i *Interp) runCell(ctx, parent context.Context, id int, code string, notice func(string)) Result {
 	name := fmt.Sprintf("cell[%d]", id)
 	i.autoImport(code)
 	chunks, err := splitCell(code)
@@ -261,9 +301,9 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Resul
 		if prog == nil {
 			continue // only imports already in effect
 		}
-		if _, err := i.yi.ExecuteWithContext(ctx, prog); err != nil {
+		if err := i.runChunk(ctx, prog, notice); err != nil {
 			if parent.Err() != nil {
-				return Result{Err: interruptError(parent.Err())}
+				return Result{Err: interruptError(err)}
 			}
 			return Result{Err: runError(err, i.frames.take())}
 		}

@@ -1,0 +1,262 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gml-dev/gml/internal/sysmem"
+)
+
+// proc is one worker process and the supervisor's ends of its connection and pipes.
+type proc struct {
+	cmd      *exec.Cmd
+	conn     *conn
+	raw      net.Conn
+	out, err *outPipe
+	crash    *os.File // the worker's crash report (debug.SetCrashOutput), unlinked
+	oomKills int      // the cgroup's oom_kill count when the worker started
+	started  time.Time
+
+	frames chan *msg     // messages from the worker, in order; closed when it hangs up
+	exited chan struct{} // closed when the process has exited and been reaped
+	state  *os.ProcessState
+
+	// Set by route: ready is closed when the worker's interpreter is built (readyErr
+	// when it could not be); cellMsgs carries the messages of the running cell; routed
+	// is closed when the connection has ended and every message was routed.
+	ready    chan struct{}
+	readyErr error
+	cellMsgs chan *msg
+	routed   chan struct{}
+	repMu    sync.Mutex
+	replies  map[uint64]chan *msg
+
+	// Set by the supervisor: dead is closed once death describes the exit; closing
+	// marks a worker ended on purpose.
+	dead        chan struct{}
+	death       death
+	closing     bool
+	releaseOnce sync.Once
+}
+
+// Descriptor numbers of what the worker inherits besides stdin, stdout and stderr.
+const (
+	fdConn  = 3 // the message connection
+	fdCrash = 4 // the file for the runtime's crash report
+	fdLog   = 5 // the supervisor's log (its original stderr)
+)
+
+// spawn starts a worker with argv and env. Its stdout and stderr are pipes read by the
+// supervisor, its stdin is /dev/null; it gets its own process group, so a Ctrl-C in the
+// terminal reaches only the supervisor, and it is killed when the supervisor dies.
+func spawn(argv, env []string, logFile *os.File) (*proc, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("worker connection: %w", err)
+	}
+	mine, theirs := os.NewFile(uintptr(fds[0]), "worker connection"), os.NewFile(uintptr(fds[1]), "worker connection (child)")
+	defer theirs.Close()
+	raw, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
+		theirs.Close()
+		return nil, fmt.Errorf("worker connection: %w", err)
+	}
+	crash, err := os.CreateTemp("", "gml-worker-crash-*")
+	if err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("worker crash file: %w", err)
+	}
+	os.Remove(crash.Name()) // both processes hold it open; nothing is left behind
+	p := &proc{raw: raw, conn: newConn(raw), crash: crash, oomKills: sysmem.OOMKills(),
+		frames: make(chan *msg, 64), exited: make(chan struct{}), ready: make(chan struct{}),
+		cellMsgs: make(chan *msg, 64), routed: make(chan struct{}), replies: map[uint64]chan *msg{},
+		dead: make(chan struct{})}
+	var outW, errW *os.File
+	if p.out, outW, err = newOutPipe("stdout"); err == nil {
+		p.err, errW, err = newOutPipe("stderr")
+	}
+	if err != nil {
+		p.release()
+		if outW != nil {
+			outW.Close()
+		}
+		return nil, err
+	}
+	defer outW.Close()
+	defer errW.Close()
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = outW, errW
+	p.cmd.ExtraFiles = []*os.File{theirs, crash, logFile}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	p.started = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		p.release()
+		return nil, fmt.Errorf("starting the worker %s: %w", argv[0], err)
+	}
+	go p.receive()
+	go func() {
+		p.cmd.Wait()
+		p.state = p.cmd.ProcessState
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// receive passes the worker's messages to frames until the connection ends.
+func (p *proc) receive() {
+	defer close(p.frames)
+	for {
+		m, err := p.conn.Recv()
+		if err != nil {
+			return
+		}
+		p.frames <- m
+	}
+}
+
+// route sorts the worker's messages: ready, replies to complete and inspect requests
+// (by id), and everything else, which belongs to the running cell.
+func (p *proc) route() {
+	go func() {
+		defer close(p.routed)
+		readied := false
+		for m := range p.frames {
+			switch m.T {
+			case tReady:
+				if m.Error != "" {
+					p.readyErr = errors.New(m.Error)
+				}
+				readied = true
+				close(p.ready)
+			case tCompleteReply, tInspectReply:
+				p.repMu.Lock()
+				ch := p.replies[m.ID]
+				p.repMu.Unlock()
+				if ch != nil {
+					ch <- m
+				}
+			default:
+				p.cellMsgs <- m
+			}
+		}
+		if !readied {
+			p.readyErr = errors.New("the worker hung up before its interpreter was ready")
+			close(p.ready)
+		}
+	}()
+}
+
+// expect registers a reply channel for request id.
+func (p *proc) expect(id uint64) <-chan *msg {
+	ch := make(chan *msg, 1)
+	p.repMu.Lock()
+	p.replies[id] = ch
+	p.repMu.Unlock()
+	return ch
+}
+
+// forget drops the reply channel of request id.
+func (p *proc) forget(id uint64) {
+	p.repMu.Lock()
+	delete(p.replies, id)
+	p.repMu.Unlock()
+}
+
+// kill ends the worker at once and waits for it.
+func (p *proc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// release closes the supervisor's ends once the worker has exited.
+func (p *proc) release() {
+	p.releaseOnce.Do(func() {
+		if p.raw != nil {
+			p.raw.Close()
+		}
+		for _, o := range []*outPipe{p.out, p.err} {
+			if o != nil {
+				o.close()
+			}
+		}
+		p.crash.Close()
+	})
+}
+
+// crashReport returns what the runtime wrote to the crash file: the report of a fatal
+// error or an unrecovered panic, empty when there was none.
+func (p *proc) crashReport() string {
+	st, err := p.crash.Stat()
+	if err != nil || st.Size() == 0 {
+		return ""
+	}
+	b := make([]byte, min(st.Size(), 1<<20))
+	n, _ := p.crash.ReadAt(b, 0)
+	return string(b[:n])
+}
+
+// death describes how the worker ended: the cause in one line, and the runtime's
+// report when there is one.
+type death struct {
+	cause  string
+	report string
+}
+
+// describe says why the exited worker died, from its exit status, the cgroup's OOM
+// counter, its peak memory and its crash report.
+func (p *proc) describe() death {
+	d := death{report: strings.TrimRight(p.crashReport(), "\n")}
+	st := p.state
+	peak := ""
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil && ru.Maxrss > 0 {
+		peak = fmt.Sprintf("; at its peak it used %s of memory", sysmem.FormatBytes(uint64(ru.Maxrss)*1024))
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	switch {
+	case sysmem.OOMKills() > p.oomKills:
+		d.cause = "it was killed by the system's out-of-memory killer" + peak + memoryNote()
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+		d.cause = "it was killed by SIGKILL, most likely by the system's out-of-memory killer" + peak + memoryNote()
+	case ws.Signaled():
+		d.cause = fmt.Sprintf("it was killed by signal %d (%v)", ws.Signal(), ws.Signal()) + peak
+	case d.report != "":
+		d.cause = "the Go runtime stopped it: " + headline(d.report) + peak
+	default:
+		d.cause = fmt.Sprintf("it exited with status %d (compiled code called os.Exit or log.Fatal)", ws.ExitStatus())
+	}
+	return d
+}
+
+// headline returns the first line of a crash report that says what happened
+// ("fatal error: ...", "panic: ...", "runtime: out of memory: ...").
+func headline(report string) string {
+	for _, line := range strings.Split(report, "\n") {
+		line = strings.TrimSpace(line)
+		for _, p := range []string{"fatal error:", "panic:", "runtime: out of memory", "SIGSEGV", "SIGBUS", "unexpected fault"} {
+			if strings.HasPrefix(line, p) {
+				return line
+			}
+		}
+	}
+	first, _, _ := strings.Cut(report, "\n")
+	return first
+}
+
+// memoryNote says how much memory the machine (or the container) has, for the cause
+// of an OOM kill.
+func memoryNote() string {
+	info, ok := sysmem.Read()
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (the machine allows %s, %s is available now)", sysmem.FormatBytes(info.Total), sysmem.FormatBytes(info.Available))
+}

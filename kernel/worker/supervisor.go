@@ -1,0 +1,493 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gml-dev/gml/kernel"
+)
+
+// Config describes the workers a Supervisor runs.
+type Config struct {
+	// Command is the worker's command line; the program must call Serve.
+	Command []string
+	// Env is the worker's environment (nil: the supervisor's).
+	Env []string
+	// Log receives the supervisor's diagnostics, the full crash reports among them.
+	Log *log.Logger
+	// LogFile is given to each worker for its own diagnostics (nil: the supervisor's
+	// standard error).
+	LogFile *os.File
+	// IsComplete answers is_complete_request in the supervisor, so it needs no worker.
+	IsComplete func(code string) (status, indent string)
+	// OnRestart is called when a worker that died between cells has been replaced, so
+	// the kernel can publish the status messages of a restart; the next cell's output
+	// says what happened.
+	OnRestart func()
+}
+
+// flushInterval is how often the worker's output is sent while a cell runs, so partial
+// lines (progress text, prompts) show promptly.
+const flushInterval = 50 * time.Millisecond
+
+// replyTimeout bounds how long complete and inspect requests wait for the worker.
+const replyTimeout = 10 * time.Second
+
+// Supervisor runs cells in a worker process and replaces the worker when it dies. It
+// implements kernel.Executor. The kernel serializes Execute, Complete and Inspect;
+// Interrupt may come at any time.
+type Supervisor struct {
+	cfg Config
+
+	mu     sync.Mutex
+	p      *proc  // the current worker
+	nextID uint64 // request ids for the worker
+	// late holds what is to be told at the start of the next cell: output of a worker
+	// that died between cells and the account of its death.
+	late []lateText
+	cell *cellRun // the running cell, nil between cells
+	// lastCell numbers the cells run, for the notes on output that came between cells.
+	lastCell int
+
+	outMu sync.Mutex // serializes sending output and messages of the running cell
+}
+
+// lateText is text to show at the start of the next cell, on stream name.
+type lateText struct{ name, text string }
+
+// cellRun is the state of a running cell shared with Interrupt and the flusher.
+type cellRun struct {
+	pub         kernel.Publisher
+	p           *proc
+	stuck       bool // the worker reported that the interrupted work does not stop
+	killedByYou bool // a second interrupt ended the worker
+	stop        chan struct{}
+}
+
+// Start launches the first worker and returns at once; cells wait for it to be ready.
+func Start(cfg Config) (*Supervisor, error) {
+	if len(cfg.Command) == 0 {
+		return nil, errors.New("worker: no command configured")
+	}
+	if cfg.Log == nil {
+		cfg.Log = log.New(os.Stderr, "gml kernel: ", log.LstdFlags)
+	}
+	if cfg.LogFile == nil {
+		cfg.LogFile = os.Stderr
+	}
+	s := &Supervisor{cfg: cfg}
+	p, err := s.launch()
+	if err != nil {
+		return nil, err
+	}
+	s.p = p
+	return s, nil
+}
+
+// launch starts a worker and the goroutines that route its messages and watch it.
+func (s *Supervisor) launch() (*proc, error) {
+	p, err := spawn(s.cfg.Command, s.cfg.Env, s.cfg.LogFile)
+	if err != nil {
+		return nil, err
+	}
+	p.route()
+	go s.watch(p)
+	return p, nil
+}
+
+// watch waits for p to exit. A worker that dies between cells is replaced at once (and
+// the next cell says why); one that dies during a cell is handled by Execute.
+func (s *Supervisor) watch(p *proc) {
+	<-p.exited
+	p.death = p.describe()
+	s.cfg.Log.Printf("worker %d ended after %v: %s", p.cmd.Process.Pid, time.Since(p.started).Round(time.Millisecond), p.death.cause)
+	if p.death.report != "" {
+		s.cfg.Log.Printf("worker %d crash report:\n%s", p.cmd.Process.Pid, p.death.report)
+	}
+	close(p.dead)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p != p || s.cell != nil || p.closing {
+		return
+	}
+	// Between cells: keep what it printed and the account of its death for the next cell.
+	p.out.drainNow()
+	p.err.drainNow()
+	s.late = append(s.late, p.heldOutput(s.lastCell)...)
+	s.late = append(s.late, lateText{"stderr", deathText(p.death, "after cell ["+fmt.Sprint(s.lastCell)+"] had finished", false)})
+	p.release()
+	if np, err := s.launch(); err != nil {
+		s.cfg.Log.Printf("restarting the worker: %v", err)
+		s.late = append(s.late, lateText{"stderr", "A new worker could not be started: " + err.Error() + "\n"})
+		s.p = nil
+	} else {
+		s.p = np
+	}
+	if s.cfg.OnRestart != nil {
+		go s.cfg.OnRestart()
+	}
+}
+
+// current returns the worker to run the next request on, starting one when there is
+// none, and waits until it is ready or ctx ends.
+func (s *Supervisor) current(ctx context.Context) (*proc, error) {
+	s.mu.Lock()
+	p := s.p
+	if p == nil {
+		np, err := s.launch()
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.p, p = np, np
+	}
+	s.mu.Unlock()
+	select {
+	case <-p.ready:
+		if p.readyErr != nil {
+			return nil, p.readyErr
+		}
+		return p, nil
+	case <-p.dead:
+		return nil, fmt.Errorf("the worker died while starting: %s", p.death.cause)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Execute runs code in the worker. Output the worker writes to its stdout and stderr
+// streams to pub while the cell runs; cancelling ctx interrupts the cell.
+func (s *Supervisor) Execute(ctx context.Context, code string, pub kernel.Publisher) kernel.Result {
+	p, err := s.current(ctx)
+	if err != nil {
+		s.tellLate(pub, nil)
+		if ctx.Err() != nil {
+			return errResult("Interrupted", "the cell was interrupted while the kernel's worker was starting")
+		}
+		return errResult("KernelError", "the Go interpreter could not start: "+err.Error())
+	}
+	c := &cellRun{pub: pub, p: p, stop: make(chan struct{})}
+	s.mu.Lock()
+	s.cell = c
+	s.lastCell++
+	id := s.nextID + 1
+	s.nextID = id
+	s.mu.Unlock()
+	s.tellLate(pub, p)
+	go s.flusher(c)
+	defer func() {
+		close(c.stop)
+		s.mu.Lock()
+		s.cell = nil
+		s.mu.Unlock()
+	}()
+
+	if err := p.conn.Send(&msg{T: tExecute, ID: id, Code: code}); err != nil {
+		return s.lost(c)
+	}
+	done := ctx.Done()
+	for {
+		select {
+		case m := <-p.cellMsgs:
+			if res, finished := s.handle(c, m); finished {
+				return res
+			}
+		case <-done:
+			done = nil // forward the interrupt once; the worker reports when it stopped
+			p.conn.Send(&msg{T: tInterrupt})
+		case <-p.dead:
+			// Messages sent before it died come first.
+			select {
+			case <-p.routed:
+			case <-time.After(100 * time.Millisecond): // a child of the worker holds its connection
+			}
+			for {
+				select {
+				case m := <-p.cellMsgs:
+					if res, finished := s.handle(c, m); finished {
+						return res
+					}
+					continue
+				default:
+				}
+				break
+			}
+			return s.lost(c)
+		}
+	}
+}
+
+// handle passes one message of the running cell to its publisher, after the output the
+// worker wrote before sending it. It reports the result when the cell has finished.
+func (s *Supervisor) handle(c *cellRun, m *msg) (kernel.Result, bool) {
+	s.outMu.Lock()
+	s.sendOutput(c, false)
+	switch m.T {
+	case tStream:
+		c.pub.Stream(m.Name, m.Text)
+	case tDisplay:
+		c.pub.Display(m.Data, m.Metadata, m.DisplayID, m.Update)
+	case tClear:
+		c.pub.ClearOutput(m.Wait)
+	case tStuck:
+		s.mu.Lock()
+		c.stuck = true
+		s.mu.Unlock()
+		c.pub.Stream("stderr", m.Text)
+	case tInput:
+		s.outMu.Unlock() // output keeps flowing while the front end is asked
+		value, err := c.pub.Input(m.Prompt, m.Password)
+		reply := &msg{T: tInputReply, Text: value}
+		if err != nil {
+			reply.Error = err.Error()
+		}
+		c.p.conn.Send(reply)
+		return kernel.Result{}, false
+	case tResult:
+		s.sendOutput(c, true)
+		s.outMu.Unlock()
+		return kernel.Result{Data: m.Data, Metadata: m.Metadata, Err: m.Err}, true
+	default:
+		s.cfg.Log.Printf("worker: unexpected %q during a cell", m.T)
+	}
+	s.outMu.Unlock()
+	return kernel.Result{}, false
+}
+
+// flusher sends the worker's output every flushInterval while c runs.
+func (s *Supervisor) flusher(c *cellRun) {
+	t := time.NewTicker(flushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.outMu.Lock()
+			s.sendOutput(c, false)
+			s.outMu.Unlock()
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// sendOutput sends what the worker wrote to stdout and stderr to the cell's publisher;
+// all also sends a trailing partial character. Called with outMu held.
+func (s *Supervisor) sendOutput(c *cellRun, all bool) {
+	for _, o := range []*outPipe{c.p.out, c.p.err} {
+		text, dropped := o.take(all)
+		if dropped > 0 {
+			c.pub.Stream("stderr", fmt.Sprintf("[%d bytes of output were dropped]\n", dropped))
+		}
+		if text != "" {
+			c.pub.Stream(o.name, text)
+		}
+	}
+}
+
+// tellLate sends, at the start of a cell, what happened since the last one: output of
+// goroutines printed between cells, and a worker that died meanwhile.
+func (s *Supervisor) tellLate(pub kernel.Publisher, p *proc) {
+	s.mu.Lock()
+	late := s.late
+	s.late = nil
+	prev := s.lastCell - 1
+	s.mu.Unlock()
+	if p != nil {
+		late = append(p.heldOutput(prev), late...)
+	}
+	for _, l := range late {
+		pub.Stream(l.name, l.text)
+	}
+}
+
+// heldOutput returns what p wrote while no cell ran, marked as such.
+func (p *proc) heldOutput(after int) []lateText {
+	var out []lateText
+	for _, o := range []*outPipe{p.out, p.err} {
+		text, dropped := o.take(true)
+		if text == "" && dropped == 0 {
+			continue
+		}
+		head := fmt.Sprintf("[%s written after cell [%d] had finished, by work it left running:]\n", o.name, after)
+		if dropped > 0 {
+			head = fmt.Sprintf("[%s written after cell [%d] had finished, by work it left running; the first %d bytes were dropped:]\n", o.name, after, dropped)
+		}
+		out = append(out, lateText{"stderr", head}, lateText{o.name, text})
+	}
+	return out
+}
+
+// lost reports the death of the worker during cell c: what it printed last, why it
+// died (with the runtime's report), and that a new worker has replaced it.
+func (s *Supervisor) lost(c *cellRun) kernel.Result {
+	p := c.p
+	<-p.dead
+	p.out.drainNow()
+	p.err.drainNow()
+	s.outMu.Lock()
+	// The runtime writes its report to stderr as well as to the crash file: show it
+	// once, in the error.
+	if first, _, _ := strings.Cut(p.death.report, "\n"); first != "" {
+		p.err.mu.Lock()
+		if k := strings.Index(string(p.err.buf), first); k >= 0 {
+			p.err.buf = p.err.buf[:k]
+		}
+		p.err.mu.Unlock()
+	}
+	s.sendOutput(c, true)
+	s.outMu.Unlock()
+
+	s.mu.Lock()
+	killed := c.killedByYou
+	p.release()
+	var restartErr error
+	if s.p == p {
+		s.p, restartErr = s.launch()
+	}
+	s.mu.Unlock()
+	if killed {
+		p.death.cause = "a second interrupt ended it, as the first one could not stop the cell's work"
+		p.death.report = ""
+	}
+	text := deathText(p.death, "while this cell ran", killed)
+	if restartErr != nil {
+		text += "A new worker could not be started: " + restartErr.Error() + "\n"
+	}
+	if s.cfg.OnRestart != nil {
+		s.cfg.OnRestart()
+	}
+	tb := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	name, value := "KernelDied", "the kernel's worker process died: "+p.death.cause
+	if killed {
+		name, value = "KernelRestarted", "the kernel's worker was restarted to stop the cell"
+	}
+	tb[0] = name + ": " + tb[0]
+	return kernel.Result{Err: &kernel.CellError{Name: name, Value: value, Traceback: tb}}
+}
+
+// reportLines is how much of a crash report goes into a cell's output; the whole
+// report is in the kernel's log.
+const reportLines = 40
+
+// deathText tells the notebook that the worker died (when), why, and that all state
+// is gone.
+func deathText(d death, when string, killed bool) string {
+	var b strings.Builder
+	if killed {
+		fmt.Fprintf(&b, "The kernel's worker process was ended %s: %s.\n", when, d.cause)
+	} else {
+		fmt.Fprintf(&b, "The kernel's worker process died %s: %s.\n", when, d.cause)
+	}
+	b.WriteString("All state is lost: variables, functions, types and imports of earlier cells are gone. " +
+		"A new worker has been started; run the cells this notebook needs again.\n")
+	if d.report != "" {
+		lines := strings.Split(d.report, "\n")
+		b.WriteString("\nThe Go runtime's report:\n")
+		for k, l := range lines {
+			if k == reportLines {
+				fmt.Fprintf(&b, "... %d more lines (the whole report is in the kernel's log)\n", len(lines)-k)
+				break
+			}
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// Interrupt is called on every interrupt request, besides the cancellation of the
+// running cell's context. When the worker has reported that the interrupted work does
+// not stop, a second interrupt ends the worker, losing its state, rather than leave
+// the kernel busy forever.
+func (s *Supervisor) Interrupt() {
+	s.mu.Lock()
+	c := s.cell
+	kill := c != nil && c.stuck && !c.killedByYou
+	if kill {
+		c.killedByYou = true
+	}
+	s.mu.Unlock()
+	if kill {
+		s.cfg.Log.Printf("a second interrupt: ending worker %d, whose cell does not stop", c.p.cmd.Process.Pid)
+		c.p.kill()
+	}
+}
+
+// Complete asks the worker for completions; with no worker ready it has none.
+func (s *Supervisor) Complete(code string, cursor int) ([]string, int, int) {
+	r := s.ask(&msg{T: tComplete, Code: code, Cursor: cursor})
+	if r == nil {
+		return nil, cursor, cursor
+	}
+	return r.Matches, r.Start, r.End
+}
+
+// Inspect asks the worker to inspect the name at cursor.
+func (s *Supervisor) Inspect(code string, cursor, detail int) (map[string]any, bool) {
+	r := s.ask(&msg{T: tInspect, Code: code, Cursor: cursor, Detail: detail})
+	if r == nil {
+		return nil, false
+	}
+	return r.Data, r.Found
+}
+
+// IsComplete is answered in the supervisor, without the worker.
+func (s *Supervisor) IsComplete(code string) (string, string) {
+	if s.cfg.IsComplete == nil {
+		return "unknown", ""
+	}
+	return s.cfg.IsComplete(code)
+}
+
+// ask sends a request that has a reply and waits for it; nil when the worker is not
+// ready, dies, or takes longer than replyTimeout.
+func (s *Supervisor) ask(m *msg) *msg {
+	ctx, cancel := context.WithTimeout(context.Background(), replyTimeout)
+	defer cancel()
+	p, err := s.current(ctx)
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.nextID++
+	m.ID = s.nextID
+	s.mu.Unlock()
+	reply := p.expect(m.ID)
+	defer p.forget(m.ID)
+	if p.conn.Send(m) != nil {
+		return nil
+	}
+	select {
+	case r := <-reply:
+		return r
+	case <-p.dead:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// Close ends the worker.
+func (s *Supervisor) Close() error {
+	s.mu.Lock()
+	p := s.p
+	s.p = nil
+	if p != nil {
+		p.closing = true
+	}
+	s.mu.Unlock()
+	if p != nil {
+		p.kill()
+		<-p.dead
+		p.release()
+	}
+	return nil
+}
+
+func errResult(name, value string) kernel.Result {
+	return kernel.Result{Err: &kernel.CellError{Name: name, Value: value, Traceback: []string{name + ": " + value}}}
+}
