@@ -101,6 +101,10 @@ type Interp struct {
 	// methods lists the methods cells declared, by receiver type name; reflection does
 	// not see them on values of cell types.
 	methods map[string][]string
+	// calls is the call graph of cell functions and guardNames the names of those with
+	// a recursion guard, by the guard's number (recursion.go).
+	calls      map[string]map[string]bool
+	guardNames []string
 
 	paths          []string // import paths of the loaded symbol tables
 	importableOnce sync.Once
@@ -109,10 +113,11 @@ type Interp struct {
 
 // cellState is what a goroutine panic needs to fail the running cell.
 type cellState struct {
-	id     int
-	ctx    context.Context
-	cancel context.CancelFunc
-	goErr  *Error
+	id       int
+	ctx      context.Context
+	cancel   context.CancelFunc
+	goErr    *Error
+	stackErr *Error // runaway recursion, which stops the cell
 }
 
 // New returns an interpreter with the standard library, gonum and gml's packages
@@ -129,6 +134,7 @@ func New(opts ...Option) (*Interp, error) {
 		decls:     map[string]string{},
 		typeNames: map[reflect.Type]string{},
 		methods:   map[string][]string{},
+		calls:     map[string]map[string]bool{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -171,8 +177,8 @@ func New(opts ...Option) (*Interp, error) {
 }
 
 // cellSymbols returns the helper package every kernel imports as _gmlcell: GoPanic,
-// called by the guard of rewritten go statements, and Result, which receives the values
-// of a cell's last expression. Result has yaegi's interface mapping so that values of
+// called by the guard of rewritten go statements, the recursion guards Enter<k>, added
+// as functions are defined (recursion.go), and Result, which receives the values of a cell's last expression. Result has yaegi's interface mapping so that values of
 // cell-defined types keep their MIMEBundle, String and Error methods on the way.
 func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 	result := reflect.ValueOf(func(vals ...any) {
@@ -260,8 +266,10 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 
 	i.mu.Lock()
 	i.cell = nil
-	if state.goErr != nil && (res.Err == nil || res.Err.Name == nameInterrupt) {
-		res = Result{Err: state.goErr}
+	for _, e := range []*Error{state.goErr, state.stackErr} {
+		if e != nil && (res.Err == nil || res.Err.Name == nameInterrupt) {
+			res = Result{Err: e}
+		}
 	}
 	vals, hasRes := i.results, i.hasRes
 	i.results, i.hasRes = nil, false
@@ -341,6 +349,11 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	rewriteLoopVars(file)
 	if ch.kind == itemImport && !i.dropRepeatedImports(file) {
 		return nil, nil
+	}
+	if body != nil {
+		i.guardRecursion(body)
+	} else {
+		i.guardRecursion(file)
 	}
 	if ch.kind != itemStmt {
 		prog, err := i.safeCompile(file)

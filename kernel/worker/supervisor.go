@@ -106,6 +106,13 @@ func (s *Supervisor) launch() (*proc, error) {
 func (s *Supervisor) watch(p *proc) {
 	<-p.exited
 	p.death = p.describe()
+	s.mu.Lock()
+	closing := p.closing
+	s.mu.Unlock()
+	if closing {
+		close(p.dead)
+		return
+	}
 	s.cfg.Log.Printf("worker %d ended after %v: %s", p.cmd.Process.Pid, time.Since(p.started).Round(time.Millisecond), p.death.cause)
 	if p.death.report != "" {
 		s.cfg.Log.Printf("worker %d crash report:\n%s", p.cmd.Process.Pid, p.death.report)
