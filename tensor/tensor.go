@@ -3,9 +3,12 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gml-dev/gml/internal/sysmem"
 )
 
 // Tensor is a dense, contiguous, row-major array in host memory. It is what goes into a
@@ -18,7 +21,8 @@ type Tensor struct {
 	data  []byte
 }
 
-// New returns a zero-filled tensor.
+// New returns a zero-filled tensor. It panics with a *sysmem.TooLargeError, naming the
+// size and the memory available, when the tensor cannot fit in memory.
 func New(dt DType, shape ...int) *Tensor {
 	s := Shape(shape).Clone()
 	if err := s.Validate(); err != nil {
@@ -27,7 +31,18 @@ func New(dt DType, shape ...int) *Tensor {
 	if !dt.Valid() {
 		panic(fmt.Errorf("tensor: New: invalid dtype %v", dt))
 	}
-	return &Tensor{dtype: dt, shape: s, data: alignedBytes(s.Size() * dt.Size())}
+	bytes := uint64(dt.Size())
+	for _, d := range s {
+		hi, lo := bits.Mul64(bytes, uint64(d))
+		if bytes = lo; hi != 0 {
+			bytes = math.MaxUint64
+		}
+	}
+	// The Go runtime would end the process, not panic, on a size that cannot fit.
+	if err := sysmem.CheckAlloc(bytes, fmt.Sprintf("tensor.New(%v%v)", dt, s)); err != nil {
+		panic(err)
+	}
+	return &Tensor{dtype: dt, shape: s, data: alignedBytes(int(bytes))}
 }
 
 // alignedBytes allocates n bytes whose start is 8-byte aligned, so that views as

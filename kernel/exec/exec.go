@@ -178,7 +178,8 @@ func New(opts ...Option) (*Interp, error) {
 
 // cellSymbols returns the helper package every kernel imports as _gmlcell: GoPanic,
 // called by the guard of rewritten go statements, the recursion guards Enter<k>, added
-// as functions are defined (recursion.go), and Result, which receives the values of a cell's last expression. Result has yaegi's interface mapping so that values of
+// as functions are defined (recursion.go), MakeSize, the check of make's size
+// (alloc.go), and Result, which receives the values of a cell's last expression. Result has yaegi's interface mapping so that values of
 // cell-defined types keep their MIMEBundle, String and Error methods on the way.
 func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 	result := reflect.ValueOf(func(vals ...any) {
@@ -195,7 +196,7 @@ func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 		}
 	})
 	return map[string]map[string]reflect.Value{
-		cellPkgPath + "/cell": {"Result": result, "GoPanic": goPanic, "TypeName": typeName},
+		cellPkgPath + "/cell": {"Result": result, "GoPanic": goPanic, "TypeName": typeName, "MakeSize": reflect.ValueOf(makeSize)},
 		".": {"MapTypes": reflect.ValueOf(map[reflect.Value][]reflect.Type{
 			result: {
 				reflect.TypeOf((*display.Renderer)(nil)).Elem(),
@@ -350,11 +351,12 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	if ch.kind == itemImport && !i.dropRepeatedImports(file) {
 		return nil, nil
 	}
+	var src ast.Node = file
 	if body != nil {
-		i.guardRecursion(body)
-	} else {
-		i.guardRecursion(file)
+		src = body
 	}
+	i.guardRecursion(src)
+	guardMakes(src)
 	if ch.kind != itemStmt {
 		prog, err := i.safeCompile(file)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gml-dev/gml/internal/sysmem"
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
@@ -74,6 +75,10 @@ func (c *Backend) Alloc(bytes int64, pool runtime.Pool) (runtime.Buffer, error) 
 	}
 	if total := totalMemory(); total > 0 && bytes > total {
 		return nil, fmt.Errorf("cpu: Alloc of %d bytes exceeds the machine's %d bytes of memory", bytes, total)
+	}
+	// Memory that is there but taken would end the process in the Go runtime.
+	if err := sysmem.CheckAlloc(uint64(bytes), "a CPU buffer"); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	c.used[pool%runtime.NumPools].Add(bytes)
 	return &buffer{data: alignedBytes(int(bytes)), pool: pool}, nil
