@@ -105,6 +105,10 @@ type Interp struct {
 	// a recursion guard, by the guard's number (recursion.go).
 	calls      map[string]map[string]bool
 	guardNames []string
+	// sources keeps the code of cells that may define functions, by cell number, for
+	// the source line of a panic's frame; chunkSrc is the chunk being compiled or run.
+	sources  map[int]string
+	chunkSrc ast.Node
 
 	paths          []string // import paths of the loaded symbol tables
 	importableOnce sync.Once
@@ -135,6 +139,7 @@ func New(opts ...Option) (*Interp, error) {
 		typeNames: map[reflect.Type]string{},
 		methods:   map[string][]string{},
 		calls:     map[string]map[string]bool{},
+		sources:   map[int]string{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -293,6 +298,16 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 // at the first failure.
 func (i *Interp) runCell(ctx, parent context.Context, id int, code string, notice func(string)) Result {
 	name := fmt.Sprintf("cell[%d]", id)
+	i.mu.Lock()
+	i.sources[id] = code
+	i.mu.Unlock()
+	defer func() {
+		if !strings.Contains(code, "func") { // no function can refer back to this cell
+			i.mu.Lock()
+			delete(i.sources, id)
+			i.mu.Unlock()
+		}
+	}()
 	i.autoImport(code)
 	chunks, err := splitCell(code)
 	if err != nil {
@@ -314,7 +329,9 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string, notic
 			if parent.Err() != nil {
 				return Result{Err: interruptError(err)}
 			}
-			return Result{Err: runError(err, i.frames.take())}
+			e := runError(err, i.frames.take())
+			i.withSource(e, i.indexDetails(e, i.chunkSrc))
+			return Result{Err: e}
 		}
 		i.nameTypes()
 	}
@@ -357,6 +374,7 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	}
 	i.guardRecursion(src)
 	guardMakes(src)
+	i.chunkSrc = src
 	if ch.kind != itemStmt {
 		prog, err := i.safeCompile(file)
 		if err != nil {
