@@ -325,7 +325,10 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string, notic
 		if prog == nil {
 			continue // only imports already in effect
 		}
-		if err := i.runChunk(ctx, prog, notice); err != nil {
+		slots := i.globalSlots()
+		err = i.runChunk(ctx, prog, notice)
+		i.releaseTemps(slots)
+		if err != nil {
 			if parent.Err() != nil {
 				return Result{Err: interruptError(err)}
 			}
