@@ -2,7 +2,11 @@ package test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,5 +173,204 @@ func TestInterruptStopsEvaluateAndPredict(t *testing.T) {
 				t.Errorf("the next cell printed %q", out)
 			}
 		})
+	}
+}
+
+func TestRunawayRecursionKeepsTheKernel(t *testing.T) {
+	p := startKernel(t, false)
+	mustRun(t, p, "x := 41")
+	r, _ := run(t, p, "func f(n int) int { return f(n+1) + 1 }\nf(0)")
+	if r.Status != "error" || r.EName != "StackOverflow" || !strings.Contains(r.EValue, "runaway recursion in f:") ||
+		!strings.Contains(r.EValue, "nested calls") {
+		t.Fatalf("runaway recursion: status %s, %s", r.Status, errText(r))
+	}
+	if got := mustRun(t, p, "x + 1"); got != "42" {
+		t.Errorf("after the recursion x + 1 = %q, want 42", got)
+	}
+}
+
+func TestImpossibleAllocationsAreErrors(t *testing.T) {
+	p := startKernel(t, false)
+	mustRun(t, p, "x := 41")
+	tests := []struct{ name, code, want string }{
+		{"make 1 TiB", "b := make([]byte, 1<<40)\nlen(b)", "cannot allocate 1.0 TiB for make([]uint8, 1099511627776)"},
+		{"tensor of 1 TiB", "big := tensor.New(tensor.F32, 1<<38)\nbig.Shape()", "cannot allocate 1.0 TiB for tensor.New(f32[274877906944])"},
+		{"device buffer of 1 TiB", `r, err := rt.Default()
+if err != nil {
+	panic(err)
+}
+g := tensor.NewGraph()
+ones := tensor.Full(g, tensor.F32, tensor.Shape{1 << 38}, 1)
+e, err := r.Compile([]*tensor.Node{ones})
+if err == nil {
+	_, err = e.Run(nil)
+}
+if err != nil {
+	panic(err)
+}`, "1.0 TiB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := run(t, p, tc.code)
+			if r.Status != "error" || !strings.Contains(errText(r), tc.want) || !strings.Contains(errText(r), "available") {
+				t.Errorf("status %s, %s\nwant an error with %q and the memory available", r.Status, errText(r), tc.want)
+			}
+			if got := mustRun(t, p, "x + 1"); got != "42" {
+				t.Errorf("after the allocation x + 1 = %q, want 42", got)
+			}
+		})
+	}
+}
+
+// statuses returns the execution states of the status messages among ms, in order.
+func statuses(ms []*wire.Message) []string {
+	var s []string
+	for _, m := range ms {
+		if m.Header.MsgType == "status" {
+			var st wire.Status
+			m.DecodeContent(&st)
+			s = append(s, st.ExecutionState)
+		}
+	}
+	return s
+}
+
+// workerPid returns the pid of the kernel's worker process, waiting for one to exist.
+// Linux lists children per thread of the parent.
+func workerPid(t *testing.T, p *client.Process) int {
+	t.Helper()
+	pid := p.Cmd.Process.Pid
+	for deadline := time.Now().Add(cellTimeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+		for _, task := range tasks {
+			data, _ := os.ReadFile(task)
+			if f := strings.Fields(string(data)); len(f) > 0 {
+				n, err := strconv.Atoi(f[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+		}
+	}
+	t.Fatal("the kernel has no worker process")
+	return 0
+}
+
+// kill sends SIGKILL to the worker, as the OOM killer does.
+func killWorker(t *testing.T, p *client.Process) {
+	t.Helper()
+	if err := syscall.Kill(workerPid(t, p), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWorkerDeathIsReported(t *testing.T) {
+	p := startKernel(t, false)
+	// A fatal error of the runtime: Go's stack limit set far below what a call needs.
+	mustRun(t, p, "kept := 1")
+	r, ex := run(t, p, "import \"runtime/debug\"\ndebug.SetMaxStack(1 << 12)\nfunc deep(n int) int {\n\tif n == 0 {\n\t\treturn 0\n\t}\n\treturn deep(n-1) + 1\n}\ndeep(100)")
+	checkDeath(t, p, r, "fatal error: stack overflow")
+	if tb := errText(r); !strings.Contains(tb, "The Go runtime's report:\nruntime: goroutine stack exceeds 4096-byte limit") {
+		t.Errorf("the crash report is missing or incomplete:\n%s", tb)
+	}
+	if strings.Contains(streamText(ex.Outputs()), "fatal error") {
+		t.Errorf("the crash report was also sent as stderr: %q", streamText(ex.Outputs()))
+	}
+	// What the OOM killer does, during a cell.
+	mustRun(t, p, "kept := 1")
+	req := send(t, p, "for {\n}")
+	time.Sleep(300 * time.Millisecond)
+	killWorker(t, p)
+	ex, err := p.Client.Await(req, cellTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.Reply.DecodeContent(&r)
+	checkDeath(t, p, r, "killed by SIGKILL")
+	// And between cells: the next cell says so, and runs.
+	killWorker(t, p)
+	time.Sleep(time.Second)
+	out := mustRun(t, p, "1+1")
+	if !strings.Contains(out, "died after cell") || !strings.Contains(out, "killed by SIGKILL") || !strings.HasSuffix(out, "2") {
+		t.Errorf("the cell after a death between cells printed %q", out)
+	}
+}
+
+// checkDeath checks the reply r of a cell during which the worker died, then that the
+// kernel answers, that the state is gone and that cells run again.
+func checkDeath(t *testing.T, p *client.Process, r wire.ExecuteReply, cause string) {
+	t.Helper()
+	text := errText(r)
+	if r.Status != "error" || r.EName != "KernelDied" || !strings.Contains(text, cause) || !strings.Contains(text, "All state is lost") {
+		t.Fatalf("status %s, %s\nwant KernelDied naming %q", r.Status, text, cause)
+	}
+	if _, err := p.Client.Request(p.Client.Ch.Control, "kernel_info_request", struct{}{}, cellTimeout); err != nil {
+		t.Fatalf("kernel_info after the death: %v", err)
+	}
+	if r, _ := run(t, p, "kept"); r.Status != "error" {
+		t.Error("a variable survived the death of the worker")
+	}
+	if got := mustRun(t, p, "1+1"); got != "2" {
+		t.Errorf("1+1 after the restart = %q", got)
+	}
+}
+
+func TestOutputAfterItsCellIsShownMarked(t *testing.T) {
+	p := startKernel(t, false)
+	mustRun(t, p, "import (\"fmt\"; \"time\")\ngo func() {\n\ttime.Sleep(300 * time.Millisecond)\n\tfmt.Println(\"late hello\")\n}()")
+	time.Sleep(time.Second)
+	_, ex := run(t, p, "fmt.Println(\"own\")")
+	var streams []wire.Stream
+	for _, m := range ex.Outputs() {
+		if m.Header.MsgType == "stream" {
+			var s wire.Stream
+			m.DecodeContent(&s)
+			streams = append(streams, s)
+		}
+	}
+	all := fmt.Sprint(streams)
+	if len(streams) < 3 || streams[0].Name != "stderr" || !strings.Contains(streams[0].Text, "after cell [1] had finished") ||
+		!strings.Contains(streams[1].Text, "late hello") || streams[len(streams)-1].Text != "own\n" {
+		t.Errorf("streams of the next cell: %s", all)
+	}
+}
+
+func TestInterruptThatCannotStop(t *testing.T) {
+	p := startKernel(t, false)
+	// time.Sleep in a cell ends with the interrupt.
+	req := send(t, p, "import \"time\"\ntime.Sleep(time.Hour)")
+	time.Sleep(500 * time.Millisecond)
+	if r, _, took := interrupt(t, p, req); r.EName != "Interrupted" || took > stopTimeout {
+		t.Errorf("time.Sleep: %s after %v", errText(r), took)
+	}
+	// Compiled code that does not check: the notebook is told where the cell is, and a
+	// second interrupt restarts the worker.
+	req = send(t, p, "import \"sync\"\nvar wg sync.WaitGroup\nwg.Add(1)\nwg.Wait()")
+	time.Sleep(500 * time.Millisecond)
+	if _, err := p.Client.Request(p.Client.Ch.Control, "interrupt_request", struct{}{}, cellTimeout); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, p, req, "does not check for interrupts")
+	if !strings.Contains(streamText(p.Client.Peek(req)), "sync.(*WaitGroup).Wait") {
+		t.Errorf("the note does not say where the cell is: %q", streamText(p.Client.Peek(req)))
+	}
+	r, _, _ := interrupt(t, p, req)
+	if r.EName != "KernelRestarted" {
+		t.Errorf("second interrupt: %s", errText(r))
+	}
+	if got := mustRun(t, p, "1+1"); got != "2" {
+		t.Errorf("1+1 after the restart = %q", got)
+	}
+}
+
+func TestClosuresSurviveAnInterrupt(t *testing.T) {
+	p := startKernel(t, false)
+	mustRun(t, p, "func counter() func() int {\n\tn := 0\n\treturn func() int {\n\t\tn++\n\t\treturn n\n\t}\n}\nnext := counter()\nnext()")
+	req := send(t, p, "for {\n}")
+	time.Sleep(300 * time.Millisecond)
+	interrupt(t, p, req)
+	if got := mustRun(t, p, "next()"); got != "2" {
+		t.Errorf("a closure made before the interrupt returned %q, want 2", got)
 	}
 }

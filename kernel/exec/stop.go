@@ -238,7 +238,10 @@ func goroutineFuncs(gid uint64) []string {
 
 // internalFunc reports functions that say nothing about where a cell is stuck.
 func internalFunc(fn string) bool {
-	for _, p := range []string{"runtime.", "reflect.", "internal/", "sync.", "github.com/traefik/yaegi/", "github.com/gml-dev/gml/kernel/exec."} {
+	if strings.Contains(fn, ".runtime_") { // sync.runtime_Semacquire and the like
+		return true
+	}
+	for _, p := range []string{"runtime.", "reflect.", "internal/", "github.com/traefik/yaegi/", "github.com/gml-dev/gml/kernel/exec."} {
 		if strings.HasPrefix(fn, p) {
 			return true
 		}

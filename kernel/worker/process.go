@@ -212,9 +212,12 @@ type death struct {
 }
 
 // describe says why the exited worker died, from its exit status, the cgroup's OOM
-// counter, its peak memory and its crash report.
+// counter, its peak memory and its crash report. It reads what is left in the pipes
+// first, and takes the report out of stderr (see takeReport).
 func (p *proc) describe() death {
-	d := death{report: strings.TrimRight(p.crashReport(), "\n")}
+	p.out.drainNow()
+	p.err.drainNow()
+	d := death{report: p.takeReport()}
 	st := p.state
 	peak := ""
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil && ru.Maxrss > 0 {
@@ -234,6 +237,56 @@ func (p *proc) describe() death {
 		d.cause = fmt.Sprintf("it exited with status %d (compiled code called os.Exit or log.Fatal)", ws.ExitStatus())
 	}
 	return d
+}
+
+// reportStarts are the lines a runtime crash report can begin with.
+var reportStarts = []string{"fatal error:", "panic:", "runtime:", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "unexpected fault", "[signal"}
+
+// takeReport returns the runtime's crash report and removes it from the worker's
+// stderr, where the runtime writes it too. The crash file lacks its first lines (the
+// runtime copies to it only once it is dying: "fatal error: stack overflow" comes
+// before), so the report is taken from stderr, from the start of the run of report
+// lines that leads to the file's first line; from the file alone when stderr does not
+// have it.
+func (p *proc) takeReport() string {
+	file := strings.Trim(p.crashReport(), "\n")
+	if file == "" {
+		return ""
+	}
+	first, _, _ := strings.Cut(file, "\n")
+	p.err.mu.Lock()
+	defer p.err.mu.Unlock()
+	text := string(p.err.buf)
+	at := strings.Index(text, first)
+	if at < 0 {
+		return file
+	}
+	// Walk back over the few lines before it that belong to the report (and blank ones).
+	start := at
+	lines := strings.SplitAfter(text[:at], "\n")
+	for k, n := len(lines)-1, 0; k >= 0 && n < 10; k-- {
+		line := strings.TrimRight(lines[k], "\n")
+		if line != "" && !startsReport(line) {
+			break
+		}
+		start -= len(lines[k])
+		n++
+	}
+	for start < at && text[start] == '\n' {
+		start++
+	}
+	p.err.buf = p.err.buf[:start]
+	return strings.Trim(text[start:], "\n")
+}
+
+// startsReport reports whether s begins like a line of a runtime crash report.
+func startsReport(s string) bool {
+	for _, p := range reportStarts {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // headline returns the first line of a crash report that says what happened

@@ -124,8 +124,6 @@ func (s *Supervisor) watch(p *proc) {
 		return
 	}
 	// Between cells: keep what it printed and the account of its death for the next cell.
-	p.out.drainNow()
-	p.err.drainNow()
 	s.late = append(s.late, p.heldOutput(s.lastCell)...)
 	s.late = append(s.late, lateText{"stderr", deathText(p.death, "after cell ["+fmt.Sprint(s.lastCell)+"] had finished", false)})
 	p.release()
@@ -334,19 +332,8 @@ func (p *proc) heldOutput(after int) []lateText {
 // died (with the runtime's report), and that a new worker has replaced it.
 func (s *Supervisor) lost(c *cellRun) kernel.Result {
 	p := c.p
-	<-p.dead
-	p.out.drainNow()
-	p.err.drainNow()
+	<-p.dead // describe has taken the crash report out of stderr: it is shown in the error
 	s.outMu.Lock()
-	// The runtime writes its report to stderr as well as to the crash file: show it
-	// once, in the error.
-	if first, _, _ := strings.Cut(p.death.report, "\n"); first != "" {
-		p.err.mu.Lock()
-		if k := strings.Index(string(p.err.buf), first); k >= 0 {
-			p.err.buf = p.err.buf[:k]
-		}
-		p.err.mu.Unlock()
-	}
 	s.sendOutput(c, true)
 	s.outMu.Unlock()
 
