@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/gml-dev/gml/kernel"
 	"github.com/gml-dev/gml/kernel/exec"
@@ -40,18 +41,33 @@ func runKernel(args []string) error {
 	if err != nil {
 		return fmt.Errorf("finding the gml binary for the kernel's worker: %w", err)
 	}
-	var k *kernel.Kernel
-	k, err = kernel.New(kernel.Config{
+	// Cells run in a worker process that this one supervises and replaces when it dies
+	// (package kernel/worker). It is started first, so that its start overlaps with
+	// binding the sockets.
+	var k atomic.Pointer[kernel.Kernel]
+	type started struct {
+		s   *worker.Supervisor
+		err error
+	}
+	sup := make(chan started, 1)
+	go func() {
+		s, err := worker.Start(worker.Config{
+			Command:    []string{self, "kernel", "-worker"},
+			Log:        logger,
+			IsComplete: exec.IsComplete,
+			OnRestart: func() {
+				if k := k.Load(); k != nil {
+					k.Restarted()
+				}
+			},
+		})
+		sup <- started{s, err}
+	}()
+	kn, err := kernel.New(kernel.Config{
 		Info: info,
-		// Cells run in a worker process that this one supervises and replaces when it
-		// dies (package kernel/worker).
 		NewExecutor: func() (kernel.Executor, error) {
-			return worker.Start(worker.Config{
-				Command:    []string{self, "kernel", "-worker"},
-				Log:        logger,
-				IsComplete: exec.IsComplete,
-				OnRestart:  func() { k.Restarted() },
-			})
+			st := <-sup
+			return st.s, st.err
 		},
 		Logger:       logger,
 		Version:      versionString(),
@@ -59,9 +75,13 @@ func runKernel(args []string) error {
 		HandleSIGINT: true,
 	})
 	if err != nil {
+		if st := <-sup; st.s != nil {
+			st.s.Close()
+		}
 		return err
 	}
-	restart, err := k.Run(context.Background())
+	k.Store(kn)
+	restart, err := kn.Run(context.Background())
 	if restart {
 		logger.Printf("shutting down for a restart; the front end starts a new kernel")
 	}

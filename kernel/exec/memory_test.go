@@ -19,8 +19,8 @@ func liveHeap() uint64 {
 // yaegi's internals behind releaseTemps and dropCompileHistory still finds them.
 func TestMemoryPerCellIsBounded(t *testing.T) {
 	i := newInterp(t)
-	if data, _ := globalFrame(i.yi); !data.IsValid() || namedSlots(i.yi) == nil {
-		t.Fatal("yaegi's global frame or scopes are not where releaseTemps looks")
+	if !layout() {
+		t.Fatal("yaegi's fields are not where dropCompileHistory and releaseTemps look")
 	}
 	cells := []struct {
 		name, code string
@@ -41,8 +41,32 @@ func TestMemoryPerCellIsBounded(t *testing.T) {
 		for k := 0; k < n; k++ {
 			run(t, i, c.code)
 		}
+		slots := i.globalSlots()
 		if grown := int64(liveHeap()) - int64(before); grown > int64(n*c.perCell) {
 			t.Errorf("%s: the live heap grew by %d bytes over %d cells, more than %d a cell", c.name, grown, n, c.perCell)
+		}
+		run(t, i, c.code)
+		if i.globalSlots() > slots {
+			t.Errorf("%s: the global frame grew from %d to %d slots with one more cell", c.name, slots, i.globalSlots())
+		}
+	}
+}
+
+// TestReleasedTempsKeepInterfaceValues checks that values of cell types converted to
+// interfaces at the top level keep their receivers, which yaegi reads from the chunk's
+// temporary slots when their methods are called.
+func TestReleasedTempsKeepInterfaceValues(t *testing.T) {
+	i := newInterp(t)
+	steps := []step{
+		{code: "import \"fmt\"\ntype P struct{ X int }\nfunc (p P) String() string { return fmt.Sprint(\"P\", p.X) }\nvar s fmt.Stringer = P{5}\nss := []fmt.Stringer{P{6}, &P{7}}"},
+		{code: "len(make([]byte, 1<<20)) + len(make([]int, 10))", result: "1048586"},
+		{code: "s.String() + ss[0].String() + ss[1].String()", result: `"P5P6P7"`},
+		{code: "m := P{8}.String\nm()", result: `"P8"`},
+		{code: "m()", result: `"P8"`},
+	}
+	for _, st := range steps {
+		if r, _ := run(t, i, st.code); r.Err != nil || text(r) != st.result {
+			t.Errorf("%q: %v %q, want %q", st.code, r.Err, text(r), st.result)
 		}
 	}
 }

@@ -17,6 +17,7 @@ const (
 	tExecute    = "execute"     // ID, Code
 	tInterrupt  = "interrupt"   // stop the running cell
 	tInputReply = "input_reply" // Text, or Error when the front end refused
+	tAck        = "ack"         // the last stream, display, clear or stuck message was sent on
 	tComplete   = "complete"    // ID, Code, Cursor
 	tInspect    = "inspect"     // ID, Code, Cursor, Detail
 
@@ -55,6 +56,10 @@ type msg struct {
 	Start     int               `json:"start,omitempty"`
 	End       int               `json:"end,omitempty"`
 	Found     bool              `json:"found,omitempty"`
+
+	// outMark and errMark are the totals of the worker's stdout and stderr when the
+	// message arrived (process.go); they are not sent.
+	outMark, errMark int64
 }
 
 // maxFrame bounds one message, so a corrupt length cannot make the reader allocate

@@ -21,7 +21,8 @@ type outPipe struct {
 
 	mu      sync.Mutex
 	buf     []byte
-	dropped int // bytes dropped from the front of buf to keep it under maxHeld
+	base    int64 // how many bytes came before buf[0]: taken, or dropped
+	dropped int   // bytes dropped from the front of buf to keep it under maxHeld
 }
 
 // maxHeld bounds what a pipe keeps while no cell takes it (a goroutine that prints
@@ -79,21 +80,34 @@ func (o *outPipe) hold(p []byte) {
 	o.buf = append(o.buf, p...)
 	if over := len(o.buf) - maxHeld; over > 0 {
 		o.dropped += over
+		o.base += int64(over)
 		o.buf = append(o.buf[:0], o.buf[over:]...)
 	}
 }
 
-// take removes and returns the text read so far, up to the last complete UTF-8
-// character unless all is set, and how many bytes were dropped before it.
-func (o *outPipe) take(all bool) (text string, dropped int) {
+// total returns how many bytes have arrived in all.
+func (o *outPipe) total() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.base + int64(len(o.buf))
+}
+
+// take removes and returns the text read so far, up to byte upTo of the stream (-1:
+// all of it) and, unless all is set, to the last complete UTF-8 character; and how
+// many bytes were dropped before it.
+func (o *outPipe) take(all bool, upTo int64) (text string, dropped int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := len(o.buf)
+	if upTo >= 0 {
+		n = int(max(0, min(int64(n), upTo-o.base)))
+	}
 	if !all {
-		n = completeUTF8(o.buf)
+		n = completeUTF8(o.buf[:n])
 	}
 	text, dropped = string(o.buf[:n]), o.dropped
 	o.buf = append(o.buf[:0], o.buf[n:]...)
+	o.base += int64(n)
 	o.dropped = 0
 	return text, dropped
 }

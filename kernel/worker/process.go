@@ -24,16 +24,18 @@ type proc struct {
 	oomKills int      // the cgroup's oom_kill count when the worker started
 	started  time.Time
 
-	frames chan *msg     // messages from the worker, in order; closed when it hangs up
 	exited chan struct{} // closed when the process has exited and been reaped
 	state  *os.ProcessState
 
 	// Set by route: ready is closed when the worker's interpreter is built (readyErr
-	// when it could not be); cellMsgs carries the messages of the running cell; routed
-	// is closed when the connection has ended and every message was routed.
+	// when it could not be); cellMsgs carries the messages of the running cell, and
+	// pending lists those not handled yet (see mark); routed is closed when the
+	// connection has ended and every message was routed.
 	ready    chan struct{}
 	readyErr error
 	cellMsgs chan *msg
+	pendMu   sync.Mutex
+	pending  []*msg
 	routed   chan struct{}
 	repMu    sync.Mutex
 	replies  map[uint64]chan *msg
@@ -76,7 +78,7 @@ func spawn(argv, env []string, logFile *os.File) (*proc, error) {
 	}
 	os.Remove(crash.Name()) // both processes hold it open; nothing is left behind
 	p := &proc{raw: raw, conn: newConn(raw), crash: crash, oomKills: sysmem.OOMKills(),
-		frames: make(chan *msg, 64), exited: make(chan struct{}), ready: make(chan struct{}),
+		exited: make(chan struct{}), ready: make(chan struct{}),
 		cellMsgs: make(chan *msg, 64), routed: make(chan struct{}), replies: map[uint64]chan *msg{},
 		dead: make(chan struct{})}
 	var outW, errW *os.File
@@ -102,7 +104,7 @@ func spawn(argv, env []string, logFile *os.File) (*proc, error) {
 		p.release()
 		return nil, fmt.Errorf("starting the worker %s: %w", argv[0], err)
 	}
-	go p.receive()
+	go p.route()
 	go func() {
 		p.cmd.Wait()
 		p.state = p.cmd.ProcessState
@@ -111,48 +113,70 @@ func spawn(argv, env []string, logFile *os.File) (*proc, error) {
 	return p, nil
 }
 
-// receive passes the worker's messages to frames until the connection ends.
-func (p *proc) receive() {
-	defer close(p.frames)
+// route receives the worker's messages and sorts them: ready, replies to complete and
+// inspect requests (by id), and everything else, which belongs to the running cell and
+// is stamped with how much output had arrived when it did (mark).
+func (p *proc) route() {
+	defer close(p.routed)
+	readied := false
 	for {
 		m, err := p.conn.Recv()
 		if err != nil {
-			return
+			break
 		}
-		p.frames <- m
+		switch m.T {
+		case tReady:
+			if m.Error != "" {
+				p.readyErr = errors.New(m.Error)
+			}
+			readied = true
+			close(p.ready)
+		case tCompleteReply, tInspectReply:
+			p.repMu.Lock()
+			ch := p.replies[m.ID]
+			p.repMu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		default:
+			p.pendMu.Lock()
+			m.outMark, m.errMark = p.out.total(), p.err.total()
+			p.pending = append(p.pending, m)
+			p.pendMu.Unlock()
+			p.cellMsgs <- m
+		}
+	}
+	if !readied {
+		p.readyErr = errors.New("the worker hung up before its interpreter was ready")
+		close(p.ready)
 	}
 }
 
-// route sorts the worker's messages: ready, replies to complete and inspect requests
-// (by id), and everything else, which belongs to the running cell.
-func (p *proc) route() {
-	go func() {
-		defer close(p.routed)
-		readied := false
-		for m := range p.frames {
-			switch m.T {
-			case tReady:
-				if m.Error != "" {
-					p.readyErr = errors.New(m.Error)
-				}
-				readied = true
-				close(p.ready)
-			case tCompleteReply, tInspectReply:
-				p.repMu.Lock()
-				ch := p.replies[m.ID]
-				p.repMu.Unlock()
-				if ch != nil {
-					ch <- m
-				}
-			default:
-				p.cellMsgs <- m
-			}
-		}
-		if !readied {
-			p.readyErr = errors.New("the worker hung up before its interpreter was ready")
-			close(p.ready)
-		}
-	}()
+// Order of output and messages. The worker sends a message once the supervisor has
+// read its pipes empty, so everything it wrote before the message is in the pipes'
+// buffers when the message arrives, and what is there beyond that was written after.
+// route stamps each message with the pipes' totals at its arrival; the message is
+// sent after the output up to its marks, and output beyond the marks of a message not
+// handled yet waits for it.
+
+// handled removes m, the oldest pending message, once it has been handled.
+func (p *proc) handled(m *msg) {
+	p.pendMu.Lock()
+	if len(p.pending) > 0 && p.pending[0] == m {
+		p.pending = p.pending[1:]
+	}
+	p.pendMu.Unlock()
+}
+
+// outputLimits returns how far output may be sent now: up to the marks of the oldest
+// message not handled yet, or everything (-1).
+func (p *proc) outputLimits() (out, err int64) {
+	p.pendMu.Lock()
+	defer p.pendMu.Unlock()
+	if len(p.pending) == 0 {
+		return -1, -1
+	}
+	return p.pending[0].outMark, p.pending[0].errMark
 }
 
 // expect registers a reply channel for request id.

@@ -46,7 +46,7 @@ func Serve(newExec func(Hooks) (kernel.Executor, error)) error {
 		return fmt.Errorf("worker: the supervisor connection (fd %d): %w", fdConn, err)
 	}
 	defer raw.Close()
-	w := &server{c: newConn(raw), inputs: make(chan *msg, 1)}
+	w := &server{c: newConn(raw), inputs: make(chan *msg, 1), acks: make(chan struct{}, 1)}
 	ex, err := newExec(Hooks{Stuck: w.stuck, Log: logFile})
 	ready := &msg{T: tReady}
 	if err != nil {
@@ -78,6 +78,11 @@ func Serve(newExec func(Hooks) (kernel.Executor, error)) error {
 			case w.inputs <- m:
 			default:
 			}
+		case tAck:
+			select {
+			case w.acks <- struct{}{}:
+			default:
+			}
 		case tComplete:
 			go func() {
 				matches, start, end := ex.Complete(m.Code, m.Cursor)
@@ -96,8 +101,34 @@ func Serve(newExec func(Hooks) (kernel.Executor, error)) error {
 type server struct {
 	c      *conn
 	inputs chan *msg
+	acks   chan struct{}
+	ackMu  sync.Mutex // one acknowledged message at a time
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running cell
+}
+
+// ackWait bounds the wait for an acknowledgement, should the supervisor be slow.
+const ackWait = time.Second
+
+// sendAcked sends m once the supervisor has read the output written before it, and
+// waits until the supervisor has passed it on: output the caller writes next can then
+// only come after it. (Without the wait, the supervisor's pipe readers could take in
+// output written just after m before the supervisor looked at m.)
+func (w *server) sendAcked(m *msg) {
+	w.ackMu.Lock()
+	defer w.ackMu.Unlock()
+	select {
+	case <-w.acks: // a late acknowledgement of an earlier message
+	default:
+	}
+	awaitOutputRead()
+	if w.c.Send(m) != nil {
+		return
+	}
+	select {
+	case <-w.acks:
+	case <-time.After(ackWait):
+	}
 }
 
 func (w *server) execute(ctx context.Context, ex kernel.Executor, m *msg) {
@@ -111,8 +142,7 @@ func (w *server) execute(ctx context.Context, ex kernel.Executor, m *msg) {
 }
 
 func (w *server) stuck(note string) {
-	awaitOutputRead()
-	w.c.Send(&msg{T: tStuck, Text: note})
+	w.sendAcked(&msg{T: tStuck, Text: note})
 }
 
 // remotePub is the running cell's publisher: each call becomes a message to the
@@ -123,18 +153,15 @@ type remotePub struct {
 }
 
 func (p *remotePub) Stream(name, text string) {
-	awaitOutputRead()
-	p.w.c.Send(&msg{T: tStream, Name: name, Text: text})
+	p.w.sendAcked(&msg{T: tStream, Name: name, Text: text})
 }
 
 func (p *remotePub) Display(data, metadata map[string]any, displayID string, update bool) {
-	awaitOutputRead()
-	p.w.c.Send(&msg{T: tDisplay, Data: data, Metadata: metadata, DisplayID: displayID, Update: update})
+	p.w.sendAcked(&msg{T: tDisplay, Data: data, Metadata: metadata, DisplayID: displayID, Update: update})
 }
 
 func (p *remotePub) ClearOutput(wait bool) {
-	awaitOutputRead()
-	p.w.c.Send(&msg{T: tClear, Wait: wait})
+	p.w.sendAcked(&msg{T: tClear, Wait: wait})
 }
 
 func (p *remotePub) Input(prompt string, password bool) (string, error) {

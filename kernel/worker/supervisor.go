@@ -55,7 +55,9 @@ type Supervisor struct {
 	// lastCell numbers the cells run, for the notes on output that came between cells.
 	lastCell int
 
-	outMu sync.Mutex // serializes sending output and messages of the running cell
+	outMu     sync.Mutex    // serializes sending output and messages of the running cell
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 // lateText is text to show at the start of the next cell, on stream name.
@@ -67,7 +69,6 @@ type cellRun struct {
 	p           *proc
 	stuck       bool // the worker reported that the interrupted work does not stop
 	killedByYou bool // a second interrupt ended the worker
-	stop        chan struct{}
 }
 
 // Start launches the first worker and returns at once; cells wait for it to be ready.
@@ -81,22 +82,22 @@ func Start(cfg Config) (*Supervisor, error) {
 	if cfg.LogFile == nil {
 		cfg.LogFile = os.Stderr
 	}
-	s := &Supervisor{cfg: cfg}
+	s := &Supervisor{cfg: cfg, done: make(chan struct{})}
 	p, err := s.launch()
 	if err != nil {
 		return nil, err
 	}
 	s.p = p
+	go s.flusher()
 	return s, nil
 }
 
-// launch starts a worker and the goroutines that route its messages and watch it.
+// launch starts a worker and the goroutine that watches it.
 func (s *Supervisor) launch() (*proc, error) {
 	p, err := spawn(s.cfg.Command, s.cfg.Env, s.cfg.LogFile)
 	if err != nil {
 		return nil, err
 	}
-	p.route()
 	go s.watch(p)
 	return p, nil
 }
@@ -177,7 +178,7 @@ func (s *Supervisor) Execute(ctx context.Context, code string, pub kernel.Publis
 		}
 		return errResult("KernelError", "the Go interpreter could not start: "+err.Error())
 	}
-	c := &cellRun{pub: pub, p: p, stop: make(chan struct{})}
+	c := &cellRun{pub: pub, p: p}
 	s.mu.Lock()
 	s.cell = c
 	s.lastCell++
@@ -185,9 +186,7 @@ func (s *Supervisor) Execute(ctx context.Context, code string, pub kernel.Publis
 	s.nextID = id
 	s.mu.Unlock()
 	s.tellLate(pub, p)
-	go s.flusher(c)
 	defer func() {
-		close(c.stop)
 		s.mu.Lock()
 		s.cell = nil
 		s.mu.Unlock()
@@ -232,7 +231,8 @@ func (s *Supervisor) Execute(ctx context.Context, code string, pub kernel.Publis
 // worker wrote before sending it. It reports the result when the cell has finished.
 func (s *Supervisor) handle(c *cellRun, m *msg) (kernel.Result, bool) {
 	s.outMu.Lock()
-	s.sendOutput(c, false)
+	s.sendOutput(c, m.T == tResult, m.outMark, m.errMark)
+	c.p.handled(m)
 	switch m.T {
 	case tStream:
 		c.pub.Stream(m.Name, m.Text)
@@ -255,37 +255,45 @@ func (s *Supervisor) handle(c *cellRun, m *msg) (kernel.Result, bool) {
 		c.p.conn.Send(reply)
 		return kernel.Result{}, false
 	case tResult:
-		s.sendOutput(c, true)
 		s.outMu.Unlock()
 		return kernel.Result{Data: m.Data, Metadata: m.Metadata, Err: m.Err}, true
 	default:
 		s.cfg.Log.Printf("worker: unexpected %q during a cell", m.T)
 	}
 	s.outMu.Unlock()
+	c.p.conn.Send(&msg{T: tAck})
 	return kernel.Result{}, false
 }
 
-// flusher sends the worker's output every flushInterval while c runs.
-func (s *Supervisor) flusher(c *cellRun) {
+// flusher sends the running cell's output every flushInterval. It lives as long as
+// the supervisor, so a cell costs no goroutine of its own.
+func (s *Supervisor) flusher() {
 	t := time.NewTicker(flushInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			s.outMu.Lock()
-			s.sendOutput(c, false)
-			s.outMu.Unlock()
-		case <-c.stop:
+		case <-s.done:
 			return
 		}
+		s.outMu.Lock()
+		s.mu.Lock()
+		c := s.cell
+		s.mu.Unlock()
+		if c != nil {
+			out, err := c.p.outputLimits()
+			s.sendOutput(c, false, out, err)
+		}
+		s.outMu.Unlock()
 	}
 }
 
-// sendOutput sends what the worker wrote to stdout and stderr to the cell's publisher;
-// all also sends a trailing partial character. Called with outMu held.
-func (s *Supervisor) sendOutput(c *cellRun, all bool) {
-	for _, o := range []*outPipe{c.p.out, c.p.err} {
-		text, dropped := o.take(all)
+// sendOutput sends what the worker wrote to stdout and stderr, up to the given marks
+// (-1: all), to the cell's publisher; all also sends a trailing partial character.
+// Called with outMu held.
+func (s *Supervisor) sendOutput(c *cellRun, all bool, outUpTo, errUpTo int64) {
+	for k, o := range []*outPipe{c.p.out, c.p.err} {
+		text, dropped := o.take(all, []int64{outUpTo, errUpTo}[k])
 		if dropped > 0 {
 			c.pub.Stream("stderr", fmt.Sprintf("[%d bytes of output were dropped]\n", dropped))
 		}
@@ -315,7 +323,7 @@ func (s *Supervisor) tellLate(pub kernel.Publisher, p *proc) {
 func (p *proc) heldOutput(after int) []lateText {
 	var out []lateText
 	for _, o := range []*outPipe{p.out, p.err} {
-		text, dropped := o.take(true)
+		text, dropped := o.take(true, -1)
 		if text == "" && dropped == 0 {
 			continue
 		}
@@ -334,7 +342,7 @@ func (s *Supervisor) lost(c *cellRun) kernel.Result {
 	p := c.p
 	<-p.dead // describe has taken the crash report out of stderr: it is shown in the error
 	s.outMu.Lock()
-	s.sendOutput(c, true)
+	s.sendOutput(c, true, -1, -1)
 	s.outMu.Unlock()
 
 	s.mu.Lock()
@@ -467,6 +475,7 @@ func (s *Supervisor) ask(m *msg) *msg {
 
 // Close ends the worker.
 func (s *Supervisor) Close() error {
+	s.closeOnce.Do(func() { close(s.done) })
 	s.mu.Lock()
 	p := s.p
 	s.p = nil
