@@ -73,10 +73,7 @@ func (c *Backend) Alloc(bytes int64, pool runtime.Pool) (runtime.Buffer, error) 
 	if bytes < 0 {
 		return nil, fmt.Errorf("cpu: Alloc of a negative size (%d bytes)", bytes)
 	}
-	if total := totalMemory(); total > 0 && bytes > total {
-		return nil, fmt.Errorf("cpu: Alloc of %d bytes exceeds the machine's %d bytes of memory", bytes, total)
-	}
-	// Memory that is there but taken would end the process in the Go runtime.
+	// A size beyond the memory available would end the process in the Go runtime.
 	if err := sysmem.CheckAlloc(uint64(bytes), "a CPU buffer"); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
