@@ -23,7 +23,14 @@ type outPipe struct {
 	buf     []byte
 	base    int64 // how many bytes came before buf[0]: taken, or dropped
 	dropped int   // bytes dropped from the front of buf to keep it under maxHeld
+	// recent keeps the last bytes taken, so a crash report whose first lines were
+	// already sent can be put together again (process.go's takeReport).
+	recent []byte
 }
+
+// recentKept is how much of the text already taken a pipe keeps: a report of a
+// goroutine's stack (the runtime elides frames beyond 100) fits.
+const recentKept = 64 << 10
 
 // maxHeld bounds what a pipe keeps while no cell takes it (a goroutine that prints
 // between cells): older text is dropped, and the drop is reported with the rest.
@@ -106,6 +113,10 @@ func (o *outPipe) take(all bool, upTo int64) (text string, dropped int) {
 		n = completeUTF8(o.buf[:n])
 	}
 	text, dropped = string(o.buf[:n]), o.dropped
+	o.recent = append(o.recent, o.buf[:n]...)
+	if over := len(o.recent) - recentKept; over > 0 {
+		o.recent = append(o.recent[:0], o.recent[over:]...)
+	}
 	o.buf = append(o.buf[:0], o.buf[n:]...)
 	o.base += int64(n)
 	o.dropped = 0

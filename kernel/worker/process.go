@@ -216,6 +216,12 @@ func (p *proc) release() {
 	})
 }
 
+// crashing reports whether the runtime has begun writing a crash report.
+func (p *proc) crashing() bool {
+	st, err := p.crash.Stat()
+	return err == nil && st.Size() > 0
+}
+
 // crashReport returns what the runtime wrote to the crash file: the report of a fatal
 // error or an unrecovered panic, empty when there was none.
 func (p *proc) crashReport() string {
@@ -268,10 +274,11 @@ var reportStarts = []string{"fatal error:", "panic:", "runtime:", "SIGSEGV", "SI
 
 // takeReport returns the runtime's crash report and removes it from the worker's
 // stderr, where the runtime writes it too. The crash file lacks its first lines (the
-// runtime copies to it only once it is dying: "fatal error: stack overflow" comes
-// before), so the report is taken from stderr, from the start of the run of report
-// lines that leads to the file's first line; from the file alone when stderr does not
-// have it.
+// runtime copies to it only once it is dying: "runtime: goroutine stack exceeds ..."
+// and "fatal error: stack overflow" come before), so the report is taken from stderr,
+// from the start of the run of report lines that leads to the file's first line, also
+// when those lines were already sent as the cell's output; from the file alone when
+// stderr does not have it.
 func (p *proc) takeReport() string {
 	file := strings.Trim(p.crashReport(), "\n")
 	if file == "" {
@@ -280,7 +287,8 @@ func (p *proc) takeReport() string {
 	first, _, _ := strings.Cut(file, "\n")
 	p.err.mu.Lock()
 	defer p.err.mu.Unlock()
-	text := string(p.err.buf)
+	sent := len(p.err.recent)
+	text := string(p.err.recent) + string(p.err.buf)
 	at := strings.Index(text, first)
 	if at < 0 {
 		return file
@@ -299,7 +307,7 @@ func (p *proc) takeReport() string {
 	for start < at && text[start] == '\n' {
 		start++
 	}
-	p.err.buf = p.err.buf[:start]
+	p.err.buf = p.err.buf[:max(0, start-sent)]
 	return strings.Trim(text[start:], "\n")
 }
 

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,25 @@ func TestTakeReport(t *testing.T) {
 		{"stderr already sent", "", "panic: boom\n\ngoroutine 1:\n", "panic: boom\n\ngoroutine 1:", ""},
 		{"no report", "just output\n", "", "", "just output\n"},
 	}
+	// The first lines went out as the cell's output before the worker died.
+	t.Run("first lines already sent", func(t *testing.T) {
+		crash, err := os.CreateTemp(t.TempDir(), "crash")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer crash.Close()
+		crash.WriteString("\nruntime stack:\nruntime.throw(...)\n")
+		p := &proc{crash: crash, err: &outPipe{buf: []byte("cell output\n" + report)}}
+		if sent, _ := p.err.take(true, int64(len("cell output\n")+60)); !strings.HasPrefix(sent, "cell output\nruntime: goroutine") {
+			t.Fatalf("took %q", sent)
+		}
+		if got := p.takeReport(); !strings.HasPrefix(got, "runtime: goroutine stack exceeds") || !strings.HasSuffix(got, "runtime.throw(...)") {
+			t.Errorf("report %q", got)
+		}
+		if left := string(p.err.buf); left != "" {
+			t.Errorf("stderr left %q", left)
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			crash, err := os.CreateTemp(t.TempDir(), "crash")

@@ -282,6 +282,9 @@ func (s *Supervisor) flusher() {
 		s.mu.Unlock()
 		if c != nil {
 			out, err := c.p.outputLimits()
+			if c.p.crashing() {
+				err = 0 // the worker is dying: its report goes into the cell's error, once
+			}
 			s.sendOutput(c, false, out, err)
 		}
 		s.outMu.Unlock()
@@ -349,7 +352,8 @@ func (s *Supervisor) lost(c *cellRun) kernel.Result {
 	killed := c.killedByYou
 	p.release()
 	var restartErr error
-	if s.p == p {
+	replaced := s.p == p // not when Close ended it
+	if replaced {
 		s.p, restartErr = s.launch()
 	}
 	s.mu.Unlock()
@@ -361,7 +365,7 @@ func (s *Supervisor) lost(c *cellRun) kernel.Result {
 	if restartErr != nil {
 		text += "A new worker could not be started: " + restartErr.Error() + "\n"
 	}
-	if s.cfg.OnRestart != nil {
+	if replaced && restartErr == nil && s.cfg.OnRestart != nil {
 		s.cfg.OnRestart()
 	}
 	tb := strings.Split(strings.TrimRight(text, "\n"), "\n")
