@@ -296,7 +296,7 @@ func TestWorkerDeathIsReported(t *testing.T) {
 	killWorker(t, p)
 	time.Sleep(time.Second)
 	out := mustRun(t, p, "1+1")
-	if !strings.Contains(out, "died after cell") || !strings.Contains(out, "killed by SIGKILL") || !strings.HasSuffix(out, "2") {
+	if !strings.Contains(out, "died between cells") || !strings.Contains(out, "killed by SIGKILL") || !strings.HasSuffix(out, "2") {
 		t.Errorf("the cell after a death between cells printed %q", out)
 	}
 }
@@ -334,7 +334,7 @@ func TestOutputAfterItsCellIsShownMarked(t *testing.T) {
 		}
 	}
 	all := fmt.Sprint(streams)
-	if len(streams) < 3 || streams[0].Name != "stderr" || !strings.Contains(streams[0].Text, "after cell [1] had finished") ||
+	if len(streams) < 3 || streams[0].Name != "stderr" || !strings.Contains(streams[0].Text, "written between cells") ||
 		!strings.Contains(streams[1].Text, "late hello") || streams[len(streams)-1].Text != "own\n" {
 		t.Errorf("streams of the next cell: %s", all)
 	}

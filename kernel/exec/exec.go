@@ -118,10 +118,12 @@ type Interp struct {
 // cellState is what a goroutine panic needs to fail the running cell.
 type cellState struct {
 	id       int
-	ctx      context.Context
 	cancel   context.CancelFunc
 	goErr    *Error
 	stackErr *Error // runaway recursion, which stops the cell
+	// stopped is closed when the cell is interrupted (its context ends while it runs).
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
 
 // New returns an interpreter with the standard library, gonum and gml's packages
@@ -253,7 +255,7 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	i.stdin.set(lp)
 	cellCtx, cancel := context.WithCancel(ctx)
 	runtime.BindInterrupt(cellCtx)
-	state := &cellState{id: id, ctx: cellCtx, cancel: cancel}
+	state := &cellState{id: id, cancel: cancel, stopped: make(chan struct{})}
 	i.mu.Lock()
 	late := i.late
 	i.late, i.cell = nil, state

@@ -131,6 +131,11 @@ func (i *Interp) runChunk(ctx context.Context, prog *interp.Program, notice func
 	case <-ctx.Done():
 	}
 	r.stop()
+	i.mu.Lock()
+	if c := i.cell; c != nil {
+		c.stopOnce.Do(func() { close(c.stopped) })
+	}
+	i.mu.Unlock()
 	stuck := time.NewTimer(stuckAfter)
 	defer stuck.Stop()
 	var limit <-chan time.Time
@@ -249,8 +254,9 @@ func internalFunc(fn string) bool {
 	return false
 }
 
-// sleep is time.Sleep as cells see it: it returns early when the running cell is
-// interrupted, so `time.Sleep(time.Hour)` does not hold the kernel.
+// sleep is time.Sleep as cells see it: it returns early when the cell that was running
+// when it began is interrupted (not when that cell ends), so `time.Sleep(time.Hour)`
+// does not hold the kernel.
 func (i *Interp) sleep(d time.Duration) {
 	if d <= 0 {
 		return
@@ -266,6 +272,6 @@ func (i *Interp) sleep(d time.Duration) {
 	}
 	select {
 	case <-t.C:
-	case <-c.ctx.Done():
+	case <-c.stopped:
 	}
 }

@@ -98,3 +98,16 @@ func TestInterruptThatDoesNotStop(t *testing.T) {
 		t.Errorf("notes %q, want one that says where the cell is", notes)
 	}
 }
+
+// TestSleepEndsOnlyOnInterrupt checks that time.Sleep in a goroutine a cell left
+// running is not cut short when the cell ends normally.
+func TestSleepEndsOnlyOnInterrupt(t *testing.T) {
+	i := newInterp(t)
+	if r, _ := run(t, i, "import \"time\"\nvar slept time.Duration\ngo func() {\n\tt := time.Now()\n\ttime.Sleep(300 * time.Millisecond)\n\tslept = time.Since(t)\n}()"); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	time.Sleep(time.Second)
+	if r, _ := run(t, i, "slept >= 300*time.Millisecond"); text(r) != "true" {
+		t.Errorf("the goroutine's sleep ended early: %v %q", r.Err, text(r))
+	}
+}

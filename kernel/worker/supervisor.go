@@ -52,8 +52,6 @@ type Supervisor struct {
 	// that died between cells and the account of its death.
 	late []lateText
 	cell *cellRun // the running cell, nil between cells
-	// lastCell numbers the cells run, for the notes on output that came between cells.
-	lastCell int
 
 	outMu     sync.Mutex    // serializes sending output and messages of the running cell
 	done      chan struct{} // closed by Close
@@ -125,8 +123,8 @@ func (s *Supervisor) watch(p *proc) {
 		return
 	}
 	// Between cells: keep what it printed and the account of its death for the next cell.
-	s.late = append(s.late, p.heldOutput(s.lastCell)...)
-	s.late = append(s.late, lateText{"stderr", deathText(p.death, "after cell ["+fmt.Sprint(s.lastCell)+"] had finished", false)})
+	s.late = append(s.late, p.heldOutput()...)
+	s.late = append(s.late, lateText{"stderr", deathText(p.death, "between cells", false)})
 	p.release()
 	if np, err := s.launch(); err != nil {
 		s.cfg.Log.Printf("restarting the worker: %v", err)
@@ -181,7 +179,6 @@ func (s *Supervisor) Execute(ctx context.Context, code string, pub kernel.Publis
 	c := &cellRun{pub: pub, p: p}
 	s.mu.Lock()
 	s.cell = c
-	s.lastCell++
 	id := s.nextID + 1
 	s.nextID = id
 	s.mu.Unlock()
@@ -312,10 +309,9 @@ func (s *Supervisor) tellLate(pub kernel.Publisher, p *proc) {
 	s.mu.Lock()
 	late := s.late
 	s.late = nil
-	prev := s.lastCell - 1
 	s.mu.Unlock()
 	if p != nil {
-		late = append(p.heldOutput(prev), late...)
+		late = append(p.heldOutput(), late...)
 	}
 	for _, l := range late {
 		pub.Stream(l.name, l.text)
@@ -323,16 +319,16 @@ func (s *Supervisor) tellLate(pub kernel.Publisher, p *proc) {
 }
 
 // heldOutput returns what p wrote while no cell ran, marked as such.
-func (p *proc) heldOutput(after int) []lateText {
+func (p *proc) heldOutput() []lateText {
 	var out []lateText
 	for _, o := range []*outPipe{p.out, p.err} {
 		text, dropped := o.take(true, -1)
 		if text == "" && dropped == 0 {
 			continue
 		}
-		head := fmt.Sprintf("[%s written after cell [%d] had finished, by work it left running:]\n", o.name, after)
+		head := fmt.Sprintf("[%s written between cells, by work an earlier cell left running:]\n", o.name)
 		if dropped > 0 {
-			head = fmt.Sprintf("[%s written after cell [%d] had finished, by work it left running; the first %d bytes were dropped:]\n", o.name, after, dropped)
+			head = fmt.Sprintf("[%s written between cells, by work an earlier cell left running; the first %d bytes were dropped:]\n", o.name, dropped)
 		}
 		out = append(out, lateText{"stderr", head}, lateText{o.name, text})
 	}
