@@ -17,13 +17,10 @@ import (
 //   - Top-level statements run in the global frame, and every temporary value of them (a
 //     call's result, the buffer of `len(make([]byte, 1<<20))`) gets a slot of its own
 //     there that is never reused or cleared: each cell kept the values its expressions
-//     made, and the frame, which yaegi copies whole whenever it grows, grew by one to
-//     three slots a cell, so `1+1` got slower as a session went on. releaseTemps, after
-//     each chunk, replaces the chunk's slots that no symbol names with zero values and
-//     gives the trailing ones back (the frame and the scopes' layout are cut to the last
-//     kept slot), so the next chunk reuses them. A slot holding a value of a cell's own
-//     type is kept: an interface value made from it calls the type's methods with the
-//     receiver read from that slot.
+//     made. releaseTemps, after each chunk, replaces the values in the chunk's slots
+//     that no symbol names with zero values. The slots themselves stay (one to three a
+//     cell, 40 bytes each with their layout entry; yaegi copies the frame whole when it
+//     grows, a cost that rises slowly over a long session, as before).
 // The fields are reached by reflection (yaegi v0.16.1), found once; where they are not
 // the expected ones nothing is done. TestMemoryPerCellIsBounded checks both.
 
@@ -124,9 +121,9 @@ func (i *Interp) globalSlots() int {
 }
 
 // releaseTemps clears the global frame's slots from index from on that no symbol
-// names, and cuts the frame and the layout of the scopes that share it (the others have
-// no globals, as the generic std packages yaegi carries in source) after the last named
-// slot.
+// names and whose values are of plain types (see plainType). The slots stay: yaegi's
+// closures write their own slot back when a call ends (getFunc), so a slot given back
+// and reused would be overwritten, or, cut from the frame, fail the call.
 func (i *Interp) releaseTemps(from int) {
 	if !layout() {
 		return
@@ -140,19 +137,8 @@ func (i *Interp) releaseTemps(from int) {
 	if n <= from {
 		return
 	}
-	scopes := scopeList(i.yi)
-	// A slot is kept when a symbol names it, or when it may hold the receiver of an
-	// interpreted method that an interface value made in the chunk reads later (yaegi's
-	// method wrappers read the receiver from its frame slot when called): a value of a
-	// type yaegi made for a cell's type.
-	named, last := map[int]bool{}, -1
-	for k := from; k < n; k++ {
-		if v := data.Index(k).Interface().(reflect.Value); v.IsValid() && !plainType(v.Type(), 0) {
-			named[k] = true
-			last = k
-		}
-	}
-	for _, sc := range scopes {
+	named := map[int]bool{}
+	for _, sc := range scopeList(i.yi) {
 		if sc.IsNil() {
 			continue
 		}
@@ -160,48 +146,24 @@ func (i *Interp) releaseTemps(from int) {
 			if s := it.Value(); !s.IsNil() {
 				if k := int(s.Elem().Field(yf.index).Int()); k >= from {
 					named[k] = true
-					last = max(last, k)
 				}
 			}
-		}
-	}
-	keep := max(from, last+1)
-	var layouts []reflect.Value
-	for _, sc := range scopes {
-		if sc.IsNil() {
-			continue
-		}
-		t := settable(sc.Elem().Field(yf.types))
-		switch {
-		case t.Len() == n:
-			layouts = append(layouts, t)
-		case t.Len() > keep: // a scope whose layout stops among the slots: leave all alone
-			keep, layouts = n, nil
-		}
-		if keep == n {
-			break
 		}
 	}
 	mu := (*sync.RWMutex)(unsafe.Pointer(fr.Elem().Field(yf.frameMu).UnsafeAddr()))
 	mu.Lock()
 	defer mu.Unlock()
 	for k := from; k < n; k++ {
-		switch slot := data.Index(k); {
-		case k >= keep: // given back below
-			slot.Set(reflect.ValueOf(reflect.Value{}))
-		case !named[k]:
-			if v := slot.Interface().(reflect.Value); v.IsValid() {
-				slot.Set(reflect.ValueOf(reflect.New(v.Type()).Elem()))
-			}
+		if named[k] {
+			continue
+		}
+		slot := data.Index(k)
+		// A value of a type yaegi made for a cell's type is kept: an interface value made
+		// from it calls the type's methods with the receiver read from this slot.
+		if v := slot.Interface().(reflect.Value); v.IsValid() && plainType(v.Type(), 0) {
+			slot.Set(reflect.ValueOf(reflect.New(v.Type()).Elem()))
 		}
 	}
-	for _, t := range layouts {
-		for k := keep; k < n; k++ {
-			t.Index(k).SetZero()
-		}
-		t.SetLen(keep)
-	}
-	data.SetLen(keep)
 }
 
 // plainType reports whether values of t cannot be (or hold) values of types yaegi made
