@@ -134,7 +134,14 @@ func (i *Interp) releaseTemps(from int) {
 	}
 	data := settable(fr.Elem().Field(yf.data))
 	n := data.Len()
-	if n <= from {
+	// Most cells leave numbers or nothing in their slots: then there is nothing to free
+	// and the symbols need not be looked at.
+	holds := false
+	for k := from; k < n && !holds; k++ {
+		v := data.Index(k).Interface().(reflect.Value)
+		holds = v.IsValid() && !v.IsZero() && !scalar(v.Kind())
+	}
+	if !holds {
 		return
 	}
 	named := map[int]bool{}
@@ -188,4 +195,9 @@ func plainType(t reflect.Type, depth int) bool {
 		return plainType(t.Key(), depth+1) && plainType(t.Elem(), depth+1)
 	}
 	return true // bool, numbers, string
+}
+
+// scalar reports kinds whose values refer to no other memory.
+func scalar(k reflect.Kind) bool {
+	return k >= reflect.Bool && k <= reflect.Complex128
 }
