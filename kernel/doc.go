@@ -14,6 +14,10 @@
 //   - Every request, kernel_info and control requests included, is bracketed by status
 //     busy and idle on IOPub, with the request as parent: jupyter_client's wait_for_ready
 //     relies on it, and jupyter_kernel_test checks that busy is the first IOPub message.
+//     An executor that implements Starter gets an execute_request's code before busy
+//     is published, so that the cell runs meanwhile in the worker; the history entry is
+//     written after idle. Both keep the process hop to the worker out of the `1+1` round
+//     trip where cores are free.
 //   - Interrupt cancels the cell's context, and tells an executor that implements
 //     Interrupter (the supervisor counts interrupts: a second one ends a worker whose cell
 //     does not stop). The executor turns that into the cell's error once the cell's work

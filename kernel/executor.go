@@ -48,6 +48,13 @@ type Interrupter interface {
 	Interrupt()
 }
 
+// Starter is implemented by executors that can begin a cell before Execute is called
+// for it, so that the cell runs while the kernel publishes status busy and
+// execute_input; the next Execute with the same code finishes it. Start must not block.
+type Starter interface {
+	Start(code string)
+}
+
 // lazyExecutor builds the real executor in the background and waits for it on first
 // use, so the kernel answers kernel_info while the interpreter is still being set up.
 type lazyExecutor struct {
@@ -103,6 +110,17 @@ func (l *lazyExecutor) IsComplete(code string) (string, string) {
 		return "unknown", ""
 	}
 	return e.IsComplete(code)
+}
+
+// Start begins code when the executor is built and can start cells early.
+func (l *lazyExecutor) Start(code string) {
+	select {
+	case <-l.ready:
+		if st, ok := l.exec.(Starter); ok {
+			st.Start(code)
+		}
+	default:
+	}
 }
 
 // Interrupt passes an interrupt to the executor when it is built and wants them.

@@ -11,14 +11,18 @@
 //     worker is `gml kernel -worker`, which calls Serve with the yaegi executor.
 //   - Requests and the running cell's messages (display, clear, input, result) travel
 //     as length-prefixed JSON frames over a socketpair (fd 3 in the worker). That is one
-//     hop of a few tens of microseconds on a `1+1` cell, which instead no longer pays for
-//     redirecting fds 1 and 2 into pipes per cell: the worker's stdout and stderr are
-//     pipes for its whole life, read by the supervisor, which sends what arrives to the
-//     running cell every 50 ms.
+//     hop each way (measured with a do-nothing executor on the loaded 2-core machine:
+//     45-150 us a round trip, almost all of it waiting for the other process to be
+//     scheduled). The kernel starts a cell (Start) before it publishes status busy and
+//     execute_input, so the hop overlaps them where a core is free, and the worker no
+//     longer redirects fds 1 and 2 into pipes per cell: its stdout and stderr are pipes
+//     for its whole life, read by the supervisor, which sends what arrives to the running
+//     cell every 50 ms.
 //   - Order: before the worker sends a message it waits until the supervisor has read
-//     its pipes empty (TIOCINQ), and the supervisor sends the output it holds before
-//     the message, so text printed before a display, a prompt or the result shows
-//     before it.
+//     its pipes empty (TIOCINQ); the supervisor stamps the message with how much output
+//     had arrived, sends the output up to that mark first, and acknowledges display,
+//     clear and stream messages before the worker goes on, so text printed before a
+//     display, a prompt or the result shows before it and text printed after, after.
 //   - Output that arrives between cells (goroutines a cell left running) is held, up to
 //     1 MiB, and shown at the start of the next cell on stderr, marked as such.
 //   - The worker routes the runtime's crash report (debug.SetCrashOutput) to an

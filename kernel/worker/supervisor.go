@@ -52,6 +52,8 @@ type Supervisor struct {
 	// that died between cells and the account of its death.
 	late []lateText
 	cell *cellRun // the running cell, nil between cells
+	// started is a cell sent to the worker by Start, for Execute to finish.
+	started *startedCell
 
 	outMu     sync.Mutex    // serializes sending output and messages of the running cell
 	done      chan struct{} // closed by Close
@@ -60,6 +62,15 @@ type Supervisor struct {
 
 // lateText is text to show at the start of the next cell, on stream name.
 type lateText struct{ name, text string }
+
+// startedCell is a cell Start sent to the worker, with the output that had come
+// between cells before it.
+type startedCell struct {
+	p    *proc
+	id   uint64
+	code string
+	late []lateText
+}
 
 // cellRun is the state of a running cell shared with Interrupt and the flusher.
 type cellRun struct {
@@ -119,8 +130,8 @@ func (s *Supervisor) watch(p *proc) {
 	close(p.dead)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.p != p || s.cell != nil || p.closing {
-		return
+	if s.p != p || s.cell != nil || s.started != nil || p.closing {
+		return // a cell runs (or was started): Execute reports the death
 	}
 	// Between cells: keep what it printed and the account of its death for the next cell.
 	s.late = append(s.late, p.heldOutput()...)
@@ -165,33 +176,80 @@ func (s *Supervisor) current(ctx context.Context) (*proc, error) {
 	}
 }
 
+// Start sends code to a ready worker at once, so that it runs while the kernel
+// publishes its status; the Execute that follows with the same code finishes it.
+func (s *Supervisor) Start(code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.p
+	if p == nil || s.cell != nil || s.started != nil {
+		return
+	}
+	select {
+	case <-p.ready:
+		if p.readyErr != nil {
+			return
+		}
+	default:
+		return
+	}
+	s.nextID++
+	st := &startedCell{p: p, id: s.nextID, code: code, late: s.collectLate(p)}
+	if p.conn.Send(&msg{T: tExecute, ID: st.id, Code: code}) == nil {
+		s.started = st
+	}
+}
+
 // Execute runs code in the worker. Output the worker writes to its stdout and stderr
 // streams to pub while the cell runs; cancelling ctx interrupts the cell.
 func (s *Supervisor) Execute(ctx context.Context, code string, pub kernel.Publisher) kernel.Result {
-	p, err := s.current(ctx)
-	if err != nil {
-		s.tellLate(pub, nil)
-		if ctx.Err() != nil {
-			return errResult("Interrupted", "the cell was interrupted while the kernel's worker was starting")
-		}
-		return errResult("KernelError", "the Go interpreter could not start: "+err.Error())
+	s.mu.Lock()
+	st := s.started
+	s.started = nil
+	s.mu.Unlock()
+	if st != nil && st.code != code {
+		// Not the cell Start began (kernels call Execute right after Start): finish
+		// that one unseen first.
+		s.finish(ctx, st, discard{})
+		st = nil
 	}
+	if st == nil {
+		p, err := s.current(ctx)
+		if err != nil {
+			s.mu.Lock()
+			late := s.collectLate(nil)
+			s.mu.Unlock()
+			sendLate(pub, late)
+			if ctx.Err() != nil {
+				return errResult("Interrupted", "the cell was interrupted while the kernel's worker was starting")
+			}
+			return errResult("KernelError", "the Go interpreter could not start: "+err.Error())
+		}
+		s.mu.Lock()
+		s.nextID++
+		st = &startedCell{p: p, id: s.nextID, code: code, late: s.collectLate(p)}
+		s.mu.Unlock()
+		if err := p.conn.Send(&msg{T: tExecute, ID: st.id, Code: code}); err != nil {
+			sendLate(pub, st.late)
+			return s.lost(&cellRun{pub: pub, p: p})
+		}
+	}
+	return s.finish(ctx, st, pub)
+}
+
+// finish waits for the result of cell st, passing its output and messages to pub.
+func (s *Supervisor) finish(ctx context.Context, st *startedCell, pub kernel.Publisher) kernel.Result {
+	p := st.p
 	c := &cellRun{pub: pub, p: p}
+	sendLate(pub, st.late)
 	s.mu.Lock()
 	s.cell = c
-	id := s.nextID + 1
-	s.nextID = id
 	s.mu.Unlock()
-	s.tellLate(pub, p)
 	defer func() {
 		s.mu.Lock()
 		s.cell = nil
 		s.mu.Unlock()
 	}()
-
-	if err := p.conn.Send(&msg{T: tExecute, ID: id, Code: code}); err != nil {
-		return s.lost(c)
-	}
 	done := ctx.Done()
 	for {
 		select {
@@ -303,19 +361,33 @@ func (s *Supervisor) sendOutput(c *cellRun, all bool, outUpTo, errUpTo int64) {
 	}
 }
 
-// tellLate sends, at the start of a cell, what happened since the last one: output of
-// goroutines printed between cells, and a worker that died meanwhile.
-func (s *Supervisor) tellLate(pub kernel.Publisher, p *proc) {
-	s.mu.Lock()
+// collectLate returns what is to be told at the start of a cell: output that p's
+// goroutines printed between cells, and a worker that died meanwhile. Called with
+// s.mu held.
+func (s *Supervisor) collectLate(p *proc) []lateText {
 	late := s.late
 	s.late = nil
-	s.mu.Unlock()
 	if p != nil {
 		late = append(p.heldOutput(), late...)
 	}
+	return late
+}
+
+// sendLate sends what collectLate returned.
+func sendLate(pub kernel.Publisher, late []lateText) {
 	for _, l := range late {
 		pub.Stream(l.name, l.text)
 	}
+}
+
+// discard is a publisher that drops everything.
+type discard struct{}
+
+func (discard) Stream(string, string)                                {}
+func (discard) Display(map[string]any, map[string]any, string, bool) {}
+func (discard) ClearOutput(bool)                                     {}
+func (discard) Input(string, bool) (string, error) {
+	return "", errors.New("no input for a cell nobody waits for")
 }
 
 // heldOutput returns what p wrote while no cell ran, marked as such.

@@ -128,6 +128,17 @@ func TestSupervisor(t *testing.T) {
 	if got := ev.String(); got != "stdout:before |display:shown|stdout:after|stderr:warned" {
 		t.Errorf("order: %s", got)
 	}
+	// A cell begun by Start is finished by Execute; one Execute does not match is run
+	// first, unseen.
+	s.Start("order")
+	ev = &events{}
+	if r := s.Execute(ctx, "order", ev); r.Err != nil || ev.String() != "stdout:before |display:shown|stdout:after|stderr:warned" {
+		t.Errorf("order after Start: %v %s", r.Err, ev)
+	}
+	s.Start("value 4")
+	if r := s.Execute(ctx, "value 5", &events{}); r.Err != nil || r.Data["text/plain"] != "5" {
+		t.Errorf("Execute after Start of other code: %+v", r)
+	}
 	if m, _, _ := s.Complete("fmt.Pr", 6); len(m) != 1 || m[0] != "fmt.Pr!" {
 		t.Errorf("Complete: %v", m)
 	}
@@ -167,6 +178,7 @@ func BenchmarkExecuteRoundTrip(b *testing.B) {
 	ctx := context.Background()
 	pub := &events{}
 	for b.Loop() {
+		s.Start("value 2")
 		if r := s.Execute(ctx, "value 2", pub); r.Err != nil {
 			b.Fatal(r.Err)
 		}
