@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/gml
 GOFLAGS_TEST ?= -count=1 -timeout 60m
 
-.PHONY: all deps build kernelspec run test unit e2e lint generate shaders bench clean
+.PHONY: all deps build kernelspec run test unit e2e lint fuzz generate shaders bench mutate clean
 
 all: build
 
@@ -22,14 +22,25 @@ run: deps build kernelspec
 	./$(BIN) run notebooks/quickstart.ipynb
 
 # The whole suite: formatting, vet, generated files fresh, unit and end-to-end tests.
+# internal/testsummary prints go test's usual output and ends with what did not run
+# on this machine (every skipped test and its reason); it fails when a test fails.
 test: deps build kernelspec lint
-	$(GO) test $(GOFLAGS_TEST) ./...
+	set -o pipefail; $(GO) test -json $(GOFLAGS_TEST) ./... | $(GO) run ./internal/testsummary
+	$(MAKE) fuzz
+
+# Fuzzes the parsers of untrusted files for a short budget (a crash fails the build).
+# Minimisation is bounded by executions: by time it can take a minute per input.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x
+	$(GO) test ./onnx -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Regenerates every committed generated file (yaegi symbol tables, SPIR-V).
+# Regenerates every committed generated file (yaegi symbol tables, the op codes of the
+# op table in Go and GLSL, SPIR-V, ONNX protobuf code).
 generate:
 	$(GO) generate ./...
 
@@ -39,6 +50,12 @@ shaders:
 
 bench: build
 	./$(BIN) bench cpu
+
+# Plants each bug of internal/mutate's list in a scratch copy and reports which ones the
+# tests catch (tens of minutes; not part of make test). MUTATE=REGEXP runs a subset.
+mutate:
+	mkdir -p bin
+	$(GO) run ./internal/mutate -json bin/mutate-report.json $(if $(MUTATE),-run '$(MUTATE)')
 
 clean:
 	rm -rf bin

@@ -83,7 +83,7 @@ func TestFashionMNISTFromDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.TrainX.Float(1) != 1 || math.Abs(d.TrainX.Float(2)-0.2) > 1e-6 || d.TrainY.Int64s()[1] != 9 || d.TestY.Int64s()[0] != 1 {
+	if d.TrainX.Float(1) != 1 || !(math.Abs(d.TrainX.Float(2)-0.2) <= 1e-6) || d.TrainY.Int64s()[1] != 9 || d.TestY.Int64s()[0] != 1 {
 		t.Fatalf("loaded %v: train x %v y %v", d, d.TrainX, d.TrainY)
 	}
 }

@@ -1,71 +1,47 @@
 package gpu
 
 import (
-	"bufio"
+	"bytes"
 	"os"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/runtime/cpu/cputest"
+	"github.com/gml-dev/gml/shaders"
 	"github.com/gml-dev/gml/tensor"
 )
 
-// expectedGaps reads testdata/ops_without_shader.txt.
-func expectedGaps(t *testing.T) []string {
-	t.Helper()
-	f, err := os.Open("testdata/ops_without_shader.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var names []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if _, ok := tensor.OpByName(line); !ok {
-			t.Errorf("testdata/ops_without_shader.txt names %q, which is not an engine op", line)
-		}
-		names = append(names, line)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// TestOpsWithoutShader lists the engine ops that have no shader (they run on the CPU)
-// and checks the list against testdata/ops_without_shader.txt, so that a new gap, or a
-// gap closed without updating the list, is noticed. It needs no device.
-func TestOpsWithoutShader(t *testing.T) {
-	var missing []string
-	computing := 0
+// TestOpTableMatchesKernels checks the op table's GPU column against what this package
+// registers: an op has a recorder exactly when the table names a shader for it (the
+// table is where "runs on the CPU" is stated). It needs no device.
+func TestOpTableMatchesKernels(t *testing.T) {
+	var cpuOnly []string
 	for o := tensor.Op(1); int(o) < tensor.NumOps; o++ {
 		if o.Kind() == tensor.KindSource {
 			continue
 		}
-		computing++
-		if _, ok := ops[o]; !ok {
-			missing = append(missing, o.String())
+		_, registered := ops[o]
+		shader := o.GPU().Shader
+		switch {
+		case shader == "" && registered:
+			t.Errorf("%v has a recorder, but the op table names no shader for it", o)
+		case shader != "" && !registered:
+			t.Errorf("the op table puts %v on %s.comp, but no recorder is registered", o, shader)
+		case shader == "":
+			cpuOnly = append(cpuOnly, o.String())
 		}
 	}
-	slices.Sort(missing)
-	t.Logf("%d of %d computing engine ops lack a Vulkan shader: %v", len(missing), computing, missing)
-	want := expectedGaps(t)
-	for _, m := range missing {
-		if !slices.Contains(want, m) {
-			t.Errorf("op %s has no shader but is not in testdata/ops_without_shader.txt", m)
-		}
+	t.Logf("ops without a GPU kernel (they run on the CPU): %v", cpuOnly)
+}
+
+// TestOpCodesFresh compares opcodes.go with what the op table gives now.
+func TestOpCodesFresh(t *testing.T) {
+	got, err := os.ReadFile("opcodes.go")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, w := range want {
-		if !slices.Contains(missing, w) {
-			t.Errorf("op %s has a shader now: remove it from testdata/ops_without_shader.txt", w)
-		}
+	if !bytes.Equal(got, shaders.GoOpCodes()) {
+		t.Error("opcodes.go is stale: run `go generate ./shaders` (make generate)")
 	}
 }
 

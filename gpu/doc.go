@@ -60,6 +60,9 @@
 //     while the device, buffers and prepared programs stay usable. OneHot leaves a row
 //     whose label is outside [0, depth) zero, as on the CPU. Vulkan errors carry the
 //     call that failed; out of memory is an *OutOfMemoryError with the sizes involved.
+//   - Quantised weights (Q4_0, Q8_0, Q4_K) stay in their blocks in device memory:
+//     matmul_quant.comp decodes 32 weights at a time into registers inside the product
+//     (x @ wᵀ and w @ y) and decodes whole tensors for Cast; encoding runs on the CPU.
 //   - Data types: the engine's dtypes are f32, f16, bf16, i32, i64 and bool. Arithmetic
 //     ops (elementwise, reductions, softmax, norms, convolution, pooling, attention,
 //     optimizer updates, cumsum, variance) run on f32 tensors, matmul on f32, and on
@@ -70,8 +73,8 @@
 //     cast converts between all of them with the CPU's semantics. Shaders index with
 //     32 bits, so tensors of 2^31 elements or more, and every other dtype or shape a
 //     shader does not cover, are reported unsupported: the scheduler runs those nodes
-//     on the CPU and counts them (GML_LOG_DEVICE=1 logs them;
-//     testdata/ops_without_shader.txt lists the ops with no shader at all).
+//     on the CPU and counts them (GML_LOG_DEVICE=1 logs them; the op table's GPU
+//     column, tensor.Op.GPU, names the shader of every op that has one).
 //   - Matrix products in tiers. f32: a matrix-vector shader when the left operand has at
 //     most 8 rows; otherwise a tiled shader with double-buffered shared slabs, its tile
 //     chosen by how many 128x128 tiles the output has and by operand layout (8x4 outputs

@@ -217,7 +217,7 @@ func (r *Recorder) MatMul(p MatMul) error {
 	switch p.Input {
 	case F32:
 		if p.M <= 8 && !p.TransA && p.Tile == nil && (!p.TransB || p.N <= maxGroups) {
-			k, err := d.Kernel("matvec_f32", 3, 256, 8, b32(p.TransB))
+			k, err := d.Kernel("matmul_vec_f32", 3, 256, 8, b32(p.TransB))
 			if err != nil {
 				return err
 			}
@@ -344,7 +344,7 @@ func (r *Recorder) matMulSplitK(k *Kernel, p MatMul, push mmPush, groups [3]uint
 	if err := r.Dispatch(k, groups, push.bytes(), label, In(p.A), In(p.B), Out(scratch)); err != nil {
 		return err
 	}
-	return r.reduceColumns(0, p.Batch, splits, slice, scratch, p.C, label)
+	return r.reduceColumns(reduceSum, p.Batch, splits, slice, scratch, p.C, label)
 }
 
 // coopMat2Tile names the workgroup-scope (VK_NV_cooperative_matrix2) variant, of 128

@@ -173,7 +173,7 @@ func recordRoPE(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
 			return err
 		}
 	}
-	k, err := r.d.Kernel("rope", 4, groupSize, b32(n.Input(1).DType() == tensor.I64))
+	k, err := r.d.Kernel("attention_rope", 4, groupSize, b32(n.Input(1).DType() == tensor.I64))
 	if err != nil {
 		return err
 	}

@@ -7,26 +7,16 @@ import (
 )
 
 func init() {
-	for op, mode := range map[tensor.Op]uint32{tensor.OpConv: convForward, tensor.OpConvTranspose: convData, tensor.OpConvFilterGrad: convFilter} {
-		ops[op] = opImpl{record: convRecorder(mode), supports: convSupported}
+	for op := tensor.Op(1); int(op) < tensor.NumOps; op++ {
+		switch op.GPU().Shader {
+		case "conv":
+			ops[op] = opImpl{record: convRecorder(opCode[op]), supports: convSupported}
+		case "conv_pool":
+			ops[op] = opImpl{record: poolRecorder(opCode[op]), supports: fitsIndexing}
+		}
 	}
 	ops[tensor.OpIm2Col] = opImpl{record: recordIm2Col, supports: convSupported}
-	for op, mode := range map[tensor.Op]uint32{tensor.OpMaxPool: poolMax, tensor.OpAvgPool: poolAvg, tensor.OpMaxPoolGrad: poolMaxGrad, tensor.OpAvgPoolGrad: poolAvgGrad} {
-		ops[op] = opImpl{record: poolRecorder(mode), supports: fitsIndexing}
-	}
 }
-
-// Modes of shaders/src/conv.comp and pool.comp.
-const (
-	convForward = 0
-	convData    = 1
-	convFilter  = 2
-
-	poolMax     = 0
-	poolAvg     = 1
-	poolMaxGrad = 2
-	poolAvgGrad = 3
-)
 
 // convPush is the push-constant block of conv_common.glsl: a 2-D convolution of an
 // (N, C, H, W) image by O filters of KH×KW into (N, O, OH, OW); 1-D convolutions have
@@ -137,9 +127,9 @@ func convRecorder(mode uint32) func(r *Recorder, n *tensor.Node, out *Buffer, in
 		a, b := in[1], in[0]
 		var m, cols uint32
 		switch mode {
-		case convForward:
+		case convConv:
 			m, cols = kg, p.n*p.oh*p.ow
-		case convData:
+		case convConvTranspose:
 			m, cols = cg, p.n*p.h*p.w
 		default:
 			m, cols = kg, cg*kk
@@ -149,7 +139,7 @@ func convRecorder(mode uint32) func(r *Recorder, n *tensor.Node, out *Buffer, in
 		colTiles, rowTiles := (cols+t.bn-1)/t.bn, (m+t.bm-1)/t.bm
 		var k *Kernel
 		var err error
-		if mode == convFilter && colTiles*rowTiles*p.g < convSplitKBelow && p.n*p.oh*p.ow >= convSplitKMinK {
+		if mode == convConvFilterGrad && colTiles*rowTiles*p.g < convSplitKBelow && p.n*p.oh*p.ow >= convSplitKMinK {
 			colTiles, rowTiles = (cols+convSplitKTile-1)/convSplitKTile, (m+convSplitKTile-1)/convSplitKTile
 			k, err = r.d.Kernel("conv_splitk", 3, groupSize, convSplitKTile, convSplitKTile)
 		} else {
@@ -185,9 +175,9 @@ func poolRecorder(mode uint32) func(r *Recorder, n *tensor.Node, out *Buffer, in
 		x, y := n.Input(0).Shape(), n.Shape()
 		a, b := in[0], in[0]
 		switch mode {
-		case poolMaxGrad: // (x, gy) -> dx
+		case convPoolMaxPoolGrad: // (x, gy) -> dx
 			y, b = n.Input(1).Shape(), in[1]
-		case poolAvgGrad: // gy -> dx
+		case convPoolAvgPoolGrad: // gy -> dx
 			x, y = n.Shape(), n.Input(0).Shape()
 		}
 		if x.Size() == 0 || y.Size() == 0 {
@@ -204,7 +194,7 @@ func poolRecorder(mode uint32) func(r *Recorder, n *tensor.Node, out *Buffer, in
 		h, w := hw[0], hw[1]
 		push := words([]uint32{uint32(x[0] * x[1]), h[0], w[0], h[1], w[1], h[2], w[2], h[3], w[3], h[4], w[4],
 			f32Off(a), f32Off(b), f32Off(out)})
-		k, err := r.d.Kernel("pool", 3, groupSize, mode, b32(at.CountIncludePad))
+		k, err := r.d.Kernel("conv_pool", 3, groupSize, mode, b32(at.CountIncludePad))
 		if err != nil {
 			return err
 		}

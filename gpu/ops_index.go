@@ -17,14 +17,6 @@ import (
 // run fails with the CPU backend's error, naming the node, the index and the axis size.
 // OneHot leaves a row whose label lies outside [0, depth) zero, as the CPU does.
 
-// Modes of index.comp.
-const (
-	indexGather    uint32 = 0
-	indexTakeAlong uint32 = 1
-	indexScatter   uint32 = 2
-	indexOneHot    uint32 = 4
-)
-
 // numCodes are index.comp's codes for the types it adds.
 var numCodes = map[tensor.DType]uint32{tensor.F32: 0, tensor.I32: 1, tensor.I64: 2}
 

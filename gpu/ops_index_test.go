@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -10,73 +9,6 @@ import (
 	"github.com/gml-dev/gml/runtime/cpu/cputest"
 	"github.com/gml-dev/gml/tensor"
 )
-
-func TestIndexOps(t *testing.T) {
-	be := openBackend(t)
-	r := rand.New(rand.NewPCG(41, 42))
-	type build func(g *tensor.Graph, feeds map[*tensor.Node]*tensor.Tensor, dt, it tensor.DType) *tensor.Node
-	cases := []struct {
-		name string
-		f    build
-	}{
-		{"embedding", func(g *tensor.Graph, feeds map[*tensor.Node]*tensor.Tensor, dt, it tensor.DType) *tensor.Node {
-			table := typedInput(g, r, feeds, dt, -50, 50, 11, 7)
-			ids := typedInput(g, r, feeds, it, -11, 11, 3, 5)
-			return tensor.Embedding(table, ids)
-		}},
-		{"gather_axis1", func(g *tensor.Graph, feeds map[*tensor.Node]*tensor.Tensor, dt, it tensor.DType) *tensor.Node {
-			x := typedInput(g, r, feeds, dt, -50, 50, 3, 6, 5)
-			return tensor.Gather(x, typedInput(g, r, feeds, it, -6, 6, 9), 1)
-		}},
-		{"take_along", func(g *tensor.Graph, feeds map[*tensor.Node]*tensor.Tensor, dt, it tensor.DType) *tensor.Node {
-			x := typedInput(g, r, feeds, dt, -50, 50, 4, 7, 3)
-			return tensor.TakeAlong(x, typedInput(g, r, feeds, it, -7, 7, 4, 5, 2), 1)
-		}},
-		{"scatter", func(g *tensor.Graph, feeds map[*tensor.Node]*tensor.Tensor, dt, it tensor.DType) *tensor.Node {
-			x := typedInput(g, r, feeds, dt, -50, 50, 5, 6)
-			idx := typedInput(g, r, feeds, it, -5, 5, 3, 4)
-			return tensor.Scatter(x, idx, typedInput(g, r, feeds, dt, -50, 50, 3, 4), 0, tensor.ScatterReduceNone)
-		}},
-		{"one_hot", func(g *tensor.Graph, feeds map[*tensor.Node]*tensor.Tensor, dt, it tensor.DType) *tensor.Node {
-			return tensor.OneHot(typedInput(g, r, feeds, it, -2, 9, 4, 3), 7, dt)
-		}},
-	}
-	for _, dt := range allDTypes {
-		for _, it := range []tensor.DType{tensor.I32, tensor.I64} {
-			for _, c := range cases {
-				g := tensor.NewGraph()
-				feeds := map[*tensor.Node]*tensor.Tensor{}
-				compareWithCPU(t, be, fmt.Sprint(c.name, "_", dt, "_", it), 0, []*tensor.Node{c.f(g, feeds, dt, it)}, feeds)
-			}
-		}
-	}
-}
-
-// TestScatterSums checks the accumulating scatters, whose repeated indices add in the
-// CPU's order (so F32 results are bit-identical too).
-func TestScatterSums(t *testing.T) {
-	be := openBackend(t)
-	r := rand.New(rand.NewPCG(43, 44))
-	for _, dt := range []tensor.DType{tensor.F32, tensor.I32, tensor.I64} {
-		for _, it := range []tensor.DType{tensor.I32, tensor.I64} {
-			g := tensor.NewGraph()
-			feeds := map[*tensor.Node]*tensor.Tensor{}
-			x := typedInput(g, r, feeds, dt, -50, 50, 4, 9, 3)
-			idx := typedInput(g, r, feeds, it, -4, 4, 4, 5, 3)
-			upd := typedInput(g, r, feeds, dt, -50, 50, 4, 5, 3)
-			scatter := tensor.Scatter(x, idx, upd, 1, tensor.ScatterReduceAdd)
-			table := typedInput(g, r, feeds, dt, -50, 50, 2, 6, 5)
-			ids := typedInput(g, r, feeds, it, -6, 6, 3, 4)
-			grads := typedInput(g, r, feeds, dt, -50, 50, 2, 3, 4, 5)
-			adjoint := tensor.ScatterAdd(table, ids, grads, 1)
-			// An embedding gradient: more indices than a workgroup, rows wider than one.
-			emb := typedInput(g, r, feeds, dt, -50, 50, 50, 300)
-			tokens := typedInput(g, r, feeds, it, 0, 50, 7, 101)
-			embGrad := tensor.ScatterAdd(emb, tokens, typedInput(g, r, feeds, dt, -50, 50, 7, 101, 300), 0)
-			compareWithCPU(t, be, fmt.Sprint("scatter_sums_", dt, "_", it), 0, []*tensor.Node{scatter, adjoint, embGrad}, feeds)
-		}
-	}
-}
 
 // TestEmbeddingClassifierStep runs an embedding classifier's loss, accuracy and
 // gradients (Gather, ScatterAdd, TakeAlong, ArgMax, Equal, Cast, OneHot) through the

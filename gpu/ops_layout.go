@@ -6,8 +6,8 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// Layout ops of every dtype on shaders/src/layout.comp: Slice, Pad, Tile, Concat,
-// DepthToSpace and Assign. Their shaders store whole 32-bit words (layout_common.glsl),
+// Layout ops of every dtype on shaders/src/layout.comp: Slice, Pad, Tile, Concat and
+// DepthToSpace (and Assign's copy, registered in ops_training.go). Their shaders store whole 32-bit words (layout_common.glsl),
 // so Bool and half types need no 8- or 16-bit storage feature.
 
 // Modes of layout.comp.
@@ -34,8 +34,16 @@ func init() {
 		}
 		return wordSized(n)
 	}}
-	ops[tensor.OpAssign] = opImpl{typed: true, record: recordAssignCopy, supports: func(_ *Device, n *tensor.Node) bool {
-		return n.Input(1).DType() == n.DType() && wordSized(n)
+	// Reshape (a copy, when the runtime does not alias it), Expand and Permute are
+	// strided copies on elementwise.comp's copy code.
+	ops[tensor.OpReshape] = opImpl{typed: true, record: recordReshape, supports: func(_ *Device, n *tensor.Node) bool { return wordSized(n) }}
+	ops[tensor.OpExpand] = opImpl{record: recordExpand, supports: func(_ *Device, n *tensor.Node) bool {
+		_, _, ok := broadcastStrides(n.Shape(), n.Input(0).Shape())
+		return ok
+	}}
+	ops[tensor.OpPermute] = opImpl{record: recordPermute, supports: func(_ *Device, n *tensor.Node) bool {
+		_, _, ok := permuteStrides(n)
+		return ok
 	}}
 }
 
@@ -169,22 +177,6 @@ func recordConcat(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	return nil
 }
 
-// recordAssignCopy copies the value into the variable's buffer, and into the output's when
-// the scheduler did not alias the two.
-func recordAssignCopy(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
-	count := n.Shape().Size()
-	p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
-	for _, dst := range []*Buffer{in[0], out} {
-		if err := r.layoutCopy("assign", p, n.DType().Size(), count, 0, count, in[1], dst); err != nil {
-			return err
-		}
-		if out == in[0] {
-			break
-		}
-	}
-	return nil
-}
-
 // unitSpan returns the first unit and the unit count covering elements [lo, hi) of
 // elements of esize bytes (layout_common.glsl stores 4/esize small elements per word).
 func unitSpan(esize, lo, hi int) (u0, units uint32) {
@@ -233,4 +225,60 @@ func (r *Recorder) layoutCopy(label string, p layoutPlan, esize, count, lo, hi i
 		return err
 	}
 	return r.Dispatch(k, gridFor(int(units)), words(w), label, In(src), Out(out))
+}
+
+// recordReshape copies only when the runtime gave the result its own buffer (it
+// normally aliases the input's).
+func recordReshape(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	count := n.Shape().Size()
+	if out == in[0] || count == 0 {
+		return nil
+	}
+	if n.DType() != tensor.F32 {
+		p := layoutPlan{axes: []layoutAxis{{dim: count, stride: 1, inDim: count}}}
+		return r.layoutCopy("reshape", p, n.DType().Size(), count, 0, count, in[0], out)
+	}
+	push := eltPush{n: uint32(count), offA: f32Off(in[0]), offB: f32Off(in[0]), offC: f32Off(out)}
+	return r.elementwise(elementwiseCopy, true, push, "reshape", in[0], in[0], out)
+}
+
+// recordExpand broadcasts its input to the output shape (a strided copy).
+func recordExpand(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	dims, st, _ := broadcastStrides(n.Shape(), n.Input(0).Shape())
+	return r.stridedCopy(n, dims, st[0], out, in[0])
+}
+
+// recordPermute reorders axes: output axis i walks input axis Perm[i].
+func recordPermute(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error {
+	dims, strides, _ := permuteStrides(n)
+	return r.stridedCopy(n, dims, strides, out, in[0])
+}
+
+// permuteStrides gives the output's axes (size-1 axes dropped) with the input's element
+// stride along each.
+func permuteStrides(n *tensor.Node) ([]int, []int, bool) {
+	s := n.Input(0).Shape()
+	perm := n.Attr().(tensor.PermuteAttr).Perm
+	dense := make([]int, len(s))
+	stride := 1
+	for i := len(s) - 1; i >= 0; i-- {
+		dense[i] = stride
+		stride *= s[i]
+	}
+	var dims, st []int
+	for _, p := range perm {
+		if s[p] != 1 {
+			dims, st = append(dims, s[p]), append(st, dense[p])
+		}
+	}
+	return dims, st, len(dims) <= maxRank
+}
+
+func (r *Recorder) stridedCopy(n *tensor.Node, dims, strides []int, out, src *Buffer) error {
+	push := eltPush{n: uint32(n.Shape().Size()), offA: f32Off(src), offB: f32Off(src), offC: f32Off(out)}
+	if push.n == 0 {
+		return nil
+	}
+	push.setShape(dims, [][]int{strides})
+	return r.elementwise(elementwiseCopy, false, push, n.Op().String(), src, src, out)
 }

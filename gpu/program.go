@@ -76,7 +76,7 @@ func segBuffer(seg *runtime.Segment, n *tensor.Node) (*Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if need := uint64(n.Shape().Size() * n.DType().Size()); buf.size < need {
+	if need := uint64(n.DType().Bytes(n.Shape().Size())); buf.size < need {
 		return nil, fmt.Errorf("gpu: buffer of %d bytes is too small for %v (%d bytes)", buf.size, n, need)
 	}
 	return buf, nil

@@ -60,6 +60,7 @@ static void gml_cmd_copy(void *fn, void *cb, uint64_t src, uint64_t dst, uint64_
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -535,4 +536,30 @@ func (r *Recorder) Discard() {
 	r.d.mu.Lock()
 	defer r.d.mu.Unlock()
 	r.release()
+}
+
+// rowGrid spreads one workgroup per row over x and y (each at most 65535).
+func rowGrid(rows int) [3]uint32 {
+	if rows <= 0 {
+		return [3]uint32{} // no rows: Dispatch records nothing
+	}
+	x := min(rows, maxGroups)
+	return [3]uint32{uint32(x), uint32((rows + x - 1) / x), 1}
+}
+
+// words packs push-constant words, little-endian.
+func words(w []uint32) []byte {
+	b := make([]byte, 4*len(w))
+	for i, v := range w {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+func f32Off(b *Buffer) uint32 { return uint32(b.off / 4) }
+
+// gridFor returns the workgroup count of a grid-stride loop over n elements.
+func gridFor(n int) [3]uint32 {
+	g := (n + groupSize - 1) / groupSize
+	return [3]uint32{uint32(max(1, min(g, maxGroups))), 1, 1}
 }

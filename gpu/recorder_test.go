@@ -275,7 +275,7 @@ func TestReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.Kernel("eltwise", 3, groupSize, 0, 1); err != nil {
+		if _, err := d.Kernel("elementwise", 3, groupSize, 0, 1); err != nil {
 			t.Fatal(err)
 		}
 		if err := d.Close(); err != nil {

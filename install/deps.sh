@@ -10,6 +10,7 @@ packages=(
   libopenblas-dev                      # the CPU backend's sgemm reference and fast path
   python3-jupyter-client python3-jupyter-kernel-test jupyter-nbconvert python3-nbclient
   python3-nbformat python3-onnx        # notebook validation, ONNX test-data tooling
+  protobuf-compiler                    # protoc: `make generate` and the freshness test of onnx/internal/onnxpb
   dataset-fashion-mnist                # /usr/share/datasets/fashion-mnist
 )
 

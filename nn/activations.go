@@ -55,10 +55,9 @@ type actLayer struct {
 }
 
 // Act is a layer that only applies an activation (relu, softmax, ...).
-func Act(name string, opts ...Option) Layer {
+func Act(name string, opts ...LayerOption) Layer {
 	l := &actLayer{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "activation", &s, nil, opts)
+	initBase(l, "activation", &layerSettings{}, nil, opts)
 	if _, err := activationByName(name); err != nil && l.err == nil {
 		l.err = fmt.Errorf("nn: Act: %w", err)
 	}

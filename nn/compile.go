@@ -26,7 +26,7 @@ type compiled struct {
 	device string
 	seed   uint64
 	progs  map[string]*program
-	opts   settings
+	opts   compileSettings
 }
 
 // program is one compiled graph and the nodes it is fed through.
@@ -44,21 +44,30 @@ type program struct {
 // shuffling (Seed) and the precision policy of matrix products (MixedPrecision).
 // Graphs are compiled on first use per batch size. Compiling again keeps the weights
 // and starts fresh optimizer state.
-func (m *Net) Compile(opt Optimizer, opts ...Option) error {
+func (m *Net) Compile(opt Optimizer, opts ...CompileOption) error {
 	if opt == nil {
 		return errors.New("nn: Compile needs an optimizer, e.g. nn.Adam(1e-3)")
 	}
 	if err := opt.base().err; err != nil {
 		return err
 	}
-	s := defaultSettings()
-	if err := applyOptions("Compile", &s, []string{"Loss", "LossByName", "LossWeights", "LossWeightsByName", "Metrics", "MetricsByName", "Device", "Seed", "MixedPrecision"}, opts); err != nil {
+	s := compileSettings{}
+	if err := applyOptions("Compile", &s, nil, opts, CompileOption.compileSetting); err != nil {
 		return err
 	}
 	if len(s.losses) == 0 && len(s.lossMap) == 0 {
 		return errors.New("nn: Compile needs a loss, e.g. nn.Loss(\"sparse_categorical_crossentropy\")")
 	}
-	if first := m.pending; !m.Built() && len(first) > 0 && first[0] != nil && first[0].base().inputShape != nil {
+	for i, l := range m.pending {
+		// A layer's options are checked when it is made; say so now, not at Fit.
+		if l == nil {
+			return fmt.Errorf("nn: Sequential: layer %d is nil", i)
+		}
+		if err := l.base().err; err != nil {
+			return err
+		}
+	}
+	if first := m.pending; !m.Built() && len(first) > 0 && first[0].base().inputShape != nil {
 		// A Sequential model given its input shape reports its construction error
 		// here rather than at the first Fit, and a failed build leaves any earlier
 		// compilation in place.
@@ -147,14 +156,15 @@ func (m *Net) resolveHeads() error {
 		if err != nil {
 			return fmt.Errorf("nn: Compile: output %q: %w", names[i], err)
 		}
+		if err := checkHeadShape(m.outputs[i], li); err != nil {
+			return fmt.Errorf("nn: %w", err)
+		}
 		for _, mt := range metrics[i] {
 			switch {
 			case mt == "accuracy" || mt == "acc":
 				if !li.classify {
 					return fmt.Errorf("nn: Compile: metric accuracy on output %q needs a classification loss, it has %s", names[i], li.name)
 				}
-			case metricName(mt) != "mae" && metricName(mt) != "mse":
-				return fmt.Errorf("nn: Compile: unknown metric %q (want accuracy, mae or mse)", mt)
 			case li.sparse:
 				return fmt.Errorf("nn: Compile: metric %s on output %q compares the output with its labels, which are class ids there; use accuracy (MetricsByName sets metrics per output)", mt, names[i])
 			}

@@ -3,7 +3,10 @@ package nn
 import (
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
+	"os"
 
 	"github.com/gml-dev/gml/data"
 	"github.com/gml-dev/gml/tensor"
@@ -48,6 +51,9 @@ func (m *Net) conformInputs(xs []*tensor.Tensor) ([]*tensor.Tensor, int, error) 
 			}
 			x = x.Convert(in.DType)
 		}
+		if !x.Shape()[1:].Equal(in.Shape) {
+			m.noteReshape(i, x.Shape()[1:], in.Shape)
+		}
 		x, err := withShape(x, append(tensor.Shape{rows}, in.Shape...))
 		if err != nil {
 			return nil, 0, err
@@ -79,6 +85,11 @@ func (m *Net) conformLabels(ys []*tensor.Tensor, n int) ([]*tensor.Tensor, []Spe
 		if err := checkLoss(o.layer.Name(), h.loss, o.spec, act, ys); err != nil {
 			return nil, nil, fmt.Errorf("nn: %w", err)
 		}
+		if h.loss.sparse {
+			if err := checkClassIDs(o.layer.Name(), y, o.spec.Shape[0]); err != nil {
+				return nil, nil, err
+			}
+		}
 		specs[i] = labelSpec(h, o.spec, ys)
 		c := y
 		if y.DType() != specs[i].DType {
@@ -93,6 +104,89 @@ func (m *Net) conformLabels(ys []*tensor.Tensor, n int) ([]*tensor.Tensor, []Spe
 	return out, specs, nil
 }
 
+// notes is where nn writes one-time notes on what it did with the data (stderr, which a
+// notebook shows under the cell).
+var notes io.Writer = os.Stderr
+
+// noteReshape says once per model and shape that input i's samples were reshaped.
+func (m *Net) noteReshape(i int, from, to tensor.Shape) {
+	key := fmt.Sprintf("%d%v", i, from)
+	if m.noted[key] {
+		return
+	}
+	if m.noted == nil {
+		m.noted = map[string]bool{}
+	}
+	m.noted[key] = true
+	what := "input"
+	if len(m.inputs) > 1 {
+		what = fmt.Sprintf("input %d", i)
+	}
+	fmt.Fprintf(notes, "nn: %s samples of shape %v are reshaped to the model's input shape %v (same values, row-major order)\n", what, from, to)
+}
+
+// checkClassIDs checks that the class-id labels y of output head are ids of its classes.
+func checkClassIDs(head string, y *tensor.Tensor, classes int) error {
+	for i := range y.Len() {
+		v := y.Float(i)
+		if v >= 0 && v < float64(classes) && v == math.Trunc(v) {
+			continue
+		}
+		return fmt.Errorf("nn: output %s: label %v at index %d is not a class id of the head, which has %d classes (ids 0 to %d): "+
+			"class ids count from 0, and the last layer needs one unit per class", head, v, i, classes, classes-1)
+	}
+	return nil
+}
+
+// checkFinite reports the first NaN or infinite value in the float inputs and labels of
+// d; what ("", "validation ") qualifies them in the message.
+func (m *Net) checkFinite(d *dataset, what string) error {
+	for i, x := range d.xs {
+		name := "the " + what + "inputs"
+		if len(d.xs) > 1 {
+			name = fmt.Sprintf("%sinput %d", what, i)
+		}
+		if err := finite(name, x); err != nil {
+			return err
+		}
+	}
+	for i, y := range d.ys {
+		if err := finite(fmt.Sprintf("the %slabels of output %s", what, m.outputs[i].layer.Name()), y); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finite reports the first NaN or infinite element of t, with its sample and position.
+func finite(what string, t *tensor.Tensor) error {
+	if !t.DType().IsFloat() {
+		return nil
+	}
+	bad := -1
+	if t.DType() == tensor.F32 {
+		for i, v := range t.Float32s() {
+			if v != v || v > math.MaxFloat32 || v < -math.MaxFloat32 {
+				bad = i
+				break
+			}
+		}
+	} else {
+		for i := range t.Len() {
+			if v := t.Float(i); math.IsNaN(v) || math.IsInf(v, 0) {
+				bad = i
+				break
+			}
+		}
+	}
+	if bad < 0 {
+		return nil
+	}
+	per := max(t.Shape()[1:].Size(), 1)
+	return fmt.Errorf("nn: Fit: %v in %s at sample %d (value %d of the sample): NaN or infinite data trains the model to NaN; "+
+		"clean the data, or pass nn.CheckFinite(false) to train anyway", t.Float(bad), what, bad/per, bad%per)
+}
+
 // withShape returns t viewed with shape: t itself when it has it already, so that a
 // tensor kept on the device (KeepOnDevice) keeps its identity.
 func withShape(t *tensor.Tensor, shape tensor.Shape) (*tensor.Tensor, error) {
@@ -104,7 +198,7 @@ func withShape(t *tensor.Tensor, shape tensor.Shape) (*tensor.Tensor, error) {
 
 // weights builds per-head weights from SampleWeights and ClassWeights (nil when
 // neither is given for a head).
-func (m *Net) weights(s *settings, ys []*tensor.Tensor, n int) ([]*tensor.Tensor, error) {
+func (m *Net) weights(s *weighting, ys []*tensor.Tensor, n int) ([]*tensor.Tensor, error) {
 	ws := make([]*tensor.Tensor, len(m.outputs))
 	if len(s.sampleWeights) != 0 {
 		if len(s.sampleWeights) != len(ws) {
@@ -173,7 +267,7 @@ func weightShapes(ws []*tensor.Tensor, b int) []tensor.Shape {
 }
 
 // prepare converts x, y and the weight options into a dataset.
-func (m *Net) prepare(x, y []*tensor.Tensor, s *settings) (*dataset, []Spec, error) {
+func (m *Net) prepare(x, y []*tensor.Tensor, s *weighting) (*dataset, []Spec, error) {
 	xs, n, err := m.conformInputs(x)
 	if err != nil {
 		return nil, nil, err

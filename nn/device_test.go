@@ -59,7 +59,7 @@ func TestGPUTrainingMatchesCPU(t *testing.T) {
 			hc, pc := run("cpu")
 			hg, pg := run("gpu")
 			for i, l := range hc.Values["loss"] {
-				if g := hg.Values["loss"][i]; math.Abs(g-l) > 1e-3*(1+math.Abs(l)) {
+				if g := hg.Values["loss"][i]; !(math.Abs(g-l) <= 1e-3*(1+math.Abs(l))) {
 					t.Fatalf("epoch %d loss: cpu %v, gpu %v", i+1, l, g)
 				}
 			}

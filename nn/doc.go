@@ -19,9 +19,9 @@
 // and metric scalars come back to the host. The learning rate and the step number are
 // runtime variables (the graph advances the step itself, the rate is written when it
 // changes) and each dropout site has a seed input fed per step, so SetLR, schedules and
-// ReduceLROnPlateau never recompile and no other host data crosses per step. The last, shorter batch of an epoch gets a graph of
-// its own, compiled once and cached with the others; evaluation and prediction graphs
-// are cached the same way.
+// ReduceLROnPlateau never recompile and no other host data crosses per step. The last,
+// shorter batch of an epoch gets a graph of its own, compiled once and cached with the
+// others; evaluation and prediction graphs are cached the same way.
 //
 // Weights are tensor.Variables: they live in the runtime's device buffers across steps,
 // graphs of different batch sizes, and notebook cells. Layers create them lazily, the
@@ -53,10 +53,28 @@
 //     option. Save stores kind, name, Config and weights; code cannot be saved, so Load
 //     takes CustomKind(kind, constructor) and LambdaFunc(name, f) and names every one
 //     missing. Panics in user code become errors of the cell, never a crash.
-//   - Options are functional and checked: each option names the calls that accept it,
-//     and passing one elsewhere (Epochs to Dense) is an error rather than ignored.
-//     Errors of layer construction and application are kept in the returned nodes and
-//     reported by Model, Fit or Compile, so a notebook cell never panics.
+//   - Options are functional and typed by the call that takes them (LayerOption,
+//     CompileOption, FitOption, ...): passing one where it does not belong (Epochs to
+//     Dense) does not compile, in a program or a notebook cell. An option several calls
+//     take (Name, Seed, BatchSize, Device, Momentum, the weightings) has its own type
+//     implementing each of their interfaces. Among layers the check is at run time: a
+//     layer given another layer's option (Heads to Dense) keeps the error, and Compile
+//     reports it, as it reports every error of layer construction; errors of applying
+//     layers are kept in the returned nodes and reported by Model, Compile or Fit, so a
+//     notebook cell never panics.
+//   - Data is checked before it trains, because wrong data trains silently: class ids
+//     must be classes of the head, and Fit's inputs and labels finite (one pass over
+//     the host data, CheckFinite(false) skips it). A loss that turns NaN or infinite
+//     stops Fit with an error naming the epoch and the batch (Keras's TerminateOnNaN,
+//     on by default). Samples reshaped to the model's input shape are noted once on
+//     stderr.
+//   - Callbacks follow Keras: Patience(n) acts at the n-th epoch in a row without
+//     improvement, ReduceLROnPlateau has Keras's defaults and Cooldown, RestoreBest
+//     restores at the end of training, and each Fit starts a callback afresh. History
+//     records the learning rate of each epoch as "lr".
+//   - A model runs where it was compiled to run, and so do its copies: Save records the
+//     Device option, Load and Clone (Trainer.Model) place the copy there unless Load's
+//     Device option says otherwise.
 //   - Cross-entropy on a softmax (or sigmoid) head is computed from the head's logits,
 //     which is numerically stable; accuracy uses the logits too.
 //   - Bad combinations are errors that say why: mse on int class labels, one-hot labels
@@ -64,6 +82,16 @@
 //     several classes, accuracy on a regression loss.
 //   - Weight initialisation follows Keras (Glorot uniform kernels, zero biases); SetSeed
 //     makes it reproducible. Adam uses Keras's epsilon 1e-7.
+//   - Reproducibility: SetSeed (initial weights) and Compile's Seed (dropout masks and
+//     shuffling) fix every random choice. Training on the CPU is then bit-identical from
+//     run to run with the same number of threads (GOMAXPROCS) and GEMM (GML_BLAS; the
+//     default native one): every reduction adds in an order fixed by the thread count,
+//     never by timing; another thread count gives results equal to rounding only. On a
+//     GPU training is bit-identical from run to run on the same device, driver and gml
+//     version, since no shader adds floats atomically and every reduction has a fixed
+//     order; GPU and CPU results agree to rounding only, and so do different GPUs (they
+//     may pick other product shaders, e.g. cooperative matrices). TestFitIsReproducible
+//     checks both.
 //   - MixedPrecision("mixed_bfloat16") marks the matrix products (Dense, LSTM, GRU,
 //     attention projections) and their gradients as allowed to round operands to bf16
 //     (tensor.MatMulAttr.Precision); products, variables, gradients, the optimizer and

@@ -11,12 +11,12 @@ import (
 // Evaluate returns the loss and metrics of the model on x and y, computed in batches
 // (BatchSize, default 32) without dropout and with batch-norm running statistics.
 // SampleWeights and ClassWeights weight the loss as in Fit.
-func (m *Net) Evaluate(x, y any, opts ...Option) (Logs, error) {
-	s := defaultSettings()
-	if err := applyOptions("Evaluate", &s, []string{"BatchSize", "SampleWeights", "ClassWeights"}, opts); err != nil {
+func (m *Net) Evaluate(x, y any, opts ...EvaluateOption) (Logs, error) {
+	s := evaluateSettings{batchSize: 32}
+	if err := applyOptions("Evaluate", &s, nil, opts, EvaluateOption.evaluateSetting); err != nil {
 		return nil, err
 	}
-	d, _, err := m.load(x, y, &s)
+	d, _, err := m.load(x, y, &s.weighting)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (m *Net) evaluate(d *dataset, batchSize int) (Logs, error) {
 
 // Predict returns the model's output for x, computed in batches (BatchSize, default 32)
 // without dropout. A model with several outputs needs PredictOutputs.
-func (m *Net) Predict(x any, opts ...Option) (*tensor.Tensor, error) {
+func (m *Net) Predict(x any, opts ...PredictOption) (*tensor.Tensor, error) {
 	outs, err := m.PredictOutputs(x, opts...)
 	if err != nil {
 		return nil, err
@@ -63,9 +63,9 @@ func (m *Net) Predict(x any, opts ...Option) (*tensor.Tensor, error) {
 }
 
 // PredictOutputs returns one tensor per model output for x.
-func (m *Net) PredictOutputs(x any, opts ...Option) ([]*tensor.Tensor, error) {
-	s := defaultSettings()
-	if err := applyOptions("Predict", &s, []string{"BatchSize"}, opts); err != nil {
+func (m *Net) PredictOutputs(x any, opts ...PredictOption) ([]*tensor.Tensor, error) {
+	s := predictSettings{batchSize: 32}
+	if err := applyOptions("Predict", &s, nil, opts, PredictOption.predictSetting); err != nil {
 		return nil, err
 	}
 	xs, err := toTensors(x)

@@ -3,6 +3,7 @@ package nn
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -19,10 +20,6 @@ type Logs map[string]float64
 // pay for formatting.
 const barInterval = 50 * time.Millisecond
 
-// fitOptions are the options Fit accepts.
-var fitOptions = []string{"Epochs", "BatchSize", "Shuffle", "ValidationSplit", "ValidationData", "ClassWeights",
-	"SampleWeights", "Callbacks", "InitialEpoch", "Verbose", "Seed"}
-
 // Batch is one step of data from a generator: inputs and labels, one tensor per model
 // input and output.
 type Batch struct {
@@ -32,30 +29,36 @@ type Batch struct {
 // Fit trains the model on inputs x and labels y (each a *tensor.Tensor, a
 // []*tensor.Tensor for several inputs or outputs, or [][]float64 rows). Each step runs
 // one compiled graph — forward, gradients and optimizer update — and downloads only the
-// loss and metric values. It returns the History of per-epoch logs. An interrupt (the
-// notebook's Interrupt button) stops after the current batch; the weights trained so far
-// are kept and Fit returns the history with runtime.ErrInterrupted.
-func (m *Net) Fit(x, y any, opts ...Option) (*History, error) {
-	s := defaultSettings()
-	if err := applyOptions("Fit", &s, fitOptions, opts); err != nil {
+// loss and metric values. It returns the History of per-epoch logs, with the learning
+// rate of each epoch as "lr". The data is checked first: class ids must be classes of
+// the head, and inputs and labels finite (CheckFinite); a loss that turns NaN or
+// infinite stops training with an error. An interrupt (the notebook's Interrupt
+// button) stops after the current batch; the weights trained so far are kept and Fit
+// returns the history with runtime.ErrInterrupted.
+func (m *Net) Fit(x, y any, opts ...FitOption) (*History, error) {
+	s := defaultFitSettings()
+	if err := applyOptions("Fit", &s, []string{"Epochs", "BatchSize", "Shuffle", "ValidationSplit", "ValidationData",
+		"ClassWeights", "SampleWeights", "Callbacks", "InitialEpoch", "Verbose", "Seed", "CheckFinite"}, opts, FitOption.fitSetting); err != nil {
 		return nil, err
 	}
-	all, specs, err := m.load(x, y, &s)
+	all, specs, err := m.load(x, y, &s.weighting)
 	if err != nil {
 		return nil, err
 	}
-	train, val := all, (*dataset)(nil)
-	if len(s.validationX) != 0 {
-		vx, vn, err := m.conformInputs(s.validationX)
-		if err != nil {
-			return nil, fmt.Errorf("%w (validation data)", err)
+	if !s.seedSet {
+		s.seed = m.comp.seed
+	}
+	if s.checkFinite {
+		if err := m.checkFinite(all, ""); err != nil {
+			return nil, err
 		}
-		vy, _, err := m.conformLabels(s.validationY, vn)
-		if err != nil {
-			return nil, fmt.Errorf("%w (validation data)", err)
-		}
-		val = &dataset{xs: vx, ys: vy, ws: make([]*tensor.Tensor, len(vy)), n: vn}
-	} else if s.validationSplit > 0 {
+	}
+	val, err := m.validationData(&s)
+	if err != nil {
+		return nil, err
+	}
+	train := all
+	if val == nil && s.validationSplit > 0 {
 		cut := all.n - int(float64(all.n)*s.validationSplit)
 		if cut <= 0 || cut >= all.n {
 			return nil, fmt.Errorf("nn: validation split %v of %d samples leaves no training or no validation data", s.validationSplit, all.n)
@@ -89,10 +92,10 @@ func (m *Net) Fit(x, y any, opts ...Option) (*History, error) {
 // an epoch (it is called again for the next epoch). For a generator that never ends,
 // StepsPerEpoch says how many batches make an epoch; one that ends before that is an
 // error. Options as Fit, except the validation split and weights.
-func (m *Net) FitGenerator(gen func() *Batch, opts ...Option) (*History, error) {
-	s := defaultSettings()
-	allowed := []string{"Epochs", "StepsPerEpoch", "ValidationData", "Callbacks", "InitialEpoch", "Verbose"}
-	if err := applyOptions("FitGenerator", &s, allowed, opts); err != nil {
+func (m *Net) FitGenerator(gen func() *Batch, opts ...FitOption) (*History, error) {
+	s := defaultFitSettings()
+	allowed := []string{"Epochs", "StepsPerEpoch", "ValidationData", "Callbacks", "InitialEpoch", "Verbose", "CheckFinite"}
+	if err := applyOptions("FitGenerator", &s, allowed, opts, FitOption.fitSetting); err != nil {
 		return nil, err
 	}
 	if gen == nil {
@@ -105,17 +108,9 @@ func (m *Net) FitGenerator(gen func() *Batch, opts ...Option) (*History, error) 
 	if err := m.ready(first.X); err != nil {
 		return nil, err
 	}
-	var val *dataset
-	if len(s.validationX) != 0 {
-		vx, vn, err := m.conformInputs(s.validationX)
-		if err != nil {
-			return nil, err
-		}
-		vy, _, err := m.conformLabels(s.validationY, vn)
-		if err != nil {
-			return nil, err
-		}
-		val = &dataset{xs: vx, ys: vy, ws: make([]*tensor.Tensor, len(vy)), n: vn}
+	val, err := m.validationData(&s)
+	if err != nil {
+		return nil, err
 	}
 	pending := first
 	count := 0
@@ -138,7 +133,7 @@ func (m *Net) FitGenerator(gen func() *Batch, opts ...Option) (*History, error) 
 				return nil, nil
 			}
 			step++
-			d, _, err := m.prepare(b.X, b.Y, &s)
+			d, _, err := m.prepare(b.X, b.Y, &s.weighting)
 			if err != nil {
 				return nil, fmt.Errorf("%w (generator batch %d)", err, count)
 			}
@@ -148,10 +143,33 @@ func (m *Net) FitGenerator(gen func() *Batch, opts ...Option) (*History, error) 
 	return m.loop(&s, nil, s.stepsPerEpoch, next, val)
 }
 
+// validationData returns the ValidationData of s conformed to the model (nil without
+// it), checked to be finite when s asks so.
+func (m *Net) validationData(s *fitSettings) (*dataset, error) {
+	if len(s.validationX) == 0 {
+		return nil, nil
+	}
+	vx, vn, err := m.conformInputs(s.validationX)
+	if err != nil {
+		return nil, fmt.Errorf("%w (validation data)", err)
+	}
+	vy, _, err := m.conformLabels(s.validationY, vn)
+	if err != nil {
+		return nil, fmt.Errorf("%w (validation data)", err)
+	}
+	val := &dataset{xs: vx, ys: vy, ws: make([]*tensor.Tensor, len(vy)), n: vn}
+	if s.checkFinite {
+		if err := m.checkFinite(val, "validation "); err != nil {
+			return nil, err
+		}
+	}
+	return val, nil
+}
+
 // load converts x and y (tensors, slices, or a slice of them per input/output), builds
-// the model for x if needed, and prepares the weighted dataset for training or
-// evaluation with the options in s.
-func (m *Net) load(x, y any, s *settings) (*dataset, []Spec, error) {
+// the model for x if needed, and prepares the dataset for training or evaluation,
+// weighted as w says.
+func (m *Net) load(x, y any, w *weighting) (*dataset, []Spec, error) {
 	xs, err := toTensors(x)
 	if err != nil {
 		return nil, nil, err
@@ -163,7 +181,7 @@ func (m *Net) load(x, y any, s *settings) (*dataset, []Spec, error) {
 	if err := m.ready(xs); err != nil {
 		return nil, nil, err
 	}
-	return m.prepare(xs, ys, s)
+	return m.prepare(xs, ys, w)
 }
 
 // ready builds a Sequential model from its first data and resolves the loss heads.
@@ -171,7 +189,7 @@ func (m *Net) ready(xs []*tensor.Tensor) error {
 	if err := m.ensureBuilt(xs); err != nil {
 		return err
 	}
-	if m.comp == nil {
+	if m.comp == nil || m.comp.opt == nil {
 		return errors.New("nn: the model is not compiled: call Compile(optimizer, nn.Loss(...)) first")
 	}
 	if m.comp.heads == nil {
@@ -181,7 +199,7 @@ func (m *Net) ready(xs []*tensor.Tensor) error {
 }
 
 // loop runs the epochs: batches from next(epoch), validation, callbacks and progress.
-func (m *Net) loop(s *settings, specs []Spec, steps int, next func(epoch int) func() (*batch, error), val *dataset) (*History, error) {
+func (m *Net) loop(s *fitSettings, specs []Spec, steps int, next func(epoch int) func() (*batch, error), val *dataset) (*History, error) {
 	if m.History == nil {
 		m.History = newHistory()
 	}
@@ -229,6 +247,10 @@ func (m *Net) loop(s *settings, specs []Spec, steps int, next func(epoch int) fu
 				runErr = err
 				break
 			}
+			if loss := vals[0]; s.checkFinite && (math.IsNaN(loss) || math.IsInf(loss, 0)) {
+				runErr = divergence(loss, epoch, step, steps)
+				break
+			}
 			acc.add(vals, b.n)
 			logs := acc.logs()
 			if bar != nil && time.Since(shown) > barInterval {
@@ -258,6 +280,9 @@ func (m *Net) loop(s *settings, specs []Spec, steps int, next func(epoch int) fu
 			break
 		}
 		logs := acc.logs()
+		if o, err := m.optimizer(); err == nil {
+			logs["lr"] = o.LR()
+		}
 		if val != nil && runErr == nil {
 			vl, err := m.evaluate(val, s.batchSize)
 			if err != nil {
@@ -292,6 +317,18 @@ func (m *Net) loop(s *settings, specs []Spec, steps int, next func(epoch int) fu
 		}
 	}
 	return hist, runErr
+}
+
+// divergence is the error of a non-finite loss at a 0-based epoch and step of steps
+// (0 when unknown).
+func divergence(loss float64, epoch, step, steps int) error {
+	of := ""
+	if steps > 0 {
+		of = fmt.Sprintf(" of %d", steps)
+	}
+	return fmt.Errorf("nn: Fit: the loss became %v at epoch %d, batch %d%s, so training stopped and the weights may hold "+
+		"non-finite values now: lower the learning rate, scale the inputs, or check the labels "+
+		"(nn.CheckFinite(false) trains on regardless)", loss, epoch+1, step+1, of)
 }
 
 // labelSpecsOf returns the label specs of a prepared batch.
@@ -389,6 +426,10 @@ func (l Logs) String() string {
 		}
 		if b.Len() > 0 {
 			b.WriteByte(' ')
+		}
+		if k == "lr" {
+			fmt.Fprintf(&b, "lr=%.3g", l[k]) // rates span decades: 1e-05, not 0.0000
+			continue
 		}
 		fmt.Fprintf(&b, "%s=%.4f", k, l[k])
 	}

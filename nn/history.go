@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gml-dev/gml/display"
@@ -60,15 +61,21 @@ func (h *History) String() string {
 	for i, e := range h.Epochs {
 		fmt.Fprintf(&b, "%5d", e+1)
 		for _, k := range h.keys {
-			fmt.Fprintf(&b, "  %12.4f", h.Values[k][i])
+			format := "  %12.4f"
+			if k == "lr" {
+				format = "  %12.4g" // rates span decades: 1e-05, not 0.0000
+			}
+			fmt.Fprintf(&b, format, h.Values[k][i])
 		}
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
-// Plots returns the loss plot and, when metrics were recorded, the metric plot.
-func (h *History) Plots() []*display.Plot {
+// Plots returns the training curves: the losses, the metrics when there are any, and
+// the learning rate when it changed. As a cell's value they render side by side;
+// index them for one plot.
+func (h *History) Plots() display.Plots {
 	x := make([]float64, len(h.Epochs))
 	for i, e := range h.Epochs {
 		x[i] = float64(e + 1)
@@ -76,38 +83,40 @@ func (h *History) Plots() []*display.Plot {
 	var losses, metrics []display.Series
 	for _, k := range h.keys {
 		s := display.Series{Name: k, X: x, Y: h.Values[k]}
-		if strings.HasSuffix(k, "loss") {
+		switch {
+		case k == "lr":
+		case strings.HasSuffix(k, "loss"):
 			losses = append(losses, s)
-		} else {
+		default:
 			metrics = append(metrics, s)
 		}
 	}
-	plots := []*display.Plot{display.LinePlot("Loss", "epoch", "loss", losses...)}
+	plots := display.Plots{display.LinePlot("Loss", "epoch", "loss", losses...)}
 	if len(metrics) > 0 {
 		plots = append(plots, display.LinePlot("Metrics", "epoch", "value", metrics...))
+	}
+	if lr := h.Values["lr"]; len(lr) > 0 && slices.Min(lr) != slices.Max(lr) {
+		plots = append(plots, display.LinePlot("Learning rate", "epoch", "lr", display.Series{Name: "lr", X: x, Y: lr}))
 	}
 	return plots
 }
 
-// MIMEBundle renders the history: one PNG with the loss and metric plots side by side
-// when they render, and the text table.
+// MIMEBundle renders the history as its plots side by side, with the text table as
+// the fallback.
 func (h *History) MIMEBundle() map[string]any {
 	b := map[string]any{"text/plain": h.String()}
 	if len(h.Epochs) == 0 {
 		return b
 	}
-	var html strings.Builder
-	for _, p := range h.Plots() {
-		png, err := p.Encode("png")
-		if err != nil {
-			b["text/plain"] = h.String() + "\n(plot: " + err.Error() + ")"
-			return b
-		}
-		if _, ok := b["image/png"]; !ok {
-			b["image/png"] = encodeBase64(png)
-		}
-		fmt.Fprintf(&html, `<img style="display:inline-block" src="data:image/png;base64,%s"/>`, encodeBase64(png))
+	plots := h.Plots().MIMEBundle()
+	if _, ok := plots["image/png"]; !ok { // the plots failed: say why under the table
+		b["text/plain"] = h.String() + "\n" + plots["text/plain"].(string)
+		return b
 	}
-	b["text/html"] = html.String()
+	for k, v := range plots {
+		if k != "text/plain" {
+			b[k] = v
+		}
+	}
 	return b
 }

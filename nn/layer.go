@@ -54,6 +54,8 @@ type layerBase struct {
 	state  []*tensor.Variable
 	// inputShape is the InputShape option of a Sequential model's first layer.
 	inputShape *Spec
+	// self is the layer this base belongs to, for rendering it.
+	self Layer
 }
 
 func (b *layerBase) Name() string               { return b.name }
@@ -67,11 +69,16 @@ var (
 	nameUsed = map[string]int{}
 )
 
-// initBase names the layer (an explicit Name option, or kind with a counter) and applies
-// the options, keeping an error for Apply to report.
-func initBase(b *layerBase, kind string, s *settings, allowed []string, opts []Option) {
-	b.kind = kind
-	b.err = applyOptions(kind, s, append(allowed, "Name"), opts)
+// initBase names the layer l (an explicit Name option, or kind with a counter) and
+// applies the options: Name, InputShape and the layer's own, listed in allowed. An
+// error is kept for Compile, Model or Fit to report.
+func initBase(l Layer, kind string, s *layerSettings, allowed []string, opts []LayerOption) {
+	b := l.base()
+	b.self, b.kind = l, kind
+	b.err = applyOptions(kind, s, append([]string{"Name", "InputShape"}, allowed...), opts, LayerOption.layerSetting)
+	if s.inputShape != nil {
+		b.inputShape = &Spec{DType: tensor.F32, Shape: s.inputShape}
+	}
 	b.name = s.name
 	if b.name == "" {
 		namesMu.Lock()

@@ -24,11 +24,10 @@ type transformerBlock struct {
 // x + Dropout(Attention(Norm(x))), then h + Dropout(Dense(FeedForward(Norm(h)))) with a
 // GELU hidden layer. Options: Heads (default 1), FeedForward (default 4 × features),
 // Norm ("layer" or "rms"), Causal, Rotary, DropoutRate, Name.
-func TransformerBlock(opts ...Option) Layer {
+func TransformerBlock(opts ...LayerOption) Layer {
 	l := &transformerBlock{}
-	s := defaultSettings()
-	s.heads, s.norm = 1, "layer"
-	initBase(&l.layerBase, "transformer_block", &s, []string{"Heads", "FeedForward", "Norm", "Causal", "Rotary", "DropoutRate"}, opts)
+	s := layerSettings{heads: 1, norm: "layer"}
+	initBase(l, "transformer_block", &s, []string{"Heads", "FeedForward", "Norm", "Causal", "Rotary", "DropoutRate"}, opts)
 	l.C.Heads, l.C.FFDim, l.C.Norm, l.C.Causal, l.C.Rotary, l.C.Dropout = s.heads, s.ffDim, s.norm, s.causal, s.rotary, s.dropout
 	return l
 }
@@ -73,7 +72,7 @@ func (l *transformerBlock) setup(in []Spec) error {
 	if l.C.Norm == "rms" {
 		norm = RMSNorm
 	}
-	attnOpts := []Option{Heads(l.C.Heads), Name(l.name + "/attention")}
+	attnOpts := []LayerOption{Heads(l.C.Heads), Name(l.name + "/attention")}
 	if l.C.Causal {
 		attnOpts = append(attnOpts, Causal())
 	}

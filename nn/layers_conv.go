@@ -27,16 +27,16 @@ type conv struct {
 // ChannelsLast, InputShape, Name. nn is channels-first by default, like the engine and
 // PyTorch: a 28×28 grey image is a (1, 28, 28) sample; with ChannelsLast it is a
 // (28, 28, 1) sample, as in Keras, and the output is (height, width, filters).
-func Conv2D(filters, size int, opts ...Option) Layer { return newConv(2, filters, size, opts) }
+func Conv2D(filters, size int, opts ...LayerOption) Layer { return newConv(2, filters, size, opts) }
 
 // Conv1D convolves (channels, width) samples, or (width, channels) ones with
 // ChannelsLast, with filters kernels of the given size. Options as Conv2D.
-func Conv1D(filters, size int, opts ...Option) Layer { return newConv(1, filters, size, opts) }
+func Conv1D(filters, size int, opts ...LayerOption) Layer { return newConv(1, filters, size, opts) }
 
-func newConv(rank, filters, size int, opts []Option) Layer {
+func newConv(rank, filters, size int, opts []LayerOption) Layer {
 	l := &conv{}
-	s := defaultSettings()
-	initBase(&l.layerBase, fmt.Sprintf("conv%dd", rank), &s, []string{"Padding", "Strides", "Activation", "NoBias", "ChannelsLast", "InputShape"}, opts)
+	s := layerSettings{}
+	initBase(l, fmt.Sprintf("conv%dd", rank), &s, []string{"Padding", "Strides", "Activation", "NoBias", "ChannelsLast"}, opts)
 	if l.err == nil && (filters <= 0 || size <= 0) {
 		l.err = fmt.Errorf("nn: Conv%dD: filters and kernel size must be positive, got %d and %d", rank, filters, size)
 	}
@@ -46,7 +46,6 @@ func newConv(rank, filters, size int, opts []Option) Layer {
 	if l.err == nil && len(l.C.Strides) != rank {
 		l.err = fmt.Errorf("nn: Conv%dD: %d strides for %d spatial axes", rank, len(s.strides), rank)
 	}
-	setInputShape(&l.layerBase, s)
 	return l
 }
 
@@ -215,24 +214,24 @@ type pool struct {
 // MaxPooling2D takes the maximum over size × size windows of (channels, height, width)
 // samples, or (height, width, channels) ones with ChannelsLast, moved by the window
 // size unless Strides says otherwise. Options: Strides, Padding, ChannelsLast, Name.
-func MaxPooling2D(size int, opts ...Option) Layer { return newPool("max", size, opts) }
+func MaxPooling2D(size int, opts ...LayerOption) Layer { return newPool("max", size, opts) }
 
 // AveragePooling2D averages size × size windows; options as MaxPooling2D.
-func AveragePooling2D(size int, opts ...Option) Layer { return newPool("avg", size, opts) }
+func AveragePooling2D(size int, opts ...LayerOption) Layer { return newPool("avg", size, opts) }
 
 // GlobalAveragePooling2D averages each channel over height and width: (C, H, W) -> (C),
 // or (H, W, C) -> (C) with ChannelsLast. Options: ChannelsLast, Name.
-func GlobalAveragePooling2D(opts ...Option) Layer { return newPool("global_avg", 1, opts) }
+func GlobalAveragePooling2D(opts ...LayerOption) Layer { return newPool("global_avg", 1, opts) }
 
-func newPool(mode string, size int, opts []Option) Layer {
+func newPool(mode string, size int, opts []LayerOption) Layer {
 	l := &pool{}
-	s := defaultSettings()
+	s := layerSettings{}
 	kinds := map[string]string{"max": "max_pooling2d", "avg": "average_pooling2d", "global_avg": "global_average_pooling2d"}
 	allowed := []string{"Strides", "Padding", "ChannelsLast"}
 	if mode == "global_avg" {
 		allowed = []string{"ChannelsLast"}
 	}
-	initBase(&l.layerBase, kinds[mode], &s, allowed, opts)
+	initBase(l, kinds[mode], &s, allowed, opts)
 	if l.err == nil && size <= 0 {
 		l.err = fmt.Errorf("nn: pooling size must be positive, got %d", size)
 	}

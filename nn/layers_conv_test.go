@@ -12,12 +12,12 @@ import (
 // cnn is a small convolutional classifier over 8×8 images with two channels, laid out
 // channels-last or channels-first; names are fixed so two models share weight names.
 func cnn(last bool) *Net {
-	var o []Option
+	var o []LayerOption
 	shape := []int{2, 8, 8}
 	if last {
-		o, shape = []Option{ChannelsLast()}, []int{8, 8, 2}
+		o, shape = []LayerOption{ChannelsLast()}, []int{8, 8, 2}
 	}
-	with := func(extra ...Option) []Option { return append(append([]Option(nil), o...), extra...) }
+	with := func(extra ...LayerOption) []LayerOption { return append(append([]LayerOption(nil), o...), extra...) }
 	return Sequential(
 		Conv2D(4, 3, with(Padding("same"), Activation("relu"), Name("c1"), InputShape(shape...))...),
 		MaxPooling2D(2, with(Name("p1"))...),
@@ -29,7 +29,7 @@ func cnn(last bool) *Net {
 
 // secondConv is the second convolution of cnn: strided, valid padding.
 func secondConv(last bool) Layer {
-	o := []Option{Strides(1), Activation("tanh"), Name("c2")}
+	o := []LayerOption{Strides(1), Activation("tanh"), Name("c2")}
 	if last {
 		o = append(o, ChannelsLast())
 	}
@@ -109,7 +109,7 @@ func TestChannelsLast(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range pl.Float32s() {
-		if d := math.Abs(float64(v - pf.Float32s()[i])); d > 1e-5 {
+		if d := math.Abs(float64(v - pf.Float32s()[i])); !(d <= 1e-5) {
 			t.Fatalf("prediction %d: channels-last %v, channels-first %v", i, v, pf.Float32s()[i])
 		}
 	}

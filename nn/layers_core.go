@@ -20,15 +20,14 @@ type dense struct {
 // Dense is a fully connected layer: activation(x @ kernel + bias) on the last axis, so
 // on a sequence (batch, time, features) it applies to every step. Options: Activation,
 // NoBias, InputShape, Name.
-func Dense(units int, opts ...Option) Layer {
+func Dense(units int, opts ...LayerOption) Layer {
 	l := &dense{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "dense", &s, []string{"Activation", "NoBias", "InputShape"}, opts)
+	s := layerSettings{}
+	initBase(l, "dense", &s, []string{"Activation", "NoBias"}, opts)
 	if l.err == nil && units <= 0 {
 		l.err = fmt.Errorf("nn: Dense: units must be positive, got %d", units)
 	}
 	l.C.Units, l.C.Activation, l.C.NoBias = units, s.activation, s.noBias
-	setInputShape(&l.layerBase, s)
 	return l
 }
 
@@ -58,13 +57,6 @@ func (l *dense) forward(c *fwd, in []*tensor.Node) *tensor.Node {
 	return c.activate(l.C.Activation, y)
 }
 
-// setInputShape records the InputShape option of a Sequential model's first layer.
-func setInputShape(b *layerBase, s settings) {
-	if s.inputShape != nil {
-		b.inputShape = &Spec{DType: tensor.F32, Shape: s.inputShape}
-	}
-}
-
 // flatten reshapes each sample to one axis.
 type flatten struct {
 	layerBase
@@ -72,11 +64,9 @@ type flatten struct {
 }
 
 // Flatten reshapes each sample to a vector (the batch axis is kept).
-func Flatten(opts ...Option) Layer {
+func Flatten(opts ...LayerOption) Layer {
 	l := &flatten{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "flatten", &s, []string{"InputShape"}, opts)
-	setInputShape(&l.layerBase, s)
+	initBase(l, "flatten", &layerSettings{}, nil, opts)
 	return l
 }
 
@@ -101,12 +91,10 @@ type reshape struct {
 
 // Reshape gives each sample a new shape of the same size (batch axis excluded); one
 // dimension may be -1.
-func Reshape(shape []int, opts ...Option) Layer {
+func Reshape(shape []int, opts ...LayerOption) Layer {
 	l := &reshape{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "reshape", &s, []string{"InputShape"}, opts)
+	initBase(l, "reshape", &layerSettings{}, nil, opts)
 	l.C.Shape = append([]int(nil), shape...)
-	setInputShape(&l.layerBase, s)
 	return l
 }
 
@@ -135,12 +123,10 @@ type permute struct {
 // Permute reorders the axes of each sample: output axis i is input axis perm[i], axes
 // counted from 0 without the batch axis (Permute([]int{1, 0}) swaps the two axes of a
 // (time, features) sample).
-func Permute(perm []int, opts ...Option) Layer {
+func Permute(perm []int, opts ...LayerOption) Layer {
 	l := &permute{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "permute", &s, []string{"InputShape"}, opts)
+	initBase(l, "permute", &layerSettings{}, nil, opts)
 	l.C.Perm = append([]int(nil), perm...)
-	setInputShape(&l.layerBase, s)
 	return l
 }
 
@@ -172,10 +158,9 @@ type dropout struct {
 
 // Dropout zeroes each element with probability rate during training and scales the rest
 // by 1/(1-rate); it is the identity in Evaluate and Predict.
-func Dropout(rate float64, opts ...Option) Layer {
+func Dropout(rate float64, opts ...LayerOption) Layer {
 	l := &dropout{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "dropout", &s, nil, opts)
+	initBase(l, "dropout", &layerSettings{}, nil, opts)
 	if l.err == nil && (rate < 0 || rate >= 1) {
 		l.err = fmt.Errorf("nn: Dropout: rate %v outside [0, 1)", rate)
 	}
@@ -215,21 +200,19 @@ type merge struct {
 
 // Add sums its inputs elementwise (a residual connection); shapes must match or
 // broadcast.
-func Add(opts ...Option) Layer {
+func Add(opts ...LayerOption) Layer {
 	l := &merge{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "add", &s, nil, opts)
+	initBase(l, "add", &layerSettings{}, nil, opts)
 	l.C.Op = "add"
 	return l
 }
 
 // Concatenate joins its inputs along an axis of the samples (Axis option, default -1,
 // the last).
-func Concatenate(opts ...Option) Layer {
+func Concatenate(opts ...LayerOption) Layer {
 	l := &merge{}
-	s := defaultSettings()
-	s.axis = -1
-	initBase(&l.layerBase, "concatenate", &s, []string{"Axis"}, opts)
+	s := layerSettings{axis: -1}
+	initBase(l, "concatenate", &s, []string{"Axis"}, opts)
 	l.C.Op, l.C.Axis = "concat", s.axis
 	return l
 }

@@ -55,10 +55,10 @@ type custom struct {
 // type in Summary and in saved files; Load rebuilds layers of that kind from the
 // constructor passed with the CustomKind option. Options: Config (saved with the model
 // and handed to that constructor), InputShape, Name.
-func Custom(kind string, impl CustomLayer, opts ...Option) Layer {
+func Custom(kind string, impl CustomLayer, opts ...LayerOption) Layer {
 	l := &custom{impl: impl}
-	s := defaultSettings()
-	initBase(&l.layerBase, kind, &s, []string{"Config", "InputShape"}, opts)
+	s := layerSettings{}
+	initBase(l, kind, &s, []string{"Config"}, opts)
 	l.C = s.config
 	switch _, builtin := layerKinds[kind]; {
 	case l.err != nil:
@@ -69,7 +69,6 @@ func Custom(kind string, impl CustomLayer, opts ...Option) Layer {
 	case impl == nil:
 		l.err = fmt.Errorf("nn: Custom(%q): the CustomLayer is nil", kind)
 	}
-	setInputShape(&l.layerBase, s)
 	return l
 }
 
@@ -86,15 +85,13 @@ func (f lambdaLayer) Call(_ *Forward, in []*tensor.Node) *tensor.Node { return f
 // nn.Lambda(func(x *tensor.Node) *tensor.Node { return tensor.MulScalar(x, 2) }).
 // A function cannot be saved, so Load needs it again: pass LambdaFunc with the layer's
 // name. Options: InputShape, Name.
-func Lambda(f func(x *tensor.Node) *tensor.Node, opts ...Option) Layer {
+func Lambda(f func(x *tensor.Node) *tensor.Node, opts ...LayerOption) Layer {
 	l := &custom{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "lambda", &s, []string{"InputShape"}, opts)
+	initBase(l, "lambda", &layerSettings{}, nil, opts)
 	if f == nil && l.err == nil {
 		l.err = fmt.Errorf("nn: Lambda: the function is nil")
 	}
 	l.impl = lambdaLayer(f)
-	setInputShape(&l.layerBase, s)
 	return l
 }
 

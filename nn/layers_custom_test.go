@@ -201,7 +201,7 @@ func TestCustomLayerErrors(t *testing.T) {
 		{"empty_kind", Custom("", userLayer{okBuild, okCall}), "kind is empty"},
 		{"nil_impl", Custom("thing", nil), "CustomLayer is nil"},
 		{"nil_lambda", Lambda(nil), "function is nil"},
-		{"bad_option", Custom("thing", userLayer{okBuild, okCall}, Epochs(2)), "does not take option Epochs"},
+		{"bad_option", Custom("thing", userLayer{okBuild, okCall}, Heads(2)), "does not take option Heads"},
 		{"build_error", Custom("thing", userLayer{func(*Builder, []Spec) error { return errors.New("no thanks") }, okCall}), "no thanks"},
 		{"build_panic", Custom("thing", userLayer{func(*Builder, []Spec) error { panic("boom") }, okCall}), "Build panicked: boom"},
 		{"duplicate_weight", Custom("thing", userLayer{func(b *Builder, in []Spec) error {

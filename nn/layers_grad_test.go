@@ -4,8 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gml-dev/gml/internal/gradcheck"
-	"github.com/gml-dev/gml/runtime"
+	"github.com/gml-dev/gml/internal/backendtest"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -22,14 +21,9 @@ type layerCase struct {
 func f32(shape ...int) Spec { return Spec{DType: tensor.F32, Shape: shape} }
 
 // TestLayerGradients checks every layer's gradient, with respect to its inputs and its
-// weights, against central finite differences (internal/gradcheck). The weights are fed
-// as graph inputs in place of the runtime variables.
+// weights, against central finite differences, both in float64 (internal/backendtest).
+// The weights are fed as graph inputs in place of the runtime variables.
 func TestLayerGradients(t *testing.T) {
-	rt, err := runtime.New(runtime.Device("cpu"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
 	cases := []layerCase{
 		{name: "dense_relu", layer: func() Layer { return Dense(3, Activation("relu")) }, in: []Spec{f32(4)}},
 		{name: "dense_softmax_seq", layer: func() Layer { return Dense(3, Activation("softmax")) }, in: []Spec{f32(2, 4)}},
@@ -46,7 +40,7 @@ func TestLayerGradients(t *testing.T) {
 		{name: "conv1d_channels_last_softmax", layer: func() Layer { return Conv1D(3, 2, ChannelsLast(), Activation("softmax")) }, in: []Spec{f32(5, 2)}},
 		{name: "max_pool", layer: func() Layer { return MaxPooling2D(2) }, in: []Spec{f32(1, 4, 4)}},
 		{name: "max_pool_channels_last", layer: func() Layer { return MaxPooling2D(2, ChannelsLast()) }, in: []Spec{f32(4, 4, 2)},
-			gen: gradcheck.Distinct(-2, 2)},
+			gen: backendtest.Distinct(-2, 2)},
 		{name: "avg_pool_channels_last", layer: func() Layer { return AveragePooling2D(2, Padding("same"), ChannelsLast()) }, in: []Spec{f32(3, 5, 2)}},
 		{name: "global_avg_pool_channels_last", layer: func() Layer { return GlobalAveragePooling2D(ChannelsLast()) }, in: []Spec{f32(3, 3, 2)}},
 		{name: "custom_gated_dense", layer: func() Layer { return Custom("gated_dense", gatedDense{Units: 3}) }, in: []Spec{f32(4)}},
@@ -89,9 +83,9 @@ func TestLayerGradients(t *testing.T) {
 				t.Fatal(out.Err())
 			}
 			vars := l.Params()
-			var inputs []gradcheck.Input
+			var inputs []backendtest.Input
 			for i, s := range tc.in {
-				in := gradcheck.Input{Shape: append(tensor.Shape{2}, s.Shape...), DType: s.DType}
+				in := backendtest.Input{Shape: append(tensor.Shape{2}, s.Shape...), DType: s.DType, Own: true}
 				if i < len(tc.values) {
 					in.Values = tc.values[i]
 				}
@@ -99,9 +93,9 @@ func TestLayerGradients(t *testing.T) {
 				inputs = append(inputs, in)
 			}
 			for _, v := range vars {
-				inputs = append(inputs, gradcheck.Input{Shape: v.Shape(), Gen: gradcheck.Uniform(-0.8, 0.8)})
+				inputs = append(inputs, backendtest.Input{Shape: v.Shape(), Gen: backendtest.Uniform(-0.8, 0.8)})
 			}
-			c := gradcheck.Case{Name: tc.name, Inputs: inputs, Build: func(x []*tensor.Node) *tensor.Node {
+			c := backendtest.Case{Name: tc.name, Inputs: inputs, Build: func(x []*tensor.Node) *tensor.Node {
 				c := newFwd(x[0].Graph(), tc.training)
 				c.vars = map[*tensor.Variable]*tensor.Node{}
 				for i, v := range vars {
@@ -110,7 +104,7 @@ func TestLayerGradients(t *testing.T) {
 				// Squaring keeps linear layers' outputs dependent on the harness's seed.
 				return tensor.Square(l.forward(c, x[:len(tc.in)]))
 			}}
-			res, err := gradcheck.Check(rt, c, 1)
+			res, err := c.CheckRules()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,30 +117,25 @@ func TestLayerGradients(t *testing.T) {
 
 // TestLossGradients checks each loss, weighted per sample, against finite differences.
 func TestLossGradients(t *testing.T) {
-	rt, err := runtime.New(runtime.Device("cpu"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
 	for _, name := range []string{"categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy", "mse", "mae", "huber"} {
 		for _, act := range []string{"", "softmax", "sigmoid"} {
 			li, _ := lossByName(name)
-			label := gradcheck.Input{Shape: tensor.Shape{3, 4}, Gen: gradcheck.Uniform(0, 1), Fixed: true}
+			label := backendtest.Input{Shape: tensor.Shape{3, 4}, Gen: backendtest.Uniform(0, 1), Fixed: true}
 			if li.sparse {
-				label = gradcheck.Input{Shape: tensor.Shape{3}, DType: tensor.I64, Values: []float64{0, 3, 2}}
+				label = backendtest.Input{Shape: tensor.Shape{3}, DType: tensor.I64, Own: true, Values: []float64{0, 3, 2}}
 			}
 			if name == "mae" || name == "huber" {
 				act = "" // kinks at pred == label
 			}
-			pred := gradcheck.Input{Shape: tensor.Shape{3, 4}, Gen: gradcheck.Uniform(-2, 2)}
+			pred := backendtest.Input{Shape: tensor.Shape{3, 4}, Gen: backendtest.Uniform(-2, 2)}
 			if name == "mae" || name == "huber" {
-				pred.Gen = gradcheck.Away(-3, 3, 0.1, 0, 1, -1, 2, -2)
-				label = gradcheck.Input{Shape: tensor.Shape{3, 4}, Values: make([]float64, 12), Fixed: true}
+				pred.Gen = backendtest.Away(-3, 3, 0.1, 0, 1, -1, 2, -2)
+				label = backendtest.Input{Shape: tensor.Shape{3, 4}, Values: make([]float64, 12), Fixed: true}
 			}
 			if act == "" && (li.classify) {
-				pred.Gen = gradcheck.Uniform(0.05, 0.95)
+				pred.Gen = backendtest.Uniform(0.05, 0.95)
 			}
-			c := gradcheck.Case{Name: name + "_" + act, Inputs: []gradcheck.Input{pred, label,
+			c := backendtest.Case{Name: name + "_" + act, Inputs: []backendtest.Input{pred, label,
 				{Shape: tensor.Shape{3}, Values: []float64{1, 0.5, 2}, Fixed: true}},
 				Build: func(x []*tensor.Node) *tensor.Node {
 					c := newFwd(x[0].Graph(), false)
@@ -157,7 +146,7 @@ func TestLossGradients(t *testing.T) {
 					return weightedMean(elementLoss(li, p, c.logits[p], x[1]), x[2])
 				}}
 			t.Run(c.Name, func(t *testing.T) {
-				res, err := gradcheck.Check(rt, c, 2)
+				res, err := c.CheckRules()
 				if err != nil {
 					t.Fatal(err)
 				}

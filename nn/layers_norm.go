@@ -21,13 +21,11 @@ type batchNorm struct {
 // has it; Axis to change) with the batch's statistics while training, and with running
 // averages (Momentum, default 0.99) in Evaluate and Predict. Options: Axis, Epsilon
 // (default 1e-3), Momentum, InputShape, Name.
-func BatchNorm(opts ...Option) Layer {
+func BatchNorm(opts ...LayerOption) Layer {
 	l := &batchNorm{}
-	s := defaultSettings()
-	s.eps = 1e-3
-	initBase(&l.layerBase, "batch_norm", &s, []string{"Axis", "Epsilon", "Momentum", "InputShape"}, opts)
+	s := layerSettings{eps: 1e-3, momentum: 0.99}
+	initBase(l, "batch_norm", &s, []string{"Axis", "Epsilon", "Momentum"}, opts)
 	l.C.Axis, l.C.Eps, l.C.Momentum = s.axis, s.eps, s.momentum
-	setInputShape(&l.layerBase, s)
 	return l
 }
 
@@ -101,19 +99,17 @@ type featureNorm struct {
 
 // LayerNorm normalises each sample over its last axis to zero mean and unit variance,
 // then scales and shifts it with learned gamma and beta. Options: Epsilon, Name.
-func LayerNorm(opts ...Option) Layer { return newFeatureNorm("layer_norm", false, opts) }
+func LayerNorm(opts ...LayerOption) Layer { return newFeatureNorm("layer_norm", false, opts) }
 
 // RMSNorm divides each sample by the root mean square over its last axis and scales it
 // with a learned gamma. Options: Epsilon, Name.
-func RMSNorm(opts ...Option) Layer { return newFeatureNorm("rms_norm", true, opts) }
+func RMSNorm(opts ...LayerOption) Layer { return newFeatureNorm("rms_norm", true, opts) }
 
-func newFeatureNorm(kind string, rms bool, opts []Option) Layer {
+func newFeatureNorm(kind string, rms bool, opts []LayerOption) Layer {
 	l := &featureNorm{}
-	s := defaultSettings()
-	s.eps = 1e-5
-	initBase(&l.layerBase, kind, &s, []string{"Epsilon", "InputShape"}, opts)
+	s := layerSettings{eps: 1e-5}
+	initBase(l, kind, &s, []string{"Epsilon"}, opts)
 	l.C.RMS, l.C.Eps = rms, s.eps
-	setInputShape(&l.layerBase, s)
 	return l
 }
 

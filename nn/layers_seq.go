@@ -16,16 +16,15 @@ type embedding struct {
 
 // Embedding maps 0-based int ids (any sample shape) to learned vectors of size dim from
 // a table of vocab rows: (time) ids become (time, dim).
-func Embedding(vocab, dim int, opts ...Option) Layer {
+func Embedding(vocab, dim int, opts ...LayerOption) Layer {
 	l := &embedding{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "embedding", &s, []string{"InputShape"}, opts)
+	initBase(l, "embedding", &layerSettings{}, nil, opts)
 	if l.err == nil && (vocab <= 0 || dim <= 0) {
 		l.err = fmt.Errorf("nn: Embedding: vocabulary and dimension must be positive, got %d and %d", vocab, dim)
 	}
 	l.C.Vocab, l.C.Dim = vocab, dim
-	if s.inputShape != nil {
-		l.inputShape = &Spec{DType: tensor.I64, Shape: s.inputShape}
+	if l.inputShape != nil {
+		l.inputShape.DType = tensor.I64 // an embedding's input is ids
 	}
 	return l
 }
@@ -58,10 +57,10 @@ type posEmbedding struct {
 
 // PositionalEmbedding adds a learned vector per position to (time, features) samples.
 // Options: MaxLen (default: the input's length), Name.
-func PositionalEmbedding(opts ...Option) Layer {
+func PositionalEmbedding(opts ...LayerOption) Layer {
 	l := &posEmbedding{}
-	s := defaultSettings()
-	initBase(&l.layerBase, "positional_embedding", &s, []string{"MaxLen"}, opts)
+	s := layerSettings{}
+	initBase(l, "positional_embedding", &s, []string{"MaxLen"}, opts)
 	l.C.MaxLen = s.maxLen
 	return l
 }
@@ -106,21 +105,20 @@ type recurrent struct {
 // LSTM runs a long short-term memory layer over (time, features) samples and returns the
 // last hidden state (units), or every step's (time, units) with ReturnSequences. Gates
 // are ordered input, forget, cell, output as in PyTorch; the forget bias starts at 1.
-func LSTM(units int, opts ...Option) Layer { return newRecurrent("lstm", units, opts) }
+func LSTM(units int, opts ...LayerOption) Layer { return newRecurrent("lstm", units, opts) }
 
 // GRU runs a gated recurrent unit layer; gates reset, update, new as in PyTorch.
 // Options as LSTM.
-func GRU(units int, opts ...Option) Layer { return newRecurrent("gru", units, opts) }
+func GRU(units int, opts ...LayerOption) Layer { return newRecurrent("gru", units, opts) }
 
-func newRecurrent(cell string, units int, opts []Option) Layer {
+func newRecurrent(cell string, units int, opts []LayerOption) Layer {
 	l := &recurrent{}
-	s := defaultSettings()
-	initBase(&l.layerBase, cell, &s, []string{"ReturnSequences", "InputShape"}, opts)
+	s := layerSettings{}
+	initBase(l, cell, &s, []string{"ReturnSequences"}, opts)
 	if l.err == nil && units <= 0 {
 		l.err = fmt.Errorf("nn: %s: units must be positive, got %d", cell, units)
 	}
 	l.C.Cell, l.C.Units, l.C.ReturnSequences = cell, units, s.returnSeq
-	setInputShape(&l.layerBase, s)
 	return l
 }
 
@@ -210,11 +208,10 @@ type seqPool struct {
 
 // SequencePooling reduces (time, features) samples to (features) by the mean over time
 // (default) or by taking the first step (Pooling("first"), a class token).
-func SequencePooling(opts ...Option) Layer {
+func SequencePooling(opts ...LayerOption) Layer {
 	l := &seqPool{}
-	s := defaultSettings()
-	s.pooling = "mean"
-	initBase(&l.layerBase, "sequence_pooling", &s, []string{"Pooling"}, opts)
+	s := layerSettings{pooling: "mean"}
+	initBase(l, "sequence_pooling", &s, []string{"Pooling"}, opts)
 	l.C.Mode = s.pooling
 	return l
 }
@@ -257,11 +254,10 @@ type attention struct {
 // (time, context time) — pass x twice to self-attend with a mask. Options: Heads
 // (default 1), Causal, Rotary (rotary position embeddings on queries and keys),
 // DropoutRate (on the output), Name.
-func Attention(opts ...Option) Layer {
+func Attention(opts ...LayerOption) Layer {
 	l := &attention{}
-	s := defaultSettings()
-	s.heads = 1
-	initBase(&l.layerBase, "attention", &s, []string{"Heads", "Causal", "Rotary", "DropoutRate"}, opts)
+	s := layerSettings{heads: 1}
+	initBase(l, "attention", &s, []string{"Heads", "Causal", "Rotary", "DropoutRate"}, opts)
 	l.C.Heads, l.C.Causal, l.C.Rotary, l.C.Dropout = s.heads, s.causal, s.rotary, s.dropout
 	return l
 }

@@ -70,6 +70,20 @@ func checkLoss(head string, li lossInfo, pred Spec, act string, y Spec) error {
 	return nil
 }
 
+// checkHeadShape reports a head that a categorical cross-entropy cannot score: one
+// whose samples are not vectors of class scores.
+func checkHeadShape(out *Node, li lossInfo) error {
+	if (li.name != "sparse_categorical_crossentropy" && li.name != "categorical_crossentropy") || out.spec.Shape.Rank() <= 1 {
+		return nil
+	}
+	why := ""
+	if _, ok := out.layer.(*dense); ok {
+		why = " (Dense acts on the last axis only, so after a convolution it keeps the other axes)"
+	}
+	return fmt.Errorf("output %s is not flat: it gives %s per batch%s, and %s needs one vector of class scores per sample: "+
+		"put nn.Flatten() or nn.GlobalAveragePooling2D() before the last Dense layer", out.layer.Name(), batchShape(out), why, li.name)
+}
+
 // elementLoss emits the unreduced loss: shape (batch) for the cross-entropies over
 // classes, the output's shape for binary cross-entropy and the regression losses.
 // lg holds the pre-activation of softmax and sigmoid heads (pre nil otherwise).
@@ -171,6 +185,15 @@ func metricNode(metric string, li lossInfo, pred *tensor.Node, lg logit, y *tens
 		return tensor.Mean(tensor.Square(tensor.Sub(pred, y)), nil, false), nil
 	}
 	return nil, fmt.Errorf("unknown metric %q (want accuracy, mae or mse)", metric)
+}
+
+// knownMetric reports a metric name nn does not offer.
+func knownMetric(m string) error {
+	switch metricName(m) {
+	case "accuracy", "mae", "mse":
+		return nil
+	}
+	return fmt.Errorf("unknown metric %q (want accuracy, mae or mse)", m)
 }
 
 // metricName is the History key of a metric.

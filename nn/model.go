@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -23,8 +22,10 @@ type Net struct {
 	pending []Layer
 
 	comp    *compiled
-	rt      *runtime.Runtime
 	History *History
+
+	// noted records the one-time notes said about this model's data (noteReshape).
+	noted map[string]bool
 }
 
 // Sequential stacks layers, each applied to the previous one's output. The model is
@@ -43,9 +44,9 @@ func Sequential(layers ...Layer) *Net {
 // Model builds a functional model from its input nodes to its output nodes. Every layer
 // between them must be reachable from the inputs; errors met while applying layers are
 // reported here.
-func Model(inputs []*Node, outputs []*Node, opts ...Option) (*Net, error) {
-	s := defaultSettings()
-	if err := applyOptions("Model", &s, []string{"Name"}, opts); err != nil {
+func Model(inputs []*Node, outputs []*Node, opts ...ModelOption) (*Net, error) {
+	s := modelSettings{}
+	if err := applyOptions("Model", &s, nil, opts, ModelOption.modelSetting); err != nil {
 		return nil, err
 	}
 	m := &Net{name: s.name}

@@ -11,9 +11,9 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-func compileOrFatal(t *testing.T, m *Net, opts ...Option) {
+func compileOrFatal(t *testing.T, m *Net, opts ...CompileOption) {
 	t.Helper()
-	if err := m.Compile(Adam(1e-2), append([]Option{Device("cpu")}, opts...)...); err != nil {
+	if err := m.Compile(Adam(1e-2), append([]CompileOption{Device("cpu")}, opts...)...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -84,7 +84,7 @@ func TestFunctionalMultiIO(t *testing.T) {
 	}
 	// The total is the weighted sum of the heads.
 	last := func(k string) float64 { return h1.Last(k) }
-	if d := last("loss") - (last("cls_loss") + 0.5*last("reg_loss")); d > 1e-3 || d < -1e-3 {
+	if d := last("loss") - (last("cls_loss") + 0.5*last("reg_loss")); !(d <= 1e-3 && d >= -1e-3) {
 		t.Fatalf("loss %v != cls %v + 0.5 reg %v", last("loss"), last("cls_loss"), last("reg_loss"))
 	}
 	outs, err := m.PredictOutputs([]*tensor.Tensor{x, x})
@@ -128,10 +128,10 @@ func TestErrors(t *testing.T) {
 			_, err := m.Fit(x, tensor.New(tensor.F32, 16, 10), Verbose(0))
 			return err
 		}, "look one-hot"},
-		{"option in the wrong place", func() error {
-			_, err := Model([]*Node{Input([]int{4})}, []*Node{Dense(3, Epochs(3)).Apply(Input([]int{4}))})
+		{"another layer's option", func() error {
+			_, err := Model([]*Node{Input([]int{4})}, []*Node{Dense(3, Heads(3)).Apply(Input([]int{4}))})
 			return err
-		}, "does not take option Epochs"},
+		}, "does not take option Heads"},
 		{"unknown activation", func() error {
 			return Dense(3, Activation("relu6")).Apply(Input([]int{4})).Err()
 		}, "unknown activation"},

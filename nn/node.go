@@ -19,10 +19,10 @@ type Node struct {
 
 // Input declares a model input of the given shape (batch axis excluded), float32 unless
 // the DType option says otherwise; Name names it.
-func Input(shape []int, opts ...Option) *Node {
-	s := defaultSettings()
+func Input(shape []int, opts ...InputOption) *Node {
+	s := inputSettings{dtype: tensor.F32}
 	n := &Node{}
-	if err := applyOptions("Input", &s, []string{"Name", "DType"}, opts); err != nil {
+	if err := applyOptions("Input", &s, nil, opts, InputOption.inputSetting); err != nil {
 		n.err = err
 		return n
 	}
@@ -31,11 +31,7 @@ func Input(shape []int, opts ...Option) *Node {
 		n.err = fmt.Errorf("nn: Input shape %v: %w", shape, err)
 		return n
 	}
-	dt := tensor.F32
-	if s.dtypeSet {
-		dt = s.dtype
-	}
-	n.spec = Spec{DType: dt, Shape: sh}
+	n.spec = Spec{DType: s.dtype, Shape: sh}
 	n.name = s.name
 	return n
 }
@@ -130,6 +126,8 @@ type fwd struct {
 	vars map[*tensor.Variable]*tensor.Node
 	// precision is the operand type of matrix products (MixedPrecision); F32 by default.
 	precision tensor.DType
+	// seedFn, when set, supplies the dropout seeds (a caller's graph feeds them).
+	seedFn func() *tensor.Node
 }
 
 // logit remembers that an activated node came from pre through activation act.
@@ -152,6 +150,9 @@ func (m *Net) compiledFwd(g *tensor.Graph, training bool) *fwd {
 // dropoutSeed adds the seed input of one more dropout site. Each site has its own input,
 // fed per step from the host, so no integer arithmetic runs on the device.
 func (c *fwd) dropoutSeed() *tensor.Node {
+	if c.seedFn != nil {
+		return c.seedFn()
+	}
 	s := c.g.Input(fmt.Sprintf("dropout_seed_%d", len(c.seeds)), tensor.I32)
 	c.seeds = append(c.seeds, s)
 	return s

@@ -121,29 +121,28 @@ type optimizer struct{ optBase }
 
 // SGD is stochastic gradient descent with optional momentum (Momentum option, with
 // Nesterov) and weight decay (WeightDecay).
-func SGD(lr float64, opts ...Option) Optimizer {
+func SGD(lr float64, opts ...OptimizerOption) Optimizer {
 	return newOptimizer("sgd", lr, []string{"Momentum", "Nesterov", "WeightDecay"}, opts)
 }
 
 // Adam is the Adam optimizer (β1 0.9, β2 0.999, ε 1e-7 as Keras); WeightDecay adds L2
 // to the gradient.
-func Adam(lr float64, opts ...Option) Optimizer {
+func Adam(lr float64, opts ...OptimizerOption) Optimizer {
 	return newOptimizer("adam", lr, []string{"WeightDecay"}, opts)
 }
 
 // AdamW is Adam with decoupled weight decay (WeightDecay, default 0.004 as Keras).
-func AdamW(lr float64, opts ...Option) Optimizer {
+func AdamW(lr float64, opts ...OptimizerOption) Optimizer {
 	return newOptimizer("adamw", lr, []string{"WeightDecay"}, opts)
 }
 
-func newOptimizer(kind string, lr float64, allowed []string, opts []Option) Optimizer {
+func newOptimizer(kind string, lr float64, allowed []string, opts []OptimizerOption) Optimizer {
 	o := &optimizer{}
-	s := defaultSettings()
-	s.momentum = 0
+	s := optimizerSettings{}
 	if kind == "adamw" {
 		s.weightDecay = 0.004
 	}
-	o.err = applyOptions(kind, &s, allowed, opts)
+	o.err = applyOptions(kind, &s, allowed, opts, OptimizerOption.optimizerSetting)
 	if o.err == nil && !(lr > 0) {
 		o.err = fmt.Errorf("nn: %s: learning rate must be positive, got %v", kind, lr)
 	}
@@ -161,20 +160,4 @@ func (o *optimizer) update(g *tensor.Graph, p *tensor.Variable, grad, lr, step *
 	return tensor.AdamUpdate(g.Var(p), grad, g.Var(s[0]), g.Var(s[1]), lr, step, tensor.AdamAttr{
 		Beta1: float32(o.C.Beta1), Beta2: float32(o.C.Beta2), Eps: float32(o.C.Eps),
 		WeightDecay: float32(o.C.WeightDecay), Decoupled: o.C.Kind == "adamw"})
-}
-
-// Nesterov turns on Nesterov momentum for SGD.
-func Nesterov() Option {
-	return opt("Nesterov", func(s *settings) error { s.nesterov = true; return nil })
-}
-
-// WeightDecay sets an optimizer's weight decay.
-func WeightDecay(w float64) Option {
-	return opt("WeightDecay", func(s *settings) error {
-		if w < 0 {
-			return fmt.Errorf("weight decay %v is negative", w)
-		}
-		s.weightDecay = w
-		return nil
-	})
 }

@@ -13,10 +13,10 @@ import (
 // with its policy and predicts identically.
 func TestMixedPrecision(t *testing.T) {
 	x, y := blobs(256, 8, 3, 5)
-	train := func(opts ...Option) (*Net, *History) {
+	train := func(opts ...CompileOption) (*Net, *History) {
 		SetSeed(7)
 		m := Sequential(Dense(32, Activation("relu"), InputShape(8)), Dense(3, Activation("softmax")))
-		compileOrFatal(t, m, append([]Option{Loss("sparse_categorical_crossentropy"), Metrics("accuracy")}, opts...)...)
+		compileOrFatal(t, m, append([]CompileOption{Loss("sparse_categorical_crossentropy"), Metrics("accuracy")}, opts...)...)
 		h, err := m.Fit(x, y, Epochs(4), BatchSize(32), Verbose(0), Seed(1))
 		if err != nil {
 			t.Fatal(err)
@@ -29,7 +29,7 @@ func TestMixedPrecision(t *testing.T) {
 		t.Fatalf("bf16 training did not learn the blobs:\n%v", h16)
 	}
 	t.Logf("first-epoch loss: bf16 %v, f32 %v", h16.Values["loss"][0], h32.Values["loss"][0])
-	if d := h16.Values["loss"][0] - h32.Values["loss"][0]; d > 0.02 || d < -0.02 {
+	if d := h16.Values["loss"][0] - h32.Values["loss"][0]; !(d <= 0.02 && d >= -0.02) {
 		t.Errorf("first-epoch loss %v with bf16 products, %v in f32", h16.Values["loss"][0], h32.Values["loss"][0])
 	}
 	loaded := reloaded(t, m16)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -24,6 +25,9 @@ type savedModel struct {
 	Outputs   []int // node references (see savedNode)
 	Variables []savedVar
 	Optimizer *savedOptimizer `json:",omitempty"`
+	// Device is the Device option the model was compiled with ("" for the default),
+	// so that a loaded copy runs where the saved model ran.
+	Device string `json:",omitempty"`
 }
 
 type savedInput struct {
@@ -105,6 +109,9 @@ func (m *Net) serialize() ([]byte, []*tensor.Tensor, error) {
 		return nil, nil, errors.New("nn: Save: the model is not built yet (fit it, or give the first layer an InputShape)")
 	}
 	h := savedModel{Name: m.name}
+	if m.comp != nil {
+		h.Device = m.comp.device
+	}
 	for _, in := range m.inputs {
 		h.Inputs = append(h.Inputs, savedInput{Name: in.name, DType: in.spec.DType.String(), Shape: in.spec.Shape})
 	}
@@ -186,13 +193,54 @@ func encode(w io.Writer, head []byte, values []*tensor.Tensor) error {
 	return bw.Flush()
 }
 
+// loadSettings collects Load's options.
+type loadSettings struct {
+	customKinds map[string]func(config []byte) (CustomLayer, error)
+	lambdas     map[string]func(x *tensor.Node) *tensor.Node
+	device      string
+}
+
+// CustomKind tells Load how to rebuild the custom layers of a kind (see Custom): build
+// receives the JSON of the layer's Config option ("null" without one) and returns the
+// CustomLayer; the saved weights are then written into the variables its Build
+// declares.
+func CustomKind(kind string, build func(config []byte) (CustomLayer, error)) LoadOption {
+	return loadOpt{"CustomKind", func(s *loadSettings) error {
+		if build == nil {
+			return fmt.Errorf("the constructor of kind %q is nil", kind)
+		}
+		if s.customKinds == nil {
+			s.customKinds = map[string]func([]byte) (CustomLayer, error){}
+		}
+		s.customKinds[kind] = build
+		return nil
+	}}
+}
+
+// LambdaFunc gives Load the function of the Lambda layer of the given name (a function
+// is not saved with the model).
+func LambdaFunc(layer string, f func(x *tensor.Node) *tensor.Node) LoadOption {
+	return loadOpt{"LambdaFunc", func(s *loadSettings) error {
+		if f == nil {
+			return fmt.Errorf("the function of layer %q is nil", layer)
+		}
+		if s.lambdas == nil {
+			s.lambdas = map[string]func(*tensor.Node) *tensor.Node{}
+		}
+		s.lambdas[layer] = f
+		return nil
+	}}
+}
+
 // Load reads a model written by Save: the same architecture with the saved weights and,
 // when it was compiled, compiled again with its optimizer state, losses and metrics.
-// A model with custom layers needs them again: CustomKind gives the constructor of a
-// kind made with Custom, LambdaFunc the function of a Lambda layer.
-func Load(path string, opts ...Option) (*Net, error) {
-	s := defaultSettings()
-	if err := applyOptions("Load", &s, []string{"CustomKind", "LambdaFunc"}, opts); err != nil {
+// It runs on the device the saved model was compiled for (Device("cpu") stays on the
+// CPU), unless the Device option says otherwise. A model with custom layers needs them
+// again: CustomKind gives the constructor of a kind made with Custom, LambdaFunc the
+// function of a Lambda layer.
+func Load(path string, opts ...LoadOption) (*Net, error) {
+	s := loadSettings{device: keepDevice}
+	if err := applyOptions("Load", &s, nil, opts, LoadOption.loadSetting); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(path)
@@ -200,7 +248,7 @@ func Load(path string, opts ...Option) (*Net, error) {
 		return nil, fmt.Errorf("nn: Load: %w", err)
 	}
 	defer f.Close()
-	m, err := decode(bufio.NewReader(f), s.customSource())
+	m, err := decode(bufio.NewReader(f), s.device, nil, s.customSource())
 	if err != nil {
 		return nil, fmt.Errorf("nn: Load %s: %w", path, err)
 	}
@@ -211,7 +259,7 @@ func Load(path string, opts ...Option) (*Net, error) {
 type customSource func(sl savedLayer) (CustomLayer, error)
 
 // customSource finds saved custom layers among the CustomKind and LambdaFunc options.
-func (s *settings) customSource() customSource {
+func (s *loadSettings) customSource() customSource {
 	return func(sl savedLayer) (CustomLayer, error) {
 		if sl.Kind == "lambda" {
 			f, ok := s.lambdas[sl.Name]
@@ -239,7 +287,12 @@ func (s *settings) customSource() customSource {
 	}
 }
 
-func decode(r io.Reader, customs customSource) (*Net, error) {
+// keepDevice, as decode's device, keeps the device the model was saved with.
+const keepDevice = "saved"
+
+// decode reads a saved model and places it on device (keepDevice: the saved one), in
+// runtime rt when it is not nil.
+func decode(r io.Reader, device string, rt *runtime.Runtime, customs customSource) (*Net, error) {
 	magic := make([]byte, len(saveMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != saveMagic {
 		return nil, errors.New("not a gml model file")
@@ -260,6 +313,11 @@ func decode(r io.Reader, customs customSource) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
+	if device == keepDevice {
+		device = h.Device
+	}
+	// The model lives on that device from the start, compiled or not.
+	m.comp = &compiled{device: device, rt: rt, progs: map[string]*program{}}
 	values := map[string]*tensor.Tensor{}
 	for _, sv := range h.Variables {
 		dt, err := tensor.ParseDType(sv.DType)
@@ -279,7 +337,10 @@ func decode(r io.Reader, customs customSource) (*Net, error) {
 		}
 		o.steps = so.Steps
 		o.lrVar, o.stepVar, o.lrSynced, o.stepSynced = nil, nil, 0, false
-		opts := []Option{Loss(so.Losses...), LossWeights(so.LossWeights...)}
+		opts := []CompileOption{Loss(so.Losses...), LossWeights(so.LossWeights...)}
+		if device != "" {
+			opts = append(opts, Device(device))
+		}
 		if len(so.Metrics) > 0 {
 			opts = append(opts, MetricsByName(so.Metrics))
 		}
@@ -316,7 +377,7 @@ func rebuild(h *savedModel, customs customSource) (*Net, error) {
 			}
 			l = mk()
 		}
-		l.base().name, l.base().kind = sl.Name, sl.Kind
+		l.base().name, l.base().kind, l.base().self = sl.Name, sl.Kind, l
 		if err := json.Unmarshal(sl.Config, l.config()); err != nil {
 			return nil, fmt.Errorf("layer %s: %w", sl.Name, err)
 		}

@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gml-dev/gml/display"
@@ -91,3 +93,64 @@ func (m *Net) MIMEBundle() map[string]any { return m.Summary().MIMEBundle() }
 
 // String renders the model as its Summary text.
 func (m *Net) String() string { return m.Summary().String() }
+
+// layerTable describes one layer: kind, configuration, the input it was built for and
+// its weights.
+func layerTable(l Layer) *display.Table {
+	t := display.NewTable("Layer (type)", "Configuration", "Input", "Weights", "Param #")
+	b := l.base()
+	in := "not built yet"
+	if b.built != nil {
+		specs := make([]string, len(b.built))
+		for i, s := range b.built {
+			specs[i] = s.String()
+		}
+		in = strings.Join(specs, ", ")
+	}
+	var weights []string
+	params := 0
+	for _, v := range append(l.Params(), l.State()...) {
+		w := strings.TrimPrefix(v.Name(), b.name+"/") + " " + v.Shape().String()
+		if !slices.Contains(l.Params(), v) {
+			w += " (state)"
+		} else {
+			params += v.Shape().Size()
+		}
+		weights = append(weights, w)
+	}
+	t.Row(fmt.Sprintf("%s (%s)", b.name, b.kind), configText(l), in, strings.Join(weights, ", "), params)
+	if b.err != nil {
+		t.Caption("error: " + b.err.Error())
+	}
+	return t
+}
+
+// configText writes a layer's configuration as "Units 128, Activation relu", leaving
+// out fields at their zero value.
+func configText(l Layer) string {
+	raw, err := json.Marshal(l.config())
+	if err != nil {
+		return ""
+	}
+	var fields map[string]any
+	if json.Unmarshal(raw, &fields) != nil {
+		return string(raw) // a custom layer's Config that is not an object
+	}
+	var parts []string
+	for _, k := range sortedKeys(fields) {
+		switch v := fields[k].(type) {
+		case nil, bool, string, float64:
+			if v == nil || v == false || v == "" || v == 0.0 {
+				continue
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s %v", k, fields[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// String describes the layer as a one-row table: kind, configuration, input, weights.
+func (b *layerBase) String() string { return layerTable(b.self).String() }
+
+// MIMEBundle renders the layer as a one-row summary table, never as its Go struct.
+func (b *layerBase) MIMEBundle() map[string]any { return layerTable(b.self).MIMEBundle() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -19,17 +20,19 @@ type Trainer struct {
 	freed bool
 }
 
+// trainerSettings collects NewTrainer's options.
+type trainerSettings struct{ accum int }
+
 // GradientAccumulation makes a Trainer sum gradients over n steps and apply the
 // optimizer once, on their mean.
-func GradientAccumulation(n int) Option {
-	return opt("GradientAccumulation", func(s *settings) error { s.accum = n; return positive("accumulation steps", n) })
+func GradientAccumulation(n int) TrainerOption {
+	return trainerOpt{"GradientAccumulation", func(s *trainerSettings) error { s.accum = n; return positive("accumulation steps", n) }}
 }
 
 // NewTrainer returns a step-wise trainer for a compiled model.
-func (m *Net) NewTrainer(opts ...Option) (*Trainer, error) {
-	s := defaultSettings()
-	s.accum = 1
-	if err := applyOptions("NewTrainer", &s, []string{"GradientAccumulation"}, opts); err != nil {
+func (m *Net) NewTrainer(opts ...TrainerOption) (*Trainer, error) {
+	s := trainerSettings{accum: 1}
+	if err := applyOptions("NewTrainer", &s, nil, opts, TrainerOption.trainerSetting); err != nil {
 		return nil, err
 	}
 	if m.comp == nil || m.comp.opt == nil {
@@ -76,8 +79,7 @@ func (t *Trainer) batch(x, y any) (*batch, []Spec, error) {
 	if t.freed {
 		return nil, nil, errors.New("nn: the Trainer was freed")
 	}
-	s := defaultSettings()
-	d, specs, err := t.m.load(x, y, &s)
+	d, specs, err := t.m.load(x, y, &weighting{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,7 +189,8 @@ func (t *Trainer) SetLR(lr float64) { t.m.comp.opt.SetLR(lr) }
 func (t *Trainer) LR() float64 { return t.m.comp.opt.LR() }
 
 // Model returns an independent copy of the model with its current weights (and
-// optimizer state): training the Trainer further does not change it.
+// optimizer state), on the same device: training the Trainer further does not change
+// it.
 func (t *Trainer) Model() (*Net, error) { return t.m.Clone() }
 
 // Free releases the compiled graphs and the device memory of the model's variables,
@@ -206,7 +209,7 @@ func (t *Trainer) Free() {
 }
 
 // Clone returns an independent copy of a built model with its current weights and, when
-// compiled, its optimizer and state.
+// compiled, its optimizer and state. The copy runs where the model runs.
 func (m *Net) Clone() (*Net, error) {
 	head, values, err := m.serialize()
 	if err != nil {
@@ -216,9 +219,13 @@ func (m *Net) Clone() (*Net, error) {
 	if err := encode(&buf, head, values); err != nil {
 		return nil, err
 	}
-	// Custom layers are rebuilt from the same CustomLayer values: their variables
-	// belong to the layers, not to those values.
-	return decode(&buf, func(sl savedLayer) (CustomLayer, error) {
+	// The copy runs in the same runtime. Custom layers are rebuilt from the same
+	// CustomLayer values: their variables belong to the layers, not to those values.
+	device, rt := keepDevice, (*runtime.Runtime)(nil)
+	if m.comp != nil {
+		device, rt = m.comp.device, m.comp.rt
+	}
+	return decode(&buf, device, rt, func(sl savedLayer) (CustomLayer, error) {
 		for _, l := range m.layers {
 			if c, ok := l.(*custom); ok && c.name == sl.Name {
 				return c.impl, nil

@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -11,8 +10,6 @@ import (
 )
 
 func nan() float64 { return math.NaN() }
-
-func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // rtime returns the runtime holding the model's weights, opening the default one when
 // the model has not been compiled.

@@ -2,10 +2,12 @@ package notebook
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,8 +86,10 @@ func TestRunSemantics(t *testing.T) {
 		"display.Input(\"?\")",
 		"v + 1",
 	)
-	failures := Run(context.Background(), nb, interp, RunOptions{Timeout: 300 * time.Millisecond})
-	if len(failures) != 2 || failures[0].Index != 1 || failures[1].Index != 4 || failures[1].Err.Name != "Interrupted" {
+	var text strings.Builder
+	failures := Run(context.Background(), nb, interp, RunOptions{Timeout: 300 * time.Millisecond, Live: &text})
+	// The input cell fails too: its last call returns a non-nil error.
+	if len(failures) != 3 || failures[0].Index != 1 || failures[1].Index != 4 || failures[1].Err.Name != "Interrupted" || failures[2].Index != 5 {
 		t.Fatalf("failures: %+v", failures)
 	}
 	outs := func(k int) []*Output { return nb.Cells[k].Outputs }
@@ -101,19 +105,88 @@ func TestRunSemantics(t *testing.T) {
 	if o := outs(3); len(o) != 1 || o[0].Text != "kept\n" {
 		t.Errorf("cell 4 outputs (clear_output wait): %+v", o)
 	}
-	if o := outs(5); len(o) != 1 || !strings.Contains(o[0].Data["text/plain"].(string), "headless run has no user") {
+	if o := outs(5); len(o) != 1 || o[0].Type != "error" || !strings.Contains(o[0].EValue, "headless run has no user") {
 		t.Errorf("cell 6 outputs (input): %+v", o)
 	}
 	if o := outs(6); len(o) != 1 || o[0].Data["text/plain"] != "3" || *nb.Cells[6].ExecutionCount != 7 {
 		t.Errorf("cell 7 outputs: %+v", o)
 	}
-	var text strings.Builder
-	if err := WriteText(&text, nb); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(text.String(), "Out[1]: 2\n") || !strings.Contains(text.String(), "panic: first failure") {
+	if !strings.Contains(text.String(), "abOut[1]: 2\n") || !strings.Contains(text.String(), "panic: first failure") {
 		t.Errorf("text output:\n%s", text.String())
 	}
+}
+
+// TestRunStreams checks what a headless run shows while it goes: each cell's output as
+// it is printed, a progress bar rewritten in place on one line, the hooks around each
+// cell, and, once interrupted, no further cells, with the finished ones' outputs kept
+// and the cells not run left empty.
+func TestRunStreams(t *testing.T) {
+	interp, err := gmlexec.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := codeNotebook(
+		"import \"fmt\"\nfmt.Println(\"first\")",
+		"import \"time\"\np := display.NewProgress(3)\nfor i := 1; i <= 3; i++ {\n\tp.Set(i)\n\ttime.Sleep(700 * time.Millisecond)\n}\np.Done()\nfmt.Println(\"after\")",
+		"fmt.Println(\"slow\")\nfor {\n}",
+		"fmt.Println(\"never\")",
+	)
+	nb.Cells[3].Outputs = []*Output{{Type: "stream", Name: "stdout", Text: "stale\n"}}
+	live := &lockedBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var events []string
+	Run(ctx, nb, interp, RunOptions{
+		Live: live,
+		OnStart: func(c *Cell) {
+			events = append(events, fmt.Sprintf("start %d", *c.ExecutionCount))
+			if *c.ExecutionCount == 3 {
+				go func() { // interrupt once the endless cell has printed
+					for !strings.Contains(live.String(), "slow") {
+						time.Sleep(10 * time.Millisecond)
+					}
+					cancel()
+				}()
+			}
+		},
+		OnCell: func(c *Cell, _ *Failure) { events = append(events, fmt.Sprintf("end %d", *c.ExecutionCount)) },
+	})
+	if got := strings.Join(events, ", "); got != "start 1, end 1, start 2, end 2, start 3, end 3" {
+		t.Fatalf("hooks: %s", got)
+	}
+	lines := strings.Split(live.String(), "\n")
+	if lines[0] != "first" || lines[2] != "after" || lines[3] != "slow" {
+		t.Fatalf("live output:\n%q", live.String())
+	}
+	// The bar's line: first drawn, then rewritten in place, ending full.
+	bar := lines[1]
+	if !strings.Contains(bar, "\r") || !strings.Contains(bar[strings.LastIndex(bar, "\r"):], "3/3 100%") {
+		t.Fatalf("progress line %q", bar)
+	}
+	if c := nb.Cells[3]; len(c.Outputs) != 0 || c.ExecutionCount != nil {
+		t.Fatalf("the cell after the interrupt: %+v", c)
+	}
+	if o := nb.Cells[2].Outputs; len(o) != 2 || o[0].Text != "slow\n" || o[1].Type != "error" {
+		t.Fatalf("interrupted cell outputs: %+v", o)
+	}
+}
+
+// lockedBuffer is a strings.Builder safe for one writer and concurrent readers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // TestQuickstart runs notebooks/quickstart.ipynb as `gml run` does: no cell may fail,

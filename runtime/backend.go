@@ -42,8 +42,12 @@ type Buffer interface {
 // Backend is the narrow interface every device implements: the CPU backend in
 // runtime/cpu, the Vulkan backend in gpu. The scheduler decides which nodes a backend
 // runs (Supports), allocates every buffer through it, and hands it whole segments of a
-// graph to prepare once and run many times. Optional abilities (asynchronous runs,
-// timestamps) are separate interfaces found by type assertion.
+// graph to prepare once and run many times. Every method is required, and no backend
+// has abilities beyond them today: profiling is part of Program.Run (each backend times
+// its nodes its own way: wall clock on the CPU, timestamp queries on the GPU), and a
+// missing kernel is Supports returning false. An ability only some backends will have
+// (asynchronous runs, events) is to be a separate small interface found by type
+// assertion, so this set stays what every device must provide.
 type Backend interface {
 	// Name identifies the backend in logs and tables: "cpu", "vulkan".
 	Name() string

@@ -54,7 +54,19 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
+	nodes, al := lower(nodes, r.preferred, r.cpu)
+	for n, d := range al {
+		r.logf("gml: %v runs on %s through its decomposition (%v)", n, r.preferred.Name(), d)
+	}
 	on, fallbacks := assign(nodes, r.preferred, r.cpu, homes)
+	// A lowered fused node lives where its decomposition's result is computed.
+	for n := range al {
+		d := al[n]
+		for al[d] != nil {
+			d = al[d]
+		}
+		on[n] = on[d]
+	}
 	for _, n := range fallbacks {
 		r.logf("gml: %v runs on the CPU: %s has no kernel for it", n, r.preferred.Name())
 	}
@@ -72,7 +84,7 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 	}
 	// An output that is a source (an input echoed back, a variable) still needs a copy
 	// on some backend to download from; the CPU is the cheapest.
-	e.place, err = r.place(e.segs, on, homes, keep)
+	e.place, err = r.allocate(e.segs, routes(e.segs, on, al, homes), al, liveness(e.segs, on, al, keep), keep)
 	if err != nil {
 		e.release()
 		return nil, err
@@ -111,21 +123,82 @@ func (e *Executable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tenso
 	r := e.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := e.run(feeds); err != nil {
+		return nil, err
+	}
+	out := make([]*tensor.Tensor, len(e.outputs))
+	for i, o := range e.outputs {
+		if len(o.Op().Writes()) > 0 {
+			continue
+		}
+		t, err := e.output(i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// RunResident runs like Run but downloads nothing: every output stays in its device
+// buffer, where Output reads it, until the executable runs again. Callers that may
+// never look at most outputs (ag keeps every recorded value readable this way) pay
+// only for the ones they read.
+func (e *Executable) RunResident(feeds map[*tensor.Node]*tensor.Tensor) error {
+	if err := Interrupted(); err != nil {
+		return err
+	}
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	return e.run(feeds)
+}
+
+// Output downloads output i as the last run left it. Side-effect outputs (Assign, the
+// optimizer updates) read the variable they wrote.
+func (e *Executable) Output(i int) (*tensor.Tensor, error) {
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
 	if e.freed {
-		return nil, errors.New("runtime: Run on a freed executable")
+		return nil, errors.New("runtime: Output of a freed executable")
+	}
+	if i < 0 || i >= len(e.outputs) {
+		return nil, fmt.Errorf("runtime: output %d of an executable with %d outputs", i, len(e.outputs))
+	}
+	return e.output(i)
+}
+
+// output downloads output i; the caller holds the runtime's lock.
+func (e *Executable) output(i int) (*tensor.Tensor, error) {
+	o := e.outputs[i]
+	b, buf, err := e.locate(o)
+	if err != nil {
+		return nil, err
+	}
+	t := tensor.New(o.DType(), o.Shape()...)
+	if err := e.r.download(b, buf, t.Bytes()); err != nil {
+		return nil, fmt.Errorf("runtime: fetching %v: %w", o, err)
+	}
+	return t, nil
+}
+
+// run uploads the feeds and runs every segment; the caller holds the runtime's lock.
+func (e *Executable) run(feeds map[*tensor.Node]*tensor.Tensor) error {
+	r := e.r
+	if e.freed {
+		return errors.New("runtime: Run on a freed executable")
 	}
 	for n := range feeds {
 		if _, ok := e.place.feeds[n]; !ok && n.Op() == tensor.OpInput {
-			return nil, fmt.Errorf("runtime: feed for %v, which the outputs do not depend on", n)
+			return fmt.Errorf("runtime: feed for %v, which the outputs do not depend on", n)
 		}
 	}
 	for _, in := range e.inputs {
 		t, ok := feeds[in]
 		if !ok || t == nil {
-			return nil, fmt.Errorf("runtime: input %q (%v%v) was not fed", in.Name(), in.DType(), in.Shape())
+			return fmt.Errorf("runtime: input %q (%v%v) was not fed", in.Name(), in.DType(), in.Shape())
 		}
 		if t.DType() != in.DType() || !t.Shape().Equal(in.Shape()) {
-			return nil, fmt.Errorf("runtime: input %q wants %v%v, was fed %v%v", in.Name(), in.DType(), in.Shape(), t.DType(), t.Shape())
+			return fmt.Errorf("runtime: input %q wants %v%v, was fed %v%v", in.Name(), in.DType(), in.Shape(), t.DType(), t.Shape())
 		}
 		w := weak.Make(t)
 		gen, kept := r.kept[w]
@@ -139,7 +212,7 @@ func (e *Executable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tenso
 			}
 			delete(e.fed, k)
 			if err := r.upload(k.backend, e.place.bufs[k], t.Bytes()); err != nil {
-				return nil, fmt.Errorf("runtime: feeding %q to %s: %w", in.Name(), k.backend.Name(), err)
+				return fmt.Errorf("runtime: feeding %q to %s: %w", in.Name(), k.backend.Name(), err)
 			}
 			if kept {
 				e.fed[k] = keptFeed{w, gen}
@@ -149,32 +222,17 @@ func (e *Executable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tenso
 	for i, prog := range e.progs {
 		for _, t := range e.place.pre[i] {
 			if err := r.download(t.from, t.src, t.staging); err != nil {
-				return nil, fmt.Errorf("runtime: copying %v from %s: %w", t.node, t.from.Name(), err)
+				return fmt.Errorf("runtime: copying %v from %s: %w", t.node, t.from.Name(), err)
 			}
 			if err := r.upload(t.to, t.dst, t.staging); err != nil {
-				return nil, fmt.Errorf("runtime: copying %v to %s: %w", t.node, t.to.Name(), err)
+				return fmt.Errorf("runtime: copying %v to %s: %w", t.node, t.to.Name(), err)
 			}
 		}
 		if err := prog.Run(r.prof); err != nil {
-			return nil, fmt.Errorf("runtime: %s: %w", e.segs[i].backend.Name(), err)
+			return fmt.Errorf("runtime: %s: %w", e.segs[i].backend.Name(), err)
 		}
 	}
-	out := make([]*tensor.Tensor, len(e.outputs))
-	for i, o := range e.outputs {
-		if len(o.Op().Writes()) > 0 {
-			continue
-		}
-		b, buf, err := e.locate(o)
-		if err != nil {
-			return nil, err
-		}
-		t := tensor.New(o.DType(), o.Shape()...)
-		if err := r.download(b, buf, t.Bytes()); err != nil {
-			return nil, fmt.Errorf("runtime: fetching %v: %w", o, err)
-		}
-		out[i] = t
-	}
-	return out, nil
+	return nil
 }
 
 // locate finds a buffer holding node n's value.
@@ -218,4 +276,20 @@ func (e *Executable) release() {
 			e.r.free(o.backend, o.buf, o.pool)
 		}
 	}
+}
+
+// Memory returns the bytes of the buffers the executable owns (activations, inputs and
+// outputs, constants, transfer buffers), per pool. Variables are the runtime's, not
+// the executable's, and are not counted.
+func (e *Executable) Memory() [NumPools]int64 {
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	var m [NumPools]int64
+	if e.freed || e.place == nil {
+		return m
+	}
+	for _, o := range e.place.owned {
+		m[o.pool] += o.buf.Size()
+	}
+	return m
 }

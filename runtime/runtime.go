@@ -204,7 +204,7 @@ func (r *Runtime) variable(v *tensor.Variable, on Backend) (*resident, error) {
 	if strings.HasPrefix(v.Name(), "optimizer/") {
 		pool = PoolOptimizer
 	}
-	bytes := int64(v.Shape().Size() * v.DType().Size())
+	bytes := int64(v.DType().Bytes(v.Shape().Size()))
 	buf, err := r.alloc(on, bytes, pool)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %v: %w", v, err)

@@ -268,20 +268,6 @@ func TestProfileReport(t *testing.T) {
 	}
 }
 
-func TestCollectOrdersWritesAfterReads(t *testing.T) {
-	g := tensor.NewGraph()
-	v := g.Var(tensor.NewVariable("v", vec(1)))
-	upd := tensor.Apply(tensor.OpAssign, nil, v, tensor.Neg(v))
-	late := tensor.Relu(v) // built after the update but reads the old value
-	nodes, err := collect([]*tensor.Node{upd, late})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if nodes[len(nodes)-1] != upd {
-		t.Errorf("the assign is not last: %v", nodes)
-	}
-}
-
 // A value copied in from another backend lands before its segment starts, so its
 // buffer must not be one that an earlier node of the same segment frees.
 func TestTransferDoesNotReuseBuffersOfItsSegment(t *testing.T) {
@@ -376,5 +362,45 @@ func TestKeepHoldsNothing(t *testing.T) {
 	}
 	if n := kept(); n > 0 {
 		t.Errorf("%d of 100 unreachable kept tensors are still remembered", n)
+	}
+}
+
+func TestRunResidentKeepsOutputsOnTheDevice(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	r := newRuntime(newFake("gpu", allFake...), cpu)
+	g := tensor.NewGraph()
+	x := g.Input("x", tensor.F32, 2)
+	w := tensor.NewVariable("w", vec(1, 2))
+	h := tensor.Relu(tensor.Add(x, g.Var(w)))
+	e, err := r.Compile([]*tensor.Node{h, tensor.Assign(g.Var(w), tensor.Neg(h))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Free()
+	if err := e.RunResident(map[*tensor.Node]*tensor.Tensor{x: vec(1, -5)}); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Stats(); st.Downloads != 0 {
+		t.Errorf("RunResident downloaded %d times", st.Downloads)
+	}
+	got, err := e.Output(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := vec(2, 0); !got.AllClose(want, 0, 0) {
+		t.Errorf("h = %v, want %v", got, want)
+	}
+	if got, err := e.Output(1); err != nil || !got.AllClose(vec(-2, 0), 0, 0) {
+		t.Errorf("the written variable reads %v (%v), want [-2 0]", got, err)
+	}
+	if m := e.Memory(); m[PoolIO] < 2*4 || m[PoolWeights] != 0 {
+		t.Errorf("Memory() = %v: want the input and the output (8 bytes each at least) and no variable", m)
+	}
+	if _, err := e.Output(2); err == nil || !strings.Contains(err.Error(), "output 2") {
+		t.Errorf("Output(2) of 2 outputs: %v", err)
+	}
+	e.Free()
+	if _, err := e.Output(0); err == nil || !strings.Contains(err.Error(), "freed") {
+		t.Errorf("Output after Free: %v", err)
 	}
 }

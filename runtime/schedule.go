@@ -10,13 +10,20 @@ import (
 // The scheduler is a sequence of passes, each a function of what the previous ones
 // produced, so each can be tested on its own:
 //
-//	1 collect:  the nodes the outputs need, in an order where in-place writes follow
-//	            every read of the value they overwrite
-//	2 assign:   a backend per node (preferred if it supports the node, else the CPU)
-//	3 segment:  runs of consecutive nodes on one backend
-//	4 place:    a buffer per value and backend, with transfers where a value is read
-//	            on a backend other than the one that made it, and buffer reuse by liveness
-//	5 prepare:  each segment compiled by its backend
+//	1 collect:   the nodes the outputs need, in an order where in-place writes follow
+//	             every read of the value they overwrite; variableHomes: where each
+//	             variable lives (the preferred backend unless it cannot run an in-place
+//	             op that writes it)
+//	2 lower:     fused ops the preferred backend lacks but whose decomposition it runs
+//	             replaced by the decomposition (lower.go)
+//	3 assign:    a backend per node (preferred if it supports the node, else the CPU)
+//	4 segment:   runs of consecutive nodes on one backend
+//	5 liveness:  each activation's last reader, and the values that must outlive the run
+//	6 routes:    the values each segment reads from outside itself: uploads, variables
+//	             at home, transfers from the backend that holds them
+//	7 allocate:  a buffer per value and backend, reusing activations' buffers after
+//	             their last reader
+//	8 prepare:   each segment compiled by its backend (Runtime.compile)
 
 // collect returns the nodes needed to compute outputs, sorted by creation order (a
 // topological order) except that in-place writers whose results nobody reads move to
@@ -68,9 +75,10 @@ func collect(outputs []*tensor.Node) ([]*tensor.Node, error) {
 // isSource reports whether n takes no inputs (an input, a constant, a variable).
 func isSource(n *tensor.Node) bool { return n.Op().Kind() == tensor.KindSource }
 
-// assign picks a backend per node. Sources are placed where they are read (see place);
+// assign picks a backend per node. Sources are placed where they are read (see routes);
 // an in-place writer runs on the home of the variable it writes; a Reshape follows its
-// input. It returns the assignment and the nodes that fell back to the CPU.
+// input. It returns the assignment and the nodes that fell back to the CPU (in-place
+// writers included, when their variable lives there).
 func assign(nodes []*tensor.Node, preferred, cpu Backend, homes map[*tensor.Variable]Backend) (map[*tensor.Node]Backend, []*tensor.Node) {
 	on := make(map[*tensor.Node]Backend, len(nodes))
 	var fallbacks []*tensor.Node
@@ -81,7 +89,12 @@ func assign(nodes []*tensor.Node, preferred, cpu Backend, homes map[*tensor.Vari
 				on[n] = homes[v]
 			}
 		case len(n.Op().Writes()) > 0:
+			// The writer runs where its variable lives: on the CPU when the preferred
+			// backend cannot run it (variableHomes), which is a fallback like any other.
 			on[n] = homes[n.Input(n.Op().Writes()[0]).Variable()]
+			if on[n] == cpu && preferred != cpu {
+				fallbacks = append(fallbacks, n)
+			}
 		case preferred.Supports(n):
 			on[n] = preferred
 		default:
@@ -168,7 +181,7 @@ type owned struct {
 	pool    Pool
 }
 
-// placement is the output of the place pass.
+// placement is the output of the allocate pass.
 type placement struct {
 	bufs      map[valueKey]Buffer
 	pre       [][]transfer                // per segment: transfers before it runs
@@ -178,12 +191,148 @@ type placement struct {
 	variables map[*tensor.Variable]*resident // variables this graph uses, after homing
 }
 
-func bytesOf(n *tensor.Node) int64 { return int64(n.Shape().Size() * n.DType().Size()) }
+func bytesOf(n *tensor.Node) int64 { return int64(n.DType().Bytes(n.Shape().Size())) }
 
-// place allocates every buffer: variables at their homes (through r), inputs and
-// constants on each backend that reads them, transfers for values read away from
-// where they are made, and activations reused once their last reader has run.
-func (r *Runtime) place(segs []segmentPlan, on map[*tensor.Node]Backend, homes map[*tensor.Variable]Backend, keep map[*tensor.Node]bool) (*placement, error) {
+// pos is a node's place in the schedule: segment and index within it.
+type pos struct{ seg, idx int }
+
+// lifetimes is the output of the liveness pass.
+type lifetimes struct {
+	// last is, per activation (a base of Reshape views), the position of its last
+	// reader on its own backend: its buffer is free for reuse once that node has run.
+	last map[*tensor.Node]pos
+	// pinned activations keep their buffers for the executable's lifetime: values
+	// read on another backend (through a transfer) and fetched outputs.
+	pinned map[*tensor.Node]bool
+}
+
+// releasable reports whether b's buffer returns to the free list after its last
+// reader: not when pinned, nor for sources and variables, which the executable does
+// not own.
+func (l lifetimes) releasable(b *tensor.Node) bool {
+	return !l.pinned[b] && !isSource(b) && len(b.Op().Writes()) == 0
+}
+
+// liveness is pass 5: when each activation is read for the last time (through Reshape
+// views and lowered fused nodes, which share its buffer), and which activations must
+// live as long as the executable.
+func liveness(segs []segmentPlan, on map[*tensor.Node]Backend, al aliases, keep map[*tensor.Node]bool) lifetimes {
+	l := lifetimes{last: map[*tensor.Node]pos{}, pinned: map[*tensor.Node]bool{}}
+	for n := range keep {
+		l.pinned[al.base(n)] = true
+	}
+	for si, s := range segs {
+		for ni, n := range s.nodes {
+			for _, in := range n.Inputs() {
+				b := al.base(in)
+				if on[b] != s.backend {
+					l.pinned[b] = true
+				} else {
+					l.last[b] = pos{si, ni}
+				}
+			}
+		}
+	}
+	return l
+}
+
+// routeKind says how a value reaches the backend that reads it.
+type routeKind uint8
+
+// The route kinds.
+const (
+	routeFeed     routeKind = iota // a graph input, uploaded at every run
+	routeConst                     // a constant, uploaded once
+	routeVariable                  // a variable on its home backend: its resident buffer
+	routeTransfer                  // a copy from another backend before the segment runs
+)
+
+// route is one value a segment reads that it does not compute: a source, or a value
+// that lives on another backend.
+type route struct {
+	node *tensor.Node
+	to   Backend
+	seg  int // the first segment that reads it on to
+	kind routeKind
+	from Backend // routeTransfer: the backend that holds it
+}
+
+// routes is pass 6: every value each segment reads from outside itself, once per
+// backend, in the order they must be made available (the home copy of a value before
+// a transfer of it). A value computed by a node is available on the node's backend;
+// inputs and constants are uploaded to every backend that reads them; a variable lives
+// at its home and is copied to any other backend that reads it.
+func routes(segs []segmentPlan, on map[*tensor.Node]Backend, al aliases, homes map[*tensor.Variable]Backend) []route {
+	have := map[valueKey]bool{}
+	for _, s := range segs {
+		for _, n := range s.nodes {
+			have[valueKey{n, s.backend}] = true
+		}
+	}
+	for n := range al {
+		have[valueKey{n, on[n]}] = true
+	}
+	var out []route
+	var add func(n *tensor.Node, b Backend, si int)
+	add = func(n *tensor.Node, b Backend, si int) {
+		k := valueKey{n, b}
+		if have[k] {
+			return
+		}
+		have[k] = true
+		switch {
+		case n.Op() == tensor.OpInput:
+			out = append(out, route{node: n, to: b, seg: si, kind: routeFeed})
+		case n.Op() == tensor.OpConst:
+			out = append(out, route{node: n, to: b, seg: si, kind: routeConst})
+		case n.Op() == tensor.OpVariable && homes[n.Variable()] == b:
+			out = append(out, route{node: n, to: b, seg: si, kind: routeVariable})
+		default:
+			from := on[n]
+			if n.Op() == tensor.OpVariable {
+				from = homes[n.Variable()]
+			}
+			add(n, from, si)
+			out = append(out, route{node: n, to: b, seg: si, kind: routeTransfer, from: from})
+		}
+	}
+	for si, s := range segs {
+		for _, n := range s.nodes {
+			for _, in := range n.Inputs() {
+				add(in, s.backend, si)
+			}
+		}
+	}
+	return out
+}
+
+// freeList holds released activation buffers per backend and size.
+type freeList map[Backend]map[int64][]Buffer
+
+func (f freeList) put(b Backend, buf Buffer) {
+	if f[b] == nil {
+		f[b] = map[int64][]Buffer{}
+	}
+	f[b][buf.Size()] = append(f[b][buf.Size()], buf)
+}
+
+func (f freeList) take(b Backend, size int64) Buffer {
+	l := f[b][size]
+	if len(l) == 0 {
+		return nil
+	}
+	f[b][size] = l[:len(l)-1]
+	return l[len(l)-1]
+}
+
+// allocate is pass 7: a buffer for every value on every backend that holds it.
+// Variables get their resident buffers at their homes (through r), inputs and
+// constants a buffer on each backend that reads them (constants uploaded now), values
+// routed across backends a transfer buffer of their own before the segment that reads
+// them, and each computed value an activation buffer, taken from those released once
+// their last reader has run (Reshape aliases its input, in-place ops their variable,
+// a lowered fused node its decomposition's result).
+func (r *Runtime) allocate(segs []segmentPlan, rts []route, al aliases, l lifetimes, keep map[*tensor.Node]bool) (*placement, error) {
 	p := &placement{
 		bufs:      map[valueKey]Buffer{},
 		pre:       make([][]transfer, len(segs)),
@@ -191,52 +340,7 @@ func (r *Runtime) place(segs []segmentPlan, on map[*tensor.Node]Backend, homes m
 		consts:    map[*tensor.Node][]valueKey{},
 		variables: map[*tensor.Variable]*resident{},
 	}
-	// Liveness of activations: a buffer is reused once the last node that reads it
-	// (directly or through Reshape views) on its own backend has run. Values read by
-	// another backend (through a transfer) or fetched as outputs are pinned for the
-	// executable's lifetime; so are sources and variables, which the executable does
-	// not own.
-	type pos struct{ seg, idx int }
-	baseAct := func(n *tensor.Node) *tensor.Node {
-		for n.Op() == tensor.OpReshape {
-			n = n.Input(0)
-		}
-		return n
-	}
-	last := map[*tensor.Node]pos{}
-	pinned := map[*tensor.Node]bool{}
-	for n := range keep {
-		pinned[baseAct(n)] = true
-	}
-	for si, s := range segs {
-		for ni, n := range s.nodes {
-			for _, in := range n.Inputs() {
-				b := baseAct(in)
-				if on[b] != s.backend {
-					pinned[b] = true
-				} else {
-					last[b] = pos{si, ni}
-				}
-			}
-		}
-	}
-	releasable := func(b *tensor.Node) bool {
-		return !pinned[b] && !isSource(b) && len(b.Op().Writes()) == 0
-	}
-	free := map[Backend]map[int64][]Buffer{}
-	release := func(b Backend, buf Buffer) {
-		if free[b] == nil {
-			free[b] = map[int64][]Buffer{}
-		}
-		free[b][buf.Size()] = append(free[b][buf.Size()], buf)
-	}
-	allocAct := func(b Backend, n *tensor.Node, pool Pool) (Buffer, error) {
-		size := max(bytesOf(n), 4)
-		if l := free[b][size]; len(l) > 0 {
-			buf := l[len(l)-1]
-			free[b][size] = l[:len(l)-1]
-			return buf, nil
-		}
+	fresh := func(b Backend, n *tensor.Node, size int64, pool Pool) (Buffer, error) {
 		buf, err := r.alloc(b, size, pool)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: buffer for %v on %s: %w", n, b.Name(), err)
@@ -244,72 +348,72 @@ func (r *Runtime) place(segs []segmentPlan, on map[*tensor.Node]Backend, homes m
 		p.owned = append(p.owned, owned{b, buf, pool})
 		return buf, nil
 	}
-	// ensure makes value n available on backend b for segment si, adding a transfer or
-	// an upload when it lives elsewhere.
-	var ensure func(n *tensor.Node, b Backend, si int) (Buffer, error)
-	ensure = func(n *tensor.Node, b Backend, si int) (Buffer, error) {
+	// realize makes a routed value available. Transfers land before their segment
+	// starts, while buffers that nodes of the segment release are still live: so they
+	// get fresh buffers, never ones from the free list.
+	realize := func(rt route) error {
+		n, b := rt.node, rt.to
 		k := valueKey{n, b}
-		if buf, ok := p.bufs[k]; ok {
-			return buf, nil
-		}
-		switch {
-		case n.Op() == tensor.OpInput || n.Op() == tensor.OpConst:
+		switch rt.kind {
+		case routeFeed, routeConst:
 			pool := PoolIO
-			if n.Op() == tensor.OpConst {
+			if rt.kind == routeConst {
 				pool = PoolWeights
 			}
-			buf, err := r.alloc(b, bytesOf(n), pool)
+			buf, err := fresh(b, n, bytesOf(n), pool)
 			if err != nil {
-				return nil, fmt.Errorf("runtime: buffer for %v on %s: %w", n, b.Name(), err)
+				return err
 			}
-			p.owned = append(p.owned, owned{b, buf, pool})
 			p.bufs[k] = buf
-			if n.Op() == tensor.OpInput {
+			if rt.kind == routeFeed {
 				p.feeds[n] = append(p.feeds[n], k)
-			} else {
-				if err := r.upload(b, buf, n.Value().Bytes()); err != nil {
-					return nil, fmt.Errorf("runtime: uploading %v to %s: %w", n, b.Name(), err)
-				}
-				p.consts[n] = append(p.consts[n], k)
+				return nil
 			}
-			return buf, nil
-		case n.Op() == tensor.OpVariable && homes[n.Variable()] == b:
+			if err := r.upload(b, buf, n.Value().Bytes()); err != nil {
+				return fmt.Errorf("runtime: uploading %v to %s: %w", n, b.Name(), err)
+			}
+			p.consts[n] = append(p.consts[n], k)
+		case routeVariable:
 			res, err := r.variable(n.Variable(), b)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			p.variables[n.Variable()] = res
 			p.bufs[k] = res.buf
-			return res.buf, nil
-		}
-		// The value lives on another backend: find its home copy and transfer it.
-		from := on[n]
-		if n.Op() == tensor.OpVariable {
-			from = homes[n.Variable()]
-		}
-		src, err := ensure(n, from, si)
-		if err != nil {
-			return nil, err
-		}
-		// The copy lands before segment si starts, while buffers that nodes of si have
-		// already released are still live: so its destination is a fresh buffer, never
-		// one from the free list, and it stays the executable's for its lifetime.
-		dst, err := r.alloc(b, bytesOf(n), PoolScratch)
-		if err != nil {
-			return nil, fmt.Errorf("runtime: transfer buffer for %v on %s: %w", n, b.Name(), err)
-		}
-		p.owned = append(p.owned, owned{b, dst, PoolScratch})
-		p.bufs[k] = dst
-		p.pre[si] = append(p.pre[si], transfer{node: n, from: from, to: b, src: src, dst: dst, staging: make([]byte, bytesOf(n))})
-		return dst, nil
-	}
-	for si, s := range segs {
-		for ni, n := range s.nodes {
-			for _, in := range n.Inputs() {
-				if _, err := ensure(in, s.backend, si); err != nil {
-					return nil, err
-				}
+		case routeTransfer:
+			dst, err := fresh(b, n, bytesOf(n), PoolScratch)
+			if err != nil {
+				return fmt.Errorf("runtime: transfer %w", err)
 			}
+			p.bufs[k] = dst
+			src := p.bufs[valueKey{n, rt.from}]
+			p.pre[rt.seg] = append(p.pre[rt.seg], transfer{node: n, from: rt.from, to: b, src: src, dst: dst, staging: make([]byte, bytesOf(n))})
+		}
+		return nil
+	}
+	aliasesOf := map[*tensor.Node][]*tensor.Node{}
+	for n, d := range al {
+		aliasesOf[d] = append(aliasesOf[d], n)
+	}
+	// share gives the lowered fused nodes whose result x is (and theirs, in turn) x's
+	// buffer on b.
+	var share func(x *tensor.Node, b Backend)
+	share = func(x *tensor.Node, b Backend) {
+		for _, n := range aliasesOf[x] {
+			p.bufs[valueKey{n, b}] = p.bufs[valueKey{x, b}]
+			share(n, b)
+		}
+	}
+	free := freeList{}
+	released := map[*tensor.Node]bool{}
+	next := 0
+	for si, s := range segs {
+		for ; next < len(rts) && rts[next].seg == si; next++ {
+			if err := realize(rts[next]); err != nil {
+				return nil, err
+			}
+		}
+		for ni, n := range s.nodes {
 			k := valueKey{n, s.backend}
 			switch {
 			case n.Op() == tensor.OpReshape:
@@ -321,18 +425,23 @@ func (r *Runtime) place(segs []segmentPlan, on map[*tensor.Node]Backend, homes m
 				if keep[n] {
 					pool = PoolIO
 				}
-				buf, err := allocAct(s.backend, n, pool)
-				if err != nil {
-					return nil, err
+				size := max(bytesOf(n), 4)
+				buf := free.take(s.backend, size)
+				if buf == nil {
+					var err error
+					if buf, err = fresh(s.backend, n, size, pool); err != nil {
+						return nil, err
+					}
 				}
 				p.bufs[k] = buf
 			}
+			share(n, s.backend)
 			// Release the activations whose last reader is this node.
 			for _, in := range n.Inputs() {
-				b := baseAct(in)
-				if l, ok := last[b]; ok && l == (pos{si, ni}) && releasable(b) {
-					release(s.backend, p.bufs[valueKey{b, s.backend}])
-					delete(last, b)
+				b := al.base(in)
+				if last, ok := l.last[b]; ok && last == (pos{si, ni}) && l.releasable(b) && !released[b] {
+					free.put(s.backend, p.bufs[valueKey{b, s.backend}])
+					released[b] = true
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package shaders
 import (
 	"embed"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,19 +51,30 @@ func GeneratedConfig(name string) (cm2.Config, bool) {
 	return cm2.Config{}, false
 }
 
-// Compile runs glslc on v's source from the embedded src/ tree and writes outDir/Name.spv.
-func Compile(v Variant, outDir string) error {
+// Sources returns the embedded src/ tree, the sources the committed SPIR-V was
+// compiled from.
+func Sources() fs.FS {
+	sub, err := fs.Sub(src, "src")
+	if err != nil {
+		panic(err) // src is embedded: it exists
+	}
+	return sub
+}
+
+// Compile runs glslc on v's source from the tree sources (Sources(), or the src
+// directory on disk when regenerating) and writes outDir/Name.spv.
+func Compile(v Variant, sources fs.FS, outDir string) error {
 	tmp, err := os.MkdirTemp("", "gml-shaders-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	entries, err := src.ReadDir("src")
+	entries, err := fs.ReadDir(sources, ".")
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		b, err := src.ReadFile("src/" + e.Name())
+		b, err := fs.ReadFile(sources, e.Name())
 		if err != nil {
 			return err
 		}

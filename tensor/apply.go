@@ -41,6 +41,9 @@ func Apply(op Op, attr any, inputs ...*Node) *Node {
 	if a := op.Arity(); a >= 0 && len(inputs) != a {
 		fail(op, "takes %d inputs, got %d", a, len(inputs))
 	}
+	if dts := op.DTypes(); !dts.Has(inputs[0].dtype) {
+		fail(op, "input 0 must be %s, have %s", dts, shapesOf(inputs))
+	}
 	dt, shape, norm, err := shapeRules[op](attr, inputs)
 	if err != nil {
 		panic(&Error{Op: op.String(), Err: err})

@@ -32,7 +32,7 @@ func near(t *testing.T, name string, got *tensor.Tensor, want []float64, tol flo
 		t.Fatalf("%s: %d values, want %d", name, got.Len(), len(want))
 	}
 	for i, w := range want {
-		if g := got.Float(i); math.Abs(g-w) > tol*(1+math.Abs(w)) {
+		if g := got.Float(i); !(math.Abs(g-w) <= tol*(1+math.Abs(w))) {
 			t.Errorf("%s: element %d = %v, want %v", name, i, g, w)
 			return
 		}

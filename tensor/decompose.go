@@ -3,8 +3,11 @@ package tensor
 import "math"
 
 // Decompositions of the fused ops into primitives. They define what the fused ops
-// compute (every backend kernel is tested against them) and let a backend without a
-// kernel for a fused op run it; autodiff may differentiate them.
+// compute (internal/backendtest's reference evaluates the fused ops through them, so
+// every backend kernel is tested against them), the runtime's scheduler computes a
+// fused op through its decomposition on a backend that lacks a kernel for it but runs
+// the primitives (runtime's lower pass), and autodiff differentiates them for
+// second-order gradients of attention.
 
 // CanDecompose reports whether Decompose accepts nodes of op.
 func CanDecompose(op Op) bool {
@@ -16,9 +19,18 @@ func CanDecompose(op Op) bool {
 }
 
 // Decompose rebuilds node n of a fused op (Softmax, LogSoftmax, LayerNorm, RMSNorm,
-// Attention, AttentionGrad, RoPE) from primitive ops in n's graph, from n's inputs, and returns the node
-// that computes the same value. It panics with *Error for other ops (see CanDecompose).
+// Attention, AttentionGrad, RoPE) from primitive ops in n's graph, from n's inputs, and
+// returns the node that computes the same value. The nodes are built once per node:
+// later calls return the same result. It panics with *Error for other ops (see
+// CanDecompose).
 func Decompose(n *Node) *Node {
+	if n.decomposed == nil {
+		n.decomposed = decompose(n)
+	}
+	return n.decomposed
+}
+
+func decompose(n *Node) *Node {
 	in := n.inputs
 	switch n.op {
 	case OpSoftmax, OpLogSoftmax:

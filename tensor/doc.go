@@ -3,11 +3,16 @@
 // Host data: Tensor is a dense row-major array in host memory (shapes outermost first,
 // as NumPy), with constructors from []float32, []float64, [][]float64 and gonum
 // matrices, and conversions back. DType covers F32 (the default), F16, BF16, I32, I64
-// and Bool; quantised block types are to be added after them.
+// and Bool, and the block-quantised Q4_0, Q8_0 and Q4_K of ggml (layouts in
+// tensor/quant): rows of blocks along the innermost axis, which MatMul multiplies with
+// an f32 operand as they are and Cast decodes or encodes; no other op takes them.
 //
 // Graphs: a Graph records Nodes; building a node never computes anything. Each Node has
 // one Op from a single flat enumeration (op.go), an output dtype and shape, inputs and
-// an attribute struct (attrs.go). Every non-source op has one shape rule, registered in
+// an attribute struct (attrs.go). op.go's table is the one source of each op's facts
+// (name, kind, arity, accepted dtypes, cost class, in-place inputs, why it has no
+// gradient, the GPU shader and op codes), which backends and generators read instead
+// of keeping lists of ops; Op's documentation has the recipe for adding an op. Every non-source op has one shape rule, registered in
 // the ops_*.go files, and every node is built through Apply, so graph transforms
 // (autodiff, ONNX import, lowering) rebuild nodes generically. Builders panic with
 // *Error on misuse (shape mismatches are programming errors); Catch converts that panic
@@ -22,6 +27,8 @@
 //
 // Autodiff is a graph transform (Grad): from a scalar loss node and a list of nodes to
 // differentiate, it appends the backward nodes using one gradient rule per op.
+// StopGradient marks a node Grad treats as a constant; it is a Reshape the runtime
+// aliases, not an op of its own, because it changes what autodiff does, not what runs.
 //
 // Attention's backward is one op, OpAttentionGrad, whose attribute selects one of three
 // results, because a node has one output and the FlashAttention-2 backward has three

@@ -35,44 +35,15 @@ import (
 // Rules build ordinary nodes in n's graph, so a backward graph is just more graph.
 type gradRule func(n, gy *Node) []*Node
 
-var (
-	gradRules [numOps]gradRule
-	// noGrad marks ops through which no gradient flows, with the reason: their outputs
-	// are integers or booleans, are piecewise constant, or are side effects.
-	noGrad [numOps]string
-	// gradUnsupported marks differentiable ops without a rule, with the reason; Grad
-	// fails with that reason when a gradient would have to pass through one.
-	gradUnsupported [numOps]string
-)
+// gradRules holds the rules; the op table's noGrad and gradMissing columns say why an
+// op has none.
+var gradRules [numOps]gradRule
 
 func registerGrad(op Op, rule gradRule) {
-	checkGradUnset(op)
+	if gradRules[op] != nil || opTable[op].noGrad != "" || opTable[op].gradMissing != "" {
+		panic("tensor: gradient rule registered twice, or for an op the table marks as without one: " + op.String())
+	}
 	gradRules[op] = rule
-}
-
-func registerNoGrad(reason string, ops ...Op) {
-	for _, op := range ops {
-		checkGradUnset(op)
-		noGrad[op] = reason
-	}
-}
-
-func checkGradUnset(op Op) {
-	if gradRules[op] != nil || noGrad[op] != "" || gradUnsupported[op] != "" {
-		panic("tensor: gradient registered twice for " + op.String())
-	}
-}
-
-func init() {
-	registerNoGrad("boolean output", OpNot, OpEqual, OpNotEqual, OpLess, OpLessEqual, OpGreater,
-		OpGreaterEqual, OpAnd, OpOr, OpXor)
-	registerNoGrad("integer output", OpArgMax, OpArgMin, OpTopK)
-	registerNoGrad("piecewise constant: the derivative is zero wherever it exists", OpSign, OpFloor, OpCeil)
-	registerNoGrad("indices in, constants out", OpOneHot)
-	registerNoGrad("depends only on the seed and the shape", OpDropoutMask)
-	registerNoGrad("side effect on a variable", OpAssign, OpSGDUpdate, OpAdamUpdate)
-	checkGradUnset(OpMaxPoolGrad)
-	gradUnsupported[OpMaxPoolGrad] = "second-order gradients through max pooling are not implemented"
 }
 
 // Differentiable reports whether gradients flow through op to its inputs by a rule.
@@ -88,7 +59,7 @@ func NoGradReason(op Op) string {
 	if op >= numOps {
 		return ""
 	}
-	return noGrad[op]
+	return opTable[op].noGrad
 }
 
 // Grad appends to loss's graph the nodes computing the gradient of loss with respect to
@@ -157,6 +128,19 @@ func GradWithSeed(outputs, seeds, wrt []*Node) []*Node {
 	return res
 }
 
+// StopGradient returns x's value as a node through which no gradient flows: Grad
+// treats it as a constant, as it does an input. It is a Reshape to x's own shape, which
+// the runtime aliases to x's buffer, so it costs nothing when the graph runs. Detaching
+// a value (ag's Detach) and checkpointed segments use it.
+func StopGradient(x *Node) *Node {
+	n := Reshape(x, x.shape...)
+	n.stopGrad = true
+	return n
+}
+
+// StopsGradient reports whether n was made by StopGradient.
+func (n *Node) StopsGradient() bool { return n.stopGrad }
+
 // decomposedGrad is the gradient rule of a fused op differentiated through its
 // decomposition: the partial derivatives of Decompose(n) with respect to n's inputs.
 // The inputs are leaves (a path from one input through another belongs to the caller's
@@ -192,7 +176,7 @@ func backprop(outputs, seeds, wrt []*Node, leaves bool) map[*Node]*Node {
 		}
 	}
 	for _, n := range nodes {
-		if dep[n.id] || !n.dtype.IsFloat() || noGrad[n.op] != "" {
+		if dep[n.id] || !n.dtype.IsFloat() || opTable[n.op].noGrad != "" || n.stopGrad {
 			continue
 		}
 		for _, in := range n.inputs {
@@ -217,12 +201,12 @@ func backprop(outputs, seeds, wrt []*Node, leaves bool) map[*Node]*Node {
 		gy := sumAll(contrib[id])
 		contrib[id] = nil
 		adj[n] = gy
-		if len(n.inputs) == 0 || noGrad[n.op] != "" || leaves && slices.Contains(wrt, n) {
+		if len(n.inputs) == 0 || opTable[n.op].noGrad != "" || leaves && slices.Contains(wrt, n) {
 			continue
 		}
 		rule := gradRules[n.op]
 		if rule == nil {
-			reason := gradUnsupported[n.op]
+			reason := opTable[n.op].gradMissing
 			if reason == "" {
 				reason = "no gradient rule"
 			}

@@ -40,6 +40,10 @@ func init() {
 		return []*Node{Mul(gy, Mul(s, AddScalar(Mul(x, ScaleBias(s, -1, 1)), 1)))}
 	})
 	registerGrad(OpSoftplus, func(n, gy *Node) []*Node { return []*Node{Mul(gy, Sigmoid(n.inputs[0]))} })
+	// softsign: d/dx x/(1+|x|) = 1/(1+|x|)².
+	registerGrad(OpSoftsign, func(n, gy *Node) []*Node {
+		return []*Node{Div(gy, Square(AddScalar(Abs(n.inputs[0]), 1)))}
+	})
 	registerGrad(OpHardSigmoid, func(n, gy *Node) []*Node {
 		at := n.attr.(HardSigmoidAttr)
 		z := ScaleBias(n.inputs[0], at.Alpha, at.Beta)
@@ -56,6 +60,11 @@ func init() {
 	registerGrad(OpErf, func(n, gy *Node) []*Node {
 		x := n.inputs[0]
 		return []*Node{Mul(gy, MulScalar(Exp(Neg(Square(x))), 2/math.Sqrt(math.Pi)))}
+	})
+	// tan' = 1 + tan², atan' = 1/(1 + x²).
+	registerGrad(OpTan, func(n, gy *Node) []*Node { return []*Node{Mul(gy, AddScalar(Square(n), 1))} })
+	registerGrad(OpAtan, func(n, gy *Node) []*Node {
+		return []*Node{Div(gy, AddScalar(Square(n.inputs[0]), 1))}
 	})
 	// clamp passes the gradient where Min <= x <= Max, limits included.
 	registerGrad(OpClamp, func(n, gy *Node) []*Node {
@@ -90,6 +99,13 @@ func init() {
 		return []*Node{unbroadcast(Div(gy, b), a), unbroadcast(Neg(Div(Mul(gy, n), b)), b)}
 	})
 	registerGrad(OpPow, powGrad)
+	// a - b·trunc(a/b): ∂/∂a = 1, ∂/∂b = -trunc(a/b) (where the quotient is not an
+	// integer; the function jumps there).
+	registerGrad(OpMod, func(n, gy *Node) []*Node {
+		a, b := n.inputs[0], n.inputs[1]
+		q := Div(Sub(a, n), b) // trunc(a/b), exactly an integer
+		return []*Node{unbroadcast(gy, a), unbroadcast(Neg(Mul(gy, q)), b)}
+	})
 	registerGrad(OpMaximum, func(n, gy *Node) []*Node { return minMaxGrad(n, gy, Greater) })
 	registerGrad(OpMinimum, func(n, gy *Node) []*Node { return minMaxGrad(n, gy, Less) })
 	registerGrad(OpWhere, func(n, gy *Node) []*Node {

@@ -1,8 +1,7 @@
 package tensor
 
-// Gradient rules of the layout ops and dropout. Each is the adjoint of a linear map:
-// reshape back, permute inversely, slice out what was concatenated, scatter-add what
-// was gathered, sum what was tiled or broadcast.
+// Gradient rules of the layout ops. Each is the adjoint of a linear map: reshape back,
+// permute inversely, slice out what was concatenated, sum what was tiled or broadcast.
 
 func init() {
 	registerGrad(OpReshape, func(n, gy *Node) []*Node { return []*Node{Reshape(gy, n.inputs[0].shape...)} })
@@ -28,36 +27,7 @@ func init() {
 	registerGrad(OpPad, padGrad)
 	registerGrad(OpExpand, func(n, gy *Node) []*Node { return []*Node{unbroadcast(gy, n.inputs[0])} })
 	registerGrad(OpTile, tileGrad)
-	registerGrad(OpGather, func(n, gy *Node) []*Node {
-		x, idx := n.inputs[0], n.inputs[1]
-		return []*Node{Apply(OpScatterAdd, n.attr, ZerosLike(x), idx, gy), nil}
-	})
-	registerGrad(OpTakeAlong, func(n, gy *Node) []*Node {
-		x, idx := n.inputs[0], n.inputs[1]
-		at := ScatterAttr{Axis: n.attr.(AxisAttr).Axis, Reduce: ScatterReduceAdd}
-		return []*Node{Apply(OpScatter, at, ZerosLike(x), idx, gy), nil}
-	})
-	// Scatter: positions that were overwritten pass no gradient to x; each update gets the
-	// gradient at the position it was written to. With duplicate indices and no reduction
-	// the result depends on which write wins, and so is undefined as in ONNX.
-	registerGrad(OpScatter, func(n, gy *Node) []*Node {
-		at := n.attr.(ScatterAttr)
-		idx, upd := n.inputs[1], n.inputs[2]
-		gx := gy
-		if at.Reduce == ScatterReduceNone {
-			gx = Apply(OpScatter, at, gy, idx, ZerosLike(upd))
-		}
-		return []*Node{gx, nil, Apply(OpTakeAlong, AxisAttr{Axis: at.Axis}, gy, idx)}
-	})
-	registerGrad(OpScatterAdd, func(n, gy *Node) []*Node {
-		idx := n.inputs[1]
-		return []*Node{gy, nil, Apply(OpGather, n.attr, gy, idx)}
-	})
 	registerGrad(OpDepthToSpace, depthToSpaceGrad)
-	// The same seed draws the same mask, so dropout's adjoint is dropout of the gradient.
-	registerGrad(OpDropout, func(n, gy *Node) []*Node {
-		return []*Node{Apply(OpDropout, n.attr, gy, n.inputs[1]), nil}
-	})
 }
 
 // sliceAxis takes elements [start, end) of axis, keeping the other axes whole.

@@ -1,11 +1,8 @@
 package tensor
 
-// Gradient rules of the fused softmax, normalisation, attention and rotary-embedding
-// ops. Each is an explicit rule in terms of the op's output (softmax) or of a few
-// recomputed statistics (norms), or a fused backward op (attention), rather than the
-// derivative of its decomposition: that keeps the backward graph small. Only the
-// backward op itself, OpAttentionGrad, is differentiated through its decomposition,
-// since second-order gradients of attention are rare and its decomposition is exact.
+// Gradient rules of softmax, log-softmax and the norms. Each is an explicit rule in
+// terms of the op's output (softmax) or of a few recomputed statistics (norms), rather
+// than the derivative of its decomposition: that keeps the backward graph small.
 
 func init() {
 	registerGrad(OpSoftmax, func(n, gy *Node) []*Node {
@@ -20,14 +17,6 @@ func init() {
 	})
 	registerGrad(OpLayerNorm, func(n, gy *Node) []*Node { return normGrad(n, gy, true) })
 	registerGrad(OpRMSNorm, func(n, gy *Node) []*Node { return normGrad(n, gy, false) })
-	registerGrad(OpAttention, attentionGrad)
-	registerGrad(OpAttentionGrad, decomposedGrad)
-	// A rotation by the angle of position -p undoes the rotation by that of p exactly
-	// (the angle is one float32 product, and negating the position negates it).
-	registerGrad(OpRoPE, func(n, gy *Node) []*Node {
-		pos := n.inputs[1]
-		return []*Node{Apply(OpRoPE, n.attr, gy, Neg(pos)), nil}
-	})
 }
 
 // softmaxBackward is the gradient with respect to the softmax input z of y = softmax(z)
@@ -81,24 +70,4 @@ func normGrad(n, gy *Node, centred bool) []*Node {
 		grads = append(grads, unbroadcast(gy, n.inputs[2]))
 	}
 	return grads
-}
-
-// attentionGrad builds the fused backward (AttentionGrad) for q, k and v. The mask's
-// gradient is the score gradient ∂S itself, a Tq×Tk matrix per head summed to the
-// mask's shape; it comes from the composition, with the fused statistics, and is built
-// only for the graph: the runtime computes it only when a differentiated node depends on
-// the mask (a learned bias), so the usual constant mask costs nothing.
-func attentionGrad(n, gy *Node) []*Node {
-	at := n.attr.(AttentionAttr)
-	q, k, v := n.inputs[0], n.inputs[1], n.inputs[2]
-	var mask *Node
-	if len(n.inputs) == 4 {
-		mask = n.inputs[3]
-	}
-	dq, dk, dv, stats := attentionBackward(q, k, v, mask, n, gy, at)
-	if mask == nil {
-		return []*Node{dq, dk, dv}
-	}
-	_, ds := attentionScoreGrad(attentionScores(q, k, mask, at.Causal, at.Scale), v, gy, stats)
-	return []*Node{dq, dk, dv, unbroadcast(ds, mask)}
 }

@@ -1,6 +1,6 @@
 package tensor
 
-// Gradient rules of the reductions, cumulative sum and matrix multiplication.
+// Gradient rules of the reductions and the cumulative sum.
 
 func init() {
 	registerGrad(OpSum, func(n, gy *Node) []*Node {
@@ -29,7 +29,6 @@ func init() {
 		at.Reverse = !at.Reverse
 		return []*Node{Apply(OpCumSum, at, gy)}
 	})
-	registerGrad(OpMatMul, matMulGrad)
 }
 
 // keepReduced reshapes the gradient of a reduction node n to n's shape with the reduced
@@ -74,43 +73,6 @@ func prodGrad(n, gy *Node) []*Node {
 	oneZero := Where(And(isZero, Equal(zeros, scalarLike(n, 1))), prodNonZero, zero)
 	others := Where(Equal(zeros, zero), noZero, oneZero)
 	return []*Node{Mul(others, keepReduced(n, gy))}
-}
-
-// matMulGrad differentiates C = op(A)·op(B) for each combination of transposes, then
-// sums over batch dimensions that were broadcast.
-//
-//	∂op(A) = G·op(B)ᵀ    ∂op(B) = op(A)ᵀ·G
-func matMulGrad(n, gy *Node) []*Node {
-	at := n.attr.(MatMulAttr)
-	a, b := n.inputs[0], n.inputs[1]
-	// The gradient products keep the forward's precision.
-	mm := func(x, y *Node, tx, ty bool) *Node {
-		return MatMulWith(x, y, MatMulAttr{TransA: tx, TransB: ty, Precision: at.Precision})
-	}
-	var ga, gb *Node
-	switch {
-	case !at.TransA && !at.TransB:
-		ga, gb = mm(gy, b, false, true), mm(a, gy, true, false)
-	case !at.TransA && at.TransB:
-		ga, gb = mm(gy, b, false, false), mm(gy, a, true, false)
-	case at.TransA && !at.TransB:
-		ga, gb = mm(b, gy, false, true), mm(a, gy, false, false)
-	default:
-		ga, gb = mm(b, gy, true, true), mm(gy, a, true, true)
-	}
-	if !at.TransA && b.shape.Rank() == 2 && a.shape.Rank() > 2 {
-		// A matrix applied to every row of a batch (a Dense layer on a sequence): its
-		// gradient is one product over all the rows, not a product per batch entry
-		// and a sum.
-		a2 := Reshape(a, -1, a.shape[a.shape.Rank()-1])
-		gy2 := Reshape(gy, -1, gy.shape[gy.shape.Rank()-1])
-		if at.TransB {
-			gb = mm(gy2, a2, true, false)
-		} else {
-			gb = mm(a2, gy2, true, false)
-		}
-	}
-	return []*Node{unbroadcast(ga, a), unbroadcast(gb, b)}
 }
 
 func containsInt(xs []int, v int) bool {

@@ -7,8 +7,8 @@ import (
 )
 
 // Structural tests of the autodiff transform. Numeric checks of every rule against
-// finite differences run on the CPU backend in internal/gradcheck (this package cannot
-// import the runtime).
+// finite differences run in float64 in internal/backendtest, whose reference
+// interpreter checks the backends too.
 
 func TestEveryOpHasAGradientDecision(t *testing.T) {
 	for op := Op(1); op < numOps; op++ {
@@ -19,10 +19,10 @@ func TestEveryOpHasAGradientDecision(t *testing.T) {
 		if gradRules[op] != nil {
 			decisions++
 		}
-		if noGrad[op] != "" {
+		if opTable[op].noGrad != "" {
 			decisions++
 		}
-		if gradUnsupported[op] != "" {
+		if opTable[op].gradMissing != "" {
 			decisions++
 		}
 		if decisions != 1 {
@@ -196,6 +196,32 @@ func TestPadSource(t *testing.T) {
 			if got := padSource(p, c.size, c.mode); got != c.want[i] {
 				t.Errorf("padSource(%d, %d, %v) = %d, want %d", p, c.size, c.mode, got, c.want[i])
 			}
+		}
+	}
+}
+
+func TestStopGradientCutsOnlyItsPath(t *testing.T) {
+	g := NewGraph()
+	x := g.Input("x", F32, 3)
+	s := StopGradient(Exp(x))
+	if !s.StopsGradient() || s.op != OpReshape || !s.shape.Equal(x.shape) {
+		t.Fatalf("StopGradient made %v (stops %v)", s, s.StopsGradient())
+	}
+	// Only through the stopped path: the gradient is a constant zero.
+	only := Grad(Sum(s, nil, false), []*Node{x})[0]
+	for a := range ancestors(only) {
+		if a.op == OpInput {
+			t.Errorf("gradient through StopGradient alone depends on %v; want a constant zero", a)
+		}
+	}
+	// x·stop(exp x): the gradient is stop(exp x), the stopped node itself, not x·exp x + exp x.
+	both := Grad(Sum(Mul(x, s), nil, false), []*Node{x})[0]
+	if !ancestors(both)[s] {
+		t.Errorf("gradient of x·stop(exp x) does not read the stopped value")
+	}
+	for a := range ancestors(both) {
+		if a.op == OpExp && !ancestors(s)[a] {
+			t.Errorf("gradient differentiates through the stopped exp: %v", a)
 		}
 	}
 }

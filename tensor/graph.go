@@ -34,6 +34,10 @@ type Node struct {
 	name     string
 	value    *Tensor   // OpConst
 	variable *Variable // OpVariable
+	stopGrad bool      // StopGradient: Grad treats the node as a constant
+	// decomposed caches Decompose's result, so a node decomposed again (each compile
+	// that lowers it, every evaluation of a reference) adds its primitives only once.
+	decomposed *Node
 }
 
 // ID is the node's index in its graph.
@@ -136,6 +140,9 @@ func (g *Graph) add(n *Node) *Node {
 func (g *Graph) Input(name string, dt DType, shape ...int) *Node {
 	s := Shape(shape).Clone()
 	if err := s.Validate(); err != nil {
+		panic(&Error{Op: "input", Err: err})
+	}
+	if err := dt.CheckShape(s); err != nil {
 		panic(&Error{Op: "input", Err: err})
 	}
 	return g.add(&Node{op: OpInput, dtype: dt, shape: s, name: name})

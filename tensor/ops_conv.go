@@ -448,9 +448,6 @@ func im2colRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, err
 	}
 	x := in[0].shape
-	if !in[0].dtype.IsFloat() {
-		return 0, nil, nil, fmt.Errorf("needs a float input, have %v", in[0].dtype)
-	}
 	if at.Groups > 1 {
 		return 0, nil, nil, fmt.Errorf("groups %d: im2col unfolds all channels (groups must be 1)", at.Groups)
 	}
@@ -560,9 +557,6 @@ func poolOutput(x Shape, attr any) (Shape, PoolAttr, error) {
 }
 
 func poolRule(attr any, in []*Node) (DType, Shape, any, error) {
-	if !in[0].dtype.IsFloat() {
-		return 0, nil, nil, fmt.Errorf("needs a float input, have %v", in[0].dtype)
-	}
 	out, at, err := poolOutput(in[0].shape, attr)
 	if err != nil {
 		return 0, nil, nil, err
@@ -585,9 +579,6 @@ func maxPoolGradRule(attr any, in []*Node) (DType, Shape, any, error) {
 }
 
 func avgPoolGradRule(attr any, in []*Node) (DType, Shape, any, error) {
-	if !in[0].dtype.IsFloat() {
-		return 0, nil, nil, fmt.Errorf("needs a float input, have %v", in[0].dtype)
-	}
 	pa, ok := attr.(PoolAttr)
 	if !ok {
 		return 0, nil, nil, fmt.Errorf("attribute must be PoolAttr, got %T", attr)

@@ -2,33 +2,22 @@ package tensor
 
 import "fmt"
 
-// Unary elementwise ops keep shape and dtype. The float-only ones reject integer inputs.
-// Binary ops broadcast as NumPy does; comparisons and logical ops yield Bool.
+// Unary elementwise ops keep shape and dtype; which dtypes each accepts is in the op
+// table. Binary ops broadcast as NumPy does. Comparisons, logical ops and Where are in
+// ops_compare.go, Cast in ops_cast.go.
 
 func init() {
-	for _, op := range []Op{OpNeg, OpAbs, OpSign, OpExp, OpLog, OpSqrt, OpRsqrt, OpSquare, OpSin, OpCos,
-		OpTanh, OpSigmoid, OpRelu, OpLeakyRelu, OpElu, OpGelu, OpSilu, OpSoftplus, OpHardSigmoid,
-		OpHardSwish, OpErf, OpFloor, OpCeil, OpClamp, OpScale} {
-		registerShape(op, unaryRule(op))
+	// Every unary op but Cast gets the one elementwise rule: same shape and dtype, the
+	// dtypes its table row accepts (checked by Apply), and its attribute (unaryAttrs).
+	for op := Op(1); op < numOps; op++ {
+		if op.Kind() == KindUnary && op != OpCast {
+			registerShape(op, unaryRule(op))
+		}
 	}
-	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMaximum, OpMinimum} {
+	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMod, OpMaximum, OpMinimum} {
 		registerShape(op, binaryRule(false))
 	}
-	for _, op := range []Op{OpEqual, OpNotEqual, OpLess, OpLessEqual, OpGreater, OpGreaterEqual} {
-		registerShape(op, binaryRule(true))
-	}
-	for _, op := range []Op{OpAnd, OpOr, OpXor} {
-		registerShape(op, logicalRule)
-	}
-	registerShape(OpNot, notRule)
-	registerShape(OpCast, castRule)
-	registerShape(OpWhere, whereRule)
 }
-
-// floatOnly lists unary ops that make no sense on integers.
-var floatOnly = map[Op]bool{OpExp: true, OpLog: true, OpSqrt: true, OpRsqrt: true, OpSin: true, OpCos: true,
-	OpTanh: true, OpSigmoid: true, OpElu: true, OpGelu: true, OpSilu: true, OpSoftplus: true,
-	OpHardSigmoid: true, OpHardSwish: true, OpErf: true, OpFloor: true, OpCeil: true}
 
 // unaryAttrs gives each parameterised unary op its attribute type and default.
 var unaryAttrs = map[Op]any{
@@ -43,12 +32,6 @@ var unaryAttrs = map[Op]any{
 func unaryRule(op Op) shapeRule {
 	return func(attr any, in []*Node) (DType, Shape, any, error) {
 		x := in[0]
-		if floatOnly[op] && !x.dtype.IsFloat() {
-			return 0, nil, nil, fmt.Errorf("needs a floating-point input, have %v%v", x.dtype, x.shape)
-		}
-		if x.dtype == Bool {
-			return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
-		}
 		def, parameterised := unaryAttrs[op]
 		switch {
 		case !parameterised && attr != nil:
@@ -90,60 +73,11 @@ func binaryRule(boolOut bool) shapeRule {
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		if in[0].dtype == Bool {
-			return 0, nil, nil, fmt.Errorf("does not take bool inputs (use And, Or, Xor, Not): %s", shapesOf(in))
-		}
 		if boolOut {
 			return Bool, s, nil, nil
 		}
 		return in[0].dtype, s, nil, nil
 	}
-}
-
-func logicalRule(attr any, in []*Node) (DType, Shape, any, error) {
-	s, err := broadcastInputs(in)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	if in[0].dtype != Bool {
-		return 0, nil, nil, fmt.Errorf("needs bool inputs, have %s", shapesOf(in))
-	}
-	return Bool, s, nil, nil
-}
-
-func notRule(attr any, in []*Node) (DType, Shape, any, error) {
-	if in[0].dtype != Bool {
-		return 0, nil, nil, fmt.Errorf("needs a bool input, have %s", shapesOf(in))
-	}
-	return Bool, in[0].shape, nil, nil
-}
-
-func castRule(attr any, in []*Node) (DType, Shape, any, error) {
-	at, ok := attr.(CastAttr)
-	if !ok {
-		return 0, nil, nil, fmt.Errorf("attribute must be CastAttr, got %T", attr)
-	}
-	if !at.To.Valid() {
-		return 0, nil, nil, fmt.Errorf("invalid target dtype %v", at.To)
-	}
-	return at.To, in[0].shape, at, nil
-}
-
-func whereRule(attr any, in []*Node) (DType, Shape, any, error) {
-	if in[0].dtype != Bool {
-		return 0, nil, nil, fmt.Errorf("condition must be bool, have %s", shapesOf(in))
-	}
-	if in[1].dtype != in[2].dtype {
-		return 0, nil, nil, fmt.Errorf("branch dtypes differ: %s", shapesOf(in))
-	}
-	s, ok := Broadcast(in[0].shape, in[1].shape)
-	if ok {
-		s, ok = Broadcast(s, in[2].shape)
-	}
-	if !ok {
-		return 0, nil, nil, fmt.Errorf("shapes do not broadcast: %s", shapesOf(in))
-	}
-	return in[1].dtype, s, nil, nil
 }
 
 // Neg returns -x.
@@ -191,11 +125,24 @@ func Silu(x *Node) *Node { return Apply(OpSilu, nil, x) }
 // Softplus returns log(1+eˣ) elementwise, computed without overflow.
 func Softplus(x *Node) *Node { return Apply(OpSoftplus, nil, x) }
 
+// Softsign returns x / (1 + |x|) elementwise.
+func Softsign(x *Node) *Node { return Apply(OpSoftsign, nil, x) }
+
 // HardSwish returns x·max(0, min(1, x/6 + 1/2)) elementwise.
 func HardSwish(x *Node) *Node { return Apply(OpHardSwish, nil, x) }
 
 // Erf returns the error function elementwise.
 func Erf(x *Node) *Node { return Apply(OpErf, nil, x) }
+
+// Round rounds to the nearest integer, halves to the even one (NumPy's round, ONNX
+// Round).
+func Round(x *Node) *Node { return Apply(OpRound, nil, x) }
+
+// Tan is the tangent.
+func Tan(x *Node) *Node { return Apply(OpTan, nil, x) }
+
+// Atan is the arctangent, in (-π/2, π/2).
+func Atan(x *Node) *Node { return Apply(OpAtan, nil, x) }
 
 // Floor rounds down elementwise.
 func Floor(x *Node) *Node { return Apply(OpFloor, nil, x) }
@@ -226,13 +173,6 @@ func ScaleBias(x *Node, scale, bias float32) *Node { return Apply(OpScale, Scale
 // Scale returns x*s elementwise.
 func Scale(x *Node, s float32) *Node { return Apply(OpScale, ScaleAttr{Scale: s}, x) }
 
-// Not returns the logical negation of a bool tensor.
-func Not(x *Node) *Node { return Apply(OpNot, nil, x) }
-
-// Cast converts x to dtype dt (floats to integers truncate toward zero; to Bool, nonzero
-// is true).
-func Cast(x *Node, dt DType) *Node { return Apply(OpCast, CastAttr{To: dt}, x) }
-
 // Add returns a + b with NumPy broadcasting.
 func Add(a, b *Node) *Node { return Apply(OpAdd, nil, a, b) }
 
@@ -248,41 +188,16 @@ func Div(a, b *Node) *Node { return Apply(OpDiv, nil, a, b) }
 // Pow returns aᵇ elementwise with NumPy broadcasting.
 func Pow(a, b *Node) *Node { return Apply(OpPow, nil, a, b) }
 
+// Mod is the remainder of a/b with a's sign, a - b*trunc(a/b), as C's fmod and
+// torch.fmod (Python's % takes b's sign instead). An integer remainder by zero is 0;
+// a float one is NaN.
+func Mod(a, b *Node) *Node { return Apply(OpMod, nil, a, b) }
+
 // Maximum returns the elementwise larger of a and b with broadcasting.
 func Maximum(a, b *Node) *Node { return Apply(OpMaximum, nil, a, b) }
 
 // Minimum returns the elementwise smaller of a and b with broadcasting.
 func Minimum(a, b *Node) *Node { return Apply(OpMinimum, nil, a, b) }
-
-// Equal returns a == b elementwise as Bool.
-func Equal(a, b *Node) *Node { return Apply(OpEqual, nil, a, b) }
-
-// NotEqual returns a != b elementwise as Bool.
-func NotEqual(a, b *Node) *Node { return Apply(OpNotEqual, nil, a, b) }
-
-// Less returns a < b elementwise as Bool.
-func Less(a, b *Node) *Node { return Apply(OpLess, nil, a, b) }
-
-// LessEqual returns a <= b elementwise as Bool.
-func LessEqual(a, b *Node) *Node { return Apply(OpLessEqual, nil, a, b) }
-
-// Greater returns a > b elementwise as Bool.
-func Greater(a, b *Node) *Node { return Apply(OpGreater, nil, a, b) }
-
-// GreaterEqual returns a >= b elementwise as Bool.
-func GreaterEqual(a, b *Node) *Node { return Apply(OpGreaterEqual, nil, a, b) }
-
-// And returns the logical and of two bool tensors with broadcasting.
-func And(a, b *Node) *Node { return Apply(OpAnd, nil, a, b) }
-
-// Or returns the logical or of two bool tensors with broadcasting.
-func Or(a, b *Node) *Node { return Apply(OpOr, nil, a, b) }
-
-// Xor returns the logical exclusive or of two bool tensors with broadcasting.
-func Xor(a, b *Node) *Node { return Apply(OpXor, nil, a, b) }
-
-// Where selects a where cond is true and b elsewhere; all three broadcast.
-func Where(cond, a, b *Node) *Node { return Apply(OpWhere, nil, cond, a, b) }
 
 // scalarLike returns a rank-0 constant of x's dtype in x's graph.
 func scalarLike(x *Node, v float64) *Node { return x.graph.Scalar(x.dtype, v) }

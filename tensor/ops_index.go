@@ -2,8 +2,7 @@ package tensor
 
 import "fmt"
 
-// Indexing ops: Gather (embedding lookup), TakeAlong, Scatter, ScatterAdd, OneHot and
-// DepthToSpace. Index tensors are I32 or I64; negative indices count from the end of
+// Indexing ops: Gather (embedding lookup), TakeAlong, Scatter, ScatterAdd and OneHot. Index tensors are I32 or I64; negative indices count from the end of
 // the axis, and an index out of range is a run-time error from the backend.
 
 func init() {
@@ -12,7 +11,6 @@ func init() {
 	registerShape(OpScatter, scatterRule)
 	registerShape(OpScatterAdd, scatterAddRule)
 	registerShape(OpOneHot, oneHotRule)
-	registerShape(OpDepthToSpace, depthToSpaceRule)
 }
 
 func checkIndex(idx *Node, in []*Node) error {
@@ -131,26 +129,6 @@ func oneHotRule(attr any, in []*Node) (DType, Shape, any, error) {
 	return at.DType, append(in[0].shape.Clone(), at.Depth), at, nil
 }
 
-func depthToSpaceRule(attr any, in []*Node) (DType, Shape, any, error) {
-	at, ok := attr.(DepthToSpaceAttr)
-	if !ok {
-		return 0, nil, nil, fmt.Errorf("attribute must be DepthToSpaceAttr, got %T", attr)
-	}
-	x := in[0]
-	if at.Mode == "" {
-		at.Mode = "DCR"
-	}
-	if at.Mode != "DCR" && at.Mode != "CRD" {
-		return 0, nil, nil, fmt.Errorf("mode %q is neither DCR nor CRD", at.Mode)
-	}
-	b := at.Block
-	if x.shape.Rank() != 4 || b <= 0 || x.shape[1]%(b*b) != 0 {
-		return 0, nil, nil, fmt.Errorf("needs (N, C*%d*%d, H, W) input, have %v", b, b, x.shape)
-	}
-	s := x.shape
-	return x.dtype, Shape{s[0], s[1] / (b * b), s[2] * b, s[3] * b}, at, nil
-}
-
 // Gather takes the slices of x at positions idx along axis: the result has shape
 // x.shape[:axis] + idx.shape + x.shape[axis+1:].
 func Gather(x, idx *Node, axis int) *Node { return Apply(OpGather, AxisAttr{Axis: axis}, x, idx) }
@@ -177,10 +155,4 @@ func ScatterAdd(x, idx, updates *Node, axis int) *Node {
 // OneHot expands integer labels to depth classes of dtype dt along a new last axis.
 func OneHot(idx *Node, depth int, dt DType) *Node {
 	return Apply(OpOneHot, OneHotAttr{Depth: depth, DType: dt}, idx)
-}
-
-// DepthToSpace moves blocks of channels into block×block spatial tiles, as ONNX
-// DepthToSpace: mode "DCR" (the default when empty) or "CRD".
-func DepthToSpace(x *Node, block int, mode string) *Node {
-	return Apply(OpDepthToSpace, DepthToSpaceAttr{Block: block, Mode: mode}, x)
 }

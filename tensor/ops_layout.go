@@ -5,7 +5,11 @@ import (
 	"slices"
 )
 
+// Layout ops: they move elements without arithmetic.
+
 func init() {
+	registerShape(OpReshape, reshapeRule)
+	registerShape(OpDepthToSpace, depthToSpaceRule)
 	registerShape(OpPermute, permuteRule)
 	registerShape(OpConcat, concatRule)
 	registerShape(OpSlice, sliceRule)
@@ -377,4 +381,55 @@ func SumTo(x *Node, shape Shape) *Node {
 		s = Sum(x, axes, true)
 	}
 	return Reshape(s, shape...)
+}
+
+// Reshape returns x with a new shape of the same size; one dimension may be -1.
+// The result shares x's storage on every backend.
+func Reshape(x *Node, shape ...int) *Node {
+	s, err := ResolveReshape(x.shape, shape)
+	if err != nil {
+		panic(&Error{Op: "reshape", Err: err})
+	}
+	return Apply(OpReshape, ReshapeAttr{Shape: s}, x)
+}
+
+func reshapeRule(attr any, in []*Node) (DType, Shape, any, error) {
+	at, ok := attr.(ReshapeAttr)
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("attribute must be ReshapeAttr, got %T", attr)
+	}
+	s, err := ResolveReshape(in[0].shape, at.Shape)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if err := in[0].dtype.CheckShape(s); err != nil {
+		return 0, nil, nil, err
+	}
+	return in[0].dtype, s, ReshapeAttr{Shape: s}, nil
+}
+
+func depthToSpaceRule(attr any, in []*Node) (DType, Shape, any, error) {
+	at, ok := attr.(DepthToSpaceAttr)
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("attribute must be DepthToSpaceAttr, got %T", attr)
+	}
+	x := in[0]
+	if at.Mode == "" {
+		at.Mode = "DCR"
+	}
+	if at.Mode != "DCR" && at.Mode != "CRD" {
+		return 0, nil, nil, fmt.Errorf("mode %q is neither DCR nor CRD", at.Mode)
+	}
+	b := at.Block
+	if x.shape.Rank() != 4 || b <= 0 || x.shape[1]%(b*b) != 0 {
+		return 0, nil, nil, fmt.Errorf("needs (N, C*%d*%d, H, W) input, have %v", b, b, x.shape)
+	}
+	s := x.shape
+	return x.dtype, Shape{s[0], s[1] / (b * b), s[2] * b, s[3] * b}, at, nil
+}
+
+// DepthToSpace moves blocks of channels into block×block spatial tiles, as ONNX
+// DepthToSpace: mode "DCR" (the default when empty) or "CRD".
+func DepthToSpace(x *Node, block int, mode string) *Node {
+	return Apply(OpDepthToSpace, DepthToSpaceAttr{Block: block, Mode: mode}, x)
 }

@@ -69,7 +69,7 @@ func TestAttentionShapes(t *testing.T) {
 	k := g.Input("k", F32, 2, 3, 7, 8)
 	v := g.Input("v", F32, 2, 3, 7, 4)
 	n := checkBuild(t, "cross", func() *Node { return Attention(q, k, v, nil, AttentionAttr{}) }, Shape{2, 3, 5, 4}, "")
-	if s := n.Attr().(AttentionAttr).Scale; math.Abs(float64(s)-1/math.Sqrt(8)) > 1e-7 {
+	if s := n.Attr().(AttentionAttr).Scale; !(math.Abs(float64(s)-1/math.Sqrt(8)) <= 1e-7) {
 		t.Errorf("default scale %v, want 1/sqrt(8)", s)
 	}
 	checkBuild(t, "mask 2-D", func() *Node { return Attention(q, k, v, g.Input("m", F32, 5, 7), AttentionAttr{Causal: true}) },
@@ -106,7 +106,7 @@ func TestAttentionGradShapes(t *testing.T) {
 	}
 	kv := dk.Input(0)
 	if at := kv.Attr().(AttentionGradAttr); !kv.Shape().Equal(Shape{2, 3, 7, 12}) || at.Output != AttentionGradKV ||
-		!at.Causal || math.Abs(float64(at.Scale)-1/math.Sqrt(8)) > 1e-7 || len(kv.Inputs()) != 6 {
+		!at.Causal || !(math.Abs(float64(at.Scale)-1/math.Sqrt(8)) <= 1e-7) || len(kv.Inputs()) != 6 {
 		t.Errorf("key/value gradient node %v %+v, want f32[2 3 7 12], causal, scale 1/sqrt(8), 6 inputs", kv, at)
 	}
 	at := func(out AttentionGradOutput) AttentionGradAttr { return AttentionGradAttr{Output: out} }

@@ -86,12 +86,6 @@ func reduceRule(op Op) shapeRule {
 			return 0, nil, nil, fmt.Errorf("attribute must be ReduceAttr, got %T", attr)
 		}
 		x := in[0]
-		if x.dtype == Bool {
-			return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v); cast it first", x.dtype, x.shape)
-		}
-		if (op == OpMean || op == OpVar) && !x.dtype.IsFloat() {
-			return 0, nil, nil, fmt.Errorf("needs a floating-point input, have %v%v", x.dtype, x.shape)
-		}
 		axes, err := axesOf(at.Axes, x.shape.Rank(), x.shape)
 		if err != nil {
 			return 0, nil, nil, err
@@ -119,9 +113,6 @@ func argReduceRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("attribute must be ArgReduceAttr, got %T", attr)
 	}
 	x := in[0]
-	if x.dtype == Bool {
-		return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
-	}
 	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err
@@ -138,9 +129,6 @@ func cumSumRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("attribute must be CumSumAttr, got %T", attr)
 	}
 	x := in[0]
-	if x.dtype == Bool {
-		return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
-	}
 	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err
@@ -155,9 +143,6 @@ func topKRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("attribute must be TopKAttr, got %T", attr)
 	}
 	x := in[0]
-	if x.dtype == Bool {
-		return 0, nil, nil, fmt.Errorf("does not take a bool input (%v%v)", x.dtype, x.shape)
-	}
 	a, err := axisOf(at.Axis, x.shape.Rank(), x.shape)
 	if err != nil {
 		return 0, nil, nil, err

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -156,5 +157,97 @@ func TestAxisErrorsNameOpAndShapeOnce(t *testing.T) {
 	_, err = buildIn(func(g *Graph) *Node { return Transpose(g.Input("a", F32, 2, 3), 0, -3) })
 	if err == nil || err.Error() != "tensor: transpose: axis -3 out of range for rank 2 (shape [2 3])" {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestOpTableFacts checks the op table's columns for consistency: every computing op
+// accepts some dtype and has a cost; op codes come with a shader; only sources and
+// Reshape are free.
+func TestOpTableFacts(t *testing.T) {
+	for op := Op(1); op < numOps; op++ {
+		row := opTable[op]
+		if row.dtypes == 0 {
+			t.Errorf("%v accepts no dtype", op)
+		}
+		free := op.Kind() == KindSource || op == OpReshape
+		if (row.cost == CostFree) != free {
+			t.Errorf("%v: cost class %d", op, row.cost)
+		}
+		if k := op.GPU(); k.Shader == "" && len(k.Codes) > 0 {
+			t.Errorf("%v has op codes but no shader", op)
+		}
+		if row.noGrad != "" && row.gradMissing != "" {
+			t.Errorf("%v has both a no-gradient and a missing-gradient reason", op)
+		}
+	}
+	if !NumericTypes.Has(I64) || NumericTypes.Has(Bool) || FloatTypes.Has(I32) || !AllTypes.Has(Bool) {
+		t.Error("the named dtype sets are wrong")
+	}
+	if got := DTypes(F16, I32); got.String() != "f16|i32" || len(got.List()) != 2 {
+		t.Errorf("DTypes(F16, I32) = %v", got)
+	}
+}
+
+// TestElementwiseDTypes builds every unary and binary op on every dtype: it must
+// succeed exactly for the dtypes the op's table row accepts.
+func TestElementwiseDTypes(t *testing.T) {
+	for op := Op(1); op < numOps; op++ {
+		if op.Kind() != KindUnary && op.Kind() != KindBinary || op == OpCast {
+			continue
+		}
+		for dt := DType(0); dt < numDTypes; dt++ {
+			_, err := buildIn(func(g *Graph) *Node {
+				in := make([]*Node, op.Arity())
+				for i := range in {
+					in[i] = g.Input("x", dt, 2, 3)
+				}
+				if op == OpWhere {
+					in[1], in[2] = g.Input("a", F32, 2, 3), g.Input("b", F32, 2, 3)
+				}
+				return Apply(op, nil, in...)
+			})
+			if want := op.DTypes().Has(dt); (err == nil) != want {
+				t.Errorf("%v on %v: error %v, want accepted=%v", op, dt, err, want)
+			}
+		}
+	}
+}
+
+// TestFamiliesLineUp checks that each op family, named by a tensor/ops_<family>.go file,
+// has its files under the same word in every layer: runtime/cpu/kernels_<family>*.go,
+// gpu/ops_<family>*.go and shaders/src/<family>*.comp; and that every shader the op
+// table names belongs to one of the families.
+func TestFamiliesLineUp(t *testing.T) {
+	glob := func(pattern string) []string {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range m {
+			if !strings.HasSuffix(f, "_test.go") && !strings.HasSuffix(f, "_example_test.go") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	families := map[string]bool{}
+	for _, f := range glob("ops_*.go") {
+		families[strings.TrimSuffix(strings.TrimPrefix(f, "ops_"), ".go")] = true
+	}
+	if len(families) < 5 {
+		t.Fatalf("families %v: run from the tensor directory", families)
+	}
+	for f := range families {
+		for _, pattern := range []string{"../runtime/cpu/kernels_" + f + "*.go", "../gpu/ops_" + f + "*.go", "../shaders/src/" + f + "*.comp"} {
+			if len(glob(pattern)) == 0 {
+				t.Errorf("family %s has no %s", f, pattern)
+			}
+		}
+	}
+	for op := Op(1); op < numOps; op++ {
+		if s := op.GPU().Shader; s != "" && !families[strings.Split(s, "_")[0]] {
+			t.Errorf("%v's shader %s.comp belongs to no family (tensor/ops_<family>.go)", op, s)
+		}
 	}
 }

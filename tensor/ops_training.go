@@ -5,8 +5,8 @@ import "fmt"
 // Training ops: dropout with a replayable seed, and the in-place variable updates.
 
 func init() {
-	registerShape(OpDropout, dropoutRule(false))
-	registerShape(OpDropoutMask, dropoutRule(true))
+	registerShape(OpDropout, dropoutRule)
+	registerShape(OpDropoutMask, dropoutRule)
 	registerShape(OpAssign, assignRule)
 	registerShape(OpSGDUpdate, sgdRule)
 	registerShape(OpAdamUpdate, adamRule)
@@ -15,28 +15,23 @@ func init() {
 // isScalar reports whether n holds exactly one element.
 func isScalar(n *Node) bool { return n.shape.Size() == 1 }
 
-func dropoutRule(mask bool) shapeRule {
-	return func(attr any, in []*Node) (DType, Shape, any, error) {
-		at, ok := attr.(DropoutAttr)
-		if !ok {
-			return 0, nil, nil, fmt.Errorf("attribute must be DropoutAttr, got %T", attr)
-		}
-		x, seed := in[0], in[1]
-		if !seed.dtype.IsInt() || !isScalar(seed) {
-			return 0, nil, nil, fmt.Errorf("seed must be one i32 or i64 element, have %s", shapesOf(in))
-		}
-		if !(at.Rate >= 0 && at.Rate < 1) {
-			return 0, nil, nil, fmt.Errorf("rate %v outside [0, 1)", at.Rate)
-		}
-		dt := x.dtype
-		if !dt.IsFloat() {
-			if !mask {
-				return 0, nil, nil, fmt.Errorf("needs a floating-point input, have %s", shapesOf(in))
-			}
-			dt = F32
-		}
-		return dt, x.shape, at, nil
+func dropoutRule(attr any, in []*Node) (DType, Shape, any, error) {
+	at, ok := attr.(DropoutAttr)
+	if !ok {
+		return 0, nil, nil, fmt.Errorf("attribute must be DropoutAttr, got %T", attr)
 	}
+	x, seed := in[0], in[1]
+	if !seed.dtype.IsInt() || !isScalar(seed) {
+		return 0, nil, nil, fmt.Errorf("seed must be one i32 or i64 element, have %s", shapesOf(in))
+	}
+	if !(at.Rate >= 0 && at.Rate < 1) {
+		return 0, nil, nil, fmt.Errorf("rate %v outside [0, 1)", at.Rate)
+	}
+	dt := x.dtype
+	if !dt.IsFloat() { // a mask like an integer tensor (Dropout itself takes floats only)
+		dt = F32
+	}
+	return dt, x.shape, at, nil
 }
 
 // checkVariable reports an error unless input i of an in-place op is a variable.
@@ -78,9 +73,6 @@ func sgdRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("attribute must be SGDAttr, got %T", attr)
 	}
 	p := in[0]
-	if !p.dtype.IsFloat() {
-		return 0, nil, nil, fmt.Errorf("parameter must be floating point: %s", shapesOf(in))
-	}
 	for _, err := range []error{
 		checkVariable(in, 0, "the parameter"), checkVariable(in, 2, "the velocity"),
 		checkLike(in[1], p, "the gradient", in), checkLike(in[2], p, "the velocity", in),
@@ -102,9 +94,6 @@ func adamRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("attribute must be AdamAttr, got %T", attr)
 	}
 	p := in[0]
-	if !p.dtype.IsFloat() {
-		return 0, nil, nil, fmt.Errorf("parameter must be floating point: %s", shapesOf(in))
-	}
 	for _, err := range []error{
 		checkVariable(in, 0, "the parameter"), checkVariable(in, 2, "the first moment"),
 		checkVariable(in, 3, "the second moment"),
@@ -155,4 +144,43 @@ func SGDUpdate(p, g, vel, lr *Node, attr SGDAttr) *Node {
 // 1 - lr·WeightDecay. The result is p's new value.
 func AdamUpdate(p, g, m, v, lr, step *Node, attr AdamAttr) *Node {
 	return Apply(OpAdamUpdate, attr, p, g, m, v, lr, step)
+}
+
+// RMSpropAttr configures RMSpropUpdate (PyTorch's RMSprop): Alpha is the decay of the
+// mean square, Eps is added to its root, Momentum (0 for none) smooths the step, and
+// Centered divides by the root of the variance (mean square minus squared mean)
+// instead. WeightDecay adds WeightDecay·p to the gradient.
+type RMSpropAttr struct {
+	Alpha, Eps, Momentum, WeightDecay float32
+	Centered                          bool
+}
+
+// RMSpropUpdate updates parameter p in place from gradient g: with g' = g + WeightDecay·p,
+// sq = α·sq + (1-α)·g'²; with Centered also avg = α·avg + (1-α)·g' and the denominator
+// d = √(sq - avg²) + ε, else d = √sq + ε; with Momentum, buf = μ·buf + g'/d and
+// p -= lr·buf, else p -= lr·g'/d. sq, avg (Centered only, else nil) and buf (Momentum
+// only, else nil) are variables updated in place too. There is no fused kernel: it is a
+// composition of elementwise ops and Assigns. The result is the Assign writing p.
+func RMSpropUpdate(p, g, sq, avg, buf, lr *Node, attr RMSpropAttr) *Node {
+	if !(attr.Alpha >= 0 && attr.Alpha < 1) || attr.Eps < 0 || attr.Momentum < 0 || attr.WeightDecay < 0 {
+		panic(&Error{Op: "rmsprop_update", Err: fmt.Errorf("invalid settings %+v (alpha in [0, 1), eps, momentum and weight decay >= 0)", attr)})
+	}
+	if (avg == nil) == attr.Centered || (buf == nil) == (attr.Momentum > 0) {
+		panic(&Error{Op: "rmsprop_update", Err: fmt.Errorf("the mean (%v) is needed exactly when centered, the momentum buffer (%v) exactly with momentum: %+v", avg != nil, buf != nil, attr)})
+	}
+	if attr.WeightDecay != 0 {
+		g = Add(g, MulScalar(p, float64(attr.WeightDecay)))
+	}
+	a := float64(attr.Alpha)
+	newSq := Assign(sq, Add(MulScalar(sq, a), MulScalar(Square(g), 1-a)))
+	denom := newSq
+	if attr.Centered {
+		newAvg := Assign(avg, Add(MulScalar(avg, a), MulScalar(g, 1-a)))
+		denom = Sub(newSq, Square(newAvg))
+	}
+	step := Div(g, AddScalar(Sqrt(denom), float64(attr.Eps)))
+	if attr.Momentum > 0 {
+		step = Assign(buf, Add(MulScalar(buf, float64(attr.Momentum)), step))
+	}
+	return Assign(p, Sub(p, Mul(lr, step)))
 }

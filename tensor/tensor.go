@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/gml-dev/gml/internal/sysmem"
+	"github.com/gml-dev/gml/tensor/quant"
 )
 
 // Tensor is a dense, contiguous, row-major array in host memory. It is what goes into a
@@ -31,14 +32,20 @@ func New(dt DType, shape ...int) *Tensor {
 	if !dt.Valid() {
 		panic(fmt.Errorf("tensor: New: invalid dtype %v", dt))
 	}
-	bytes := uint64(dt.Size())
+	if err := dt.CheckShape(s); err != nil {
+		panic(err)
+	}
+	// The element count can overflow an int for absurd shapes; the size is checked
+	// before anything is allocated: the Go runtime would end the process, not panic, on
+	// a size that cannot fit.
+	elems := uint64(1)
 	for _, d := range s {
-		hi, lo := bits.Mul64(bytes, uint64(d))
-		if bytes = lo; hi != 0 {
-			bytes = math.MaxUint64
+		hi, lo := bits.Mul64(elems, uint64(d))
+		if elems = lo; hi != 0 || elems > math.MaxInt64/8 {
+			elems = math.MaxInt64 / 8
 		}
 	}
-	// The Go runtime would end the process, not panic, on a size that cannot fit.
+	bytes := uint64(dt.Bytes(int(elems)))
 	if err := sysmem.CheckAlloc(bytes, fmt.Sprintf("tensor.New(%v%v)", dt, s)); err != nil {
 		panic(err)
 	}
@@ -61,7 +68,13 @@ func FromBytes(dt DType, shape Shape, data []byte) (*Tensor, error) {
 	if err := shape.Validate(); err != nil {
 		return nil, err
 	}
-	want := shape.Size() * dt.Size()
+	if !dt.Valid() {
+		return nil, fmt.Errorf("tensor: FromBytes: invalid dtype %v", dt)
+	}
+	if err := dt.CheckShape(shape); err != nil {
+		return nil, err
+	}
+	want := dt.Bytes(shape.Size())
 	if len(data) != want {
 		return nil, fmt.Errorf("tensor: FromBytes: %d bytes for %v %v, want %d", len(data), dt, shape, want)
 	}
@@ -176,6 +189,9 @@ func (t *Tensor) Reshape(shape ...int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.dtype.CheckShape(s); err != nil {
+		return nil, err
+	}
 	return &Tensor{dtype: t.dtype, shape: s, data: t.data}, nil
 }
 
@@ -268,7 +284,62 @@ func (t *Tensor) Float(i int) float64 {
 	case Bool:
 		return float64(t.data[i])
 	}
+	if f, ok := t.dtype.Format(); ok {
+		var block [quant.QK]float32
+		bs, bb := f.BlockSize(), f.BlockBytes()
+		b := i / bs
+		if err := f.Dequantize(block[:bs], t.data[b*bb:(b+1)*bb]); err != nil {
+			panic(err)
+		}
+		return float64(block[i%bs])
+	}
 	panic(fmt.Errorf("tensor: Float on a %v tensor", t.dtype))
+}
+
+// At returns the element at index (one position per axis) converted to float64:
+// p.At(i, j) is row i, column j of a (rows, columns) tensor. A wrong number of
+// positions or a position outside its axis panics, as indexing a slice does.
+func (t *Tensor) At(index ...int) float64 {
+	if len(index) != len(t.shape) {
+		panic(fmt.Errorf("tensor: At: %d positions for a tensor of shape %v (give one per axis)", len(index), t.shape))
+	}
+	off := 0
+	for i, p := range index {
+		if p < 0 || p >= t.shape[i] {
+			panic(fmt.Errorf("tensor: At: position %d of axis %d is outside its size %d (shape %v)", p, i, t.shape[i], t.shape))
+		}
+		off = off*t.shape[i] + p
+	}
+	return t.Float(off)
+}
+
+// ArgMax returns the position of the largest value along axis (negative counts from
+// the end) for every position of the other axes, as an I64 tensor without that axis:
+// on a (samples, classes) prediction, ArgMax(-1) is each sample's predicted class. The
+// first of equal largest values wins; NaN is never the largest.
+func (t *Tensor) ArgMax(axis int) *Tensor {
+	r := len(t.shape)
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r || t.shape[axis] == 0 {
+		panic(fmt.Errorf("tensor: ArgMax: axis %d of a tensor of shape %v (want a non-empty axis)", axis, t.shape))
+	}
+	outer, n, inner := t.shape[:axis].Size(), t.shape[axis], t.shape[axis+1:].Size()
+	out := New(I64, append(t.shape[:axis:axis], t.shape[axis+1:]...)...)
+	d := out.Int64s()
+	for o := range outer {
+		for i := range inner {
+			best, arg := math.Inf(-1), 0
+			for k := range n {
+				if v := t.Float((o*n+k)*inner + i); v > best {
+					best, arg = v, k
+				}
+			}
+			d[o*inner+i] = int64(arg)
+		}
+	}
+	return out
 }
 
 // SetFloat stores v, converted to t's dtype, at element i. Integer types truncate toward
@@ -292,12 +363,15 @@ func (t *Tensor) SetFloat(i int, v float64) {
 			t.data[i] = 0
 		}
 	default:
-		panic(fmt.Errorf("tensor: SetFloat on a %v tensor", t.dtype))
+		panic(fmt.Errorf("tensor: SetFloat on a %v tensor (quantised tensors are written whole: Convert an f32 tensor)", t.dtype))
 	}
 }
 
 // Float64s returns a copy of the elements converted to float64.
 func (t *Tensor) Float64s() []float64 {
+	if t.dtype.IsQuantized() {
+		t = t.Convert(F32)
+	}
 	out := make([]float64, t.Len())
 	for i := range out {
 		out[i] = t.Float(i)
@@ -329,16 +403,53 @@ func (t *Tensor) Dense() (*mat.Dense, error) {
 	return mat.NewDense(t.shape[0], t.shape[1], t.Float64s()), nil
 }
 
-// Convert returns a copy of t with elements converted to dt.
+// Convert returns a copy of t with elements converted to dt. A quantised tensor
+// converts to F32 by decoding its blocks; converting to a quantised type encodes F32
+// values (see Quantize, which returns an error where Convert panics).
 func (t *Tensor) Convert(dt DType) *Tensor {
 	if dt == t.dtype {
 		return t.Clone()
+	}
+	if dt.IsQuantized() {
+		q, err := t.Quantize(dt)
+		if err != nil {
+			panic(err)
+		}
+		return q
+	}
+	if f, ok := t.dtype.Format(); ok {
+		wide := New(F32, t.shape...)
+		if err := f.Dequantize(wide.Float32s(), t.data); err != nil {
+			panic(err)
+		}
+		return wide.Convert(dt)
 	}
 	out := New(dt, t.shape...)
 	for i := 0; i < t.Len(); i++ {
 		out.SetFloat(i, t.Float(i))
 	}
 	return out
+}
+
+// Quantize encodes t's values in the quantised type dt, block by block along the
+// innermost dimension, which must be a multiple of dt's block size.
+func (t *Tensor) Quantize(dt DType) (*Tensor, error) {
+	f, ok := dt.Format()
+	if !ok {
+		return nil, fmt.Errorf("tensor: Quantize: %v is not a quantised type", dt)
+	}
+	if err := dt.CheckShape(t.shape); err != nil {
+		return nil, err
+	}
+	src := t
+	if t.dtype != F32 {
+		src = t.Convert(F32)
+	}
+	out := New(dt, t.shape...)
+	if err := f.Quantize(out.data, src.Float32s()); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // AllClose reports whether t and u have the same shape and every pair of elements

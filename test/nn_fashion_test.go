@@ -1,6 +1,7 @@
 package test
 
 import (
+	"math"
 	"os"
 	"testing"
 
@@ -42,7 +43,38 @@ func fitFashion(t *testing.T, m *nn.Net, ds *data.Dataset, epochs int) float64 {
 		t.Fatal(err)
 	}
 	t.Logf("train loss per epoch %v; test %v", hist.Values["loss"], logs)
+	checkAccuracy(t, m, ds, logs["accuracy"])
 	return logs["accuracy"]
+}
+
+// checkAccuracy counts the test images whose most probable class in Predict's output is
+// the label and fails when Evaluate's accuracy says otherwise: the bars above would pass
+// a metric that counts too many right answers.
+func checkAccuracy(t *testing.T, m *nn.Net, ds *data.Dataset, evaluated float64) {
+	t.Helper()
+	probs, err := m.Predict(ds.TestX, nn.BatchSize(500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, labels := probs.Float32s(), ds.TestY.Int64s()
+	hits := 0
+	for i, label := range labels {
+		row := p[i*10 : i*10+10]
+		best := 0
+		for c, v := range row {
+			if v > row[best] {
+				best = c
+			}
+		}
+		if int64(best) == label {
+			hits++
+		}
+	}
+	// Evaluate takes the argmax of the logits, Predict gives probabilities: a tie after
+	// rounding may flip an image or two.
+	if counted := float64(hits) / float64(len(labels)); math.Abs(counted-evaluated) > 2.5/float64(len(labels)) {
+		t.Errorf("Evaluate's accuracy %.4f, counted from Predict %.4f (%d of %d)", evaluated, counted, hits, len(labels))
+	}
 }
 
 func TestNNFashionMNISTMLP(t *testing.T) {

@@ -1,6 +1,7 @@
 // Command gml is the one binary of the gml project: the Jupyter kernel, the kernelspec
 // installer, the headless notebook runner, device diagnostics, conformance runners and
-// benchmarks. Each subcommand lives in its own file and registers itself in init.
+// benchmarks (package bench). Each subcommand lives in its own file and registers itself
+// in init.
 package main
 
 import (

@@ -18,6 +18,9 @@ func Path() string { return "" }
 // Config returns "": nothing is loaded.
 func Config() string { return "" }
 
+// Threads returns 0: nothing is loaded.
+func Threads() int { return 0 }
+
 // SetNumThreads does nothing.
 func SetNumThreads(int) {}
 

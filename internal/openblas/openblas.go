@@ -12,6 +12,7 @@ typedef void (*gml_sgemm_fn)(int, int, int, int, int, int, float, const float *,
 typedef void (*gml_dgemm_fn)(int, int, int, int, int, int, double, const double *, int,
 	const double *, int, double, double *, int);
 typedef void (*gml_threads_fn)(int);
+typedef int (*gml_get_threads_fn)(void);
 typedef char *(*gml_config_fn)(void);
 
 static void gml_call_sgemm(void *f, int ta, int tb, int m, int n, int k, float alpha,
@@ -25,6 +26,8 @@ static void gml_call_dgemm(void *f, int ta, int tb, int m, int n, int k, double 
 }
 
 static void gml_call_threads(void *f, int n) { ((gml_threads_fn)f)(n); }
+
+static int gml_call_get_threads(void *f) { return ((gml_get_threads_fn)f)(); }
 
 static const char *gml_call_config(void *f) { return ((gml_config_fn)f)(); }
 */
@@ -61,6 +64,7 @@ type library struct {
 	sgemm      unsafe.Pointer
 	dgemm      unsafe.Pointer
 	setThreads unsafe.Pointer
+	getThreads unsafe.Pointer
 }
 
 var (
@@ -127,6 +131,7 @@ func open(path string) (*library, error) {
 		{"cblas_sgemm", &l.sgemm},
 		{"cblas_dgemm", &l.dgemm},
 		{"openblas_set_num_threads", &l.setThreads},
+		{"openblas_get_num_threads", &l.getThreads},
 	}
 	var configFn unsafe.Pointer
 	for i, s := range syms {
@@ -157,6 +162,14 @@ func SetNumThreads(n int) {
 		return
 	}
 	C.gml_call_threads(lib.setThreads, C.int(n))
+}
+
+// Threads returns the number of threads OpenBLAS uses, or 0 when it is not loaded.
+func Threads() int {
+	if Load() != nil {
+		return 0
+	}
+	return int(C.gml_call_get_threads(lib.getThreads))
 }
 
 func trans(t bool) C.int {

@@ -65,7 +65,11 @@ func (i *Interp) autoImport(code string) {
 		if !ok {
 			continue
 		}
-		if _, err := i.yi.Eval(fmt.Sprintf("import %q", path)); err != nil {
+		if _, isStd := stdMembers(path); isStd {
+			if err := i.loadStd(path); err != nil {
+				continue
+			}
+		} else if _, err := i.yi.Eval(fmt.Sprintf("import %q", path)); err != nil {
 			continue // the cell then reports "undefined: name" itself
 		}
 		i.mu.Lock()

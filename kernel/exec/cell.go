@@ -35,8 +35,9 @@ type chunk struct {
 // splitCell cuts a cell into top-level items at semicolons (written or implied by a
 // newline) outside brackets, and groups them into chunks: all imports first, then runs
 // of declarations and of statements in cell order. Evaluating in order keeps
-// `x := 3` before a `func` that uses x, and a `var y = x` after it.
-func splitCell(code string) ([]chunk, error) {
+// `x := 3` before a `func` that uses x, and a `var y = x` after it. A declaration for
+// which stmtVar (when not nil) returns true is taken as a statement.
+func splitCell(code string, stmtVar func(src string) bool) ([]chunk, error) {
 	if err := checkBrackets(code); err != nil {
 		return nil, err
 	}
@@ -83,6 +84,9 @@ func splitCell(code string) ([]chunk, error) {
 	var imports []item
 	var chunks []chunk
 	for _, it := range items {
+		if it.kind == itemDecl && stmtVar != nil && stmtVar(code[it.start:it.end]) {
+			it.kind = itemStmt
+		}
 		switch {
 		case it.kind == itemPackage:
 			continue

@@ -32,6 +32,15 @@ var keywords = func() []string {
 // imported packages and the names cells have defined.
 func (i *Interp) Complete(code string, cursor int) (matches []string, start, end int) {
 	off := byteOffset(code, cursor)
+	if word, ok := magicWord(code[:off]); ok {
+		for _, m := range magicNames() {
+			if strings.HasPrefix(m, word) {
+				matches = append(matches, m)
+			}
+		}
+		sort.Strings(matches)
+		return matches, cursor - utf8.RuneCountInString(word), cursor
+	}
 	wordStart := identStart(code, off)
 	prefix := code[wordStart:off]
 	start = cursor - utf8.RuneCountInString(prefix)
@@ -77,6 +86,9 @@ func (i *Interp) members(chain string) []string {
 		return nil
 	}
 	if path, isPkg := i.packagePath(chain); isPkg {
+		if names, isStd := stdMembers(path); isStd {
+			return names
+		}
 		var names []string
 		for _, syms := range i.yi.Symbols(path) {
 			for n := range syms {
@@ -234,7 +246,11 @@ func (i *Interp) packagePath(name string) (string, bool) {
 func (i *Interp) importable() map[string]string {
 	i.importableOnce.Do(func() {
 		i.importableIdx = map[string]string{}
-		for _, path := range i.paths {
+		paths := append([]string{}, i.paths...)
+		for p := range stdPaths() {
+			paths = append(paths, p)
+		}
+		for _, path := range paths {
 			if strings.Contains(path, "internal") {
 				continue
 			}

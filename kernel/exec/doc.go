@@ -62,9 +62,37 @@
 //     (internal/sysmem), a panic naming both instead of the runtime's fatal out of
 //     memory (alloc.go).
 //   - The last expression statement of a cell becomes `_gmlcell.Result(expr)`, which
-//     hands over all its values (a multi-value call shows as a tuple). When that does
-//     not compile (the expression has no value) the chunk is compiled as written. Calls
-//     of fmt.Print*, fmt.Fprint* and log.* show no value.
+//     hands over all its values (a multi-value call shows as a tuple). When it is a call
+//     of a function value, the function is first handed to _gmlcell.Callee, so that a
+//     last result of type error is treated as the call's outcome: non-nil, it fails the
+//     cell ("Error: ... returned by m.Fit(x, y) at cell[3]:5:1"); nil, it is not shown.
+//     When the wrapped form does not compile (the expression has no value) the chunk is
+//     compiled as written. Calls of fmt.Print*, fmt.Fprint* and log.* show no value;
+//     errors.New and fmt.Errorf show the error as a value.
+//   - Must(f()), Must2(f()) and Check(err), declared by the prelude (prelude.go), are
+//     lowered (must.go): the call's values go to temporaries before the statement and a
+//     failed check stops the cell with an Error naming the call and its place. yaegi
+//     cannot pass a multi-value call to a generic function, nor declare a global from a
+//     generic call, which is why Must is not left to the interpreter.
+//
+// The prelude: every interpreter declares Must, Must2, Check, and min, max and clear
+// (Go 1.21's builtins, which yaegi lacks) as ordinary functions a cell may redefine,
+// plus helpers named _gml... for the rewrites.
+//
+// Go 1.22+ in cells, and redefinition: range over integers and functions, min, max
+// and clear, generic type inference where yaegi's is weak, globals declared from
+// generic calls (lower.go, infer.go, typeof.go); slices, maps, cmp, iter and
+// sync/atomic's Pointer compiled from source into the main package (stdpkg.go); a
+// redefined function or type takes effect in the declarations of earlier cells that
+// use it (redefine.go). Several of these read types out of yaegi's compiled program
+// or scope by reflection on its unexported fields, pinned to v0.16.1 and guarded by
+// tests.
+//
+// Magics and shell lines (magics.go, shell.go): a cell is cut at lines starting with %
+// or ! outside brackets and at a first %% line; its Go parts run as above, keeping their
+// line numbers, and the magics in between. %go get and %%go (modules.go) build plugins
+// with the go toolchain in a workspace module that reproduces the kernel's build, and
+// hand their generated symbol tables to the interpreter.
 //
 // Values: a value whose type has MIMEBundle() map[string]any (display.Renderer) gives its
 // own bundle; yaegi's interface mapping lets cell-defined types qualify too. Other values

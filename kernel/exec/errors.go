@@ -188,6 +188,8 @@ func caretPad(src string, col int) string {
 func runError(err error, frames []string) *Error {
 	var p interp.Panic
 	switch {
+	case errors.As(err, &p) && isFailure(p.Value):
+		return failureError(p.Value.(*failure), frames)
 	case errors.As(err, &p):
 		return panicError(namePanic, "", p.Value, frames)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/traefik/yaegi/interp"
-	"github.com/traefik/yaegi/stdlib"
 
 	_ "github.com/gml-dev/gml/backends" // cells find the CPU and GPU backends
 	"github.com/gml-dev/gml/display"
@@ -109,6 +108,27 @@ type Interp struct {
 	// the source line of a panic's frame; chunkSrc is the chunk being compiled or run.
 	sources  map[int]string
 	chunkSrc ast.Node
+	// notice tells the running cell's front end where its interrupted work is stuck.
+	notice func(string)
+	// prelude holds the names the prelude declared that cells have not redefined.
+	prelude map[string]bool
+	// generics names the generic functions cells and the prelude declared ("F") and
+	// those of packages interpreted from source ("slices.Sort").
+	generics map[string]bool
+	// genericSigs holds the signatures of the generic functions in generics.
+	genericSigs map[string]*ast.FuncType
+	// stdLoaded lists the standard packages compiled from source (stdpkg.go).
+	stdLoaded map[string]bool
+	// defs holds the declarations cells made, by declared name (redefine.go).
+	defs     map[string]*def
+	defOrder int
+	// ws is the Go workspace of %go get and %%go (modules.go), nil until used; goNames
+	// are the names %%go cells declared.
+	ws      *goWorkspace
+	goNames map[string]bool
+	timed   time.Duration // the last call timed by _gmlcell.Time (%timeit)
+	// callee is the function of a cell's last expression, when that is a call.
+	callee *callee
 
 	paths          []string // import paths of the loaded symbol tables
 	importableOnce sync.Once
@@ -134,14 +154,19 @@ func New(opts ...Option) (*Interp, error) {
 		o(&cfg)
 	}
 	i := &Interp{
-		cfg:       cfg,
-		frames:    &frameLog{out: os.Stderr},
-		imports:   map[string]string{},
-		decls:     map[string]string{},
-		typeNames: map[reflect.Type]string{},
-		methods:   map[string][]string{},
-		calls:     map[string]map[string]bool{},
-		sources:   map[int]string{},
+		cfg:         cfg,
+		frames:      &frameLog{out: os.Stderr},
+		imports:     map[string]string{},
+		decls:       map[string]string{},
+		typeNames:   map[reflect.Type]string{},
+		methods:     map[string][]string{},
+		calls:       map[string]map[string]bool{},
+		sources:     map[int]string{},
+		generics:    map[string]bool{},
+		genericSigs: map[string]*ast.FuncType{},
+		stdLoaded:   map[string]bool{},
+		defs:        map[string]*def{},
+		goNames:     map[string]bool{},
 	}
 	i.stdin = &stdinReader{}
 	i.stdin.asReader = i.stdin
@@ -151,8 +176,11 @@ func New(opts ...Option) (*Interp, error) {
 		Stderr: i.frames,
 		Env:    os.Environ(),
 		Args:   []string{"gml"},
+		// Cells see and change the process's environment (os.Getenv, os.Setenv, %env),
+		// which compiled libraries and shell commands read too.
+		Unrestricted: true,
 	})
-	for _, tables := range []map[string]map[string]reflect.Value{stdlib.Symbols, symbols.Symbols, cfg.extra, i.cellSymbols()} {
+	for _, tables := range []map[string]map[string]reflect.Value{stdSymbols(), symbols.Symbols, cfg.extra, i.cellSymbols()} {
 		if err := i.yi.Use(tables); err != nil {
 			return nil, fmt.Errorf("exec: loading symbols: %w", err)
 		}
@@ -163,6 +191,7 @@ func New(opts ...Option) (*Interp, error) {
 		}
 	}
 	i.rc = newRunControl(i.yi)
+	dropBuiltinGenerics(i.yi)
 	// os.Stdin in cells reads through the front end's input prompt; time.Sleep ends
 	// when the cell is interrupted.
 	if err := i.yi.Use(interp.Exports{
@@ -179,6 +208,9 @@ func New(opts ...Option) (*Interp, error) {
 	}
 	if _, err := i.yi.Eval(pre.String()); err != nil {
 		return nil, fmt.Errorf("exec: pre-importing packages: %w", err)
+	}
+	if err := i.declarePrelude(); err != nil {
+		return nil, err
 	}
 	return i, nil
 }
@@ -202,8 +234,11 @@ func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 			i.mu.Unlock()
 		}
 	})
+	cell := i.preludeSymbols()
+	cell["Result"], cell["GoPanic"], cell["TypeName"] = result, goPanic, typeName
+	cell["MakeSize"] = reflect.ValueOf(makeSize)
 	return map[string]map[string]reflect.Value{
-		cellPkgPath + "/cell": {"Result": result, "GoPanic": goPanic, "TypeName": typeName, "MakeSize": reflect.ValueOf(makeSize)},
+		cellPkgPath + "/cell": cell,
 		".": {"MapTypes": reflect.ValueOf(map[reflect.Value][]reflect.Type{
 			result: {
 				reflect.TypeOf((*display.Renderer)(nil)).Elem(),
@@ -231,8 +266,17 @@ func (i *Interp) goPanic(id int, r any) {
 	i.late = append(i.late, e)
 }
 
-// Close releases the interpreter. Goroutines started by cells are not stopped.
-func (i *Interp) Close() error { return nil }
+// Close releases the interpreter and removes its Go workspace. Goroutines started by
+// cells are not stopped.
+func (i *Interp) Close() error {
+	i.mu.Lock()
+	ws := i.ws
+	i.mu.Unlock()
+	if ws != nil {
+		return os.RemoveAll(ws.dir)
+	}
+	return nil
+}
 
 // Execute runs one cell. Output written to fd 1 and 2 (by interpreted or compiled code)
 // streams to pub while the cell runs; display calls go to pub; reading os.Stdin or
@@ -259,18 +303,18 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	i.mu.Lock()
 	late := i.late
 	i.late, i.cell = nil, state
-	i.results, i.hasRes = nil, false
+	i.results, i.hasRes, i.callee = nil, false, nil
 	i.mu.Unlock()
 	for _, e := range late {
 		lp.Stream("stderr", strings.Join(e.Traceback, "\n")+"\n")
 	}
 	i.frames.take() // frames of panics recovered by earlier cells
 
-	notice := i.cfg.stuck
-	if notice == nil {
-		notice = func(note string) { lp.Stream("stderr", note) }
+	i.notice = i.cfg.stuck
+	if i.notice == nil {
+		i.notice = func(note string) { lp.Stream("stderr", note) }
 	}
-	res := i.runCell(cellCtx, ctx, id, code, notice)
+	res := i.runCell(cellCtx, ctx, id, code)
 
 	i.mu.Lock()
 	i.cell = nil
@@ -279,11 +323,11 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 			res = Result{Err: e}
 		}
 	}
-	vals, hasRes := i.results, i.hasRes
-	i.results, i.hasRes = nil, false
+	vals, hasRes, callee := i.results, i.hasRes, i.callee
+	i.results, i.hasRes, i.callee = nil, false, nil
 	i.mu.Unlock()
 	if res.Err == nil && hasRes {
-		res.Data, res.Metadata = bundle(vals, i.names()), map[string]any{}
+		res = i.lastValue(vals, callee)
 	}
 	// An interrupted cell's context stays bound until the next cell, so that compiled
 	// loops in goroutines it left running stop too.
@@ -298,8 +342,7 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 
 // runCell splits, rewrites, compiles and runs the chunks of a cell in order, stopping
 // at the first failure.
-func (i *Interp) runCell(ctx, parent context.Context, id int, code string, notice func(string)) Result {
-	name := fmt.Sprintf("cell[%d]", id)
+func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
 	i.mu.Lock()
 	i.sources[id] = code
 	i.mu.Unlock()
@@ -310,8 +353,22 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string, notic
 			i.mu.Unlock()
 		}
 	}()
+	if res, ok := i.runMagics(ctx, parent, id, code); ok {
+		return res
+	}
+	return i.runGo(ctx, parent, id, code)
+}
+
+// runGo runs Go code of cell id.
+func (i *Interp) runGo(ctx, parent context.Context, id int, code string) Result {
 	i.autoImport(code)
-	chunks, err := splitCell(code)
+	return i.runCode(ctx, parent, fmt.Sprintf("cell[%d]", id), id, code)
+}
+
+// runCode splits, rewrites, compiles and runs the chunks of code, named name in
+// positions, in order, stopping at the first failure.
+func (i *Interp) runCode(ctx, parent context.Context, name string, id int, code string) Result {
+	chunks, err := splitCell(code, i.genericVar)
 	if err != nil {
 		if be, ok := err.(*bracketError); ok {
 			err = fmt.Errorf("%s:%d:%d: %s", name, be.line, be.col, be.msg)
@@ -322,19 +379,19 @@ func (i *Interp) runCell(ctx, parent context.Context, id int, code string, notic
 		last := n == len(chunks)-1
 		prog, err := i.compile(ch, code, name, id, last)
 		if err != nil {
-			return Result{Err: compileError(err, id, code)}
+			return Result{Err: compileError(explain(err, id, code), id, code)}
 		}
 		if prog == nil {
 			continue // only imports already in effect
 		}
 		slots := i.globalSlots()
-		err = i.runChunk(ctx, prog, notice)
+		err = i.runChunk(ctx, prog)
 		i.releaseTemps(slots)
 		if err != nil {
 			if parent.Err() != nil {
 				return Result{Err: interruptError(err)}
 			}
-			e := runError(err, i.frames.take())
+			e := runError(i.explainPanic(err), i.frames.take())
 			i.withSource(e, i.indexDetails(e, i.chunkSrc))
 			return Result{Err: e}
 		}
@@ -362,16 +419,77 @@ func (i *Interp) nameTypes() {
 // compile parses and rewrites a chunk and compiles it. The last expression statement
 // of the cell's last chunk is wrapped to hand its values over; when the wrapped form
 // does not compile (the expression has no value, for example a call of a function
-// without results) the chunk is compiled again as written.
+// without results) the chunk is compiled again as written. When yaegi's compiler
+// panics with "nil type", which it does on a range over an integer or a function, the
+// range statements are lowered by searchRanges (lower.go) and the chunk compiled again.
 func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*interp.Program, error) {
-	file, body, err := ch.parse(i.yi.FileSet(), code, name)
+	prog, err := i.compileChunk(ch, code, name, id, last, nil)
+	if err != nil && !strings.Contains(err.Error(), "nil type") {
+		return nil, i.locate(ch, code, name, id, err)
+	}
+	if err == nil {
+		return prog, nil
+	}
+	kinds, lowerErr := i.searchRanges(ch, code, name, id)
+	if kinds == nil {
+		if lowerErr != nil {
+			return nil, lowerErr
+		}
+		return prog, err
+	}
+	return i.compileChunk(ch, code, name, id, last, kinds)
+}
+
+// parseChunk parses a chunk and applies the rewrites (rewrite.go, lower.go, must.go)
+// but for those of statement chunks at the top level. kinds gives the lowering of the
+// chunk's range statements by their order in rangeCandidates; missing ones get
+// defaultKind. It returns nil, nil, nil for an import chunk whose imports are all in
+// effect.
+func (i *Interp) parseChunk(ch chunk, code, name string, id int, kinds []rangeKind) (*ast.File, *ast.BlockStmt, error) {
+	fset := i.yi.FileSet()
+	file, body, err := ch.parse(fset, code, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if ch.kind == itemImport {
+		if err := i.importModules(file); err != nil {
+			return nil, nil, err
+		}
+		left, err := i.importStd(file, !strings.HasPrefix(name, "std/"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if !left || !i.dropRepeatedImports(file) {
+			return nil, nil, nil
+		}
+		return file, nil, nil
+	}
+	i.renameStdRefs(file)
+	i.lowerMinMax(file)
+	byStmt := staticKinds(file)
+	for k, r := range rangeCandidates(file) {
+		if k < len(kinds) {
+			byStmt[r] = kinds[k]
+		}
+	}
+	if err := lowerRanges(fset, file, byStmt); err != nil {
+		return nil, nil, err
 	}
 	rewriteGo(file, id)
 	rewriteLoopVars(file)
-	if ch.kind == itemImport && !i.dropRepeatedImports(file) {
-		return nil, nil
+	if body != nil {
+		i.hoistMust(body, id, true)
+	} else {
+		i.hoistMust(file, id, false)
+	}
+	return file, body, nil
+}
+
+// compileChunk compiles a chunk with the range lowerings kinds (see parseChunk).
+func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, kinds []rangeKind) (*interp.Program, error) {
+	file, body, err := i.parseChunk(ch, code, name, id, kinds)
+	if err != nil || file == nil {
+		return nil, err
 	}
 	var src ast.Node = file
 	if body != nil {
@@ -381,35 +499,130 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	guardMakes(src)
 	i.chunkSrc = src
 	if ch.kind != itemStmt {
+		simplifyCoreTypes(file)
+		expandSeqParams(file)
+		restore := i.prepareRedefinitions(ch, code, file)
+		i.inferTypes(file, nil, false)
 		prog, err := i.safeCompile(file)
+		if err != nil && inferenceFailed(err) && i.inferTypes(file, nil, true) {
+			prog, err = i.safeCompile(file)
+		}
 		if err != nil {
+			restore()
 			return nil, i.explainDefinitionLoop(err, nil, file.Decls)
 		}
 		i.record(file)
+		if !strings.HasPrefix(name, "std/") {
+			i.updateDependents(i.recordDefs(ch, code, name, id, file))
+		}
 		return prog, nil
 	}
 	wrapCompound(body)
+	i.inferTypes(file, body, false)
+	i.typeDefines(body, false)
 	redefs := reassignGlobals(body, i.globals())
-	if prog, err := i.compileStmts(body, last); err == nil || len(redefs) == 0 {
+	prog, err := i.compileStmts(body, last)
+	if err == nil {
 		return prog, err
 	}
 	for _, a := range redefs { // the new value does not fit the old variable: redeclare
 		a.Tok = token.DEFINE
 	}
-	return i.compileStmts(body, last)
+	retry := len(redefs) > 0
+	if inferenceFailed(err) && i.inferTypes(file, body, true) {
+		retry = true
+		i.typeDefines(body, false) // the calls now have their types
+	}
+	if i.typeDefines(body, true) || retry {
+		return i.compileStmts(body, last)
+	}
+	return prog, err
+}
+
+// searchRanges decides how to lower each range statement of a chunk that yaegi could
+// not compile as written (see lower.go): for each, outer first, the first kind with
+// which a probe of the chunk compiles, the statements not decided yet reduced to
+// `_ = e`. It returns nil when some statement fits no kind, with the error of lowering
+// it when there was one (a defer in the body of a range over a function, say).
+func (i *Interp) searchRanges(ch chunk, code, name string, id int) ([]rangeKind, error) {
+	file, _, err := ch.parse(i.yi.FileSet(), code, name)
+	if err != nil {
+		return nil, nil
+	}
+	cands := rangeCandidates(file)
+	static := staticKinds(file)
+	kinds := make([]rangeKind, len(cands))
+	for k := range kinds {
+		kinds[k] = rangeStub
+	}
+	for k, r := range cands {
+		try := kindsToTry(r)
+		if kind, ok := static[r]; ok {
+			try = []rangeKind{kind}
+		} else if defaultKind(r) == rangeInt {
+			try = []rangeKind{rangeInt}
+		}
+		found := false
+		var lowerErr error
+		for _, kind := range try {
+			kinds[k] = kind
+			ok, err := i.probeChunk(ch, code, name, id, kinds)
+			if ok {
+				found = true
+				break
+			}
+			if lowerErr == nil {
+				lowerErr = err
+			}
+		}
+		if !found {
+			return nil, lowerErr
+		}
+	}
+	return kinds, nil
+}
+
+// probeChunk reports whether the chunk compiles with the range lowerings kinds,
+// without running it or leaving a trace, or returns the error of rewriting it.
+// Statements are probed inside a function literal, where yaegi's limits on global
+// declarations do not apply.
+func (i *Interp) probeChunk(ch chunk, code, name string, id int, kinds []rangeKind) (bool, error) {
+	file, body, err := i.parseChunk(ch, code, name, id, kinds)
+	if err != nil || file == nil {
+		return false, err
+	}
+	if body != nil {
+		_, ok := i.probe(body.List)
+		return ok, nil
+	}
+	_, err = i.probeCompile(file)
+	return err == nil, nil
 }
 
 // compileStmts compiles a statement chunk, handing over the values of its last
 // expression when it is the cell's last chunk and that compiles.
 func (i *Interp) compileStmts(body *ast.BlockStmt, last bool) (*interp.Program, error) {
-	if last && len(body.List) > 0 {
-		if es, ok := body.List[len(body.List)-1].(*ast.ExprStmt); ok && !isPrint(es.X) {
-			saved := body.List[len(body.List)-1]
-			body.List[len(body.List)-1] = resultCall(es.X)
-			if prog, err := i.safeCompile(body); err == nil {
-				return prog, nil
+	n := len(body.List) - 1
+	for n >= 0 && isZeroing(body.List[n]) {
+		n-- // the temporaries of a lowered Must are dropped after the value is taken
+	}
+	if last && n >= 0 {
+		if es, ok := body.List[n].(*ast.ExprStmt); ok && !isPrint(es.X) {
+			list := body.List
+			for _, wrap := range []func(ast.Expr) []ast.Stmt{
+				func(x ast.Expr) []ast.Stmt { return i.calleeResult(list[:n+1], x) },
+				resultCall,
+			} {
+				w := wrap(es.X)
+				if w == nil {
+					continue
+				}
+				body.List = append(append(append([]ast.Stmt{}, list[:n]...), w...), list[n+1:]...)
+				if prog, err := i.safeCompile(body); err == nil {
+					return prog, nil
+				}
 			}
-			body.List[len(body.List)-1] = saved
+			body.List = list
 		}
 	}
 	prog, err := i.safeCompile(body)
@@ -521,6 +734,14 @@ func (i *Interp) record(f *ast.File) {
 		case *ast.FuncDecl:
 			if d.Recv == nil {
 				i.decls[d.Name.Name] = "func"
+				delete(i.prelude, d.Name.Name)
+				if d.Type.TypeParams != nil {
+					i.generics[d.Name.Name] = true
+					i.genericSigs[d.Name.Name] = d.Type
+				} else {
+					delete(i.generics, d.Name.Name)
+					delete(i.genericSigs, d.Name.Name)
+				}
 			} else if t := recvType(d.Recv); t != "" && !slices.Contains(i.methods[t], d.Name.Name) {
 				i.methods[t] = append(i.methods[t], d.Name.Name)
 			}

@@ -16,7 +16,7 @@ import (
 type step struct {
 	code    string
 	result  string // text/plain of the value; "" = no value
-	out     string // substring of stdout ("" = not checked)
+	out     string // stdout ("" = not checked)
 	errName string // Error.Name; "" = must succeed
 	errHas  string // substring of the error's traceback
 }
@@ -55,7 +55,9 @@ func TestExecuteScenarios(t *testing.T) {
 		{"results", []step{
 			{code: "import \"fmt\"\nfmt.Println(\"x\")", result: "", out: "x\n"},
 			{code: "func none() {}\nnone()", result: ""},
-			{code: "func two() (int, error) { return 1, nil }\ntwo()", result: "(1, <nil>)"},
+			{code: "func two() (int, error) { return 1, nil }\ntwo()", result: "1"},
+			{code: "func three() (int, string, error) { return 1, \"a\", nil }\nthree()", result: "(1, \"a\")"},
+			{code: "func pair() (int, any) { return 1, nil }\npair()", result: "(1, <nil>)"},
 			{code: "import \"errors\"\nerrors.New(\"bad\")", result: "error: bad"},
 			{code: "map[string]int{\"b\": 2, \"a\": 1}", result: `map[string]int{"a": 1, "b": 2}`},
 			{code: "type P struct{ X, Y int }\n[]P{{1, 2}}", result: "[]P{P{X: 1, Y: 2}}"},

@@ -60,7 +60,7 @@ func (i *Interp) indexDetails(e *Error, src ast.Node) ast.Node {
 // indexProbe evaluates x's operands and returns Go's message when the index is out of
 // range now.
 func (i *Interp) indexProbe(x *ast.IndexExpr) (string, bool) {
-	v, ok := i.probe(x.X)
+	v, ok := i.evalPure(x.X)
 	if !ok {
 		return "", false
 	}
@@ -72,7 +72,7 @@ func (i *Interp) indexProbe(x *ast.IndexExpr) (string, bool) {
 	default:
 		return "", false
 	}
-	k, ok := i.probeInt(x.Index)
+	k, ok := i.pureInt(x.Index)
 	if !ok || (k >= 0 && k < int64(v.Len())) {
 		return "", false
 	}
@@ -85,7 +85,7 @@ func (i *Interp) indexProbe(x *ast.IndexExpr) (string, bool) {
 // sliceProbe evaluates x's operands and returns Go's message when the bounds are out
 // of range now.
 func (i *Interp) sliceProbe(x *ast.SliceExpr) (string, bool) {
-	v, ok := i.probe(x.X)
+	v, ok := i.evalPure(x.X)
 	if !ok {
 		return "", false
 	}
@@ -110,7 +110,7 @@ func (i *Interp) sliceProbe(x *ast.SliceExpr) (string, bool) {
 		if e == nil {
 			return dflt, true
 		}
-		return i.probeInt(e)
+		return i.pureInt(e)
 	}
 	lo, ok1 := bound(x.Low, 0)
 	hi, ok2 := bound(x.High, int64(v.Len()))
@@ -137,9 +137,9 @@ func (i *Interp) sliceProbe(x *ast.SliceExpr) (string, bool) {
 	return "", false
 }
 
-// probeInt evaluates an integer operand.
-func (i *Interp) probeInt(e ast.Expr) (int64, bool) {
-	v, ok := i.probe(e)
+// pureInt evaluates an integer operand.
+func (i *Interp) pureInt(e ast.Expr) (int64, bool) {
+	v, ok := i.evalPure(e)
 	if !ok {
 		return 0, false
 	}
@@ -154,9 +154,9 @@ func (i *Interp) probeInt(e ast.Expr) (int64, bool) {
 	return 0, false
 }
 
-// probe evaluates e again when it cannot have effects: globals, constants, literals,
+// evalPure evaluates e again when it cannot have effects: globals, constants, literals,
 // operators, fields, indexing, and len and cap.
-func (i *Interp) probe(e ast.Expr) (reflect.Value, bool) {
+func (i *Interp) evalPure(e ast.Expr) (reflect.Value, bool) {
 	globals := i.globals()
 	i.mu.Lock()
 	pure := true
@@ -224,10 +224,11 @@ var framePosRE = regexp.MustCompile(`at cell\[(\d+)\]:(\d+):(\d+)$`)
 // operation by looking for the first node in its function that runs the same kind of
 // operation, so it may point at an earlier node: the line is shown only when an
 // expression that can fail this way starts there. failed, when known (an index found by
-// indexDetails), is where the top-level frame really is.
+// indexDetails), is where the top-level frame really is. Errors of Must and Check name
+// their call already and get no line.
 func (i *Interp) withSource(e *Error, failed ast.Node) {
 	tb := e.Traceback
-	if len(tb) < 2 {
+	if e.Name != namePanic || len(tb) < 2 {
 		return
 	}
 	m := framePosRE.FindStringSubmatch(tb[1])
@@ -264,7 +265,7 @@ func (i *Interp) canFailAt(cell, line, col int, msg string) bool {
 	if !ok {
 		return false
 	}
-	chunks, err := splitCell(code)
+	chunks, err := splitCell(code, nil)
 	if err != nil {
 		return false
 	}

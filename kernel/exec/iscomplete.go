@@ -30,7 +30,7 @@ func IsComplete(code string) (status, indent string) {
 	if continues(code) {
 		return "incomplete", lead + "    "
 	}
-	chunks, err := splitCell(code)
+	chunks, err := splitCell(code, nil)
 	if err != nil {
 		return "invalid", ""
 	}

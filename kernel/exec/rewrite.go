@@ -53,12 +53,12 @@ func goGuard(cell int, pos token.Pos) ast.Stmt {
 
 // resultCall wraps the expression x as `_gmlcell.Result(x)`, which hands the values
 // of the cell's last expression (one or several) to the interpreter.
-func resultCall(x ast.Expr) ast.Stmt {
+func resultCall(x ast.Expr) []ast.Stmt {
 	p := x.Pos()
-	return &ast.ExprStmt{X: &ast.CallExpr{
+	return []ast.Stmt{&ast.ExprStmt{X: &ast.CallExpr{
 		Fun:    &ast.SelectorExpr{X: &ast.Ident{NamePos: p, Name: cellPkg}, Sel: &ast.Ident{NamePos: p, Name: "Result"}},
 		Lparen: p, Args: []ast.Expr{x}, Rparen: x.End(),
-	}}
+	}}}
 }
 
 // setPos sets every token.Pos field in the tree under n to pos, so that nodes made by

@@ -48,6 +48,7 @@ func (i *Interp) safeCompile(n ast.Node) (prog *interp.Program, err error) {
 			before[k.String()] = true
 		}
 	}
+	defer quietLog()()
 	defer func() {
 		if r := recover(); r != nil {
 			prog, err = nil, fmt.Errorf("%v", r)

@@ -117,9 +117,9 @@ const stuckAfter = 2 * time.Second
 
 // runChunk runs prog under ctx and returns its error, or ctx's when ctx ended first.
 // After a cancellation it returns only once the chunk's goroutine has returned (or,
-// with a stop limit, once the limit has passed), telling notice where the work is
-// stuck if that takes longer than stuckAfter.
-func (i *Interp) runChunk(ctx context.Context, prog *interp.Program, notice func(string)) error {
+// with a stop limit, once the limit has passed), telling the front end (i.notice) where
+// the work is stuck if that takes longer than stuckAfter.
+func (i *Interp) runChunk(ctx context.Context, prog *interp.Program) error {
 	if i.rc == nil {
 		_, err := i.yi.ExecuteWithContext(ctx, prog)
 		return err
@@ -150,7 +150,9 @@ func (i *Interp) runChunk(ctx context.Context, prog *interp.Program, notice func
 			r.resume()
 			return ctx.Err()
 		case <-stuck.C:
-			notice(i.stuckNote(r.gid))
+			if i.notice != nil {
+				i.notice(i.stuckNote(r.gid))
+			}
 		case <-limit:
 			// Given up: the goroutine stays stopped for good when it returns to
 			// interpreted code, and so do closures made before this cell.

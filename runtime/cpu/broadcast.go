@@ -168,3 +168,24 @@ func (p *bplan) run() {
 	}
 	parallel.For(p.rows, max(1, elemGrain/p.inner), p.body)
 }
+
+// offsets lists, in row-major order of shape, the offset Σ index[i]*strides[i] of every
+// multi-index.
+func offsets(shape tensor.Shape, strides []int) []int {
+	out := make([]int, shape.Size())
+	idx := make([]int, len(shape))
+	off := 0
+	for k := range out {
+		out[k] = off
+		for i := len(shape) - 1; i >= 0; i-- {
+			idx[i]++
+			off += strides[i]
+			if idx[i] < shape[i] {
+				break
+			}
+			off -= idx[i] * strides[i]
+			idx[i] = 0
+		}
+	}
+	return out
+}

@@ -9,6 +9,9 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
+// Attention (attentionKernel: one query row at a time over its visible keys), rotary
+// embedding, and the attention backward.
+//
 // The attention backward (OpAttentionGrad), FlashAttention-2 style: the probabilities are
 // recomputed tile by tile from q, k and each query's log-sum-exp, so no Tq×Tk matrix
 // exists beyond two attnTile×attnTile tiles per worker. The three outputs are three
@@ -26,7 +29,9 @@ import (
 // already occupy every worker.
 
 func init() {
+	register(tensor.OpAttention, floatTypes, attentionKernel)
 	register(tensor.OpAttentionGrad, floatTypes, attentionGradKernel)
+	register(tensor.OpRoPE, floatTypes, ropeKernel)
 }
 
 // attnTile is the number of queries and of keys in one tile.
@@ -281,4 +286,116 @@ func (a *attnBwd) gradKVBlock(scratch []float32, b, j0 int) error {
 		}
 	}
 	return nil
+}
+
+// attentionKernel computes softmax(q kᵀ * scale + mask) v for groups of (batch, head)
+// items: one strided GEMM for the scores of a group, a row-parallel masked softmax, and
+// one strided GEMM into the output.
+func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.AttentionAttr)
+	qs, ks, vs := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
+	r := qs.Rank()
+	lead := qs[:r-2]
+	batch, tq, d, tk, dv := lead.Size(), qs[r-2], qs[r-1], ks[r-2], vs[r-1]
+	Q, K, V, O := f32s(in[0]), f32s(in[1]), f32s(in[2]), f32s(out)
+	var mask []float32
+	var maskBatch []int
+	var maskRow, maskCol int
+	if len(in) == 4 {
+		mask = f32s(in[3])
+		st := broadcastStrides(append(lead.Clone(), tq, tk), n.Input(3).Shape())
+		maskBatch = offsets(lead, st[:r-2])
+		maskRow, maskCol = st[r-2], st[r-1]
+	}
+	group := max(1, min(batch, attentionScratchFloats/max(tq*tk, 1)))
+	scores := make([]float32, group*tq*tk)
+	return func() error {
+		if tq == 0 || batch == 0 {
+			return nil
+		}
+		if tk == 0 || dv == 0 {
+			clear(O)
+			return nil
+		}
+		for b0 := 0; b0 < batch; b0 += group {
+			g := min(group, batch-b0)
+			if d == 0 {
+				clear(scores) // no features: every score is 0
+			} else if err := gemm.SgemmStrided(false, true, tq, tk, d, at.Scale, Q[b0*tq*d:], d, tq*d,
+				K[b0*tk*d:], d, tk*d, 0, scores, tk, tq*tk, g); err != nil {
+				return err
+			}
+			parallel.For(g*tq, max(1, rowGrain/tk), func(lo, hi int) {
+				for row := lo; row < hi; row++ {
+					b, i := row/tq, row%tq
+					s := scores[row*tk : (row+1)*tk]
+					if mask != nil {
+						mrow := mask[maskBatch[b0+b]+i*maskRow:]
+						for j := range s {
+							s[j] += mrow[j*maskCol]
+						}
+					}
+					visible := tk
+					if at.Causal {
+						visible = min(tk, i+1) // query i sees keys j <= i
+					}
+					softmaxRow(s, visible)
+				}
+			})
+			if err := gemm.SgemmStrided(false, false, tq, dv, tk, 1, scores, tk, tq*tk,
+				V[b0*tk*dv:], dv, tk*dv, 0, O[b0*tq*dv:], dv, tq*dv, g); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+// softmaxRow replaces s[:visible] by its softmax and zeroes the rest; a row with no
+// visible entry becomes NaN, as the additive -Inf composition gives.
+func softmaxRow(s []float32, visible int) {
+	if visible == 0 {
+		for j := range s {
+			s[j] = float32(math.NaN())
+		}
+		return
+	}
+	softmaxStrided(s, s, visible, 1, 1, nil, 0, false)
+	clear(s[visible:])
+}
+
+// ropeKernel rotates feature pairs (2i, 2i+1), i < Dims/2, of every (…, t, :) row by
+// float32(pos[t])*freq[i]. The cos/sin table is rebuilt each run from the positions.
+func ropeKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	at := n.Attr().(tensor.RoPEAttr)
+	shape := n.Shape()
+	r := shape.Rank()
+	t, d, half := shape[r-2], shape[r-1], at.Dims/2
+	rows := shape[:r-1].Size()
+	X, Y := f32s(in[0]), f32s(out)
+	pos := indexReader(n.Input(1).DType(), in[1])
+	freq := tensor.RoPEFrequencies(at.Base, at.Dims)
+	cos, sin := make([]float32, t*half), make([]float32, t*half)
+	return func() error {
+		for p := 0; p < t; p++ {
+			fp := float32(pos(p))
+			for i, f := range freq {
+				theta := float64(fp * f)
+				cos[p*half+i], sin[p*half+i] = float32(math.Cos(theta)), float32(math.Sin(theta))
+			}
+		}
+		parallel.For(rows, max(1, rowGrain/max(d, 1)), func(lo, hi int) {
+			for row := lo; row < hi; row++ {
+				x, y := X[row*d:(row+1)*d], Y[row*d:(row+1)*d]
+				c, s := cos[(row%t)*half:], sin[(row%t)*half:]
+				for i := 0; i < half; i++ {
+					x0, x1 := x[2*i], x[2*i+1]
+					y[2*i] = x0*c[i] - x1*s[i]
+					y[2*i+1] = x0*s[i] + x1*c[i]
+				}
+				copy(y[at.Dims:], x[at.Dims:])
+			}
+		})
+		return nil
+	}, nil
 }

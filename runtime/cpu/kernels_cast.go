@@ -9,10 +9,15 @@ import (
 // conversion: floats truncate toward zero when they become integers); Bool targets
 // store value != 0; half types go through float32.
 
+func init() { register(tensor.OpCast, allTypes, castFactory) }
+
 // castFactory prepares OpCast.
 func castFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	from, to := n.Input(0).DType(), n.DType()
 	count := n.Shape().Size()
+	if to.IsQuantized() {
+		return quantizeFactory(n, out, in)
+	}
 	if from == to {
 		return func() error { copy(out, in[0]); return nil }, nil
 	}

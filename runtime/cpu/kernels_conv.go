@@ -137,11 +137,18 @@ func (p *pooler) divisor(r, c span) float32 {
 	return float32((r.hi - r.lo) * (c.hi - c.lo))
 }
 
-// forPlanes runs body on every plane index, in parallel, with a grain sized so each
-// goroutine handles at least a few thousand window elements.
+// grain is the number of planes a goroutine needs for a split to pay: at least a few
+// thousand window elements.
+func (p *pooler) grain() int {
+	return max(1, 1<<13/max(p.oh*p.ow*max(1, int(p.full)), 1))
+}
+
+// chunks is how many goroutines the planes are split between.
+func (p *pooler) chunks() int { return max(1, min(parallel.Workers(), p.planes/p.grain())) }
+
+// forPlanes runs body on every plane index, in parallel.
 func (p *pooler) forPlanes(body func(pl int)) {
-	work := p.oh * p.ow * max(1, int(p.full))
-	parallel.For(p.planes, max(1, 1<<13/max(work, 1)), func(lo, hi int) {
+	parallel.For(p.planes, p.grain(), func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			body(pl)
 		}
@@ -153,22 +160,51 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	p := newPooler(n.Input(0).Shape(), n.Shape(), n.Attr().(tensor.PoolAttr))
 	X, Y := f32s(in[0]), f32s(out)
 	isMax := n.Op() == tensor.OpMaxPool
+	// Each output row first combines its window's input rows column by column (a run
+	// over contiguous memory), then each output takes its window's columns of that
+	// row: a k×k window costs about 2k operations instead of k² with bookkeeping.
+	chunks := p.chunks()
+	scratch := make([][]float32, chunks)
+	for i := range scratch {
+		scratch[i] = make([]float32, p.w)
+	}
 	return func() error {
-		p.forPlanes(func(pl int) {
-			plane, dst := X[pl*p.h*p.w:(pl+1)*p.h*p.w], Y[pl*p.oh*p.ow:(pl+1)*p.oh*p.ow]
-			for oy, r := range p.rows {
-				for ox, c := range p.cols {
-					if isMax {
-						dst[oy*p.ow+ox] = plane[p.argmax(plane, r, c)]
-						continue
-					}
-					var sum float32
-					for y := r.lo; y < r.hi; y++ {
-						for _, v := range plane[y*p.w+c.lo : y*p.w+c.hi] {
-							sum += v
+		parallel.Run(chunks, func(ch int) {
+			line := scratch[ch]
+			for pl := ch * p.planes / chunks; pl < (ch+1)*p.planes/chunks; pl++ {
+				plane, dst := X[pl*p.h*p.w:(pl+1)*p.h*p.w], Y[pl*p.oh*p.ow:(pl+1)*p.oh*p.ow]
+				for oy, r := range p.rows {
+					copy(line, plane[r.lo*p.w:(r.lo+1)*p.w])
+					for y := r.lo + 1; y < r.hi; y++ {
+						row := plane[y*p.w : (y+1)*p.w]
+						if isMax {
+							// Go's max is branch-free (a branch on the data mispredicts
+							// about half the time) and propagates NaN, as PyTorch does.
+							for x, v := range row {
+								line[x] = max(line[x], v)
+							}
+						} else {
+							for x, v := range row {
+								line[x] += v
+							}
 						}
 					}
-					dst[oy*p.ow+ox] = sum / p.divisor(r, c)
+					orow := dst[oy*p.ow : (oy+1)*p.ow]
+					for ox, c := range p.cols {
+						win := line[c.lo:c.hi]
+						m := win[0]
+						if isMax {
+							for _, v := range win[1:] {
+								m = max(m, v)
+							}
+							orow[ox] = m
+							continue
+						}
+						for _, v := range win[1:] {
+							m += v
+						}
+						orow[ox] = m / p.divisor(r, c)
+					}
 				}
 			}
 		})

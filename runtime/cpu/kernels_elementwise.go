@@ -7,27 +7,17 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// Binary and ternary elementwise kernels with NumPy broadcasting (broadcast.go), and the
-// logical ops. F32 arithmetic has hand-written loops for the common stride patterns;
-// the other ops and the integer types go through one generic loop per op.
+// Binary arithmetic kernels with NumPy broadcasting (broadcast.go). F32 arithmetic has
+// hand-written loops for the common stride patterns; the integer types go through one
+// generic loop per op (genericBinary, also used by kernels_compare.go).
 
 func init() {
 	for _, op := range []tensor.Op{tensor.OpAdd, tensor.OpSub, tensor.OpMul, tensor.OpDiv, tensor.OpPow,
-		tensor.OpMaximum, tensor.OpMinimum} {
+		tensor.OpMod, tensor.OpMaximum, tensor.OpMinimum} {
 		register(op, floatTypes, binaryFactory(f32Binary[op]))
 		register(op, []tensor.DType{tensor.I32}, binaryFactory(intBinary[int32](op)))
 		register(op, []tensor.DType{tensor.I64}, binaryFactory(intBinary[int64](op)))
 	}
-	for _, op := range []tensor.Op{tensor.OpEqual, tensor.OpNotEqual, tensor.OpLess, tensor.OpLessEqual,
-		tensor.OpGreater, tensor.OpGreaterEqual} {
-		register(op, floatTypes, binaryFactory(compare[float32](op)))
-		register(op, []tensor.DType{tensor.I32}, binaryFactory(compare[int32](op)))
-		register(op, []tensor.DType{tensor.I64}, binaryFactory(compare[int64](op)))
-	}
-	for _, op := range []tensor.Op{tensor.OpAnd, tensor.OpOr, tensor.OpXor} {
-		register(op, []tensor.DType{tensor.Bool}, binaryFactory(logical(op)))
-	}
-	register(tensor.OpWhere, []tensor.DType{tensor.Bool}, whereFactory)
 }
 
 // binaryLoop computes one stretch d[i] = f(a[i*sa], b[i*sb]).
@@ -85,6 +75,9 @@ var f32Binary = map[tensor.Op]binaryLoop[float32, float32]{
 	tensor.OpDiv: divF32,
 	tensor.OpPow: genericBinary(func(a, b float32) float32 {
 		return float32(math.Pow(float64(a), float64(b)))
+	}),
+	tensor.OpMod: genericBinary(func(a, b float32) float32 {
+		return float32(math.Mod(float64(a), float64(b)))
 	}),
 	tensor.OpMaximum: extremum[float32](true),
 	tensor.OpMinimum: extremum[float32](false),
@@ -212,6 +205,13 @@ func intBinary[T int32 | int64](op tensor.Op) binaryLoop[T, T] {
 		}
 	case tensor.OpPow:
 		f = intPow[T]
+	case tensor.OpMod:
+		f = func(a, b T) T {
+			if b == 0 {
+				return 0
+			}
+			return a % b // Go's % keeps the dividend's sign; MinInt % -1 is 0
+		}
 	case tensor.OpMaximum:
 		return extremum[T](true)
 	case tensor.OpMinimum:
@@ -259,94 +259,4 @@ func intPow[T int32 | int64](a, b T) T {
 		b >>= 1
 	}
 	return r
-}
-
-// compare returns the loop of a comparison, writing 0 or 1 bytes. The op is switched
-// on inside the loop: a branch taken the same way every time costs less than a call
-// per element.
-func compare[T float32 | int32 | int64](op tensor.Op) binaryLoop[T, uint8] {
-	switch op {
-	case tensor.OpEqual, tensor.OpNotEqual, tensor.OpLess, tensor.OpLessEqual, tensor.OpGreater, tensor.OpGreaterEqual:
-	default:
-		panic(fmt.Sprintf("cpu: %v is not a comparison", op))
-	}
-	return func(d []uint8, a []T, sa int, b []T, sb int) {
-		for i := range d {
-			x, y := a[i*sa], b[i*sb]
-			var r bool
-			switch op {
-			case tensor.OpEqual:
-				r = x == y
-			case tensor.OpNotEqual:
-				r = x != y
-			case tensor.OpLess:
-				r = x < y
-			case tensor.OpLessEqual:
-				r = x <= y
-			case tensor.OpGreater:
-				r = x > y
-			default:
-				r = x >= y
-			}
-			d[i] = 0
-			if r {
-				d[i] = 1
-			}
-		}
-	}
-}
-
-// logical returns the loop of a logical op on 0/1 bytes.
-func logical(op tensor.Op) binaryLoop[uint8, uint8] {
-	return func(d, a []uint8, sa int, b []uint8, sb int) {
-		for i := range d {
-			x, y := a[i*sa], b[i*sb]
-			switch op {
-			case tensor.OpAnd:
-				d[i] = x & y
-			case tensor.OpOr:
-				d[i] = x | y
-			default:
-				d[i] = x ^ y
-			}
-		}
-	}
-}
-
-// whereFactory selects between the two branches by a bool condition; it moves elements
-// as unsigned integers of the element size, so it serves every dtype.
-func whereFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
-	switch n.DType().Size() {
-	case 1:
-		return whereTyped[uint8](n, out, in)
-	case 2:
-		return whereTyped[uint16](n, out, in)
-	case 4:
-		return whereTyped[uint32](n, out, in)
-	case 8:
-		return whereTyped[uint64](n, out, in)
-	}
-	return nil, fmt.Errorf("no where kernel for %v", n.DType())
-}
-
-func whereTyped[T uint8 | uint16 | uint32 | uint64](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
-	d, c, a, b := typed[T](out), in[0], typed[T](in[1]), typed[T](in[2])
-	shapes := []tensor.Shape{n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()}
-	p, err := newPlan(n.Shape(), shapes)
-	if err != nil {
-		return nil, err
-	}
-	sc, sa, sb := p.ist[0], p.ist[1], p.ist[2]
-	p.row = func(o int, off [3]int, cnt int) {
-		dd := d[o : o+cnt]
-		cc, aa, bb := c[off[0]:], a[off[1]:], b[off[2]:]
-		for i := range dd {
-			if cc[i*sc] != 0 {
-				dd[i] = aa[i*sa]
-			} else {
-				dd[i] = bb[i*sb]
-			}
-		}
-	}
-	return func() error { p.run(); return nil }, nil
 }

@@ -16,6 +16,9 @@ func init() {
 }
 
 func matMulFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	if n.Input(1).DType().IsQuantized() {
+		return quantMatMulFactory(n, out, in)
+	}
 	at := n.Attr().(tensor.MatMulAttr)
 	as, bs, cs := n.Input(0).Shape(), n.Input(1).Shape(), n.Shape()
 	ra, rb, rc := len(as), len(bs), len(cs)

@@ -3,47 +3,22 @@ package cpu
 import (
 	"math"
 
-	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/tensor"
 )
 
-// Softmax, layer and RMS normalisation, attention and rotary embedding. Sums and
-// statistics accumulate in float64; exponentials are taken of the max-shifted value, so
-// no input overflows.
+// Softmax, log-softmax, layer and RMS normalisation. Sums and statistics accumulate in
+// float64; exponentials are taken of the max-shifted value, so no input overflows.
 
 func init() {
 	register(tensor.OpSoftmax, floatTypes, softmaxKernel)
 	register(tensor.OpLogSoftmax, floatTypes, softmaxKernel)
 	register(tensor.OpLayerNorm, floatTypes, normKernel)
 	register(tensor.OpRMSNorm, floatTypes, normKernel)
-	register(tensor.OpAttention, floatTypes, attentionKernel)
-	register(tensor.OpRoPE, floatTypes, ropeKernel)
 }
 
 // rowGrain is the number of elements a goroutine should at least get in row-wise kernels.
 const rowGrain = 1 << 14
-
-// offsets lists, in row-major order of shape, the offset Σ index[i]*strides[i] of every
-// multi-index.
-func offsets(shape tensor.Shape, strides []int) []int {
-	out := make([]int, shape.Size())
-	idx := make([]int, len(shape))
-	off := 0
-	for k := range out {
-		out[k] = off
-		for i := len(shape) - 1; i >= 0; i-- {
-			idx[i]++
-			off += strides[i]
-			if idx[i] < shape[i] {
-				break
-			}
-			off -= idx[i] * strides[i]
-			idx[i] = 0
-		}
-	}
-	return out
-}
 
 // softmaxKernel computes softmax or log-softmax of x*scale + mask over one axis. x is
 // viewed as (outer, axis, inner); each of the outer*inner rows (strided by inner) is
@@ -103,16 +78,23 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 	}
 	var sum float64
 	for j := 0; j <= last; j += stride {
-		e := expf(y[j] - m)
+		e := y[j] - m
+		if e >= expLo && e <= expHi { // expf, inlined
+			e = expCore(e)
+		} else {
+			e = expEdge(e)
+		}
 		sum += float64(e)
 		if !log {
 			y[j] = e
 		}
 	}
 	if log {
-		shift := m + float32(math.Log(sum))
+		// (z - m) - log Σ, not z - (m + log Σ): with logits of a thousand the sum
+		// m + log Σ would round away the digits of a small result.
+		ls := float32(math.Log(sum))
 		for j := 0; j <= last; j += stride {
-			y[j] -= shift
+			y[j] = (y[j] - m) - ls
 		}
 		return
 	}
@@ -174,115 +156,3 @@ func normKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 // attentionScratchFloats bounds the score scratch of one attention pass; the batch is
 // processed in groups of items whose Tq×Tk score matrices fit in it.
 const attentionScratchFloats = 1 << 22
-
-// attentionKernel computes softmax(q kᵀ * scale + mask) v for groups of (batch, head)
-// items: one strided GEMM for the scores of a group, a row-parallel masked softmax, and
-// one strided GEMM into the output.
-func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
-	at := n.Attr().(tensor.AttentionAttr)
-	qs, ks, vs := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
-	r := qs.Rank()
-	lead := qs[:r-2]
-	batch, tq, d, tk, dv := lead.Size(), qs[r-2], qs[r-1], ks[r-2], vs[r-1]
-	Q, K, V, O := f32s(in[0]), f32s(in[1]), f32s(in[2]), f32s(out)
-	var mask []float32
-	var maskBatch []int
-	var maskRow, maskCol int
-	if len(in) == 4 {
-		mask = f32s(in[3])
-		st := broadcastStrides(append(lead.Clone(), tq, tk), n.Input(3).Shape())
-		maskBatch = offsets(lead, st[:r-2])
-		maskRow, maskCol = st[r-2], st[r-1]
-	}
-	group := max(1, min(batch, attentionScratchFloats/max(tq*tk, 1)))
-	scores := make([]float32, group*tq*tk)
-	return func() error {
-		if tq == 0 || batch == 0 {
-			return nil
-		}
-		if tk == 0 || dv == 0 {
-			clear(O)
-			return nil
-		}
-		for b0 := 0; b0 < batch; b0 += group {
-			g := min(group, batch-b0)
-			if d == 0 {
-				clear(scores) // no features: every score is 0
-			} else if err := gemm.SgemmStrided(false, true, tq, tk, d, at.Scale, Q[b0*tq*d:], d, tq*d,
-				K[b0*tk*d:], d, tk*d, 0, scores, tk, tq*tk, g); err != nil {
-				return err
-			}
-			parallel.For(g*tq, max(1, rowGrain/tk), func(lo, hi int) {
-				for row := lo; row < hi; row++ {
-					b, i := row/tq, row%tq
-					s := scores[row*tk : (row+1)*tk]
-					if mask != nil {
-						mrow := mask[maskBatch[b0+b]+i*maskRow:]
-						for j := range s {
-							s[j] += mrow[j*maskCol]
-						}
-					}
-					visible := tk
-					if at.Causal {
-						visible = min(tk, i+1) // query i sees keys j <= i
-					}
-					softmaxRow(s, visible)
-				}
-			})
-			if err := gemm.SgemmStrided(false, false, tq, dv, tk, 1, scores, tk, tq*tk,
-				V[b0*tk*dv:], dv, tk*dv, 0, O[b0*tq*dv:], dv, tq*dv, g); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, nil
-}
-
-// softmaxRow replaces s[:visible] by its softmax and zeroes the rest; a row with no
-// visible entry becomes NaN, as the additive -Inf composition gives.
-func softmaxRow(s []float32, visible int) {
-	if visible == 0 {
-		for j := range s {
-			s[j] = float32(math.NaN())
-		}
-		return
-	}
-	softmaxStrided(s, s, visible, 1, 1, nil, 0, false)
-	clear(s[visible:])
-}
-
-// ropeKernel rotates feature pairs (2i, 2i+1), i < Dims/2, of every (…, t, :) row by
-// float32(pos[t])*freq[i]. The cos/sin table is rebuilt each run from the positions.
-func ropeKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
-	at := n.Attr().(tensor.RoPEAttr)
-	shape := n.Shape()
-	r := shape.Rank()
-	t, d, half := shape[r-2], shape[r-1], at.Dims/2
-	rows := shape[:r-1].Size()
-	X, Y := f32s(in[0]), f32s(out)
-	pos := indexReader(n.Input(1).DType(), in[1])
-	freq := tensor.RoPEFrequencies(at.Base, at.Dims)
-	cos, sin := make([]float32, t*half), make([]float32, t*half)
-	return func() error {
-		for p := 0; p < t; p++ {
-			fp := float32(pos(p))
-			for i, f := range freq {
-				theta := float64(fp * f)
-				cos[p*half+i], sin[p*half+i] = float32(math.Cos(theta)), float32(math.Sin(theta))
-			}
-		}
-		parallel.For(rows, max(1, rowGrain/max(d, 1)), func(lo, hi int) {
-			for row := lo; row < hi; row++ {
-				x, y := X[row*d:(row+1)*d], Y[row*d:(row+1)*d]
-				c, s := cos[(row%t)*half:], sin[(row%t)*half:]
-				for i := 0; i < half; i++ {
-					x0, x1 := x[2*i], x[2*i+1]
-					y[2*i] = x0*c[i] - x1*s[i]
-					y[2*i+1] = x0*s[i] + x1*c[i]
-				}
-				copy(y[at.Dims:], x[at.Dims:])
-			}
-		})
-		return nil
-	}, nil
-}

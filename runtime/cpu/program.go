@@ -82,7 +82,7 @@ func nodeMemory(seg *runtime.Segment, n *tensor.Node) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := n.Shape().Size() * n.DType().Size()
+	size := n.DType().Bytes(n.Shape().Size())
 	if len(data) < size {
 		return nil, fmt.Errorf("cpu: buffer of %d bytes is too small for %v (%d bytes)", len(data), n, size)
 	}

@@ -90,7 +90,7 @@ func TestThroughRuntime(t *testing.T) {
 		}
 		losses = append(losses, res[0].Float(0))
 	}
-	if math.Abs(losses[0]-want[0].Float(0)) > 1e-6 {
+	if !(math.Abs(losses[0]-want[0].Float(0)) <= 1e-6) {
 		t.Errorf("first loss %v through the runtime, %v on the backend directly", losses[0], want[0].Float(0))
 	}
 	if !(losses[2] < losses[0]) {

@@ -1,4 +1,5 @@
-// Command gen compiles every shader variant into ../spv with glslc and writes the
+// Command gen writes the op codes of tensor's op table (src/opcodes.glsl and
+// ../gpu/opcodes.go), compiles every shader variant into spv with glslc, and writes the
 // generated modules of shaders.Generated (run by `go generate ./shaders` from the
 // shaders directory).
 package main
@@ -13,8 +14,16 @@ import (
 )
 
 func main() {
+	// The op codes first: the shaders include them, and they compile from the tree on
+	// disk, not from the copy embedded in this program when it was built.
+	for path, b := range map[string][]byte{"src/opcodes.glsl": shaders.GLSLOpCodes(), "../gpu/opcodes.go": shaders.GoOpCodes()} {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	for _, v := range shaders.Variants {
-		if err := shaders.Compile(v, "spv"); err != nil {
+		if err := shaders.Compile(v, os.DirFS("src"), "spv"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

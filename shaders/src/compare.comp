@@ -1,11 +1,13 @@
 #version 450
 // Comparisons (Bool out), logical ops on Bool, Not, and Where, with NumPy broadcasting:
 // the output's shape is collapsed to at most six right-aligned axes with each input's
-// element strides (0 where it broadcasts). OP: 0 equal, 1 not_equal, 2 less,
-// 3 less_equal, 4 greater, 5 greater_equal (inputs of dtype TIN), 10 and, 11 or, 12 xor,
-// 13 not (on the bytes, as the CPU does), 20 where(cond, a, b) (a and b of ESIZE bytes).
-// Floats compare as IEEE values: NaN is unequal to everything.
+// element strides (0 where it broadcasts). OP (opcodes.glsl, generated from tensor's op
+// table) selects a comparison (inputs of dtype TIN), and, or, xor, not (on the bytes, as
+// the CPU does) or where(cond, a, b) (a and b of ESIZE bytes). Floats compare as IEEE
+// values: NaN is unequal to everything.
 #extension GL_EXT_control_flow_attributes : require
+
+#include "opcodes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ESIZE = 1;
@@ -44,23 +46,23 @@ bool compare(uvec2 x, uvec2 y) {
 	if (isFloatType(TIN)) {
 		float s = asFloat(x, TIN), t = asFloat(y, TIN);
 		switch (OP) {
-		case 0u: return s == t;
-		case 1u: return !(s == t);
-		case 2u: return s < t;
-		case 3u: return s <= t;
-		case 4u: return s > t;
+		case COMPARE_EQUAL: return s == t;
+		case COMPARE_NOT_EQUAL: return !(s == t);
+		case COMPARE_LESS: return s < t;
+		case COMPARE_LESS_EQUAL: return s <= t;
+		case COMPARE_GREATER: return s > t;
 		}
-		return s >= t;
+		return s >= t; // COMPARE_GREATER_EQUAL
 	}
 	int r = order(x, y);
 	switch (OP) {
-	case 0u: return r == 0;
-	case 1u: return r != 0;
-	case 2u: return r < 0;
-	case 3u: return r <= 0;
-	case 4u: return r > 0;
+	case COMPARE_EQUAL: return r == 0;
+	case COMPARE_NOT_EQUAL: return r != 0;
+	case COMPARE_LESS: return r < 0;
+	case COMPARE_LESS_EQUAL: return r <= 0;
+	case COMPARE_GREATER: return r > 0;
 	}
-	return r >= 0;
+	return r >= 0; // COMPARE_GREATER_EQUAL
 }
 
 uvec2 elem(uint i, inout bool keep) {
@@ -78,20 +80,21 @@ uvec2 elem(uint i, inout bool keep) {
 			ic += co * p.sc[d];
 		}
 	}
-	if (OP == 20u) {
+	if (OP == COMPARE_WHERE) {
 		uint cond = LOADN(a, p.offA, ia, 1u).x;
 		return cond != 0u ? LOADN(b, p.offB, ib, ESIZE) : LOADN(c, p.offC, ic, ESIZE);
 	}
-	uint insz = OP >= 10u ? 1u : dtypeSize(TIN);
+	bool logical = OP == COMPARE_AND || OP == COMPARE_OR || OP == COMPARE_XOR || OP == COMPARE_NOT;
+	uint insz = logical ? 1u : dtypeSize(TIN);
 	uvec2 x = LOADN(a, p.offA, ia, insz);
-	if (OP == 13u) return uvec2(x.x ^ 1u, 0u);
+	if (OP == COMPARE_NOT) return uvec2(x.x ^ 1u, 0u);
 	uvec2 y = LOADN(b, p.offB, ib, insz);
 	switch (OP) {
-	case 10u: return uvec2(x.x & y.x, 0u);
-	case 11u: return uvec2(x.x | y.x, 0u);
-	case 12u: return uvec2(x.x ^ y.x, 0u);
+	case COMPARE_AND: return uvec2(x.x & y.x, 0u);
+	case COMPARE_OR: return uvec2(x.x | y.x, 0u);
+	case COMPARE_XOR: return uvec2(x.x ^ y.x, 0u);
 	}
-	return uvec2(compare(x, y) ? 1u : 0u, 0u);
+	return uvec2(compare(x, y) ? 1u : 0u, 0u); // COMPARE_EQUAL ... COMPARE_GREATER_EQUAL
 }
 
 void main() { storeUnits(); }

@@ -2,17 +2,19 @@
 // Convolution as an implicit GEMM: the column (im2col) matrix is gathered into shared
 // memory tile by tile and never written out. Per group g (gl_WorkGroupID.z), with
 // cg = C/G, kg = O/G, KK = KH*KW, the three modes are the products
-//   MODE 0, forward:        Y[n,o,pix]   = Σ_(c,t)   W[o,c,t] · im2col(n,c,t,pix)
+//   CONV_CONV, forward:        Y[n,o,pix]   = Σ_(c,t)   W[o,c,t] · im2col(n,c,t,pix)
 //                           M = kg, cols = N*OH*OW, K = cg*KK;   A = W,  B = X
-//   MODE 1, data gradient:  DX[n,c,iy,ix] = Σ_(o,t) W[o,c,t] · GY[n,o,oy,ox] over the
+//   CONV_CONV_TRANSPOSE, data gradient:  DX[n,c,iy,ix] = Σ_(o,t) W[o,c,t] · GY[n,o,oy,ox] over the
 //                           taps t whose window position (oy,ox) lands on (iy,ix)
 //                           M = cg, cols = N*H*W,   K = kg*KK;   A = W,  B = GY
-//   MODE 2, filter gradient: DW[o,c,t]  = Σ_(n,pix) GY[n,o,pix] · im2col(n,c,t,pix)
+//   CONV_CONV_FILTER_GRAD, filter gradient: DW[o,c,t]  = Σ_(n,pix) GY[n,o,pix] · im2col(n,c,t,pix)
 //                           M = kg, cols = cg*KK,  K = N*OH*OW; A = GY, B = X
-// (MODE 1 is the transposed convolution.) Each of the (BM/TM)*(BN/TN) threads computes
+// (MODE holds one of those op codes, opcodes.glsl.) Each of the (BM/TM)*(BN/TN) threads computes
 // TM×TN outputs; column tiles are strided over gl_WorkGroupID.x so any size fits the grid.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+
+#include "opcodes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint MODE = 0;
@@ -39,8 +41,8 @@ uint cg, kg, KK, plane, inPlane;
 // loadA returns A(m, k) of group g, 0 outside M×K.
 float loadA(uint g, uint m, uint k, uint M, uint K) {
 	if (m >= M || k >= K) return 0.0;
-	if (MODE == 0) return a[p.offA + (g * kg + m) * cg * KK + k];
-	if (MODE == 1) {
+	if (MODE == CONV_CONV) return a[p.offA + (g * kg + m) * cg * KK + k];
+	if (MODE == CONV_CONV_TRANSPOSE) {
 		uint o = k / KK, t = k % KK;
 		return a[p.offA + ((g * kg + o) * cg + m) * KK + t];
 	}
@@ -51,8 +53,8 @@ float loadA(uint g, uint m, uint k, uint M, uint K) {
 // loadB returns B(k, col) of group g, 0 outside K×cols.
 float loadB(uint g, uint k, uint col, uint K, uint cols) {
 	if (k >= K || col >= cols) return 0.0;
-	if (MODE == 0) return im2col(col / plane, g * cg + k / KK, k % KK, col % plane);
-	if (MODE == 2) return im2col(k / plane, g * cg + col / KK, col % KK, k % plane);
+	if (MODE == CONV_CONV) return im2col(col / plane, g * cg + k / KK, k % KK, col % plane);
+	if (MODE == CONV_CONV_FILTER_GRAD) return im2col(k / plane, g * cg + col / KK, col % KK, k % plane);
 	uint o = k / KK, t = k % KK;
 	uint n = col / inPlane, pix = col % inPlane;
 	uint ky = t / p.KW, kx = t % p.KW;
@@ -66,9 +68,9 @@ float loadB(uint g, uint k, uint col, uint K, uint cols) {
 
 // store writes C(m, col) of group g.
 void store(uint g, uint m, uint col, float v) {
-	if (MODE == 0) {
+	if (MODE == CONV_CONV) {
 		c[p.offC + (col / plane * p.O + g * kg + m) * plane + col % plane] = v;
-	} else if (MODE == 1) {
+	} else if (MODE == CONV_CONV_TRANSPOSE) {
 		c[p.offC + (col / inPlane * p.C + g * cg + m) * inPlane + col % inPlane] = v;
 	} else {
 		c[p.offC + (g * kg + m) * cg * KK + col] = v;
@@ -81,9 +83,9 @@ void main() {
 	KK = p.KH * p.KW;
 	plane = p.OH * p.OW;
 	inPlane = p.H * p.W;
-	uint M = MODE == 1 ? cg : kg;
-	uint K = MODE == 0 ? cg * KK : (MODE == 1 ? kg * KK : p.N * plane);
-	uint cols = MODE == 0 ? p.N * plane : (MODE == 1 ? p.N * inPlane : cg * KK);
+	uint M = MODE == CONV_CONV_TRANSPOSE ? cg : kg;
+	uint K = MODE == CONV_CONV ? cg * KK : (MODE == CONV_CONV_TRANSPOSE ? kg * KK : p.N * plane);
+	uint cols = MODE == CONV_CONV ? p.N * plane : (MODE == CONV_CONV_TRANSPOSE ? p.N * inPlane : cg * KK);
 
 	const uint g = gl_WorkGroupID.z;
 	const uint m0 = gl_WorkGroupID.y * BM;

@@ -1,15 +1,17 @@
 #version 450
-// Index-driven copies of any dtype. MODE 0 Gather: x as (outer, d, inner), out as
-// (outer, m, inner) with out[o, j, q] = x[o, idx[j], q]. 1 TakeAlong: out has idx's shape
-// and out[c] = x[c with axis coordinate idx[c]]. 2 Scatter: out[c] = x[c], then every
-// update whose index lands on c replaces it (ADD: is added) in index order; each output
-// element loops over the updates along the axis that can reach it, so there are no
-// atomics and sums run in the CPU's order. 4 OneHot: out[r, k] = ONE bits where
-// idx[r] == k, else 0. (ScatterAdd is index_add.comp.) Negative indices count from the
+// Index-driven copies of any dtype; MODE holds an op code (opcodes.glsl). Gather: x as
+// (outer, d, inner), out as (outer, m, inner) with out[o, j, q] = x[o, idx[j], q].
+// TakeAlong: out has idx's shape and out[c] = x[c with axis coordinate idx[c]].
+// Scatter: out[c] = x[c], then every update whose index lands on c replaces it (ADD: is
+// added) in index order; each output element loops over the updates along the axis that
+// can reach it, so there are no atomics and sums run in the CPU's order. OneHot:
+// out[r, k] = ONE bits where idx[r] == k, else 0. (ScatterAdd is index_add.comp.) Negative indices count from the
 // end of the axis; an index outside the axis reads as zero (Gather, TakeAlong) or is
 // skipped (Scatter), and is reported through the error word (index_common.glsl), which
 // fails the run. OneHot leaves a row with a label outside [0, depth) zero, as the CPU.
 #extension GL_EXT_control_flow_attributes : require
+
+#include "opcodes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ESIZE = 4;
@@ -38,14 +40,14 @@ layout(push_constant) uniform Push {
 #include "index_common.glsl"
 
 uvec2 elem(uint i, inout bool keep) {
-	if (MODE == 0u) {
+	if (MODE == INDEX_GATHER) {
 		uint q = i % p.inner, t = i / p.inner;
 		uint j = t % p.m, ou = t / p.m;
 		int k = index(j, p.d);
 		if (k < 0) return uvec2(0u);
 		return LOADN(x, p.offX, (ou * p.d + uint(k)) * p.inner + q, ESIZE);
 	}
-	if (MODE == 4u) {
+	if (MODE == INDEX_ONE_HOT) {
 		uint r = i / p.d, k = i - r * p.d;
 		bool ok;
 		int v = rawIndex(r, ok);
@@ -60,13 +62,14 @@ uvec2 elem(uint i, inout bool keep) {
 		c[d] = rest - q * p.a[d];
 		rest = q;
 	}
-	if (MODE == 1u) {
+	if (MODE == INDEX_TAKE_ALONG) {
 		int k = index(i, p.d);
 		if (k < 0) return uvec2(0u);
 		uint src = 0u;
 		[[unroll]] for (uint d = 0u; d < 6u; d++) src += (d == p.axis ? uint(k) : c[d]) * p.b[d];
 		return LOADN(x, p.offX, src, ESIZE);
 	}
+	// INDEX_SCATTER
 	uvec2 v = LOADN(x, p.offX, i, ESIZE);
 	uint pos0 = 0u, st = 1u, axisStride = 1u;
 	[[unroll]] for (int d = 5; d >= 0; d--) {

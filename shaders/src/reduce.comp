@@ -9,9 +9,11 @@
 // would leave most of a GPU idle on a bias gradient (a few hundred columns, thousands
 // of rows). MODE 2 (general): kept and reduced axes interleave; each output's workgroup
 // walks its reduced elements through up to four collapsed reduced axes (rd, rs) from a
-// base found through up to four kept axes (kd, ks). OP: 0 sum, 1 mean (divided by
-// count), 2 max, 3 min, 4 product.
+// base found through up to four kept axes (kd, ks). OP (opcodes.glsl): sum, mean
+// (divided by count), max, min or product.
 #extension GL_EXT_control_flow_attributes : require
+
+#include "opcodes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;
@@ -45,23 +47,23 @@ shared float part[gl_WorkGroupSize.x];
 
 float identity() {
 	switch (OP) {
-	case 2: return -1.0 / 0.0;
-	case 3: return 1.0 / 0.0;
-	case 4: return 1.0;
+	case REDUCE_MAX: return -1.0 / 0.0;
+	case REDUCE_MIN: return 1.0 / 0.0;
+	case REDUCE_PROD: return 1.0;
 	}
-	return 0.0;
+	return 0.0; // REDUCE_SUM, REDUCE_MEAN
 }
 
 float combine(float x, float y) {
 	switch (OP) {
-	case 2: return max(x, y);
-	case 3: return min(x, y);
-	case 4: return x * y;
+	case REDUCE_MAX: return max(x, y);
+	case REDUCE_MIN: return min(x, y);
+	case REDUCE_PROD: return x * y;
 	}
-	return x + y;
+	return x + y; // REDUCE_SUM, REDUCE_MEAN
 }
 
-float finish(float v) { return OP == 1 ? v / float(p.count) : v; }
+float finish(float v) { return OP == REDUCE_MEAN ? v / float(p.count) : v; }
 
 void main() {
 	if (MODE != 1) {

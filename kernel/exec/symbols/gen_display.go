@@ -34,6 +34,7 @@ func init() {
 		"InputPublisher": reflect.ValueOf((*display.InputPublisher)(nil)),
 		"Output":         reflect.ValueOf((*display.Output)(nil)),
 		"Plot":           reflect.ValueOf((*display.Plot)(nil)),
+		"Plots":          reflect.ValueOf((*display.Plots)(nil)),
 		"Progress":       reflect.ValueOf((*display.Progress)(nil)),
 		"ProgressOption": reflect.ValueOf((*display.ProgressOption)(nil)),
 		"Publisher":      reflect.ValueOf((*display.Publisher)(nil)),

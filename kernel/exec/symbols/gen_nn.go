@@ -25,11 +25,15 @@ func init() {
 		"Callbacks":              reflect.ValueOf(nn.Callbacks),
 		"Causal":                 reflect.ValueOf(nn.Causal),
 		"ChannelsLast":           reflect.ValueOf(nn.ChannelsLast),
+		"CheckFinite":            reflect.ValueOf(nn.CheckFinite),
 		"ClassWeights":           reflect.ValueOf(nn.ClassWeights),
+		"ClassificationReport":   reflect.ValueOf(nn.ClassificationReport),
 		"Concatenate":            reflect.ValueOf(nn.Concatenate),
 		"Config":                 reflect.ValueOf(nn.Config),
+		"ConfusionMatrix":        reflect.ValueOf(nn.ConfusionMatrix),
 		"Conv1D":                 reflect.ValueOf(nn.Conv1D),
 		"Conv2D":                 reflect.ValueOf(nn.Conv2D),
+		"Cooldown":               reflect.ValueOf(nn.Cooldown),
 		"Custom":                 reflect.ValueOf(nn.Custom),
 		"CustomKind":             reflect.ValueOf(nn.CustomKind),
 		"DType":                  reflect.ValueOf(nn.DType),
@@ -112,36 +116,66 @@ func init() {
 		// type definitions
 		"Batch":              reflect.ValueOf((*nn.Batch)(nil)),
 		"BatchCallback":      reflect.ValueOf((*nn.BatchCallback)(nil)),
+		"BatchSizeOption":    reflect.ValueOf((*nn.BatchSizeOption)(nil)),
 		"Builder":            reflect.ValueOf((*nn.Builder)(nil)),
 		"Callback":           reflect.ValueOf((*nn.Callback)(nil)),
+		"CallbackOption":     reflect.ValueOf((*nn.CallbackOption)(nil)),
+		"ClassReport":        reflect.ValueOf((*nn.ClassReport)(nil)),
+		"ClassScores":        reflect.ValueOf((*nn.ClassScores)(nil)),
+		"CompileOption":      reflect.ValueOf((*nn.CompileOption)(nil)),
+		"Confusion":          reflect.ValueOf((*nn.Confusion)(nil)),
 		"CustomLayer":        reflect.ValueOf((*nn.CustomLayer)(nil)),
+		"DeviceOption":       reflect.ValueOf((*nn.DeviceOption)(nil)),
 		"EpochBeginCallback": reflect.ValueOf((*nn.EpochBeginCallback)(nil)),
+		"EvaluateOption":     reflect.ValueOf((*nn.EvaluateOption)(nil)),
+		"FitOption":          reflect.ValueOf((*nn.FitOption)(nil)),
 		"Forward":            reflect.ValueOf((*nn.Forward)(nil)),
 		"History":            reflect.ValueOf((*nn.History)(nil)),
 		"Initializer":        reflect.ValueOf((*nn.Initializer)(nil)),
+		"InputOption":        reflect.ValueOf((*nn.InputOption)(nil)),
 		"Layer":              reflect.ValueOf((*nn.Layer)(nil)),
+		"LayerOption":        reflect.ValueOf((*nn.LayerOption)(nil)),
+		"LoadOption":         reflect.ValueOf((*nn.LoadOption)(nil)),
 		"Logs":               reflect.ValueOf((*nn.Logs)(nil)),
+		"ModelOption":        reflect.ValueOf((*nn.ModelOption)(nil)),
+		"MomentumOption":     reflect.ValueOf((*nn.MomentumOption)(nil)),
+		"NameOption":         reflect.ValueOf((*nn.NameOption)(nil)),
 		"Net":                reflect.ValueOf((*nn.Net)(nil)),
 		"Node":               reflect.ValueOf((*nn.Node)(nil)),
 		"Optimizer":          reflect.ValueOf((*nn.Optimizer)(nil)),
-		"Option":             reflect.ValueOf((*nn.Option)(nil)),
+		"OptimizerOption":    reflect.ValueOf((*nn.OptimizerOption)(nil)),
+		"PredictOption":      reflect.ValueOf((*nn.PredictOption)(nil)),
+		"SeedOption":         reflect.ValueOf((*nn.SeedOption)(nil)),
 		"Spec":               reflect.ValueOf((*nn.Spec)(nil)),
 		"Summary":            reflect.ValueOf((*nn.Summary)(nil)),
 		"SummaryRow":         reflect.ValueOf((*nn.SummaryRow)(nil)),
 		"TrainBeginCallback": reflect.ValueOf((*nn.TrainBeginCallback)(nil)),
 		"TrainEndCallback":   reflect.ValueOf((*nn.TrainEndCallback)(nil)),
 		"Trainer":            reflect.ValueOf((*nn.Trainer)(nil)),
+		"TrainerOption":      reflect.ValueOf((*nn.TrainerOption)(nil)),
 		"Training":           reflect.ValueOf((*nn.Training)(nil)),
+		"WeightingOption":    reflect.ValueOf((*nn.WeightingOption)(nil)),
 
 		// interface wrapper definitions
 		"_BatchCallback":      reflect.ValueOf((*_github_com_gml_dev_gml_nn_BatchCallback)(nil)),
 		"_Callback":           reflect.ValueOf((*_github_com_gml_dev_gml_nn_Callback)(nil)),
+		"_CallbackOption":     reflect.ValueOf((*_github_com_gml_dev_gml_nn_CallbackOption)(nil)),
+		"_CompileOption":      reflect.ValueOf((*_github_com_gml_dev_gml_nn_CompileOption)(nil)),
 		"_CustomLayer":        reflect.ValueOf((*_github_com_gml_dev_gml_nn_CustomLayer)(nil)),
 		"_EpochBeginCallback": reflect.ValueOf((*_github_com_gml_dev_gml_nn_EpochBeginCallback)(nil)),
+		"_EvaluateOption":     reflect.ValueOf((*_github_com_gml_dev_gml_nn_EvaluateOption)(nil)),
+		"_FitOption":          reflect.ValueOf((*_github_com_gml_dev_gml_nn_FitOption)(nil)),
+		"_InputOption":        reflect.ValueOf((*_github_com_gml_dev_gml_nn_InputOption)(nil)),
 		"_Layer":              reflect.ValueOf((*_github_com_gml_dev_gml_nn_Layer)(nil)),
+		"_LayerOption":        reflect.ValueOf((*_github_com_gml_dev_gml_nn_LayerOption)(nil)),
+		"_LoadOption":         reflect.ValueOf((*_github_com_gml_dev_gml_nn_LoadOption)(nil)),
+		"_ModelOption":        reflect.ValueOf((*_github_com_gml_dev_gml_nn_ModelOption)(nil)),
 		"_Optimizer":          reflect.ValueOf((*_github_com_gml_dev_gml_nn_Optimizer)(nil)),
+		"_OptimizerOption":    reflect.ValueOf((*_github_com_gml_dev_gml_nn_OptimizerOption)(nil)),
+		"_PredictOption":      reflect.ValueOf((*_github_com_gml_dev_gml_nn_PredictOption)(nil)),
 		"_TrainBeginCallback": reflect.ValueOf((*_github_com_gml_dev_gml_nn_TrainBeginCallback)(nil)),
 		"_TrainEndCallback":   reflect.ValueOf((*_github_com_gml_dev_gml_nn_TrainEndCallback)(nil)),
+		"_TrainerOption":      reflect.ValueOf((*_github_com_gml_dev_gml_nn_TrainerOption)(nil)),
 	}
 }
 
@@ -163,6 +197,16 @@ type _github_com_gml_dev_gml_nn_Callback struct {
 
 func (W _github_com_gml_dev_gml_nn_Callback) OnEpochEnd(t *nn.Training, epoch int, logs nn.Logs) error {
 	return W.WOnEpochEnd(t, epoch, logs)
+}
+
+// _github_com_gml_dev_gml_nn_CallbackOption is an interface wrapper for CallbackOption type
+type _github_com_gml_dev_gml_nn_CallbackOption struct {
+	IValue interface{}
+}
+
+// _github_com_gml_dev_gml_nn_CompileOption is an interface wrapper for CompileOption type
+type _github_com_gml_dev_gml_nn_CompileOption struct {
+	IValue interface{}
 }
 
 // _github_com_gml_dev_gml_nn_CustomLayer is an interface wrapper for CustomLayer type
@@ -187,6 +231,21 @@ type _github_com_gml_dev_gml_nn_EpochBeginCallback struct {
 
 func (W _github_com_gml_dev_gml_nn_EpochBeginCallback) OnEpochBegin(t *nn.Training, epoch int) error {
 	return W.WOnEpochBegin(t, epoch)
+}
+
+// _github_com_gml_dev_gml_nn_EvaluateOption is an interface wrapper for EvaluateOption type
+type _github_com_gml_dev_gml_nn_EvaluateOption struct {
+	IValue interface{}
+}
+
+// _github_com_gml_dev_gml_nn_FitOption is an interface wrapper for FitOption type
+type _github_com_gml_dev_gml_nn_FitOption struct {
+	IValue interface{}
+}
+
+// _github_com_gml_dev_gml_nn_InputOption is an interface wrapper for InputOption type
+type _github_com_gml_dev_gml_nn_InputOption struct {
+	IValue interface{}
 }
 
 // _github_com_gml_dev_gml_nn_Layer is an interface wrapper for Layer type
@@ -215,6 +274,21 @@ func (W _github_com_gml_dev_gml_nn_Layer) State() []*tensor.Variable {
 	return W.WState()
 }
 
+// _github_com_gml_dev_gml_nn_LayerOption is an interface wrapper for LayerOption type
+type _github_com_gml_dev_gml_nn_LayerOption struct {
+	IValue interface{}
+}
+
+// _github_com_gml_dev_gml_nn_LoadOption is an interface wrapper for LoadOption type
+type _github_com_gml_dev_gml_nn_LoadOption struct {
+	IValue interface{}
+}
+
+// _github_com_gml_dev_gml_nn_ModelOption is an interface wrapper for ModelOption type
+type _github_com_gml_dev_gml_nn_ModelOption struct {
+	IValue interface{}
+}
+
 // _github_com_gml_dev_gml_nn_Optimizer is an interface wrapper for Optimizer type
 type _github_com_gml_dev_gml_nn_Optimizer struct {
 	IValue interface{}
@@ -237,6 +311,16 @@ func (W _github_com_gml_dev_gml_nn_Optimizer) Steps() int {
 	return W.WSteps()
 }
 
+// _github_com_gml_dev_gml_nn_OptimizerOption is an interface wrapper for OptimizerOption type
+type _github_com_gml_dev_gml_nn_OptimizerOption struct {
+	IValue interface{}
+}
+
+// _github_com_gml_dev_gml_nn_PredictOption is an interface wrapper for PredictOption type
+type _github_com_gml_dev_gml_nn_PredictOption struct {
+	IValue interface{}
+}
+
 // _github_com_gml_dev_gml_nn_TrainBeginCallback is an interface wrapper for TrainBeginCallback type
 type _github_com_gml_dev_gml_nn_TrainBeginCallback struct {
 	IValue        interface{}
@@ -255,4 +339,9 @@ type _github_com_gml_dev_gml_nn_TrainEndCallback struct {
 
 func (W _github_com_gml_dev_gml_nn_TrainEndCallback) OnTrainEnd(t *nn.Training) error {
 	return W.WOnTrainEnd(t)
+}
+
+// _github_com_gml_dev_gml_nn_TrainerOption is an interface wrapper for TrainerOption type
+type _github_com_gml_dev_gml_nn_TrainerOption struct {
+	IValue interface{}
 }

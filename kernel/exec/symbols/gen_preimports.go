@@ -10,4 +10,7 @@ var Preimports = []Preimport{
 	{Name: "matrix", Path: "github.com/gml-dev/gml/matrix"},
 	{Name: "data", Path: "github.com/gml-dev/gml/data"},
 	{Name: "nn", Path: "github.com/gml-dev/gml/nn"},
+	{Name: "ag", Path: "github.com/gml-dev/gml/ag"},
+	{Name: "onnx", Path: "github.com/gml-dev/gml/onnx"},
+	{Name: "gguf", Path: "github.com/gml-dev/gml/gguf"},
 }

@@ -36,10 +36,13 @@ func init() {
 		"Buffer":        reflect.ValueOf((*runtime.Buffer)(nil)),
 		"DeviceInfo":    reflect.ValueOf((*runtime.DeviceInfo)(nil)),
 		"DeviceList":    reflect.ValueOf((*runtime.DeviceList)(nil)),
+		"EmitOptions":   reflect.ValueOf((*runtime.EmitOptions)(nil)),
 		"Executable":    reflect.ValueOf((*runtime.Executable)(nil)),
 		"Factory":       reflect.ValueOf((*runtime.Factory)(nil)),
 		"MemoryReport":  reflect.ValueOf((*runtime.MemoryReport)(nil)),
 		"MemoryRow":     reflect.ValueOf((*runtime.MemoryRow)(nil)),
+		"Model":         reflect.ValueOf((*runtime.Model)(nil)),
+		"ModelInput":    reflect.ValueOf((*runtime.ModelInput)(nil)),
 		"OpStat":        reflect.ValueOf((*runtime.OpStat)(nil)),
 		"Option":        reflect.ValueOf((*runtime.Option)(nil)),
 		"Pool":          reflect.ValueOf((*runtime.Pool)(nil)),
@@ -53,6 +56,7 @@ func init() {
 		// interface wrapper definitions
 		"_Backend": reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Backend)(nil)),
 		"_Buffer":  reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Buffer)(nil)),
+		"_Model":   reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Model)(nil)),
 		"_Program": reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Program)(nil)),
 	}
 }
@@ -107,6 +111,28 @@ type _github_com_gml_dev_gml_runtime_Buffer struct {
 
 func (W _github_com_gml_dev_gml_runtime_Buffer) Size() int64 {
 	return W.WSize()
+}
+
+// _github_com_gml_dev_gml_runtime_Model is an interface wrapper for Model type
+type _github_com_gml_dev_gml_runtime_Model struct {
+	IValue          interface{}
+	WEmitForward    func(xs []*tensor.Node, opts runtime.EmitOptions) (outs []*tensor.Node, updates []*tensor.Node, err error)
+	WModelInputs    func() []runtime.ModelInput
+	WModelRuntime   func() (*runtime.Runtime, error)
+	WModelVariables func() (params []*tensor.Variable, state []*tensor.Variable)
+}
+
+func (W _github_com_gml_dev_gml_runtime_Model) EmitForward(xs []*tensor.Node, opts runtime.EmitOptions) (outs []*tensor.Node, updates []*tensor.Node, err error) {
+	return W.WEmitForward(xs, opts)
+}
+func (W _github_com_gml_dev_gml_runtime_Model) ModelInputs() []runtime.ModelInput {
+	return W.WModelInputs()
+}
+func (W _github_com_gml_dev_gml_runtime_Model) ModelRuntime() (*runtime.Runtime, error) {
+	return W.WModelRuntime()
+}
+func (W _github_com_gml_dev_gml_runtime_Model) ModelVariables() (params []*tensor.Variable, state []*tensor.Variable) {
+	return W.WModelVariables()
 }
 
 // _github_com_gml_dev_gml_runtime_Program is an interface wrapper for Program type

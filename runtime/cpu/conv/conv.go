@@ -48,16 +48,28 @@ func (g geometry) columns(x []float32, grp int, transposed bool) gemm.BPacker {
 }
 
 // forImages calls body once for every image n in [0, batch). With at least two images
-// and two workers the images are shared out dynamically between workers (numbered from
-// 0 in worker) and body must keep its GEMMs on its own goroutine (parallelGEMM false);
-// otherwise images run in turn and their GEMMs may split. workersFor(batch) says how many
-// workers there will be, for sizing per-worker buffers.
-func forImages(batch int, body func(worker, n int, parallelGEMM bool)) {
+// and two workers the images are shared out between workers (numbered from 0 in worker)
+// and body must keep its GEMMs on its own goroutine (parallelGEMM false); otherwise
+// images run in turn and their GEMMs may split. Shared out dynamically, an image goes to
+// whichever worker is free, which keeps every core busy when another process slows one;
+// with fixed, worker w takes the w-th contiguous block of images in order, so what a
+// worker accumulates over its images (BackwardFilter's partial sums) is the same in
+// every run with the same number of workers. workersFor(batch) says how many workers
+// there will be, for sizing per-worker buffers.
+func forImages(batch int, fixed bool, body func(worker, n int, parallelGEMM bool)) {
 	workers := workersFor(batch)
 	if workers == 1 {
 		for n := range batch {
 			body(0, n, true)
 		}
+		return
+	}
+	if fixed {
+		parallel.Run(workers, func(worker int) {
+			for n := worker * batch / workers; n < (worker+1)*batch/workers; n++ {
+				body(worker, n, false)
+			}
+		})
 		return
 	}
 	var next atomic.Int64
@@ -93,7 +105,7 @@ func Forward(p Params, x, w, bias, y []float32) error {
 	}
 	impl := gemm.Default()
 	var failed firstError
-	forImages(p.Batch, func(_, n int, parallelGEMM bool) {
+	forImages(p.Batch, false, func(_, n int, parallelGEMM bool) {
 		if g.directDepthwise() {
 			depthwiseForward(g, x[n*g.inLen:][:g.inLen], w, y[n*g.outLen:][:g.outLen])
 		} else if err := g.forwardGEMM(impl, parallelGEMM, n, x, w, y); err != nil {
@@ -136,7 +148,7 @@ func BackwardData(p Params, dy, w, dx []float32) error {
 	impl := gemm.Default()
 	cols := make([][]float32, workersFor(p.Batch))
 	var failed firstError
-	forImages(p.Batch, func(worker, n int, parallelGEMM bool) {
+	forImages(p.Batch, false, func(worker, n int, parallelGEMM bool) {
 		img := dx[n*g.inLen:][:g.inLen]
 		if g.directDepthwise() {
 			clear(img)
@@ -170,8 +182,9 @@ func BackwardData(p Params, dy, w, dx []float32) error {
 
 // BackwardFilter computes the gradient of the loss with respect to the weights, dw, from
 // the input x and the output gradient dy of the convolution described by p. dw is
-// overwritten. Per group it sums dy_g·colᵀ over the images; each worker sums its images
-// into its own buffer, and the buffers are added at the end.
+// overwritten. Per group it sums dy_g·colᵀ over the images; each worker sums its block
+// of images into its own buffer, and the buffers are added in worker order at the end,
+// so the result depends on the number of workers but not on their timing.
 func BackwardFilter(p Params, x, dy, dw []float32) error {
 	p = p.normalized()
 	if err := checkLens("BackwardFilter", p, operand{"x", len(x), p.InputLen()},
@@ -187,7 +200,9 @@ func BackwardFilter(p Params, x, dy, dw []float32) error {
 	sums := make([][]float32, workersFor(p.Batch))
 	sums[0] = dw
 	var failed firstError
-	forImages(p.Batch, func(worker, n int, parallelGEMM bool) {
+	// Fixed blocks of images per worker, summed in worker order: the same sum in every
+	// run, so training is bit-reproducible.
+	forImages(p.Batch, true, func(worker, n int, parallelGEMM bool) {
 		if sums[worker] == nil {
 			sums[worker] = make([]float32, len(dw))
 		}

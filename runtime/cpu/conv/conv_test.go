@@ -60,7 +60,7 @@ func compare(t *testing.T, what string, got []float32, want []float64, tol float
 		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
 	}
 	for i := range got {
-		if math.Abs(float64(got[i])-want[i]) > tol*(1+math.Abs(want[i])) {
+		if !(math.Abs(float64(got[i])-want[i]) <= tol*(1+math.Abs(want[i]))) {
 			t.Fatalf("%s: element %d = %g, want %g", what, i, got[i], want[i])
 		}
 	}

@@ -13,9 +13,12 @@
 //     (gemm.SgemmPacked with a gemm.BPacker), which halves the memory traffic of
 //     im2col-then-pack. The product lands directly in NCHW order.
 //   - Parallelism: with at least two images, workers take whole images from a counter
-//     and run their GEMMs on their own goroutine (per-worker buffers; the weight
-//     gradient sums per-worker partial gradients at the end); a single image instead
-//     lets its GEMMs split between workers.
+//     and run their GEMMs on their own goroutine (per-worker buffers); a single image
+//     instead lets its GEMMs split between workers. The weight gradient is the
+//     exception to the counter: each worker sums a fixed block of images and the
+//     partial gradients are added in worker order, so the gradient, and training, are
+//     bit-identical from run to run for a given number of workers (taken from the
+//     counter, which images a worker sums would vary with timing).
 //   - A 1×1 kernel with unit stride and no padding uses the input as its own column
 //     matrix (gemm.Dense).
 //   - BackwardData is the adjoint: GEMM with the transposed weights into a per-worker

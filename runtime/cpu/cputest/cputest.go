@@ -55,7 +55,7 @@ func Prepare(outputs []*tensor.Node, feeds map[*tensor.Node]*tensor.Tensor) (*Pr
 			seg.Buffers[n] = b
 			continue
 		}
-		b, err := be.Alloc(int64(n.Shape().Size()*n.DType().Size()), runtime.PoolActivations)
+		b, err := be.Alloc(int64(n.DType().Bytes(n.Shape().Size())), runtime.PoolActivations)
 		if err != nil {
 			return nil, err
 		}

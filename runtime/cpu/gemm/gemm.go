@@ -148,6 +148,17 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 	if i == Native && m == 1 && sgemvRow(parallelOK, transA, transB, n, k, alpha, a, lda, b, ldb, beta, c) {
 		return nil
 	}
+	// A few rows (a small inference batch through a layer's weights) are as many
+	// one-row products: packing B would cost more than the product.
+	if i == Native && m <= maxGemvRows && !transA {
+		done := true
+		for r := 0; r < m && done; r++ {
+			done = sgemvRow(parallelOK, false, transB, n, k, alpha, a[r*lda:], lda, b, ldb, beta, c[r*ldc:])
+		}
+		if done {
+			return nil
+		}
+	}
 	kern, err := i.microKernel()
 	if err != nil {
 		return err

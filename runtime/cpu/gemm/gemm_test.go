@@ -149,7 +149,7 @@ func checkGemm(t *testing.T, name string, c []float32, want []float64, tc gemmCa
 			if j >= tc.n && got != w {
 				t.Fatalf("%s: padding C[%d][%d] changed from %g to %g", name, i, j, w, got)
 			}
-			if math.Abs(got-w) > tol {
+			if !(math.Abs(got-w) <= tol) {
 				t.Fatalf("%s: C[%d][%d] = %g, want %g", name, i, j, got, w)
 			}
 		}
@@ -193,7 +193,7 @@ func TestSgemmStridedMatchesPerItem(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			for i, w := range want[:tc.batch*tc.m*tc.n] {
-				if math.Abs(float64(c[i])-w) > 1e-4*float64(tc.k) {
+				if !(math.Abs(float64(c[i])-w) <= 1e-4*float64(tc.k)) {
 					t.Fatalf("%s: element %d = %g, want %g", name, i, c[i], w)
 				}
 			}
@@ -240,7 +240,7 @@ func TestDgemmMatchesGonum(t *testing.T) {
 						}
 						want += a[ai] * b[bi]
 					}
-					if got := c[i*tc.n+j]; math.Abs(got-want) > 1e-12*(1+math.Abs(want))*float64(tc.k) {
+					if got := c[i*tc.n+j]; !(math.Abs(got-want) <= 1e-12*(1+math.Abs(want))*float64(tc.k)) {
 						t.Fatalf("%v %+v: C[%d][%d] = %.17g, want %.17g", impl, tc, i, j, got, want)
 					}
 				}

@@ -6,6 +6,9 @@ import "github.com/gml-dev/gml/runtime/cpu/parallel"
 // columns between goroutines.
 const minGemvSplit = 1 << 20
 
+// maxGemvRows is the most rows of A a product runs as one-row products.
+const maxGemvRows = 4
+
 // gemvGrain is the least number of multiply-adds one goroutine of a split one-row
 // product takes.
 const gemvGrain = 1 << 16

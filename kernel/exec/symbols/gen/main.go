@@ -54,6 +54,8 @@ var packages = []pkg{
 	{module + "/nn", "nn"},
 	{module + "/ag", "ag"},
 	{module + "/onnx", "onnx"},
+	{module + "/gguf", "gguf"},
+	{module + "/tensor/quant", ""},
 	{"gonum.org/v1/gonum/mat", ""},
 	{"gonum.org/v1/gonum/stat", ""},
 	{"gonum.org/v1/gonum/floats", ""},

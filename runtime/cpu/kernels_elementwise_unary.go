@@ -1,0 +1,230 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Unary elementwise kernels. The hot activations (exp, tanh, sigmoid, silu, tanh-GELU)
+// use the float32 functions of fastmath.go; the other transcendental functions go
+// through float64 and package math. Integer inputs are accepted by the ops that make
+// sense on them.
+
+func init() {
+	for op := range f32UnaryOps {
+		register(op, floatTypes, unaryFactory)
+		// The integer forms serve the ops whose table row accepts integers.
+		if op.DTypes().Has(tensor.I32) {
+			register(op, []tensor.DType{tensor.I32}, intUnaryFactory[int32])
+		}
+		if op.DTypes().Has(tensor.I64) {
+			register(op, []tensor.DType{tensor.I64}, intUnaryFactory[int64])
+		}
+	}
+}
+
+// f32UnaryOps maps each op to a constructor of its slice loop from the node's attribute.
+var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
+	tensor.OpNeg: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = -v
+		}
+	}),
+	tensor.OpAbs: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = float32(math.Abs(float64(v)))
+		}
+	}),
+	tensor.OpSign:  mapF(func(v float64) float64 { return sign(v) }),
+	tensor.OpExp:   plain(expSlice),
+	tensor.OpLog:   mapF(math.Log),
+	tensor.OpSqrt:  mapF(math.Sqrt),
+	tensor.OpRsqrt: mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
+	tensor.OpSquare: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = v * v
+		}
+	}),
+	tensor.OpSin: mapF(math.Sin),
+	tensor.OpCos: mapF(math.Cos),
+	tensor.OpTanh: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = tanhf(v)
+		}
+	}),
+	tensor.OpSigmoid: plain(sigmoidSlice),
+	tensor.OpRelu: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = max(v, 0)
+		}
+	}),
+	tensor.OpLeakyRelu: func(attr any) func(d, x []float32) {
+		a := attr.(tensor.AlphaAttr).Alpha
+		return func(d, x []float32) {
+			for i, v := range x {
+				if v < 0 {
+					v *= a
+				}
+				d[i] = v
+			}
+		}
+	},
+	tensor.OpElu: func(attr any) func(d, x []float32) {
+		a := float64(attr.(tensor.AlphaAttr).Alpha)
+		return mapF(func(v float64) float64 {
+			if v > 0 {
+				return v
+			}
+			return a * math.Expm1(v)
+		})(nil)
+	},
+	tensor.OpGelu: func(attr any) func(d, x []float32) {
+		if attr.(tensor.GeluAttr).Form == tensor.GeluTanh {
+			return func(d, x []float32) {
+				const c = 0.7978845608028654 // √(2/π)
+				for i, v := range x {
+					d[i] = 0.5 * v * (1 + tanhf(c*(v+0.044715*v*v*v)))
+				}
+			}
+		}
+		return func(d, x []float32) {
+			for i, v := range x {
+				d[i] = 0.5 * v * (1 + erff(v*0.70710678118654752))
+			}
+		}
+	},
+	tensor.OpSilu:     plain(siluSlice),
+	tensor.OpSoftplus: mapF(softplus),
+	tensor.OpSoftsign: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = v / (1 + float32(math.Abs(float64(v))))
+		}
+	}),
+	tensor.OpHardSigmoid: func(attr any) func(d, x []float32) {
+		at := attr.(tensor.HardSigmoidAttr)
+		return func(d, x []float32) {
+			for i, v := range x {
+				d[i] = min(max(at.Alpha*v+at.Beta, 0), 1)
+			}
+		}
+	},
+	tensor.OpHardSwish: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = v * min(max(v/6+0.5, 0), 1)
+		}
+	}),
+	tensor.OpErf: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = erff(v)
+		}
+	}),
+	tensor.OpRound: mapF(math.RoundToEven),
+	tensor.OpTan:   mapF(math.Tan),
+	tensor.OpAtan:  mapF(math.Atan),
+	tensor.OpFloor: mapF(math.Floor),
+	tensor.OpCeil:  mapF(math.Ceil),
+	tensor.OpClamp: func(attr any) func(d, x []float32) {
+		at := attr.(tensor.ClampAttr)
+		return func(d, x []float32) {
+			for i, v := range x {
+				d[i] = min(max(v, at.Min), at.Max)
+			}
+		}
+	},
+	tensor.OpScale: func(attr any) func(d, x []float32) {
+		at := attr.(tensor.ScaleAttr)
+		return func(d, x []float32) {
+			for i, v := range x {
+				d[i] = v*at.Scale + at.Bias
+			}
+		}
+	},
+}
+
+// plain wraps a loop that takes no attribute.
+func plain(f func(d, x []float32)) func(any) func(d, x []float32) {
+	return func(any) func(d, x []float32) { return f }
+}
+
+// mapF makes a loop applying f in float64.
+func mapF(f func(float64) float64) func(any) func(d, x []float32) {
+	return func(any) func(d, x []float32) {
+		return func(d, x []float32) {
+			for i, v := range x {
+				d[i] = float32(f(float64(v)))
+			}
+		}
+	}
+}
+
+func sign(v float64) float64 {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return v // 0, -0 and NaN
+}
+
+// softplus is log(1+eˣ) without overflow for large x.
+func softplus(v float64) float64 { return max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))) }
+
+// unaryFactory prepares an F32 unary op, split across goroutines when large.
+func unaryFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	loop := f32UnaryOps[n.Op()](n.Attr())
+	d, x := f32s(out), f32s(in[0])
+	body := func(lo, hi int) { loop(d[lo:hi], x[lo:hi]) }
+	// Ops that cost about as much as a copy split at elemGrain; the others do enough
+	// arithmetic per element to pay for goroutines on smaller tensors.
+	grain := elemGrain
+	if n.Op().Cost() > tensor.CostCheap {
+		grain = elemGrain / 4
+	}
+	return func() error { parallel.For(len(d), grain, body); return nil }, nil
+}
+
+// intUnaryFactory prepares the integer form of the ops that accept integers;
+// attributes (slopes, bounds, scales) are applied in float64 and truncated.
+func intUnaryFactory[T int32 | int64](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	d, x := typed[T](out), typed[T](in[0])
+	var f func(T) T
+	switch n.Op() {
+	case tensor.OpNeg:
+		f = func(v T) T { return -v }
+	case tensor.OpAbs:
+		f = func(v T) T { return max(v, -v) }
+	case tensor.OpSign:
+		f = func(v T) T { return T(sign(float64(v))) }
+	case tensor.OpSquare:
+		f = func(v T) T { return v * v }
+	case tensor.OpRelu:
+		f = func(v T) T { return max(v, 0) }
+	case tensor.OpLeakyRelu:
+		a := float64(n.Attr().(tensor.AlphaAttr).Alpha)
+		f = func(v T) T {
+			if v < 0 {
+				return T(a * float64(v))
+			}
+			return v
+		}
+	case tensor.OpClamp:
+		at := n.Attr().(tensor.ClampAttr)
+		lo, hi := T(math.Ceil(float64(at.Min))), T(math.Floor(float64(at.Max)))
+		f = func(v T) T { return min(max(v, lo), hi) }
+	case tensor.OpScale:
+		at := n.Attr().(tensor.ScaleAttr)
+		f = func(v T) T { return T(float64(v)*float64(at.Scale) + float64(at.Bias)) }
+	default:
+		return nil, fmt.Errorf("no integer kernel for %v", n.Op())
+	}
+	body := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d[i] = f(x[i])
+		}
+	}
+	return func() error { parallel.For(len(d), elemGrain, body); return nil }, nil
+}
