@@ -11,8 +11,9 @@ import (
 
 // execute runs the code of an execute_request and answers it, between status busy and
 // idle. An executor that can (Starter) begins the cell before busy is published. After
-// idle, which front ends wait for, the cell goes into the history and, after a failure
-// with stop_on_error, the execute requests already queued behind it are aborted.
+// a failure with stop_on_error, the execute requests already queued behind it are
+// aborted before idle; after idle, which front ends wait for, the cell goes into the
+// history.
 func (k *Kernel) execute(ctx context.Context, m *wire.Message) {
 	req := wire.DefaultExecuteRequest()
 	if err := m.DecodeContent(&req); err != nil {
@@ -73,12 +74,14 @@ func (k *Kernel) execute(ctx context.Context, m *wire.Message) {
 		reply.UserExpressions = k.userExpressions(ctx, req.UserExpressions)
 	}
 	k.reply(k.ch.Shell, m, "execute_reply", reply)
+	// Abort before idle: a client that waits for idle and then sends its next cell must
+	// not see that cell aborted.
+	if res.Err != nil && req.StopOnError {
+		k.abortQueued(ctx)
+	}
 	idle()
 	if req.StoreHistory {
 		k.history.Add(count, req.Code, output)
-	}
-	if res.Err != nil && req.StopOnError {
-		k.abortQueued(ctx)
 	}
 }
 

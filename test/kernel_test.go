@@ -112,12 +112,12 @@ func TestInterruptInfiniteLoop(t *testing.T) {
 	for _, via := range []string{"interrupt_request", "SIGINT"} {
 		t.Run(via, func(t *testing.T) {
 			req := wire.DefaultExecuteRequest()
-			req.Code = "for {}"
+			req.Code = "println(\"looping\")\nfor {}"
 			m, err := p.Client.Send(p.Client.Ch.Shell, "execute_request", req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond)
+			waitOutput(t, p, m, "looping\n") // an interrupt before the cell starts is not for it
 			start := time.Now()
 			if via == "SIGINT" {
 				if err := p.Cmd.Process.Signal(syscall.SIGINT); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -132,6 +133,7 @@ fmt.Println("Fit returned", err, len(h.Epochs))`)
 	if took > stopTimeout {
 		t.Errorf("Fit stopped %v after the interrupt", took)
 	}
+	t.Logf("interrupt to reply, mid-Fit: %v", took)
 	if strings.Contains(text(ex), "Fit returned") {
 		t.Errorf("the cell went on after its interrupt: %q", text(ex))
 	}
@@ -169,6 +171,7 @@ func TestInterruptStopsEvaluateAndPredict(t *testing.T) {
 			if took > stopTimeout {
 				t.Errorf("stopped %v after the interrupt", took)
 			}
+			t.Logf("interrupt to reply: %v", took)
 			if out := mustRun(t, p, "fmt.Println(\"own output\")"); out != "own output\n" {
 				t.Errorf("the next cell printed %q", out)
 			}
@@ -179,7 +182,9 @@ func TestInterruptStopsEvaluateAndPredict(t *testing.T) {
 func TestRunawayRecursionKeepsTheKernel(t *testing.T) {
 	p := startKernel(t, false)
 	mustRun(t, p, "x := 41")
+	start := time.Now()
 	r, _ := run(t, p, "func f(n int) int { return f(n+1) + 1 }\nf(0)")
+	t.Logf("runaway recursion to its error: %v", time.Since(start))
 	if r.Status != "error" || r.EName != "StackOverflow" || !strings.Contains(r.EValue, "runaway recursion in f:") ||
 		!strings.Contains(r.EValue, "nested calls") {
 		t.Fatalf("runaway recursion: status %s, %s", r.Status, errText(r))
@@ -283,13 +288,15 @@ func TestWorkerDeathIsReported(t *testing.T) {
 	}
 	// What the OOM killer does, during a cell.
 	mustRun(t, p, "kept := 1")
-	req := send(t, p, "for {\n}")
-	time.Sleep(300 * time.Millisecond)
+	req := send(t, p, "println(\"looping\")\nfor {\n}")
+	waitOutput(t, p, req, "looping\n")
+	killed := time.Now()
 	killWorker(t, p)
 	ex, err := p.Client.Await(req, cellTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("worker killed during a cell to its reply: %v", time.Since(killed))
 	ex.Reply.DecodeContent(&r)
 	checkDeath(t, p, r, "killed by SIGKILL")
 	// And between cells: the next cell says so, and runs.
@@ -299,7 +306,16 @@ func TestWorkerDeathIsReported(t *testing.T) {
 	if !strings.Contains(out, "died between cells") || !strings.Contains(out, "killed by SIGKILL") || !strings.HasSuffix(out, "2") {
 		t.Errorf("the cell after a death between cells printed %q", out)
 	}
+	// The kernel logs each worker's start: the first and the three restarts.
+	if ready := readyRE.FindAllStringSubmatch(p.Output(), -1); len(ready) != 4 {
+		t.Errorf("the kernel logged %d worker starts, want 4:\n%s", len(ready), p.Output())
+	} else {
+		t.Logf("worker start to ready: first %s, after each death %s, %s, %s", ready[0][1], ready[1][1], ready[2][1], ready[3][1])
+	}
 }
+
+// readyRE finds the kernel's log lines of a worker that is ready.
+var readyRE = regexp.MustCompile(`worker \d+ ready after (\S+)`)
 
 // checkDeath checks the reply r of a cell during which the worker died, then that the
 // kernel answers, that the state is gone and that cells run again.
@@ -343,15 +359,17 @@ func TestOutputAfterItsCellIsShownMarked(t *testing.T) {
 func TestInterruptThatCannotStop(t *testing.T) {
 	p := startKernel(t, false)
 	// time.Sleep in a cell ends with the interrupt.
-	req := send(t, p, "import \"time\"\ntime.Sleep(time.Hour)")
-	time.Sleep(500 * time.Millisecond)
+	// Each cell prints first: an interrupt that comes before its cell has started is
+	// not for it.
+	req := send(t, p, "import (\"fmt\"; \"time\")\nfmt.Println(\"sleeping\")\ntime.Sleep(time.Hour)")
+	waitOutput(t, p, req, "sleeping\n")
 	if r, _, took := interrupt(t, p, req); r.EName != "Interrupted" || took > stopTimeout {
 		t.Errorf("time.Sleep: %s after %v", errText(r), took)
 	}
 	// Compiled code that does not check: the notebook is told where the cell is, and a
 	// second interrupt restarts the worker.
-	req = send(t, p, "import \"sync\"\nvar wg sync.WaitGroup\nwg.Add(1)\nwg.Wait()")
-	time.Sleep(500 * time.Millisecond)
+	req = send(t, p, "import \"sync\"\nvar wg sync.WaitGroup\nwg.Add(1)\nfmt.Println(\"waiting\")\nwg.Wait()")
+	waitOutput(t, p, req, "waiting\n")
 	if _, err := p.Client.Request(p.Client.Ch.Control, "interrupt_request", struct{}{}, cellTimeout); err != nil {
 		t.Fatal(err)
 	}
@@ -371,8 +389,8 @@ func TestInterruptThatCannotStop(t *testing.T) {
 func TestClosuresSurviveAnInterrupt(t *testing.T) {
 	p := startKernel(t, false)
 	mustRun(t, p, "func counter() func() int {\n\tn := 0\n\treturn func() int {\n\t\tn++\n\t\treturn n\n\t}\n}\nnext := counter()\nnext()")
-	req := send(t, p, "for {\n}")
-	time.Sleep(300 * time.Millisecond)
+	req := send(t, p, "println(\"looping\")\nfor {\n}")
+	waitOutput(t, p, req, "looping\n")
 	interrupt(t, p, req)
 	if got := mustRun(t, p, "next()"); got != "2" {
 		t.Errorf("a closure made before the interrupt returned %q, want 2", got)

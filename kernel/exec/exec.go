@@ -440,8 +440,9 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	return i.compileChunk(ch, code, name, id, last, kinds)
 }
 
-// parseChunk parses a chunk and applies the rewrites (rewrite.go, lower.go, must.go)
-// but for those of statement chunks at the top level. kinds gives the lowering of the
+// parseChunk parses a chunk and applies the rewrites (rewrite.go, lower.go, must.go,
+// and the guards of recursion.go and alloc.go) but for those of statement chunks at
+// the top level. kinds gives the lowering of the
 // chunk's range statements by their order in rangeCandidates; missing ones get
 // defaultKind. It returns nil, nil, nil for an import chunk whose imports are all in
 // effect.
@@ -479,8 +480,12 @@ func (i *Interp) parseChunk(ch chunk, code, name string, id int, kinds []rangeKi
 	rewriteLoopVars(file)
 	if body != nil {
 		i.hoistMust(body, id, true)
+		i.guardRecursion(body)
+		guardMakes(body)
 	} else {
 		i.hoistMust(file, id, false)
+		i.guardRecursion(file)
+		guardMakes(file)
 	}
 	return file, body, nil
 }
@@ -491,13 +496,10 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 	if err != nil || file == nil {
 		return nil, err
 	}
-	var src ast.Node = file
+	i.chunkSrc = file
 	if body != nil {
-		src = body
+		i.chunkSrc = body
 	}
-	i.guardRecursion(src)
-	guardMakes(src)
-	i.chunkSrc = src
 	if ch.kind != itemStmt {
 		simplifyCoreTypes(file)
 		expandSeqParams(file)

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"reflect"
 	goruntime "runtime"
+	"slices"
 	"strings"
 
 	"github.com/traefik/yaegi/interp"
@@ -95,13 +96,17 @@ func (i *Interp) guardRecursion(n ast.Node) {
 			continue
 		}
 		// Each guarded function gets an Enter of its own, without arguments: an argument
-		// would make yaegi's call of it half again as costly.
-		k := len(i.guardNames)
-		i.guardNames = append(i.guardNames, d.name)
-		fn := fmt.Sprintf("Enter%d", k)
-		if err := i.yi.Use(interp.Exports{cellPkgPath + "/cell": {fn: reflect.ValueOf(func() { i.enter(k) })}}); err != nil {
-			continue
+		// would make yaegi's call of it half again as costly. A function compiled again
+		// (redefined, or recompiled for a redefinition) keeps its Enter.
+		k := slices.Index(i.guardNames, d.name)
+		if k < 0 {
+			k = len(i.guardNames)
+			if err := i.yi.Use(interp.Exports{cellPkgPath + "/cell": {fmt.Sprintf("Enter%d", k): reflect.ValueOf(func() { i.enter(k) })}}); err != nil {
+				continue
+			}
+			i.guardNames = append(i.guardNames, d.name)
 		}
+		fn := fmt.Sprintf("Enter%d", k)
 		enter := &ast.ExprStmt{X: &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent(cellPkg), Sel: ast.NewIdent(fn)}}}
 		setPos(enter, d.body.Lbrace)
 		d.body.List = append([]ast.Stmt{enter}, d.body.List...)

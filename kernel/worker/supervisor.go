@@ -108,6 +108,15 @@ func (s *Supervisor) launch() (*proc, error) {
 		return nil, err
 	}
 	go s.watch(p)
+	go func() {
+		select {
+		case <-p.ready:
+			if p.readyErr == nil {
+				s.cfg.Log.Printf("worker %d ready after %v", p.cmd.Process.Pid, time.Since(p.started).Round(100*time.Microsecond))
+			}
+		case <-p.dead:
+		}
+	}()
 	return p, nil
 }
 
