@@ -322,7 +322,8 @@ var readyRE = regexp.MustCompile(`worker \d+ ready after (\S+)`)
 func checkDeath(t *testing.T, p *client.Process, r wire.ExecuteReply, cause string) {
 	t.Helper()
 	text := errText(r)
-	if r.Status != "error" || r.EName != "KernelDied" || !strings.Contains(text, cause) || !strings.Contains(text, "All state is lost") {
+	if r.Status != "error" || r.EName != "KernelDied" || !strings.Contains(text, cause) || !strings.Contains(text, "All state is lost") ||
+		!strings.Contains(text, "%go get") {
 		t.Fatalf("status %s, %s\nwant KernelDied naming %q", r.Status, text, cause)
 	}
 	if _, err := p.Client.Request(p.Client.Ch.Control, "kernel_info_request", struct{}{}, cellTimeout); err != nil {

@@ -201,6 +201,23 @@ func (p *proc) kill() {
 	<-p.exited
 }
 
+// stopWait is how long stop lets the worker clean up before it kills it.
+const stopWait = 2 * time.Second
+
+// stop ends the worker by hanging up, so that it removes what it made (the %go get
+// workspace), and kills it when it has not exited within stopWait.
+func (p *proc) stop() {
+	if uc, ok := p.raw.(*net.UnixConn); ok {
+		uc.CloseWrite()
+		select {
+		case <-p.exited:
+			return
+		case <-time.After(stopWait):
+		}
+	}
+	p.kill()
+}
+
 // release closes the supervisor's ends once the worker has exited.
 func (p *proc) release() {
 	p.releaseOnce.Do(func() {

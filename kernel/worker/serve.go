@@ -51,6 +51,8 @@ func Serve(newExec func(Hooks) (kernel.Executor, error)) error {
 	ready := &msg{T: tReady}
 	if err != nil {
 		ready.Error = err.Error()
+	} else {
+		defer ex.Close() // the supervisor hung up: remove what the executor made
 	}
 	if serr := w.c.Send(ready); serr != nil || err != nil {
 		return errors.Join(err, serr)

@@ -467,8 +467,9 @@ func deathText(d death, when string, killed bool) string {
 	} else {
 		fmt.Fprintf(&b, "The kernel's worker process died %s: %s.\n", when, d.cause)
 	}
-	b.WriteString("All state is lost: variables, functions, types and imports of earlier cells are gone. " +
-		"A new worker has been started; run the cells this notebook needs again.\n")
+	b.WriteString("All state is lost: the variables, functions, types and imports of earlier cells, the packages " +
+		"that %go get and %%go cells loaded, and what %cd and %env changed. A new worker has been started; " +
+		"run the cells this notebook needs again, those with %go get and %%go too.\n")
 	if d.report != "" {
 		lines := strings.Split(d.report, "\n")
 		b.WriteString("\nThe Go runtime's report:\n")
@@ -565,7 +566,7 @@ func (s *Supervisor) Close() error {
 	}
 	s.mu.Unlock()
 	if p != nil {
-		p.kill()
+		p.stop()
 		<-p.dead
 		p.release()
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -72,7 +73,14 @@ func (fakeExec) Complete(code string, cursor int) ([]string, int, int) {
 }
 func (fakeExec) Inspect(string, int, int) (map[string]any, bool) { return nil, false }
 func (fakeExec) IsComplete(string) (string, string)              { return "complete", "" }
-func (fakeExec) Close() error                                    { return nil }
+
+// Close marks that the worker was let clean up, in the file $GML_WORKER_TEST_CLOSED.
+func (fakeExec) Close() error {
+	if f := os.Getenv("GML_WORKER_TEST_CLOSED"); f != "" {
+		return os.WriteFile(f, []byte("closed"), 0o644)
+	}
+	return nil
+}
 
 // events records what a cell published, in order.
 type events struct {
@@ -99,13 +107,13 @@ func (e *events) Display(data, _ map[string]any, _ string, _ bool) {
 func (e *events) ClearOutput(bool)                   { e.add("clear") }
 func (e *events) Input(string, bool) (string, error) { return "", io.EOF }
 
-func start(t testing.TB) *Supervisor {
+func start(t testing.TB, env ...string) *Supervisor {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Start(Config{Command: []string{self}, Env: append(os.Environ(), "GML_WORKER_TEST=1"),
+	s, err := Start(Config{Command: []string{self}, Env: append(append(os.Environ(), "GML_WORKER_TEST=1"), env...),
 		Log: log.New(io.Discard, "", 0), LogFile: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
@@ -182,5 +190,23 @@ func BenchmarkExecuteRoundTrip(b *testing.B) {
 		if r := s.Execute(ctx, "value 2", pub); r.Err != nil {
 			b.Fatal(r.Err)
 		}
+	}
+}
+
+// TestCloseLetsTheWorkerCleanUp checks that the supervisor's Close ends the worker by
+// hanging up, so the executor's Close runs (it removes the %go get workspace).
+func TestCloseLetsTheWorkerCleanUp(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "closed")
+	s := start(t, "GML_WORKER_TEST_CLOSED="+mark)
+	if r := s.Execute(context.Background(), "value 1", &events{}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	begin := time.Now()
+	s.Close()
+	if _, err := os.Stat(mark); err != nil {
+		t.Errorf("the worker's executor was not closed: %v", err)
+	}
+	if took := time.Since(begin); took >= stopWait {
+		t.Errorf("Close took %v: the worker did not exit when the supervisor hung up", took)
 	}
 }
