@@ -21,20 +21,21 @@ const cellTimeout = 30 * time.Second
 
 // startKernel runs `gml kernel` on a fresh local connection and waits until it answers;
 // the kernel is shut down when the test ends.
-func startKernel(t *testing.T, ipc bool) *client.Process {
+func startKernel(t *testing.T, ipc bool, env ...string) *client.Process {
 	t.Helper()
 	dir := t.TempDir()
 	info, err := client.LocalConnection(dir, ipc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return launch(t, dir, info)
+	return launch(t, dir, info, env...)
 }
 
-// launch starts a kernel on info and waits until it answers.
-func launch(t *testing.T, dir string, info wire.ConnectionInfo) *client.Process {
+// launch starts a kernel on info, with env added to the environment, and waits until
+// it answers.
+func launch(t *testing.T, dir string, info wire.ConnectionInfo, env ...string) *client.Process {
 	t.Helper()
-	env := append(os.Environ(), "GML_HISTORY_FILE="+filepath.Join(dir, "history.jsonl"))
+	env = append(append(os.Environ(), "GML_HISTORY_FILE="+filepath.Join(dir, "history.jsonl")), env...)
 	p, err := client.Launch(gmlBin, []string{"kernel"}, dir, info, env)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -395,5 +396,63 @@ func TestClosuresSurviveAnInterrupt(t *testing.T) {
 	interrupt(t, p, req)
 	if got := mustRun(t, p, "next()"); got != "2" {
 		t.Errorf("a closure made before the interrupt returned %q, want 2", got)
+	}
+}
+
+// TestGoCellsAfterAWorkerDeath checks that what a %%go cell loaded into the worker is
+// reported lost when the worker dies, loads again into the new worker, and that the
+// Go workspaces of both workers are removed (the dead one's by the supervisor).
+func TestGoCellsAfterAWorkerDeath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds plugins with the go toolchain")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	tmp := t.TempDir()
+	p := startKernel(t, false, "TMPDIR="+tmp)
+	const goCell = "%%go\nfunc Triple(n int) int { return 3 * n }"
+	buildGoCell := func() {
+		t.Helper()
+		ex, err := p.Client.Execute(goCell, 10*time.Minute) // the first plugin build compiles gml
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r wire.ExecuteReply
+		ex.Reply.DecodeContent(&r)
+		if r.Status != "ok" {
+			t.Fatalf("%%%%go cell: %s", errText(r))
+		}
+	}
+	buildGoCell()
+	if got := mustRun(t, p, "Triple(2)"); got != "6" {
+		t.Fatalf("Triple(2) = %q", got)
+	}
+	dead := workerPid(t, p)
+	if ws, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf("gml-go-%d-*", dead))); len(ws) != 1 {
+		t.Fatalf("the worker's workspaces in TMPDIR: %v, want one", ws)
+	}
+	killWorker(t, p)
+	for deadline := time.Now().Add(cellTimeout); workerPid(t, p) == dead; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no new worker after the death")
+		}
+	}
+	r, ex := run(t, p, "Triple(2)")
+	if out := text(ex); r.Status != "error" || !strings.Contains(out, "died between cells") || !strings.Contains(out, "%%go cells") {
+		t.Errorf("after the death: status %s, output %q, %s", r.Status, out, errText(r))
+	}
+	if ws, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf("gml-go-%d-*", dead))); len(ws) != 0 {
+		t.Errorf("the dead worker's workspace was left: %v", ws)
+	}
+	buildGoCell()
+	if got := mustRun(t, p, "Triple(5)"); got != "15" {
+		t.Errorf("Triple(5) in the new worker = %q", got)
+	}
+	if err := p.Shutdown(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if ws, _ := filepath.Glob(filepath.Join(tmp, "gml-go-*")); len(ws) != 0 {
+		t.Errorf("workspaces left after the shutdown: %v", ws)
 	}
 }

@@ -60,6 +60,7 @@ func runKernel(args []string) error {
 					k.Restarted()
 				}
 			},
+			Exited: exec.RemoveWorkspaces, // of a worker that died: it could not
 		})
 		sup <- started{s, err}
 	}()

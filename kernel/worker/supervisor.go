@@ -30,6 +30,9 @@ type Config struct {
 	// the kernel can publish the status messages of a restart; the next cell's output
 	// says what happened.
 	OnRestart func()
+	// Exited, when set, is called with the process id of each worker that has exited
+	// (died, or ended by Close), to remove what it left behind.
+	Exited func(pid int)
 }
 
 // flushInterval is how often the worker's output is sent while a cell runs, so partial
@@ -125,6 +128,9 @@ func (s *Supervisor) launch() (*proc, error) {
 func (s *Supervisor) watch(p *proc) {
 	<-p.exited
 	p.death = p.describe()
+	if s.cfg.Exited != nil {
+		s.cfg.Exited(p.cmd.Process.Pid)
+	}
 	s.mu.Lock()
 	closing := p.closing
 	s.mu.Unlock()
