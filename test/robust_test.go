@@ -180,6 +180,42 @@ func TestInterruptStopsEvaluateAndPredict(t *testing.T) {
 	}
 }
 
+func TestInterruptStopsAnAgLoop(t *testing.T) {
+	p := startKernel(t, false)
+	mustRun(t, p, `import "fmt"
+ag.SetSeed(1)
+lin := ag.NewLinear(64, 1)
+xs := make([]float64, 256*64)
+for i := range xs {
+	xs[i] = float64(i%13) / 13
+}
+x := ag.FromFloat64s([]int{256, 64}, xs)
+y := ag.FromFloat64s([]int{256, 1}, xs[:256])
+opt := ag.Adam(ag.Parameters(lin), 0.001)`)
+	req := send(t, p, `for step := 0; ; step++ {
+	opt.ZeroGrad()
+	ag.MSE(lin.Forward(x), y).Backward()
+	opt.Step()
+	fmt.Println("step", step)
+}`)
+	waitOutput(t, p, req, "step 5\n")
+	r, _, took := interrupt(t, p, req)
+	if r.Status != "error" || r.EName != "Interrupted" {
+		t.Fatalf("interrupted ag loop: status %s, %s", r.Status, errText(r))
+	}
+	t.Logf("interrupt to reply, mid ag loop: %v", took)
+	const sum = "s := 0.0\nfor k, v := range ag.Parameters(lin)[0].Float64s() {\n\ts += v * float64(k%7+1)\n}\nfmt.Printf(\"%.9g\\n\", s)"
+	first := mustRun(t, p, sum)
+	time.Sleep(500 * time.Millisecond)
+	if second := mustRun(t, p, sum); first != second || strings.Contains(first+second, "step") {
+		t.Errorf("after the interrupted loop's reply: %q then %q", first, second)
+	}
+	// The optimizer works on.
+	if out := mustRun(t, p, "opt.ZeroGrad()\nl := ag.MSE(lin.Forward(x), y)\nl.Backward()\nopt.Step()\nfmt.Println(l.Item() > 0)"); out != "true\n" {
+		t.Errorf("a step after the interrupt printed %q", out)
+	}
+}
+
 func TestRunawayRecursionKeepsTheKernel(t *testing.T) {
 	p := startKernel(t, false)
 	mustRun(t, p, "x := 41")
