@@ -46,7 +46,7 @@ func New(dt DType, shape ...int) *Tensor {
 		}
 	}
 	bytes := uint64(dt.Bytes(int(elems)))
-	if err := sysmem.CheckAlloc(bytes, fmt.Sprintf("tensor.New(%v%v)", dt, s)); err != nil {
+	if err := sysmem.CheckAlloc(bytes, func() string { return fmt.Sprintf("tensor.New(%v%v)", dt, s) }); err != nil {
 		panic(err)
 	}
 	return &Tensor{dtype: dt, shape: s, data: alignedBytes(int(bytes))}

@@ -111,9 +111,9 @@ func (e *TooLargeError) Error() string {
 }
 
 // CheckAlloc returns a *TooLargeError when bytes cannot fit in the memory available
-// now; what names the allocation in the message. Sizes under 256 MiB, and systems where
-// nothing is known, always pass.
-func CheckAlloc(bytes uint64, what string) error {
+// now; what names the allocation in the message (called only then: everyday sizes
+// format nothing). Sizes under 256 MiB, and systems where nothing is known, always pass.
+func CheckAlloc(bytes uint64, what func() string) error {
 	if bytes < checkFrom {
 		return nil
 	}
@@ -121,7 +121,7 @@ func CheckAlloc(bytes uint64, what string) error {
 	if !ok || bytes <= info.Available {
 		return nil
 	}
-	return &TooLargeError{What: what, Bytes: bytes, Info: info}
+	return &TooLargeError{What: what(), Bytes: bytes, Info: info}
 }
 
 // FormatBytes renders n with a binary unit, e.g. "1.5 GiB" or "512 B".

@@ -115,7 +115,7 @@ func makeSize(probe any, n int) int {
 	if hi != 0 {
 		bytes = ^uint64(0)
 	}
-	if err := sysmem.CheckAlloc(bytes, fmt.Sprintf("make(%v, %d)", t, n)); err != nil {
+	if err := sysmem.CheckAlloc(bytes, func() string { return fmt.Sprintf("make(%v, %d)", t, n) }); err != nil {
 		panic(err)
 	}
 	return n

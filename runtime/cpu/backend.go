@@ -74,7 +74,7 @@ func (c *Backend) Alloc(bytes int64, pool runtime.Pool) (runtime.Buffer, error) 
 		return nil, fmt.Errorf("cpu: Alloc of a negative size (%d bytes)", bytes)
 	}
 	// A size beyond the memory available would end the process in the Go runtime.
-	if err := sysmem.CheckAlloc(uint64(bytes), "a CPU buffer"); err != nil {
+	if err := sysmem.CheckAlloc(uint64(bytes), func() string { return "a CPU buffer" }); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	c.used[pool%runtime.NumPools].Add(bytes)
