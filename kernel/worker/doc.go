@@ -42,7 +42,9 @@
 //     way left to give the user a working kernel.
 //   - The worker runs in its own process group (a Ctrl-C in a terminal reaches only the
 //     supervisor, which turns it into an interrupt) and dies with the supervisor
-//     (PR_SET_PDEATHSIG, and end of file on its connection).
+//     (PR_SET_PDEATHSIG, and end of file on its connection). Close hangs up first and
+//     kills the worker only after 2 s, so its executor removes what it made (the %go
+//     get workspace); Config.Exited removes what a worker that died left.
 //   - is_complete is answered by the supervisor (it needs no interpreter); complete and
 //     inspect are forwarded and answered empty when no worker answers within 10 s.
 package worker
