@@ -60,7 +60,7 @@ func runKernel(args []string) error {
 					k.Restarted()
 				}
 			},
-			Exited: exec.RemoveWorkspaces, // of a worker that died: it could not
+			Exited: exec.RemoveWorkspaces, // the %go get workspace a worker that died left
 		})
 		sup <- started{s, err}
 	}()
