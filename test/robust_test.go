@@ -65,7 +65,7 @@ func waitOutput(t *testing.T, p *client.Process, req *wire.Message, want string)
 }
 
 // interrupt sends interrupt_request, waits for the interrupted cell's reply and returns
-// it with how long the reply took after the interrupt.
+// it with how long the reply and status idle took after the interrupt.
 func interrupt(t *testing.T, p *client.Process, req *wire.Message) (wire.ExecuteReply, *client.Exchange, time.Duration) {
 	t.Helper()
 	start := time.Now()
@@ -134,7 +134,7 @@ fmt.Println("Fit returned", err, len(h.Epochs))`)
 	if took > stopTimeout {
 		t.Errorf("Fit stopped %v after the interrupt", took)
 	}
-	t.Logf("interrupt to reply, mid-Fit: %v", took)
+	t.Logf("interrupt to reply and idle, mid-Fit: %v", took)
 	if strings.Contains(text(ex), "Fit returned") {
 		t.Errorf("the cell went on after its interrupt: %q", text(ex))
 	}
@@ -172,7 +172,7 @@ func TestInterruptStopsEvaluateAndPredict(t *testing.T) {
 			if took > stopTimeout {
 				t.Errorf("stopped %v after the interrupt", took)
 			}
-			t.Logf("interrupt to reply: %v", took)
+			t.Logf("interrupt to reply and idle, mid-%s: %v", strings.Split(call, "(")[0], took)
 			if out := mustRun(t, p, "fmt.Println(\"own output\")"); out != "own output\n" {
 				t.Errorf("the next cell printed %q", out)
 			}
@@ -203,7 +203,7 @@ opt := ag.Adam(ag.Parameters(lin), 0.001)`)
 	if r.Status != "error" || r.EName != "Interrupted" {
 		t.Fatalf("interrupted ag loop: status %s, %s", r.Status, errText(r))
 	}
-	t.Logf("interrupt to reply, mid ag loop: %v", took)
+	t.Logf("interrupt to reply and idle, mid ag loop: %v", took)
 	const sum = "s := 0.0\nfor k, v := range ag.Parameters(lin)[0].Float64s() {\n\ts += v * float64(k%7+1)\n}\nfmt.Printf(\"%.9g\\n\", s)"
 	first := mustRun(t, p, sum)
 	time.Sleep(500 * time.Millisecond)
@@ -333,7 +333,7 @@ func TestWorkerDeathIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("worker killed during a cell to its reply: %v", time.Since(killed))
+	t.Logf("worker killed during a cell to its reply and idle: %v", time.Since(killed))
 	ex.Reply.DecodeContent(&r)
 	checkDeath(t, p, r, "killed by SIGKILL")
 	// And between cells: the next cell says so, and runs.
