@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register("gpu-matmul", "Vulkan matmul TFLOP/s (f32, f16, bf16) against PyTorch on the H200", benchGPUMatMul)
+	register("gpu-matmul", "GPU matmul TFLOP/s (f32, tf32, f16, bf16; Vulkan shaders, or cuBLASLt where found) against PyTorch on the H200", benchGPUMatMul)
 }
 
 func parseTiles(s string) ([]gpu.Tile, error) {
@@ -52,7 +52,8 @@ func benchGPUMatMul(args []string) error {
 	fs := flag.NewFlagSet("bench gpu-matmul", flag.ContinueOnError)
 	anchors := fs.String("anchors", anchorFile("pytorch_h200.jsonl"), "reference file (JSON lines): PyTorch's matmul figures, compared only on the GPU they were measured on, or an earlier run")
 	sizes := fs.String("n", "1024,4096,8192", "matrix sizes")
-	types := fs.String("types", "f32,f16,bf16", "input types")
+	types := fs.String("types", "f32,f16,bf16", "input types: f32, tf32 (f32 operands multiplied in TensorFloat-32 where cuBLASLt runs the product), f16, bf16")
+	crossover := fs.String("crossover", "", "instead, time products of these sizes interleaved with shader work, through cuBLASLt and on the shaders (microseconds per product), to place the threshold between them")
 	reps := fs.Int("reps", 20, "timed products per case (median reported)")
 	// On the H200 a workgroup-scope cooperative-matrix pipeline runs about 5x slower for
 	// its first 1-4 seconds on a machine (the driver seems to swap in better code, then
@@ -90,11 +91,16 @@ func benchGPUMatMul(args []string) error {
 	if *stats != "" {
 		defer writePipelineReports(d, *stats)
 	}
+	if *crossover != "" {
+		return benchCrossover(d, *crossover, *types, *reps)
+	}
 	d.SetProfiling(true)
+	path := d.CheckProductPath()
+	fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: matrix products: %s\n", path)
 	for _, ts := range strings.Split(*types, ",") {
-		in, ok := map[string]gpu.DType{"f32": gpu.F32, "f16": gpu.F16, "bf16": gpu.BF16}[ts]
+		in, ok := map[string]gpu.DType{"f32": gpu.F32, "tf32": gpu.F32, "f16": gpu.F16, "bf16": gpu.BF16}[ts]
 		if !ok {
-			return fmt.Errorf("unknown type %q (f32, f16, bf16)", ts)
+			return fmt.Errorf("unknown type %q (f32, tf32, f16, bf16)", ts)
 		}
 		tiles := []*gpu.Tile{nil}
 		for i := range tf {
@@ -116,6 +122,7 @@ func benchGPUMatMul(args []string) error {
 			if err != nil {
 				return err
 			}
+			c.tf32 = ts == "tf32"
 			for _, layout := range strings.Split(*layouts, ",") {
 				tA, tB := layout == "tn", layout == "nt"
 				if !tA && !tB && layout != "nn" {
@@ -150,7 +157,10 @@ func benchGPUMatMul(args []string) error {
 				}
 				// The PyTorch anchors are untransposed products; transposed layouts are
 				// compared with them too, since a training step needs all three.
-				r := result{Bench: "gpu-matmul", Case: fmt.Sprintf("%s_n%d", ts, n), Device: d.Info.Name, Value: round(best, 2), Unit: "TFLOP/s"}
+				r := result{Bench: "gpu-matmul", Case: fmt.Sprintf("%s_n%d", ts, n), Device: d.Info.Name, Impl: "vulkan", Value: round(best, 2), Unit: "TFLOP/s"}
+				if path.Active && int64(n)*int64(n)*int64(n) >= path.MinWork && bestTile == "default" && *shader == "" {
+					r.Impl = "cublaslt"
+				}
 				if layout != "nn" {
 					r.Case = fmt.Sprintf("%s_%s_n%d", ts, layout, n)
 				}
@@ -203,6 +213,7 @@ func writePipelineReports(d *gpu.Device, dir string) {
 // device, with their host copies (rounded to the input type) for checking.
 type mmCase struct {
 	in   gpu.DType
+	tf32 bool
 	n    int
 	a, b []float32
 	bufs []*gpu.Buffer
@@ -256,7 +267,7 @@ func prepareMatMul(d *gpu.Device, in gpu.DType, n int) (*mmCase, error) {
 // 64 sampled outputs against a float64 dot product.
 func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, tA, tB bool, reps int, warm time.Duration) (float64, error) {
 	n := c.n
-	p := gpu.MatMul{M: n, N: n, K: n, A: c.bufs[0], B: c.bufs[1], C: c.bufs[2], Input: c.in, Tile: tile, TransA: tA, TransB: tB}
+	p := gpu.MatMul{M: n, N: n, K: n, A: c.bufs[0], B: c.bufs[1], C: c.bufs[2], Input: c.in, Tile: tile, TransA: tA, TransB: tB, TF32: c.tf32}
 	if c.in != gpu.F32 {
 		p.Shader = shader
 	}
@@ -305,7 +316,11 @@ func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, tA, tB bool,
 			want += prod
 			mag += math.Abs(prod)
 		}
-		if math.Abs(float64(out[i*n+j])-want) > 1e-3*mag || math.IsNaN(float64(out[i*n+j])) {
+		tol := 1e-3
+		if c.tf32 {
+			tol = 4e-3 // operands rounded to 10 bits of mantissa
+		}
+		if math.Abs(float64(out[i*n+j])-want) > tol*mag || math.IsNaN(float64(out[i*n+j])) {
 			return 0, fmt.Errorf("wrong result at (%d,%d): %g, want %g", i, j, out[i*n+j], want)
 		}
 	}
@@ -315,4 +330,80 @@ func (c *mmCase) time(d *gpu.Device, tile *gpu.Tile, shader string, tA, tB bool,
 	}
 	sort.Float64s(ns)
 	return 2 * float64(n) * float64(n) * float64(n) / ns[len(ns)/2] / 1e3, nil
+}
+
+// benchCrossover times, for each size and type, a recording of reps steps that each
+// run a small shader dispatch and then an n×n×n product reading nothing it wrote: once
+// with the products through the device's outside library (cuBLASLt) and once on the
+// shaders. The wall time per step includes what crossing between the Vulkan queue
+// and the library's stream costs, which is what the threshold
+// (gpu.Device.SetProductThreshold, GML_CUDA_MIN_WORK) weighs.
+func benchCrossover(d *gpu.Device, sizes, types string, reps int) error {
+	path := d.CheckProductPath()
+	if !path.Active {
+		return fmt.Errorf("no outside product library to compare with: %s", path)
+	}
+	defer d.SetProductThreshold(path.MinWork)
+	tile := gpu.Tile{BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, WarpN: 8}
+	for _, ts := range strings.Split(types, ",") {
+		in, ok := map[string]gpu.DType{"f32": gpu.F32, "f16": gpu.F16, "bf16": gpu.BF16}[ts]
+		if !ok {
+			return fmt.Errorf("unknown type %q (f32, f16, bf16)", ts)
+		}
+		small, err := prepareMatMul(d, gpu.F32, 64)
+		if err != nil {
+			return err
+		}
+		for _, ns := range strings.Split(sizes, ",") {
+			n, err := strconv.Atoi(ns)
+			if err != nil || n <= 0 {
+				small.free()
+				return fmt.Errorf("bad size %q", ns)
+			}
+			c, err := prepareMatMul(d, in, n)
+			if err != nil {
+				small.free()
+				return err
+			}
+			for _, impl := range []string{"cublaslt", "vulkan"} {
+				limit := int64(0)
+				if impl == "vulkan" {
+					limit = math.MaxInt64
+				}
+				d.SetProductThreshold(limit)
+				rec, err := d.NewRecorder()
+				if err != nil {
+					return err
+				}
+				for range reps {
+					if err := rec.MatMul(gpu.MatMul{M: 64, N: 64, K: 64, A: small.bufs[0], B: small.bufs[1], C: small.bufs[2], Tile: &tile}); err != nil {
+						rec.Discard()
+						return err
+					}
+					if err := rec.MatMul(gpu.MatMul{M: n, N: n, K: n, A: c.bufs[0], B: c.bufs[1], C: c.bufs[2], Input: in}); err != nil {
+						rec.Discard()
+						return err
+					}
+				}
+				rc, err := rec.End()
+				if err != nil {
+					return err
+				}
+				best := math.Inf(1)
+				for range 5 {
+					start := time.Now()
+					if _, err := rc.Run(); err != nil {
+						rc.Release()
+						return err
+					}
+					best = min(best, float64(time.Since(start).Microseconds())/float64(reps))
+				}
+				rc.Release()
+				emit(result{Bench: "gpu-matmul", Case: fmt.Sprintf("crossover_%s_n%d", ts, n), Device: d.Info.Name, Impl: impl, Value: round(best, 1), Unit: "us/step"})
+			}
+			c.free()
+		}
+		small.free()
+	}
+	return nil
 }

@@ -113,7 +113,7 @@ func benchNN(args []string) error {
 	refFile := fs.String("ref", "", "reference file (JSON lines) matched by workload and, on the CPU, thread count: bench_torch_cpu.py's output or ../shared/anchors/pytorch_cpu_xeon.jsonl for the CPU, an earlier gml run; default for the GPU: ../shared/anchors/pytorch_h200.jsonl, compared only on an H200")
 	profile := fs.Bool("profile", false, "print a per-op profile of the timed steps to stderr (profiling slows the steps)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile (go tool pprof) of the timed steps to this file")
-	precision := fs.String("precision", "float32", "nn.MixedPrecision policy: float32, or mixed_bfloat16 (not comparable with the f32 PyTorch figures, so printed without a ratio)")
+	precision := fs.String("precision", "float32", "nn.MixedPrecision policy: float32, tf32 or mixed_bfloat16 (the last two not comparable with the f32 PyTorch figures, so printed without a ratio)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

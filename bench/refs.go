@@ -142,8 +142,12 @@ func (rs *references) add(line []byte) error {
 		put(refKey{"nn", l.Workload, "cpu", l.Threads}, reference{name: name, threads: l.Threads, value: l.MS, unit: "ms/step"})
 	case l.Name == "train_step" && l.MSWithLossRead != nil:
 		put(refKey{"nn", l.Workload, "gpu", 0}, reference{name: "pytorch_eager_h200", value: *l.MSWithLossRead, unit: "ms/step", hardware: "H200"})
-	case l.Name == "matmul" && !l.TF32:
-		if t := map[string]string{"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16"}[l.DType]; t != "" {
+	case l.Name == "matmul":
+		t := map[string]string{"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16"}[l.DType]
+		if l.TF32 && t == "f32" {
+			t = "tf32"
+		}
+		if t != "" {
 			put(refKey{"gpu-matmul", fmt.Sprintf("%s_n%d", t, l.N), "gpu", 0},
 				reference{name: "pytorch_h200", value: l.TFLOPs, unit: "TFLOP/s", hardware: "H200"})
 		}

@@ -49,7 +49,7 @@ func (b *Backend) Info() runtime.DeviceInfo {
 		MemoryBytes: int64(in.DeviceLocalBytes()), MaxAlloc: int64(in.MaxAllocation),
 		FP16: in.FP16, BF16: in.BF16, CoopMatKHR: len(in.CoopMatKHR) > 0, CoopMatNV: len(in.CoopMatNV) > 0,
 		SubgroupSize: int(in.SubgroupSize),
-		Notes:        []string{"Vulkan " + in.APIVersion},
+		Notes:        []string{"Vulkan " + in.APIVersion, "matrix products: " + b.d.ProductPath().String()},
 	}
 }
 

@@ -86,6 +86,11 @@ type Device struct {
 
 	fn vkFuncs // the functions called through our own C shims
 
+	// fast is the outside product engine (interop.go), nil when there is none;
+	// fastReason then says why.
+	fast       *fastPath
+	fastReason string
+
 	// Deferred uploads (transfer.go).
 	pend     *staging
 	pending  []pendingCopy
@@ -262,6 +267,8 @@ func openOn(inst vk.Instance, want string) (*Device, error) {
 	if d.Info.apiVersion < vk.MakeVersion(1, 1, 0) {
 		return nil, fmt.Errorf("%w: %s supports only Vulkan %s; gml needs 1.1", ErrNoVulkan, d.Info.Name, d.Info.APIVersion)
 	}
+	// Before the device exists: an engine needs extensions and exportable memory.
+	d.fast, d.fastReason = probeFastPath(inst, d.pd, d.Info)
 	if err := d.fn.load(inst); err != nil {
 		return nil, err
 	}
@@ -274,6 +281,7 @@ func openOn(inst vk.Instance, want string) (*Device, error) {
 		d.Close()
 		return nil, err
 	}
+	d.initFast()
 	return d, nil
 }
 
@@ -331,6 +339,9 @@ func (d *Device) createDevice() error {
 		exts = append(exts, pipelineStatsExt+"\x00")
 		d.pipeStats = true
 	}
+	exts = append(exts, d.fastExtensions()...)
+	tl := appendTimelineFeature(unsafe.Pointer(fc), d.inst, d.pd, in)
+	defer freeChain(tl)
 	// The Vulkan memory model is core from 1.2 (16-bit storage from 1.1, which Open
 	// requires).
 	if in.apiVersion < vk.MakeVersion(1, 2, 0) && in.extensions["VK_KHR_vulkan_memory_model"] {
@@ -362,6 +373,7 @@ func (d *Device) createDevice() error {
 		}
 		d.Info.CoopMatKHR, d.Info.CoopMatNV, d.Info.BF16, d.Info.CoopMat2MaxWorkgroup = nil, nil, false, 0
 		d.pipeStats = false
+		d.fastUnavailable("the Vulkan device was created without its optional features")
 	}
 	d.dev = dev
 	var q vk.Queue
@@ -400,7 +412,9 @@ var ErrClosed = errors.New("gpu: device is closed")
 // Close waits for the device to go idle and frees every object it created. Buffers still
 // held by callers become invalid. Close is idempotent.
 func (d *Device) Close() error {
-	d.mu.Lock()
+	if !d.lockForClose() {
+		return fmt.Errorf("gpu: Close: the device is held by a stuck start of %s; left open", d.fast.engine.describe())
+	}
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil
@@ -408,6 +422,7 @@ func (d *Device) Close() error {
 	d.closed = true
 	if d.dev != nil {
 		vk.DeviceWaitIdle(d.dev)
+		d.closeFast()
 		d.stage.free()
 		d.pend.free()
 		if d.pipes != nil {

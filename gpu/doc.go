@@ -126,4 +126,48 @@
 //     workgroup-scope kernels measured about 5x slower with it on the H200 (not
 //     confirmed; see PERF.md item 11). Time kernels with it off.
 //   - Measured results and the tuning history are in PERF.md.
+//
+// Matrix products through cuBLASLt (NVIDIA):
+//   - Big products (at least Device.ProductPath().MinWork multiply-adds, M·N·K over the
+//     batch) run through cuBLASLt on the Vulkan buffers themselves, where the libraries
+//     and a matching device exist; everything else stays on the shaders. libcudart and
+//     libcublasLt are opened with dlopen at Open (no build-time CUDA), newest major
+//     version first (13, 12, 11), looked for in: GML_CUDA_LIB_DIRS (a path list); the
+//     dynamic linker's search (LD_LIBRARY_PATH, the ldconfig cache); $CUDA_HOME,
+//     $CUDA_PATH and /usr/local/cuda (lib64, targets/x86_64-linux/lib); the NVIDIA
+//     Python wheels' nvidia/*/lib folders (PyTorch's nvidia-cublas, nvidia-cuda-runtime)
+//     under $VIRTUAL_ENV, /opt/*/.venv, ~/.local and the system site-packages. On the
+//     H200 image of 2026-12 the ldconfig cache gives CUDA 13.0's
+//     /usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.13 and libcublasLt.so.13
+//     (13.1.0.3); PyTorch's copies are in /opt/torch/.venv/.../nvidia/cu13/lib.
+//     The CUDA device is matched to the Vulkan one by UUID. GML_CUDA=0 turns the path
+//     off; `gml devices` prints which path products take and why.
+//   - Interop: blocks that may feed a product are allocated exportable
+//     (VK_KHR_external_memory_fd) and imported once per block (cudaImportExternalMemory,
+//     a mapped buffer cached until the block is freed). One exportable timeline
+//     semaphore per device (VK_KHR_external_semaphore_fd, cudaImportExternalSemaphore)
+//     orders the CUDA stream against the queue: a recording is split at each run of
+//     products, the stream is given "wait for value v, products, signal v+1" and the
+//     queue's batches wait and signal around them, with no host round trip (interop.go).
+//   - A new shape's plan (descriptors, heuristic algorithm, cached per shape) is run once
+//     on the idle stream into scratch output before it is ever queued behind a timeline
+//     wait: a kernel's first launch may load its module lazily, and a load may
+//     synchronize the context, which behind a wait that only the host's next submission
+//     satisfies would deadlock (the first H200 run hung so in its self-test).
+//   - f32 products are true FP32 (CUBLAS_COMPUTE_32F) unless the node allows TF32
+//     (tensor.MatMulAttr.TF32, nn.MixedPrecision("tf32")); f16 and bf16 accumulate in
+//     f32; transposes and strided batches map onto cuBLASLt's column-major layouts.
+//   - Failure: the engine starts at the first big product with a checked self-test
+//     product (60 s limit; a stuck start is abandoned and named). A shape the library
+//     refuses stays on the shaders; a CUDA error turns the engine off for the process
+//     with one logged warning, and the run it broke either finishes on the shaders (an
+//     error while queueing) or returns an error (an error while running), never a wrong
+//     result.
+//   - Other vendors: productEngine (interop.go) is the seam. hipBLASLt on AMD would be
+//     a second engine: dlopen libamdhip64 and libhipblaslt, hipImportExternalMemory with
+//     hipExternalMemoryHandleTypeOpaqueFd on the same exported blocks, and
+//     hipImportExternalSemaphore of the timeline fd (HIP mirrors CUDA's handle types;
+//     whether ROCm supports timeline fds was not checked here: without them, ordering
+//     would need a host wait per run), the device matched by UUID; the splitting,
+//     fallback and threshold code is shared.
 package gpu

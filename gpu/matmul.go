@@ -73,6 +73,10 @@ type MatMul struct {
 	Shader string
 	// Label names the dispatch in profiles; "matmul" when empty.
 	Label string
+	// TF32 lets an f32 product round its operands to TensorFloat-32 (f32's range, 10
+	// bits of mantissa) where an outside library runs it (cuBLASLt); the shaders
+	// multiply in f32 regardless.
+	TF32 bool
 }
 
 type mmPush struct {
@@ -203,8 +207,18 @@ func f32Tile(d *Device, p MatMul) Tile {
 // ErrUnsupported is wrapped when a device or shape has no shader for an operation.
 var ErrUnsupported = fmt.Errorf("gpu: unsupported on this device")
 
-// MatMul records the product described by p into r.
+// MatMul records the product described by p into r: through the device's outside
+// library when it has one and the product is big enough (fastmatmul.go), else on the
+// shaders.
 func (r *Recorder) MatMul(p MatMul) error {
+	if ok, err := r.fastMatMul(p); ok || err != nil {
+		return err
+	}
+	return r.matMulShaders(p)
+}
+
+// matMulShaders records the product described by p on the shaders.
+func (r *Recorder) matMulShaders(p MatMul) error {
 	push, err := p.normalize()
 	if err != nil {
 		return err

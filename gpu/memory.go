@@ -31,6 +31,10 @@ type block struct {
 	free   []span         // sorted, coalesced free ranges
 	own    bool           // a dedicated block for one large buffer
 	used   uint64
+	// exported blocks can be imported by an outside product engine (interop.go), which
+	// maps all memSize bytes of the allocation.
+	exported bool
+	memSize  uint64
 }
 
 type span struct{ off, size uint64 }
@@ -115,15 +119,20 @@ func (a *allocator) newBlock(size uint64, own bool) (*block, error) {
 		return nil, fmt.Errorf("gpu: a buffer of %s exceeds the device's largest allocation (%s); split the tensor", FormatBytes(size), FormatBytes(d.Info.MaxAllocation))
 	}
 	var buf vk.Buffer
-	usage := vk.BufferUsageFlags(vk.BufferUsageStorageBufferBit | vk.BufferUsageTransferSrcBit | vk.BufferUsageTransferDstBit)
-	if err := check(vk.CreateBuffer(d.dev, &vk.BufferCreateInfo{SType: vk.StructureTypeBufferCreateInfo, Size: vk.DeviceSize(size), Usage: usage, SharingMode: vk.SharingModeExclusive}, nil, &buf), "vkCreateBuffer"); err != nil {
+	// With an outside product engine, blocks are allocated exportable so that it can
+	// import them (interop_vk.go); otherwise the chains are nil.
+	bufNext := d.bufferExportChain()
+	defer freeChain(bufNext)
+	if err := check(vk.CreateBuffer(d.dev, &vk.BufferCreateInfo{SType: vk.StructureTypeBufferCreateInfo, PNext: bufNext, Size: vk.DeviceSize(size), Usage: vk.BufferUsageFlags(deviceUsage), SharingMode: vk.SharingModeExclusive}, nil, &buf), "vkCreateBuffer"); err != nil {
 		return nil, err
 	}
 	var req vk.MemoryRequirements
 	vk.GetBufferMemoryRequirements(d.dev, buf, &req)
 	req.Deref()
 	var mem vk.DeviceMemory
-	res := vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: a.typeIndex}, nil, &mem)
+	memNext := d.memoryExportChain(buf)
+	defer freeChain(memNext)
+	res := vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, PNext: memNext, AllocationSize: req.Size, MemoryTypeIndex: a.typeIndex}, nil, &mem)
 	if res != vk.Success {
 		vk.DestroyBuffer(d.dev, buf, nil)
 		if res == vk.ErrorOutOfDeviceMemory || res == vk.ErrorOutOfHostMemory {
@@ -136,7 +145,7 @@ func (a *allocator) newBlock(size uint64, own bool) (*block, error) {
 		vk.FreeMemory(d.dev, mem, nil)
 		return nil, err
 	}
-	b := &block{id: a.nextID, mem: mem, buf: buf, size: size, own: own, free: []span{{0, size}}}
+	b := &block{id: a.nextID, mem: mem, buf: buf, size: size, own: own, free: []span{{0, size}}, exported: memNext != nil, memSize: uint64(req.Size)}
 	a.nextID++
 	if a.mappable {
 		var p unsafe.Pointer
@@ -153,6 +162,7 @@ func (a *allocator) newBlock(size uint64, own bool) (*block, error) {
 }
 
 func (a *allocator) destroyBlock(b *block) {
+	a.d.forgetBlock(b)
 	a.d.pipes.forgetBuffer(b.buf)
 	if b.mapped != nil {
 		vk.UnmapMemory(a.d.dev, b.mem)

@@ -64,17 +64,24 @@ const (
 	elementwiseRound       uint32 = 25
 	elementwiseTan         uint32 = 26
 	elementwiseAtan        uint32 = 27
-	elementwiseClamp       uint32 = 28
-	elementwiseScale       uint32 = 29
-	elementwiseAdd         uint32 = 30
-	elementwiseSub         uint32 = 31
-	elementwiseMul         uint32 = 32
-	elementwiseDiv         uint32 = 33
-	elementwisePow         uint32 = 34
-	elementwiseMod         uint32 = 35
-	elementwiseMaximum     uint32 = 36
-	elementwiseMinimum     uint32 = 37
-	elementwiseCopy        uint32 = 38
+	elementwiseSinh        uint32 = 28
+	elementwiseCosh        uint32 = 29
+	elementwiseAsin        uint32 = 30
+	elementwiseAcos        uint32 = 31
+	elementwiseAsinh       uint32 = 32
+	elementwiseAcosh       uint32 = 33
+	elementwiseAtanh       uint32 = 34
+	elementwiseClamp       uint32 = 35
+	elementwiseScale       uint32 = 36
+	elementwiseAdd         uint32 = 37
+	elementwiseSub         uint32 = 38
+	elementwiseMul         uint32 = 39
+	elementwiseDiv         uint32 = 40
+	elementwisePow         uint32 = 41
+	elementwiseMod         uint32 = 42
+	elementwiseMaximum     uint32 = 43
+	elementwiseMinimum     uint32 = 44
+	elementwiseCopy        uint32 = 45
 )
 
 // Op codes of shaders/src/index.comp.
@@ -107,11 +114,16 @@ const (
 var opCode = func() (c [tensor.NumOps]uint32) {
 	for name, code := range map[string]uint32{
 		"abs":              elementwiseAbs,
+		"acos":             elementwiseAcos,
+		"acosh":            elementwiseAcosh,
 		"add":              elementwiseAdd,
 		"and":              compareAnd,
 		"argmax":           reduceScanArgmax,
 		"argmin":           reduceScanArgmin,
+		"asin":             elementwiseAsin,
+		"asinh":            elementwiseAsinh,
 		"atan":             elementwiseAtan,
+		"atanh":            elementwiseAtanh,
 		"avg_pool":         convPoolAvgPool,
 		"avg_pool_grad":    convPoolAvgPoolGrad,
 		"ceil":             elementwiseCeil,
@@ -120,6 +132,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"conv_filter_grad": convConvFilterGrad,
 		"conv_transpose":   convConvTranspose,
 		"cos":              elementwiseCos,
+		"cosh":             elementwiseCosh,
 		"cumsum":           reduceScanCumsum,
 		"div":              elementwiseDiv,
 		"elu":              elementwiseElu,
@@ -165,6 +178,7 @@ var opCode = func() (c [tensor.NumOps]uint32) {
 		"sign":             elementwiseSign,
 		"silu":             elementwiseSilu,
 		"sin":              elementwiseSin,
+		"sinh":             elementwiseSinh,
 		"softplus":         elementwiseSoftplus,
 		"softsign":         elementwiseSoftsign,
 		"sqrt":             elementwiseSqrt,

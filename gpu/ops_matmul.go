@@ -241,6 +241,14 @@ func recordMatMul(r *Recorder, n *tensor.Node, out *Buffer, in []*Buffer) error 
 	if p.K == 0 {
 		return r.zero("matmul", n.DType().Size(), n.Shape().Size(), out)
 	}
+	if ok, err := recordFastMatMul(r, n, p, out, in); ok || err != nil {
+		return err
+	}
+	return recordMatMulShaders(r, n, p, out, in)
+}
+
+// recordMatMulShaders records the product p of node n on the shaders.
+func recordMatMulShaders(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*Buffer) error {
 	if half := mixedPrecision(r.d, n, p); half != tensor.F32 {
 		return recordHalfMatMul(r, n, p, out, in, half)
 	}

@@ -112,12 +112,12 @@ func (p *program) record(timed bool) (*Recording, []*tensor.Node, error) {
 				return nil, nil, fmt.Errorf("%w (input %d of %v)", err, i, n)
 			}
 		}
-		before := len(r.labels)
+		before := r.timedCount()
 		if err := op.record(r, n, out, in); err != nil {
 			r.Discard()
 			return nil, nil, fmt.Errorf("gpu: %v: %w", n, err)
 		}
-		for i := before; i < len(r.labels); i++ {
+		for i := before; i < r.timedCount(); i++ {
 			owners = append(owners, n)
 		}
 	}
@@ -128,6 +128,20 @@ func (p *program) record(timed bool) (*Recording, []*tensor.Node, error) {
 // Run submits the recording; with a profile, it runs the timed recording and records
 // each node's GPU time.
 func (p *program) Run(prof *runtime.Profile) error {
+	if p.plain.Stale() {
+		// The outside product engine turned a product (or itself) off: record again,
+		// with those products on the shaders.
+		rc, _, err := p.record(false)
+		if err != nil {
+			return err
+		}
+		p.plain.Release()
+		p.plain = rc
+		if p.timed != nil {
+			p.timed.Release()
+			p.timed = nil
+		}
+	}
 	if prof == nil {
 		_, err := p.plain.Run()
 		return err

@@ -162,6 +162,10 @@ type Recorder struct {
 	done     bool
 	scratch  []*Buffer   // temporaries the recorded work uses; freed with the recording
 	checks   []dataCheck // data checks of the recorded dispatches, by tag - 1
+	// dispatches counts the recorded dispatches; split holds the products recorded
+	// for an outside engine (interop.go), nil when there are none.
+	dispatches int
+	split      *splitRecorder
 }
 
 // scratchBuffer allocates a temporary that lives as long as the recording.
@@ -361,6 +365,7 @@ func (r *Recorder) Dispatch(k *Kernel, groups [3]uint32, push []byte, label stri
 		vk.CmdPushConstants(cb, k.layout.layout, vk.ShaderStageFlags(vk.ShaderStageComputeBit), 0, uint32(len(push)), unsafe.Pointer(&push[0]))
 	}
 	vk.CmdDispatch(cb, groups[0], groups[1], groups[2])
+	r.dispatches++
 	if timed {
 		vk.CmdWriteTimestamp(cb, vk.PipelineStageBottomOfPipeBit, r.queries, r.nq+1)
 		r.nq += 2
@@ -441,6 +446,7 @@ type Recording struct {
 	labels  []string
 	scratch []*Buffer
 	checks  []dataCheck
+	split   *splitRecording // the outside products and the command buffers around them
 }
 
 // End finishes the recording. The Recorder is spent; the Recording runs it.
@@ -459,7 +465,7 @@ func (r *Recorder) End() (*Recording, error) {
 		r.d.mu.Unlock()
 		return nil, err
 	}
-	rc := &Recording{d: r.d, pool: r.pool, cb: r.cb, queries: r.queries, nq: r.nq, labels: r.labels, scratch: r.scratch, checks: r.checks}
+	rc := &Recording{d: r.d, pool: r.pool, cb: r.cb, queries: r.queries, nq: r.nq, labels: r.labels, scratch: r.scratch, checks: r.checks, split: r.endSplit(r.cb)}
 	r.pool, r.queries = vk.NullCommandPool, vk.NullQueryPool
 	return rc, nil
 }
@@ -489,7 +495,14 @@ func (rc *Recording) Run() ([]Timing, error) {
 	if rc.pool == vk.NullCommandPool {
 		return nil, fmt.Errorf("gpu: run of a released recording")
 	}
-	if err := d.submitWithPending(rc.cb); err != nil {
+	var ext []float64
+	var err error
+	if rc.split != nil {
+		ext, err = rc.runSplit()
+	} else {
+		err = d.submitWithPending(rc.cb)
+	}
+	if err != nil {
 		// Whatever a failed submission's shaders reported is not the next run's error.
 		d.takeDataError(nil)
 		return nil, err
@@ -497,41 +510,60 @@ func (rc *Recording) Run() ([]Timing, error) {
 	if err := d.takeDataError(rc.checks); err != nil {
 		return nil, err
 	}
-	if rc.nq == 0 {
+	if rc.queries == vk.NullQueryPool {
 		return nil, nil
 	}
-	ts := make([]uint64, rc.nq)
-	if err := check(vk.GetQueryPoolResults(d.dev, rc.queries, 0, rc.nq, uint64(8*rc.nq), unsafe.Pointer(&ts[0]), 8, vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit)), "vkGetQueryPoolResults"); err != nil {
-		return nil, err
+	var out []Timing
+	if rc.nq > 0 {
+		ts := make([]uint64, rc.nq)
+		if err := check(vk.GetQueryPoolResults(d.dev, rc.queries, 0, rc.nq, uint64(8*rc.nq), unsafe.Pointer(&ts[0]), 8, vk.QueryResultFlags(vk.QueryResult64Bit|vk.QueryResultWaitBit)), "vkGetQueryPoolResults"); err != nil {
+			return nil, err
+		}
+		out = make([]Timing, len(rc.labels))
+		for i, l := range rc.labels {
+			out[i] = Timing{Label: l, Ns: float64(ts[2*i+1]-ts[2*i]) * float64(d.Info.TimestampPeriod)}
+		}
 	}
-	out := make([]Timing, len(rc.labels))
-	for i, l := range rc.labels {
-		out[i] = Timing{Label: l, Ns: float64(ts[2*i+1]-ts[2*i]) * float64(d.Info.TimestampPeriod)}
-	}
-	return out, nil
+	return rc.mergeTimings(out, ext), nil
 }
 
 // submitWithPending submits cb, preceded in the same batch by a command buffer holding
 // the deferred uploads (the recording's leading barrier orders them before its
 // dispatches). d.mu must be held.
 func (d *Device) submitWithPending(cb vk.CommandBuffer) error {
-	if len(d.pending) == 0 {
+	up, free, err := d.pendingCommands()
+	defer free()
+	if err != nil || up == nil {
+		if err != nil {
+			return err
+		}
 		return d.submitWait(cb)
 	}
+	return d.submitWait(up, cb)
+}
+
+// pendingCommands records the deferred uploads into a command buffer to submit ahead
+// of a recording (nil when there are none) and returns the function that frees it
+// after the submission. d.mu must be held.
+func (d *Device) pendingCommands() (vk.CommandBuffer, func(), error) {
+	if len(d.pending) == 0 {
+		return nil, func() {}, nil
+	}
 	up, err := d.startCommands(d.pool, true)
+	free := func() {}
 	if up != nil {
-		defer vk.FreeCommandBuffers(d.dev, d.pool, 1, []vk.CommandBuffer{up})
+		free = func() { vk.FreeCommandBuffers(d.dev, d.pool, 1, []vk.CommandBuffer{up}) }
 	}
 	if err != nil {
-		return err
+		return nil, free, err
 	}
 	d.fullBarrier(up)
 	d.recordPending(up)
 	d.fullBarrier(up)
 	if err := check(vk.EndCommandBuffer(up), "vkEndCommandBuffer"); err != nil {
-		return err
+		return nil, free, err
 	}
-	return d.submitWait(up, cb)
+	return up, free, nil
 }
 
 // Release frees the recording's command buffer, queries and scratch buffers; it is safe
@@ -541,6 +573,9 @@ func (rc *Recording) Release() {
 		b.Free()
 	}
 	rc.scratch = nil
+	if rc.split != nil {
+		rc.split.release()
+	}
 	d := rc.d
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -124,8 +124,9 @@ type fwd struct {
 	// vars, when set, replaces variables by other nodes (gradient checks feed weights
 	// as inputs this way).
 	vars map[*tensor.Variable]*tensor.Node
-	// precision is the operand type of matrix products (MixedPrecision); F32 by default.
-	precision tensor.DType
+	// precision is the precision of matrix products (MixedPrecision): the operand type
+	// and TF32; f32 by default.
+	precision tensor.MatMulAttr
 	// seedFn, when set, supplies the dropout seeds (a caller's graph feeds them).
 	seedFn func() *tensor.Node
 }
@@ -161,7 +162,7 @@ func (c *fwd) dropoutSeed() *tensor.Node {
 // matmul returns x·w, in the mixed precision of the compilation (the backend may
 // round the operands to it; the product and its gradients stay f32).
 func (c *fwd) matmul(x, w *tensor.Node) *tensor.Node {
-	return tensor.MatMulWith(x, w, tensor.MatMulAttr{Precision: c.precision})
+	return tensor.MatMulWith(x, w, c.precision)
 }
 
 // v returns the graph's node for variable v.

@@ -16,7 +16,7 @@ type compileSettings struct {
 	metricMap   map[string][]string
 	device      string
 	seed        uint64
-	precision   tensor.DType // the matrix products' operand type (MixedPrecision)
+	precision   tensor.MatMulAttr // the matrix products' precision (MixedPrecision)
 }
 
 // compileOption builds a single-call Compile option.
@@ -96,23 +96,39 @@ func MetricsByName(m map[string][]string) CompileOption {
 // their operands to bfloat16: on a GPU with cooperative matrices they accumulate in f32
 // several times faster than f32 products, while weights, gradients, optimizer state,
 // the other layers and the losses stay f32. Devices without fast bfloat16 products
-// (the CPU, GPUs without cooperative matrices) compute them in f32. "float32" (or
-// "f32", the default) turns it off. Keras's "mixed_float16" is not offered: float16's
-// narrow range needs loss scaling, which nn does not do.
+// (the CPU, GPUs without cooperative matrices) compute them in f32. "tf32" lets the
+// products multiply in TensorFloat-32 (f32's range, 10 bits of mantissa, f32
+// accumulation), as PyTorch's allow_tf32 does, where the device has units for it
+// (NVIDIA GPUs through cuBLASLt); elsewhere they stay f32. "float32" (or "f32", the
+// default) turns both off. Keras's "mixed_float16" is not offered: float16's narrow
+// range needs loss scaling, which nn does not do.
 func MixedPrecision(policy string) CompileOption {
 	return compileOption("MixedPrecision", func(s *compileSettings) error {
 		switch policy {
 		case "mixed_bfloat16", "bf16":
-			s.precision = tensor.BF16
+			s.precision = tensor.MatMulAttr{Precision: tensor.BF16}
+		case "tf32", "float32_tf32":
+			s.precision = tensor.MatMulAttr{TF32: true}
 		case "float32", "f32":
-			s.precision = tensor.F32
+			s.precision = tensor.MatMulAttr{}
 		case "mixed_float16", "f16":
 			return fmt.Errorf("precision policy %q: float16 products need loss scaling, which nn does not do; use \"mixed_bfloat16\"", policy)
 		default:
-			return fmt.Errorf("precision policy %q: want \"mixed_bfloat16\" or \"float32\"", policy)
+			return fmt.Errorf("precision policy %q: want \"mixed_bfloat16\", \"tf32\" or \"float32\"", policy)
 		}
 		return nil
 	})
+}
+
+// precisionPolicy is the MixedPrecision policy that sets at ("" for f32).
+func precisionPolicy(at tensor.MatMulAttr) string {
+	switch {
+	case at.TF32:
+		return "tf32"
+	case at.Precision != tensor.F32:
+		return at.Precision.String()
+	}
+	return ""
 }
 
 // optimizerSettings collects the options of SGD, Adam and AdamW.

@@ -33,7 +33,7 @@ func TestMixedPrecision(t *testing.T) {
 		t.Errorf("first-epoch loss %v with bf16 products, %v in f32", h16.Values["loss"][0], h32.Values["loss"][0])
 	}
 	loaded := reloaded(t, m16)
-	if p := loaded.comp.opts.precision; p != tensor.BF16 {
+	if p := loaded.comp.opts.precision; p != (tensor.MatMulAttr{Precision: tensor.BF16}) {
 		t.Errorf("loaded model computes in %v, want bf16", p)
 	}
 	samePredictions(t, m16, loaded, x)
@@ -42,14 +42,15 @@ func TestMixedPrecision(t *testing.T) {
 func TestMixedPrecisionPolicies(t *testing.T) {
 	for _, tc := range []struct {
 		policy string
-		want   tensor.DType
+		want   tensor.MatMulAttr
 		err    string
 	}{
-		{"mixed_bfloat16", tensor.BF16, ""},
-		{"bf16", tensor.BF16, ""},
-		{"float32", tensor.F32, ""},
-		{"mixed_float16", 0, "loss scaling"},
-		{"fp8", 0, "want \"mixed_bfloat16\" or \"float32\""},
+		{"mixed_bfloat16", tensor.MatMulAttr{Precision: tensor.BF16}, ""},
+		{"bf16", tensor.MatMulAttr{Precision: tensor.BF16}, ""},
+		{"tf32", tensor.MatMulAttr{TF32: true}, ""},
+		{"float32", tensor.MatMulAttr{}, ""},
+		{"mixed_float16", tensor.MatMulAttr{}, "loss scaling"},
+		{"fp8", tensor.MatMulAttr{}, "want \"mixed_bfloat16\", \"tf32\" or \"float32\""},
 	} {
 		m := Sequential(Dense(2, InputShape(3)))
 		err := m.Compile(Adam(1e-3), Loss("mse"), MixedPrecision(tc.policy))

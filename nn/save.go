@@ -153,9 +153,7 @@ func (m *Net) serialize() ([]byte, []*tensor.Tensor, error) {
 			return nil, nil, err
 		}
 		so := &savedOptimizer{Config: cfg, Steps: o.steps, Metrics: map[string][]string{}}
-		if p := m.comp.opts.precision; p != tensor.F32 {
-			so.Precision = p.String()
-		}
+		so.Precision = precisionPolicy(m.comp.opts.precision)
 		for _, hd := range m.comp.heads {
 			so.Losses = append(so.Losses, hd.loss.name)
 			so.LossWeights = append(so.LossWeights, hd.weight)

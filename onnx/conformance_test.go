@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,9 +84,18 @@ func usesListedOps(t *testing.T, dir string) bool {
 	return true
 }
 
-// TestNodeConformance runs the ONNX backend node tests on the CPU. At least 95% of the
-// cases using only listed operators must pass; every case that does not pass names its
-// reason.
+// updateExpected rewrites testdata/node_pass.txt from the CPU run of TestNodeConformance.
+var updateExpected = flag.Bool("update", false, "rewrite testdata/node_pass.txt with the node tests that pass on the CPU")
+
+// expectedPass is the list of node tests known to pass: one stopping to pass on any
+// device is a regression.
+const expectedPass = "testdata/node_pass.txt"
+
+// TestNodeConformance runs the ONNX backend node tests on the CPU and on the default
+// GPU. Every case of testdata/node_pass.txt must pass on both (`go test ./onnx -run
+// TestNodeConformance -update` rewrites the list after a case starts passing); at least
+// 95% of the cases using only listed operators must pass; every case that does not pass
+// names its reason.
 func TestNodeConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 1765 models")
@@ -94,16 +104,53 @@ func TestNodeConformance(t *testing.T) {
 	if err != nil {
 		t.Skipf("no node tests: %v", err)
 	}
-	rt, err := runtime.New(runtime.Device("cpu"))
-	if err != nil {
+	data, err := os.ReadFile(expectedPass)
+	if err != nil && !*updateExpected {
 		t.Fatal(err)
 	}
-	defer rt.Close()
+	want := map[string]bool{}
+	for _, name := range strings.Fields(string(data)) {
+		want[name] = true
+	}
+	for _, dev := range []string{"cpu", "gpu"} {
+		t.Run(dev, func(t *testing.T) {
+			rt, err := runtime.New(runtime.Device(dev))
+			if err != nil {
+				if dev == "gpu" && strings.Contains(err.Error(), gpu.ErrNoVulkan.Error()) {
+					t.Skipf("no Vulkan: %v", err)
+				}
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			passing := nodeConformance(t, cases, want, rt)
+			if *updateExpected && dev == "cpu" {
+				if err := os.WriteFile(expectedPass, []byte(strings.Join(passing, "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// nodeConformance runs the node tests on rt, checks them against the expected passes
+// and the pass rate, and returns the names of the cases that pass.
+func nodeConformance(t *testing.T, cases []string, want map[string]bool, rt *runtime.Runtime) []string {
 	var listed, passed int
+	var passing []string
 	for _, c := range cases {
 		r := CheckCase(c, DefaultTolerance, Runtime(rt))
-		if r.Status != CasePass && r.Reason == "" {
-			t.Errorf("%s: %v without a reason", r.Name, r.Status)
+		if r.Status == CasePass {
+			passing = append(passing, r.Name)
+			if !want[r.Name] {
+				t.Logf("%s passes and is not in %s yet (-update adds it)", r.Name, expectedPass)
+			}
+		} else {
+			if r.Reason == "" {
+				t.Errorf("%s: %v without a reason", r.Name, r.Status)
+			}
+			if want[r.Name] {
+				t.Errorf("regression: %v", r)
+			}
 		}
 		if !usesListedOps(t, c) {
 			continue
@@ -116,8 +163,10 @@ func TestNodeConformance(t *testing.T) {
 		}
 	}
 	rate := float64(passed) / float64(listed)
-	t.Logf("%d of %d node tests of listed operators pass (%.1f%%)", passed, listed, 100*rate)
+	t.Logf("%d of %d node tests pass; %d of %d of listed operators (%.1f%%)",
+		len(passing), len(cases), passed, listed, 100*rate)
 	if rate < 0.95 {
 		t.Errorf("pass rate %.1f%% is below 95%%", 100*rate)
 	}
+	return passing
 }

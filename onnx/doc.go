@@ -20,10 +20,16 @@
 //     it handles and reading its node through ctx, which tracks the attributes it read:
 //     an attribute no lowering reads is an error, never silently ignored. Operators the
 //     engine has no op for are compositions of engine ops where they are exact
-//     (IsNaN, IsInf, Einsum, Resize, LRN, the recurrent layers, quantisation, the
-//     mul, max and min scatter reductions, 3-D
-//     convolution and transposed convolution, dilated pooling, Python-style Mod from
+//     (IsNaN, IsInf, Einsum, Resize, GridSample and AffineGrid, LRN, the recurrent
+//     layers and LinearAttention, quantisation, the losses, the mul, max and min
+//     scatter reductions, 3-D convolution and transposed convolution, dilated
+//     pooling and MaxPool's indices, Col2Im and MaxUnpool, CumProd as a log-step scan,
+//     DFT and STFT as products with cosine and sine matrices, Python-style Mod from
 //     the engine's fmod).
+//   - Operators whose output size depends on the data and whose work is sequential
+//     (NonMaxSuppression, Unique, Compress, RoiAlign's sample points) read their
+//     inputs on the host, a stage boundary when the graph computes them, and compute
+//     there.
 //   - Every value has a static shape while building. A node whose inputs are all known
 //     (initializers, constants, shapes) is folded: lowered into a small graph and run
 //     on the CPU at build time, so Shape → Gather → Concat → Reshape chains and constant
@@ -51,9 +57,12 @@
 //     since the reference rounds after every op and gml's fused kernels round once.
 //
 // Not supported: control flow (If, Loop, Scan), sequences, maps and optionals, string
-// tensors, sparse initializers, random ops and training-mode Dropout, MaxPool's indices
-// output, convolutions over more than three spatial axes, and operators of other
-// domains. uint64 values of 2^63 and more compare as negative. Half-precision models
-// run on the GPU only as far as the Vulkan backend has half-precision kernels (its
-// products and layout ops); its elementwise ops fall back to the CPU.
+// tensors (and so TfIdfVectorizer), sparse initializers, random ops and training-mode
+// Dropout, BitCast, DeformConv, ImageDecoder, convolutions over more
+// than three spatial axes, and operators of other domains (ai.onnx.ml, the training
+// and preview domains). uint64 values of 2^63 and more compare as negative. Integer
+// arithmetic and the bitwise ops run on the CPU under a GPU runtime (the Vulkan
+// backend has no integer elementwise kernels). Half-precision models run on the GPU
+// only as far as the Vulkan backend has half-precision kernels (its products and
+// layout ops); its elementwise ops fall back to the CPU.
 package onnx

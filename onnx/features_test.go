@@ -329,3 +329,52 @@ func TestConv3D(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPoolIndices checks MaxPool's indices output in both storage orders, with the
+// last window cut by ceil_mode.
+func TestMaxPoolIndices(t *testing.T) {
+	x := arr(t, Float, []int{1, 1, 2, 3}, []float32{1, 5, 2, 4, 3, 6})
+	for _, c := range []struct {
+		order int
+		want  []float64
+	}{
+		{0, []float64{1, 5}}, // (0, 1) and (1, 2) row-major in a 2x3 plane
+		{1, []float64{2, 5}}, // column-major: h + 2w
+	} {
+		m := newModel(22).input("x", Float, 1, 1, 2, 3).output("y", Float).output("i", Int64).
+			node("MaxPool", []string{"x"}, []string{"y", "i"}, attrInts("kernel_shape", 2, 2),
+				attrInts("strides", 2, 2), attrInt("ceil_mode", 1), attrInt("storage_order", c.order)).load(t)
+		out, err := m.Run(map[string]any{"x": x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out["y"].Float64s(); !slices.Equal(got, []float64{5, 6}) {
+			t.Errorf("storage_order %d: values %v, want [5 6]", c.order, got)
+		}
+		if got := out["i"].Float64s(); !slices.Equal(got, c.want) {
+			t.Errorf("storage_order %d: indices %v, want %v", c.order, got, c.want)
+		}
+	}
+}
+
+// TestDet checks Det where elimination needs a row swap, on a singular matrix and on a
+// 3x3 one, batched.
+func TestDet(t *testing.T) {
+	m := newModel(22).input("x", Float, 3, 3, 3).output("d", Float).
+		node("Det", []string{"x"}, []string{"d"}).load(t)
+	x := arr(t, Float, []int{3, 3, 3}, []float32{
+		0, 1, 0, 1, 0, 0, 0, 0, 1, // a row swap: -1
+		1, 2, 3, 2, 4, 6, 1, 1, 1, // singular: 0
+		2, 0, 1, 1, 3, 2, 1, 1, 2, // 6
+	})
+	out, err := m.Run(map[string]any{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{-1, 0, 6}
+	for i, g := range out["d"].Float64s() {
+		if math.Abs(g-want[i]) > 1e-5 {
+			t.Errorf("det %d = %g, want %g", i, g, want[i])
+		}
+	}
+}

@@ -247,6 +247,33 @@ func TestDataDependentShapes(t *testing.T) {
 	}
 }
 
+// TestCompressComputedCondition runs Compress with a condition the graph computes:
+// the condition is measured at a stage boundary and each run keeps its own rows.
+func TestCompressComputedCondition(t *testing.T) {
+	m := newModel(17).input("x", Float, 4, 2).input("t", Float, 4).output("y", Float).
+		node("Greater", []string{"t", "zero"}, []string{"cond"}).
+		node("Compress", []string{"x", "cond"}, []string{"y"}, attrInt("axis", 0)).
+		init("zero", arr(t, Float, []int{}, []float32{0})).load(t)
+	x := arr(t, Float, []int{4, 2}, []float32{1, 2, 3, 4, 5, 6, 7, 8})
+	for _, c := range []struct {
+		t    []float32
+		want []float64
+	}{
+		{[]float32{1, -1, 1, -1}, []float64{1, 2, 5, 6}},
+		{[]float32{-1, -1, -1, 2}, []float64{7, 8}},
+		{[]float32{-1, -1, -1, -1}, nil},
+		{[]float32{1, -1, 1, -1}, []float64{1, 2, 5, 6}},
+	} {
+		out, err := m.Run(map[string]any{"x": x, "t": arr(t, Float, []int{4}, c.t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out["y"].Float64s(); !slices.Equal(got, c.want) || out["y"].Shape()[0] != len(c.want)/2 {
+			t.Errorf("t = %v: y = %v %v, want %v", c.t, out["y"].Shape(), got, c.want)
+		}
+	}
+}
+
 // TestNarrowIntegers checks that types carried in a wider engine type keep their
 // arithmetic: uint8 and int8 wrap, uint16 casts, float64 round trips.
 func TestNarrowIntegers(t *testing.T) {

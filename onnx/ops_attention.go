@@ -15,6 +15,7 @@ import (
 
 func init() {
 	register(23, lowerAttention, "Attention")
+	register(23, lowerRotaryEmbedding, "RotaryEmbedding")
 }
 
 func lowerAttention(c *ctx) {
@@ -155,4 +156,77 @@ func addMask(a, b *tensor.Node) *tensor.Node {
 		return b
 	}
 	return tensor.Add(a, b)
+}
+
+// lowerRotaryEmbedding rotates pairs of each head's first rotary_embedding_dim
+// features (the two halves, or even and odd features when interleaved) by the angles
+// whose cosines and sines the caches hold, picked by position_ids when given. Input
+// (batch, heads, seq, dim), or (batch, seq, heads*dim) with num_heads.
+func lowerRotaryEmbedding(c *ctx) {
+	dt := c.sameTypes(0, 1, 2)
+	c.requireFloat(0)
+	x, cos, sin := c.x(0), c.x(1), c.x(2)
+	xs := x.Shape()
+	interleaved := c.attrInt("interleaved", 0) != 0
+	var b, seq, heads, dim int
+	switch len(xs) {
+	case 4: // (batch, heads, seq, dim)
+		b, heads, seq, dim = xs[0], xs[1], xs[2], xs[3]
+		x = tensor.Permute(x, 0, 2, 1, 3)
+		c.ignore("num_heads")
+	case 3:
+		heads = c.attrInt("num_heads", 0)
+		if heads < 1 || xs[2]%heads != 0 {
+			c.failf("3-D input %v needs num_heads dividing %d, have %d", xs, xs[2], heads)
+		}
+		b, seq, dim = xs[0], xs[1], xs[2]/heads
+		x = tensor.Reshape(x, b, seq, heads, dim)
+	default:
+		c.failf("input has shape %v, want 3-D or 4-D", xs)
+	}
+	rot := c.attrInt("rotary_embedding_dim", 0)
+	if rot == 0 {
+		rot = dim
+	}
+	if rot%2 != 0 || rot > dim {
+		c.failf("rotary_embedding_dim %d: want an even number up to the head size %d", rot, dim)
+	}
+	half := rot / 2
+	if c.has(3) {
+		ids := c.x(3)
+		if !c.shape(3).Equal(tensor.Shape{b, seq}) {
+			c.failf("position_ids has shape %v, want (%d, %d)", c.shape(3), b, seq)
+		}
+		cos, sin = tensor.Gather(cos, ids, 0), tensor.Gather(sin, ids, 0)
+	}
+	for _, t := range []*tensor.Node{cos, sin} {
+		if s := t.Shape(); len(s) != 3 || s[0] != b || s[1] != seq || s[2] < half {
+			c.failf("cos and sin caches give %v per position, want (%d, %d, %d or more)", s, b, seq, half)
+		}
+	}
+	cos = tensor.Reshape(tensor.SliceAxis(cos, 2, 0, half), b, seq, 1, half)
+	sin = tensor.Reshape(tensor.SliceAxis(sin, 2, 0, half), b, seq, 1, half)
+	xr := tensor.SliceAxis(x, 3, 0, rot)
+	var x1, x2 *tensor.Node
+	if interleaved {
+		x1 = tensor.Slice(xr, []int{0, 0, 0, 0}, []int{b, seq, heads, rot}, []int{1, 1, 1, 2})
+		x2 = tensor.Slice(xr, []int{0, 0, 0, 1}, []int{b, seq, heads, rot}, []int{1, 1, 1, 2})
+	} else {
+		x1, x2 = tensor.SliceAxis(xr, 3, 0, half), tensor.SliceAxis(xr, 3, half, rot)
+	}
+	re := tensor.Sub(tensor.Mul(cos, x1), tensor.Mul(sin, x2))
+	im := tensor.Add(tensor.Mul(sin, x1), tensor.Mul(cos, x2))
+	if interleaved {
+		xr = tensor.Reshape(tensor.Concat(4, tensor.Unsqueeze(re, 4), tensor.Unsqueeze(im, 4)), b, seq, heads, rot)
+	} else {
+		xr = tensor.Concat(3, re, im)
+	}
+	if rot < dim {
+		xr = tensor.Concat(3, xr, tensor.SliceAxis(x, 3, rot, dim))
+	}
+	if len(xs) == 4 {
+		c.set(0, tensor.Permute(xr, 0, 2, 1, 3), dt)
+	} else {
+		c.set(0, tensor.Reshape(xr, xs...), dt)
+	}
 }

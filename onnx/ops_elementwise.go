@@ -50,12 +50,17 @@ func init() {
 		"Reciprocal": func(x *tensor.Node) *tensor.Node { return tensor.Div(x.Graph().Scalar(x.DType(), 1), x) },
 		"Tan":        tensor.Tan,
 		"Atan":       tensor.Atan,
-		"Softsign": func(x *tensor.Node) *tensor.Node {
-			return tensor.Div(x, tensor.Add(x.Graph().Scalar(x.DType(), 1), tensor.Abs(x)))
-		},
-		"Mish":      func(x *tensor.Node) *tensor.Node { return tensor.Mul(x, tensor.Tanh(tensor.Softplus(x))) },
-		"HardSwish": tensor.HardSwish,
-		"Round":     tensor.Round,
+		"Sinh":       tensor.Sinh,
+		"Cosh":       tensor.Cosh,
+		"Asin":       tensor.Asin,
+		"Acos":       tensor.Acos,
+		"Asinh":      tensor.Asinh,
+		"Acosh":      tensor.Acosh,
+		"Atanh":      tensor.Atanh,
+		"Softsign":   tensor.Softsign,
+		"Mish":       func(x *tensor.Node) *tensor.Node { return tensor.Mul(x, tensor.Tanh(tensor.Softplus(x))) },
+		"HardSwish":  tensor.HardSwish,
+		"Round":      tensor.Round,
 	}
 	for name, f := range unary {
 		register(7, func(c *ctx) { c.requireFloat(0); c.set(0, f(c.x(0)), c.dtype(0)) }, name)
@@ -75,6 +80,20 @@ func init() {
 	register(7, lowerClip, "Clip")
 	register(7, lowerActivation, "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "ThresholdedRelu", "Gelu")
 	register(7, lowerPRelu, "PRelu")
+	register(24, lowerSwish, "Swish")
+	bitwise := map[string]func(a, b *tensor.Node) *tensor.Node{
+		"BitwiseAnd": tensor.BitAnd, "BitwiseOr": tensor.BitOr, "BitwiseXor": tensor.BitXor,
+	}
+	for name, f := range bitwise {
+		register(18, func(c *ctx) {
+			dt := c.sameTypes(0, 1)
+			c.requireInt(0)
+			c.set(0, c.wrap(f(c.x(0), c.x(1)), dt), dt)
+		}, name)
+	}
+	register(18, func(c *ctx) { c.requireInt(0); c.set(0, c.wrap(tensor.BitNot(c.x(0)), c.dtype(0)), c.dtype(0)) }, "BitwiseNot")
+	register(11, lowerBitShift, "BitShift")
+	register(9, lowerShrink, "Shrink")
 	register(7, lowerCast, "Cast")
 	register(15, lowerCastLike, "CastLike")
 }
@@ -90,6 +109,15 @@ func (c *ctx) requireType(i int, dt DataType) {
 func (c *ctx) requireFloat(i int) {
 	if !c.dtype(i).IsFloat() {
 		c.failf("input %d is %v, want a float type", i, c.dtype(i))
+	}
+}
+
+// requireInt fails unless input i has an integer type. Integers travel in wider engine
+// types (int8 in I32, uint32 in I64, ...), so bitwise results are wrapped back into the
+// type's range.
+func (c *ctx) requireInt(i int) {
+	if dt := c.dtype(i); dt == Bool || !dt.Carrier().IsInt() {
+		c.failf("input %d is %v, want an integer type", i, dt)
 	}
 }
 
@@ -398,4 +426,52 @@ func roundPowerOfTwo(c *ctx, x *tensor.Node, mode string, saturate bool) *tensor
 	}
 	// Zero, negative and tiny values take the smallest code; NaN stays NaN.
 	return tensor.Where(tensor.LessEqual(x, s(math.Ldexp(1, -127))), s(math.Ldexp(1, -127)), r)
+}
+
+// lowerSwish: x * sigmoid(alpha*x), the engine's SiLU when alpha is 1.
+func lowerSwish(c *ctx) {
+	c.requireFloat(0)
+	x := c.x(0)
+	alpha := c.attrFloat("alpha", 1)
+	if alpha == 1 {
+		c.set(0, tensor.Silu(x), c.dtype(0))
+		return
+	}
+	c.set(0, tensor.Mul(x, tensor.Sigmoid(tensor.Mul(x, c.scalar(x.DType(), float64(alpha))))), c.dtype(0))
+}
+
+// lowerShrink: x + bias below -lambd, x - bias above lambd, 0 between.
+func lowerShrink(c *ctx) {
+	dt := c.dtype(0)
+	c.requireNumeric(0)
+	x := c.x(0)
+	lambd, bias := float64(c.attrFloat("lambd", 0.5)), float64(c.attrFloat("bias", 0))
+	s := func(v float64) *tensor.Node { return c.scalar(x.DType(), v) }
+	if !dt.IsFloat() {
+		// The comparisons are with the float threshold: compare in float32.
+		xf := tensor.Cast(x, tensor.F32)
+		lo, hi := tensor.Less(xf, c.scalar(tensor.F32, -lambd)), tensor.Greater(xf, c.scalar(tensor.F32, lambd))
+		y := tensor.Where(lo, tensor.Add(x, s(bias)), tensor.Where(hi, tensor.Sub(x, s(bias)), s(0)))
+		c.set(0, c.wrap(y, dt), dt)
+		return
+	}
+	y := tensor.Where(tensor.Less(x, s(-lambd)), tensor.Add(x, s(bias)),
+		tensor.Where(tensor.Greater(x, s(lambd)), tensor.Sub(x, s(bias)), s(0)))
+	c.set(0, y, dt)
+}
+
+// lowerBitShift shifts unsigned integers left or right (direction, required) by the
+// counts of input 1; a right shift is logical.
+func lowerBitShift(c *ctx) {
+	dt := c.sameTypes(0, 1)
+	c.requireInt(0)
+	f := tensor.ShiftLeft
+	switch d := c.attrString("direction", ""); d {
+	case "LEFT":
+	case "RIGHT":
+		f = tensor.ShiftRight
+	default:
+		c.failf("direction %q: want LEFT or RIGHT", d)
+	}
+	c.set(0, c.wrap(f(c.x(0), c.x(1)), dt), dt)
 }

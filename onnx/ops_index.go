@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -22,6 +23,10 @@ func init() {
 	register(7, lowerArgReduce, "ArgMax", "ArgMin")
 	register(11, lowerCumSum, "CumSum")
 	register(9, lowerNonZero, "NonZero")
+	register(26, lowerCumProd, "CumProd")
+	register(10, lowerReverseSequence, "ReverseSequence")
+	register(9, lowerCompress, "Compress")
+	register(11, lowerUnique, "Unique")
 }
 
 // indices returns input i as an index node with negative entries counted from the end
@@ -349,4 +354,174 @@ func lowerNonZero(c *ctx) {
 	out := tensor.Full(c.g, tensor.I64, tensor.Shape{r, count + 1}, 0)
 	y := tensor.Scatter(out, idx, c.constant(coords), 1, tensor.ScatterReduceNone)
 	c.set(0, tensor.SliceAxis(y, 1, 0, count), Int64)
+}
+
+// lowerCumProd is a scan in log2(n) steps: after the step of shift s, each element
+// holds the product of the 2s elements ending at it.
+func lowerCumProd(c *ctx) {
+	dt := c.dtype(0)
+	c.requireNumeric(0)
+	x := c.x(0)
+	s := x.Shape()
+	axis := c.axis(c.scalarInt(1), len(s))
+	ex, rev := c.attrInt("exclusive", 0) != 0, c.attrInt("reverse", 0) != 0
+	n := s[axis]
+	flip := func(y *tensor.Node) *tensor.Node {
+		st, en, sp := make([]int, len(s)), slices.Clone([]int(s)), onesOf(len(s))
+		st[axis], en[axis], sp[axis] = n-1, -n-1, -1
+		return tensor.Slice(y, st, en, sp)
+	}
+	// shift moves y by k along axis, filling with ones.
+	shift := func(y *tensor.Node, k int) *tensor.Node {
+		os := s.Clone()
+		os[axis] = k
+		return tensor.Concat(axis, tensor.Full(c.g, x.DType(), os, 1), tensor.SliceAxis(y, axis, 0, n-k))
+	}
+	y := x
+	if rev {
+		y = flip(y)
+	}
+	if ex && n > 0 {
+		y = shift(y, 1)
+	}
+	for k := 1; k < n; k *= 2 {
+		y = tensor.Mul(y, shift(y, k))
+	}
+	if rev {
+		y = flip(y)
+	}
+	c.set(0, c.wrap(y, dt), dt)
+}
+
+// lowerReverseSequence reverses the first sequence_lens[b] elements along time_axis of
+// each batch entry b: element t takes from len-1-t below len and from t above.
+func lowerReverseSequence(c *ctx) {
+	x := c.x(0)
+	s := x.Shape()
+	if len(s) < 2 {
+		c.failf("input has shape %v, want rank 2 or more", s)
+	}
+	batch, tm := c.axis(c.attrInt("batch_axis", 1), len(s)), c.axis(c.attrInt("time_axis", 0), len(s))
+	if batch == tm || (batch != 0 && batch != 1) || (tm != 0 && tm != 1) {
+		c.failf("batch_axis %d and time_axis %d must be 0 and 1", batch, tm)
+	}
+	if !c.dtype(1).Carrier().IsInt() || !c.shape(1).Equal(tensor.Shape{s[batch]}) {
+		c.failf("sequence_lens is %v of shape %v, want integers of shape (%d)", c.dtype(1), c.shape(1), s[batch])
+	}
+	ts := onesOf(len(s))
+	ts[tm] = s[tm]
+	t := tensor.New(tensor.I64, ts...)
+	for i := range s[tm] {
+		t.Int64s()[i] = int64(i)
+	}
+	bs := onesOf(len(s))
+	bs[batch] = s[batch]
+	tn := c.constant(t)
+	l := tensor.Reshape(tensor.Cast(c.x(1), tensor.I64), bs...)
+	idx := tensor.Where(tensor.Less(tn, l), tensor.Sub(tensor.Sub(l, c.scalar(tensor.I64, 1)), tn), tn)
+	c.set(0, tensor.TakeAlong(x, tensor.Expand(idx, s...), tm), c.dtype(0))
+}
+
+// lowerCompress keeps the slices along axis (of the flattened input without one) whose
+// condition is true; the condition is read on the host (a stage boundary when it is
+// computed), and a condition shorter than the axis drops the rest.
+func lowerCompress(c *ctx) {
+	c.requireType(1, Bool)
+	x := c.x(0)
+	axis := 0
+	if a := c.attr("axis"); a != nil {
+		axis = c.axis(c.attrInt("axis", 0), c.rank(0))
+	} else {
+		x = tensor.Reshape(x, x.Shape().Size())
+	}
+	n := x.Shape()[axis]
+	cond := c.host(1)
+	if cond.Len() > n {
+		c.failf("condition has %d elements, more than the %d of axis %d", cond.Len(), n, axis)
+	}
+	var keep []int64
+	for i, v := range cond.Float64s() {
+		if v != 0 {
+			keep = append(keep, int64(i))
+		}
+	}
+	idx := tensor.New(tensor.I64, len(keep))
+	copy(idx.Int64s(), keep)
+	c.set(0, tensor.Gather(x, c.constant(idx), axis), c.dtype(0))
+}
+
+// lowerUnique finds the distinct elements (or slices along axis) of the input on the
+// host (a stage boundary when the graph computes it), sorted or in order of first
+// occurrence; the unique values are a gather of the input at their first occurrences.
+func lowerUnique(c *ctx) {
+	x := c.x(0)
+	t := c.host(0)
+	axis := 0
+	if a := c.attr("axis"); a != nil {
+		axis = c.axis(c.attrInt("axis", 0), c.rank(0))
+	} else {
+		x = tensor.Reshape(x, x.Shape().Size())
+	}
+	s := x.Shape()
+	n := s[axis]
+	outer, inner := s[:axis].Size(), s[axis+1:].Size()
+	// elem orders two elements, exactly for int64.
+	var elem func(a, b int) int
+	if t.DType() == tensor.I64 {
+		v := t.Int64s()
+		elem = func(a, b int) int { return cmp.Compare(v[a], v[b]) }
+	} else {
+		v := t.Float64s()
+		elem = func(a, b int) int { return cmp.Compare(v[a], v[b]) }
+	}
+	// cmpSlices orders slices i and j along axis lexicographically.
+	cmpSlices := func(i, j int) int {
+		for o := range outer {
+			for k := range inner {
+				if r := elem((o*n+i)*inner+k, (o*n+j)*inner+k); r != 0 {
+					return r
+				}
+			}
+		}
+		return 0
+	}
+	// Sorted positions (ties in position order) fall into runs of equal slices: first[u]
+	// is the first position of unique value u, in sorted order; of[i] is i's value.
+	pos := make([]int, n)
+	for i := range pos {
+		pos[i] = i
+	}
+	slices.SortStableFunc(pos, cmpSlices)
+	var first []int
+	of := make([]int, n)
+	for k, i := range pos {
+		if k == 0 || cmpSlices(pos[k-1], i) != 0 {
+			first = append(first, i)
+		}
+		of[i] = len(first) - 1
+	}
+	order := make([]int, len(first)) // output position -> unique value
+	for u := range order {
+		order[u] = u
+	}
+	if c.attrInt("sorted", 1) == 0 {
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(first[a], first[b]) })
+	}
+	rank := make([]int, len(first))
+	for p, u := range order {
+		rank[u] = p
+	}
+	idx, counts := tensor.New(tensor.I64, len(first)), tensor.New(tensor.I64, len(first))
+	inverse := tensor.New(tensor.I64, n)
+	for p, u := range order {
+		idx.Int64s()[p] = int64(first[u])
+	}
+	for i, u := range of {
+		inverse.Int64s()[i] = int64(rank[u])
+		counts.Int64s()[rank[u]]++
+	}
+	c.set(0, tensor.Gather(x, c.constant(idx), axis), c.dtype(0))
+	c.setHost(1, idx, Int64)
+	c.setHost(2, inverse, Int64)
+	c.setHost(3, counts, Int64)
 }

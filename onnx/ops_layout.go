@@ -27,6 +27,7 @@ func init() {
 		c.setHost(0, tensor.Scalar(tensor.I64, float64(c.shape(0).Size())), Int64)
 	}, "Size")
 	register(9, lowerConstantOfShape, "ConstantOfShape")
+	register(18, lowerCenterCropPad, "CenterCropPad")
 	register(11, lowerRange, "Range")
 	register(9, lowerEyeLike, "EyeLike")
 	register(14, lowerTrilu, "Trilu")
@@ -581,4 +582,43 @@ func lowerDropout(c *ctx) {
 			return t
 		}(), Bool)
 	}
+}
+
+// lowerCenterCropPad crops or zero-pads each of axes to the requested size, centred
+// (the extra element of an odd difference goes to the end).
+func lowerCenterCropPad(c *ctx) {
+	x := c.x(0)
+	s := x.Shape()
+	want := c.ints(1)
+	as, ok := c.attrInts("axes")
+	if !ok {
+		as = make([]int, len(s))
+		for i := range as {
+			as[i] = i
+		}
+	}
+	axes := c.axes(as, len(s))
+	if len(want) != len(axes) {
+		c.failf("shape has %d values for %d axes", len(want), len(axes))
+	}
+	st, en := make([]int, len(s)), slices.Clone([]int(s))
+	before, after := make([]int, len(s)), make([]int, len(s))
+	for i, a := range axes {
+		d, w := s[a], want[i]
+		switch {
+		case w < 0:
+			c.failf("shape %v has a negative size", want)
+		case w < d:
+			st[a] = (d - w) / 2
+			en[a] = st[a] + w
+		case w > d:
+			before[a] = (w - d) / 2
+			after[a] = w - d - before[a]
+		}
+	}
+	y := tensor.Slice(x, st, en, nil)
+	if slices.ContainsFunc(before, func(v int) bool { return v > 0 }) || slices.ContainsFunc(after, func(v int) bool { return v > 0 }) {
+		y = tensor.Pad(y, before, after, tensor.PadConstant, 0)
+	}
+	c.set(0, y, c.dtype(0))
 }

@@ -9,6 +9,7 @@ import (
 func init() {
 	register(7, lowerMatMul, "MatMul")
 	register(7, lowerGemm, "Gemm")
+	register(11, lowerDet, "Det")
 }
 
 // matmul multiplies with NumPy's rules for 1-D operands (a vector on the left is a row,
@@ -82,4 +83,51 @@ func lowerGemm(c *ctx) {
 		y = c.wrap(tensor.Cast(tensor.Round(y), dt.Carrier()), dt)
 	}
 	c.set(0, y, dt)
+}
+
+// lowerDet is the determinant of the trailing n×n matrices by Gaussian elimination with
+// partial pivoting, unrolled over the n columns: at column k the row of the largest
+// |a[i][k]| (i >= k) is swapped into place (flipping the sign), its pivot joins the
+// product, and the rows below lose their multiple of it. A zero pivot makes the
+// determinant 0.
+func lowerDet(c *ctx) {
+	c.requireFloat(0)
+	s := c.shape(0)
+	r := len(s)
+	if r < 2 || s[r-1] != s[r-2] {
+		c.failf("input %v: want (..., n, n)", s)
+	}
+	n := s[r-1]
+	a := toF32(c.x(0))
+	batch := s[:r-2]
+	one, zero := c.scalar(tensor.F32, 1), c.scalar(tensor.F32, 0)
+	rows := tensor.New(tensor.I64, n, 1)
+	for i := range n {
+		rows.Int64s()[i] = int64(i)
+	}
+	idx := c.constant(rows) // (n, 1): the row numbers
+	det := tensor.Full(c.g, tensor.F32, batch, 1)
+	for k := range n {
+		// The pivot row p: the largest |a[i][k]| for i >= k.
+		col := tensor.SliceAxis(tensor.SliceAxis(a, r-1, k, k+1), r-2, k, n) // (..., n-k, 1)
+		p := tensor.Add(tensor.ArgMax(tensor.Abs(col), r-2, true), c.scalar(tensor.I64, float64(k)))
+		kk := c.scalar(tensor.I64, float64(k))
+		// Swap rows k and p: row i reads row perm[i].
+		perm := tensor.Where(tensor.Equal(idx, kk), p, tensor.Where(tensor.Equal(idx, p), kk, idx))
+		a = tensor.TakeAlong(a, tensor.Expand(perm, s...), r-2)
+		det = tensor.Mul(det, tensor.Reshape(tensor.Where(tensor.Equal(p, kk), one, c.scalar(tensor.F32, -1)), batch...))
+		pivotRow := tensor.SliceAxis(a, r-2, k, k+1)     // (..., 1, n)
+		pivot := tensor.SliceAxis(pivotRow, r-1, k, k+1) // (..., 1, 1)
+		det = tensor.Mul(det, tensor.Reshape(pivot, batch...))
+		if k == n-1 {
+			break
+		}
+		isZero := tensor.Equal(pivot, zero)
+		safe := tensor.Where(isZero, one, pivot)
+		below := tensor.Cast(tensor.Greater(idx, kk), tensor.F32) // (n, 1): rows under the pivot
+		factor := tensor.Mul(tensor.Div(tensor.SliceAxis(a, r-1, k, k+1), safe), below)
+		factor = tensor.Where(isZero, zero, factor)
+		a = tensor.Sub(a, tensor.Mul(factor, pivotRow))
+	}
+	c.set(0, c.cast(det, Float, c.dtype(0), true), c.dtype(0))
 }

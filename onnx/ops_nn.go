@@ -21,6 +21,8 @@ func init() {
 	register(7, lowerInstanceNorm, "InstanceNormalization")
 	register(23, lowerRMSNorm, "RMSNormalization")
 	register(7, lowerLRN, "LRN")
+	register(1, lowerLpNorm, "LpNormalization")
+	register(9, lowerMVN, "MeanVarianceNormalization")
 	register(7, lowerSoftmax, "Softmax", "LogSoftmax", "Hardmax")
 }
 
@@ -274,21 +276,25 @@ func lowerPool(c *ctx) {
 	if len(s) < 3 {
 		c.failf("input %v: want (N, C, spatial...)", s)
 	}
-	if c.wants(1) {
-		c.unsupported("the indices output of MaxPool")
-	}
 	in := []int(s[2:])
 	w := c.windowAttrs(in, nil, true)
 	sp := len(in)
 	ceil := c.attrInt("ceil_mode", 0) != 0
 	includePad := c.attrInt("count_include_pad", 0) != 0
 	p := float64(c.attrInt("p", 2))
-	c.ignore("storage_order")
 	padEnd := w.padEnd
 	if ceil {
 		padEnd = tensor.CeilModePadding(in, w.kernel, w.stride, w.dilation, w.padBegin, w.padEnd)
 	}
 	extra := !slices.Equal(padEnd, w.padEnd)
+	if c.wants(1) {
+		if c.n.op != "MaxPool" {
+			c.failf("%s has one output", c.n.op)
+		}
+		c.set(1, maxPoolIndices(c, x, w, padEnd, c.attrInt("storage_order", 0) != 0), Int64)
+	} else {
+		c.ignore("storage_order")
+	}
 	plain := sp <= 2 && dt.IsFloat() && !slices.ContainsFunc(w.dilation, func(d int) bool { return d != 1 })
 	for i := range sp {
 		plain = plain && w.padBegin[i] < w.kernel[i] && padEnd[i] < w.kernel[i] && w.out(i, in[i], padEnd[i]) > 0
@@ -342,6 +348,18 @@ func lowerPool(c *ctx) {
 // windowReduce pads x's spatial axes (with fill) and combines, with f, one strided
 // slice per window offset: the pooling of every window at once.
 func windowReduce(x *tensor.Node, w window, padEnd []int, fill float64, f func(a, b *tensor.Node) *tensor.Node) *tensor.Node {
+	sl := windowSlices(x, w, padEnd, fill)
+	acc := sl[0]
+	for _, s := range sl[1:] {
+		acc = f(acc, s)
+	}
+	return acc
+}
+
+// windowSlices pads x's spatial axes (with fill) and returns one strided slice per
+// window offset, in row-major order of the offsets: slice k holds, for every window,
+// its k-th element.
+func windowSlices(x *tensor.Node, w window, padEnd []int, fill float64) []*tensor.Node {
 	s := x.Shape()
 	sp := len(s) - 2
 	before, after := make([]int, sp+2), make([]int, sp+2)
@@ -357,7 +375,7 @@ func windowReduce(x *tensor.Node, w window, padEnd []int, fill float64, f func(a
 			panic(&tensor.Error{Op: "pool", Err: fmt.Errorf("input %v is smaller than the window %v", s, w.kernel)})
 		}
 	}
-	var acc *tensor.Node
+	var sl []*tensor.Node
 	off := make([]int, sp)
 	for {
 		st, en, step := []int{0, 0}, []int{s[0], s[1]}, []int{1, 1}
@@ -365,12 +383,7 @@ func windowReduce(x *tensor.Node, w window, padEnd []int, fill float64, f func(a
 			b := off[i] * w.dilation[i]
 			st, en, step = append(st, b), append(en, b+(out[i]-1)*w.stride[i]+1), append(step, w.stride[i])
 		}
-		sl := tensor.Slice(x, st, en, step)
-		if acc == nil {
-			acc = sl
-		} else {
-			acc = f(acc, sl)
-		}
+		sl = append(sl, tensor.Slice(x, st, en, step))
 		i := sp - 1
 		for ; i >= 0; i-- {
 			if off[i]++; off[i] < w.kernel[i] {
@@ -379,9 +392,47 @@ func windowReduce(x *tensor.Node, w window, padEnd []int, fill float64, f func(a
 			off[i] = 0
 		}
 		if i < 0 {
-			return acc
+			return sl
 		}
 	}
+}
+
+// maxPoolIndices is MaxPool's second output: for every window, the flat index into the
+// input (batch and channel included) of its first maximum, with the spatial axes in
+// row-major order (storage_order 0) or column-major (1).
+func maxPoolIndices(c *ctx, x *tensor.Node, w window, padEnd []int, colMajor bool) *tensor.Node {
+	s := x.Shape()
+	sp := s[2:]
+	pos := tensor.New(tensor.I64, append([]int{s[0], s[1]}, sp...)...)
+	plane := sp.Size()
+	for e := range pos.Len() {
+		nc, rest := e/plane, e%plane
+		idx, stride := 0, 1
+		if colMajor {
+			// rest's coordinates, row-major, re-laid column-major.
+			rs := sp.Strides()
+			for i := range sp {
+				idx += rest / rs[i] % sp[i] * stride
+				stride *= sp[i]
+			}
+		} else {
+			idx = rest
+		}
+		pos.Int64s()[e] = int64(nc*plane + idx)
+	}
+	lo := math.Inf(-1)
+	if !x.DType().IsFloat() {
+		lo = math.MinInt32
+	}
+	vals := windowSlices(x, w, padEnd, lo)
+	idxs := windowSlices(c.constant(pos), w, padEnd, -1)
+	best, at := vals[0], idxs[0]
+	for k := 1; k < len(vals); k++ {
+		// A padding position (index -1) gives way to any element of the input.
+		better := tensor.Or(tensor.Greater(vals[k], best), tensor.Less(at, c.scalar(tensor.I64, 0)))
+		best, at = tensor.Maximum(best, vals[k]), tensor.Where(better, idxs[k], at)
+	}
+	return at
 }
 
 func lowerGlobalPool(c *ctx) {
@@ -620,4 +671,39 @@ func hardmax(c *ctx, x *tensor.Node, axis int) *tensor.Node {
 	shape[axis] = s[axis]
 	pos := tensor.Reshape(c.constant(iota), shape...)
 	return tensor.Cast(tensor.Equal(pos, am), x.DType())
+}
+
+// lowerLpNorm divides by the L1 or L2 norm along axis; a zero norm leaves zeros, as
+// in the reference.
+func lowerLpNorm(c *ctx) {
+	c.requireFloat(0)
+	x := c.x(0)
+	axis := []int{c.axis(c.attrInt("axis", -1), c.rank(0))}
+	var norm *tensor.Node
+	switch p := c.attrInt("p", 2); p {
+	case 1:
+		norm = tensor.Sum(tensor.Abs(x), axis, true)
+	case 2:
+		norm = tensor.Sqrt(tensor.Sum(tensor.Square(x), axis, true))
+	default:
+		c.failf("p = %d: want 1 or 2", p)
+	}
+	one := c.scalar(x.DType(), 1)
+	norm = tensor.Where(tensor.Equal(norm, c.scalar(x.DType(), 0)), one, norm)
+	c.set(0, tensor.Div(x, norm), c.dtype(0))
+}
+
+// lowerMVN: (x - mean) / (std + 1e-9) over axes (default 0, 2, 3), as ONNX's function
+// body computes it.
+func lowerMVN(c *ctx) {
+	c.requireFloat(0)
+	x := c.x(0)
+	as, ok := c.attrInts("axes")
+	if !ok {
+		as = []int{0, 2, 3}
+	}
+	axes := c.axes(as, c.rank(0))
+	d := tensor.Sub(x, tensor.Mean(x, axes, true))
+	std := tensor.Sqrt(tensor.Mean(tensor.Square(d), axes, true))
+	c.set(0, tensor.Div(d, tensor.Add(std, c.scalar(x.DType(), 1e-9))), c.dtype(0))
 }

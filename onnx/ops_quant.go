@@ -19,6 +19,7 @@ func init() {
 	register(10, lowerMatMulInteger, "MatMulInteger")
 	register(10, lowerQLinearConv, "QLinearConv")
 	register(10, lowerConvInteger, "ConvInteger")
+	register(11, lowerDynamicQuantize, "DynamicQuantizeLinear")
 }
 
 // quantParam returns a scale or zero point of x's quantisation as a node broadcasting
@@ -225,4 +226,20 @@ func lowerQLinearConv(c *ctx) {
 	out := c.dtype(7)
 	y = tensor.Add(tensor.Round(tensor.Mul(y, scale)), tensor.Reshape(toF32(c.x(7))))
 	c.set(0, saturateInt(c, y, out), out)
+}
+
+// lowerDynamicQuantize quantises to uint8 with the scale and zero point that map the
+// range of x, widened to hold 0, onto [0, 255].
+func lowerDynamicQuantize(c *ctx) {
+	c.requireType(0, Float)
+	x := c.x(0)
+	zero := c.scalar(tensor.F32, 0)
+	lo := tensor.Minimum(tensor.Min(x, nil, false), zero)
+	hi := tensor.Maximum(tensor.Max(x, nil, false), zero)
+	scale := tensor.Div(tensor.Sub(hi, lo), c.scalar(tensor.F32, 255))
+	zp := saturateInt(c, tensor.Round(tensor.Div(tensor.Neg(lo), scale)), Uint8)
+	y := tensor.Add(tensor.Round(tensor.Div(x, scale)), tensor.Cast(zp, tensor.F32))
+	c.set(0, saturateInt(c, y, Uint8), Uint8)
+	c.set(1, scale, Float)
+	c.set(2, zp, Uint8)
 }

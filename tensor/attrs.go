@@ -62,9 +62,13 @@ type TopKAttr struct {
 // Precision F16 or BF16, on f32 operands, lets a backend round the operands to that
 // type and accumulate in f32 (mixed precision); a backend without fast products of
 // that type computes in f32. The zero value, F32, asks for f32 products.
+// TF32, on f32 operands at F32 precision, lets a backend multiply in TensorFloat-32
+// (f32's range with 10 bits of mantissa, f32 accumulation), as PyTorch's allow_tf32
+// does; backends without TF32 units (the CPU, the Vulkan shaders) compute in f32.
 type MatMulAttr struct {
 	TransA, TransB bool
 	Precision      DType
+	TF32           bool
 }
 
 // ConvAttr describes a 1-D or 2-D convolution (len(Stride) spatial dims). Pads are given

@@ -67,6 +67,25 @@ func init() {
 	registerGrad(OpAtan, func(n, gy *Node) []*Node {
 		return []*Node{Div(gy, AddScalar(Square(n.inputs[0]), 1))}
 	})
+	// sinh' = cosh, cosh' = sinh, asin' = 1/√(1-x²) = -acos', asinh' = 1/√(x²+1),
+	// acosh' = 1/√(x²-1), atanh' = 1/(1-x²).
+	registerGrad(OpSinh, func(n, gy *Node) []*Node { return []*Node{Mul(gy, Cosh(n.inputs[0]))} })
+	registerGrad(OpCosh, func(n, gy *Node) []*Node { return []*Node{Mul(gy, Sinh(n.inputs[0]))} })
+	registerGrad(OpAsin, func(n, gy *Node) []*Node {
+		return []*Node{Mul(gy, Rsqrt(ScaleBias(Square(n.inputs[0]), -1, 1)))}
+	})
+	registerGrad(OpAcos, func(n, gy *Node) []*Node {
+		return []*Node{Mul(gy, Neg(Rsqrt(ScaleBias(Square(n.inputs[0]), -1, 1))))}
+	})
+	registerGrad(OpAsinh, func(n, gy *Node) []*Node {
+		return []*Node{Mul(gy, Rsqrt(AddScalar(Square(n.inputs[0]), 1)))}
+	})
+	registerGrad(OpAcosh, func(n, gy *Node) []*Node {
+		return []*Node{Mul(gy, Rsqrt(AddScalar(Square(n.inputs[0]), -1)))}
+	})
+	registerGrad(OpAtanh, func(n, gy *Node) []*Node {
+		return []*Node{Div(gy, ScaleBias(Square(n.inputs[0]), -1, 1))}
+	})
 	// clamp passes the gradient where Min <= x <= Max, limits included.
 	registerGrad(OpClamp, func(n, gy *Node) []*Node {
 		at := n.attr.(ClampAttr)

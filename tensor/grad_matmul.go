@@ -27,7 +27,7 @@ func matMulGrad(n, gy *Node) []*Node {
 func matMulGrads(at MatMulAttr, a, b, gy *Node) []*Node {
 	// The gradient products keep the forward's precision.
 	mm := func(x, y *Node, tx, ty bool) *Node {
-		return MatMulWith(x, y, MatMulAttr{TransA: tx, TransB: ty, Precision: at.Precision})
+		return MatMulWith(x, y, MatMulAttr{TransA: tx, TransB: ty, Precision: at.Precision, TF32: at.TF32})
 	}
 	var ga, gb *Node
 	switch {

@@ -88,10 +88,18 @@ const (
 	OpRound // to the nearest integer, ties to even
 	OpTan
 	OpAtan
-	OpClamp // Attr: ClampAttr{Min, Max}
-	OpScale // Attr: ScaleAttr{Scale, Bias}: x*scale + bias
-	OpNot   // Bool -> Bool
-	OpCast  // Attr: CastAttr{To}
+	OpSinh
+	OpCosh
+	OpAsin
+	OpAcos
+	OpAsinh
+	OpAcosh
+	OpAtanh
+	OpClamp  // Attr: ClampAttr{Min, Max}
+	OpScale  // Attr: ScaleAttr{Scale, Bias}: x*scale + bias
+	OpNot    // Bool -> Bool
+	OpBitNot // integers: every bit flipped
+	OpCast   // Attr: CastAttr{To}
 
 	// Binary elementwise with NumPy broadcasting. Comparisons and logical ops yield Bool.
 	OpAdd
@@ -111,7 +119,12 @@ const (
 	OpAnd
 	OpOr
 	OpXor
-	OpWhere // ternary: Where(cond Bool, a, b), all broadcast
+	OpBitAnd     // integers, bit by bit
+	OpBitOr      //
+	OpBitXor     //
+	OpShiftLeft  // a << b; counts of the width or more give 0
+	OpShiftRight // a >> b, logical (zeros shifted in, as unsigned values)
+	OpWhere      // ternary: Where(cond Bool, a, b), all broadcast
 
 	// Reductions. Attr: ReduceAttr{Axes, KeepDims} (Axes empty = all axes).
 	OpSum
@@ -388,9 +401,17 @@ var opTable = [numOps]opInfo{
 	OpRound:       {name: "round", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostCheap, noGrad: piecewise, gpu: coded("elementwise")},
 	OpTan:         {name: "tan", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpAtan:        {name: "atan", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpSinh:        {name: "sinh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpCosh:        {name: "cosh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAsin:        {name: "asin", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAcos:        {name: "acos", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAsinh:       {name: "asinh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAcosh:       {name: "acosh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
+	OpAtanh:       {name: "atanh", kind: KindUnary, arity: 1, dtypes: FloatTypes, cost: CostMath, gpu: coded("elementwise")},
 	OpClamp:       {name: "clamp", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpScale:       {name: "scale", kind: KindUnary, arity: 1, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
 	OpNot:         {name: "not", kind: KindUnary, arity: 1, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
+	OpBitNot:      {name: "bit_not", kind: KindUnary, arity: 1, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
 	OpCast:        {name: "cast", kind: KindUnary, arity: 1, dtypes: AllTypes | QuantTypes, cost: CostCheap, gpu: onShader("cast")},
 
 	OpAdd:          {name: "add", kind: KindBinary, arity: 2, dtypes: NumericTypes, cost: CostCheap, gpu: coded("elementwise")},
@@ -410,6 +431,11 @@ var opTable = [numOps]opInfo{
 	OpAnd:          {name: "and", kind: KindBinary, arity: 2, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
 	OpOr:           {name: "or", kind: KindBinary, arity: 2, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
 	OpXor:          {name: "xor", kind: KindBinary, arity: 2, dtypes: BoolType, cost: CostCheap, noGrad: boolOut, gpu: coded("compare")},
+	OpBitAnd:       {name: "bit_and", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
+	OpBitOr:        {name: "bit_or", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
+	OpBitXor:       {name: "bit_xor", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
+	OpShiftLeft:    {name: "shift_left", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
+	OpShiftRight:   {name: "shift_right", kind: KindBinary, arity: 2, dtypes: IntTypes, cost: CostCheap, noGrad: intOut},
 	OpWhere:        {name: "where", kind: KindBinary, arity: 3, dtypes: BoolType, cost: CostCheap, gpu: coded("compare")},
 
 	OpSum:    {name: "sum", kind: KindReduce, arity: 1, dtypes: NumericTypes, cost: CostReduce, gpu: coded("reduce")},

@@ -14,7 +14,8 @@ func init() {
 			registerShape(op, unaryRule(op))
 		}
 	}
-	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMod, OpMaximum, OpMinimum} {
+	for _, op := range []Op{OpAdd, OpSub, OpMul, OpDiv, OpPow, OpMod, OpMaximum, OpMinimum,
+		OpBitAnd, OpBitOr, OpBitXor, OpShiftLeft, OpShiftRight} {
 		registerShape(op, binaryRule(false))
 	}
 }
@@ -141,8 +142,48 @@ func Round(x *Node) *Node { return Apply(OpRound, nil, x) }
 // Tan is the tangent.
 func Tan(x *Node) *Node { return Apply(OpTan, nil, x) }
 
+// BitNot flips every bit of an integer tensor.
+func BitNot(x *Node) *Node { return Apply(OpBitNot, nil, x) }
+
+// BitAnd is the bitwise and of two integer tensors, with broadcasting.
+func BitAnd(a, b *Node) *Node { return Apply(OpBitAnd, nil, a, b) }
+
+// BitOr is the bitwise or of two integer tensors, with broadcasting.
+func BitOr(a, b *Node) *Node { return Apply(OpBitOr, nil, a, b) }
+
+// BitXor is the bitwise exclusive or of two integer tensors, with broadcasting.
+func BitXor(a, b *Node) *Node { return Apply(OpBitXor, nil, a, b) }
+
+// ShiftLeft shifts the bits of a left by b places (0 from the width on).
+func ShiftLeft(a, b *Node) *Node { return Apply(OpShiftLeft, nil, a, b) }
+
+// ShiftRight shifts the bits of a right by b places, shifting zeros in: the logical
+// shift, which treats the values as unsigned (0 from the width on).
+func ShiftRight(a, b *Node) *Node { return Apply(OpShiftRight, nil, a, b) }
+
 // Atan is the arctangent, in (-π/2, π/2).
 func Atan(x *Node) *Node { return Apply(OpAtan, nil, x) }
+
+// Sinh is the hyperbolic sine.
+func Sinh(x *Node) *Node { return Apply(OpSinh, nil, x) }
+
+// Cosh is the hyperbolic cosine.
+func Cosh(x *Node) *Node { return Apply(OpCosh, nil, x) }
+
+// Asin is the arcsine, in [-π/2, π/2] (NaN outside [-1, 1]).
+func Asin(x *Node) *Node { return Apply(OpAsin, nil, x) }
+
+// Acos is the arccosine, in [0, π] (NaN outside [-1, 1]).
+func Acos(x *Node) *Node { return Apply(OpAcos, nil, x) }
+
+// Asinh is the inverse hyperbolic sine.
+func Asinh(x *Node) *Node { return Apply(OpAsinh, nil, x) }
+
+// Acosh is the inverse hyperbolic cosine (NaN below 1).
+func Acosh(x *Node) *Node { return Apply(OpAcosh, nil, x) }
+
+// Atanh is the inverse hyperbolic tangent (NaN outside [-1, 1]).
+func Atanh(x *Node) *Node { return Apply(OpAtanh, nil, x) }
 
 // Floor rounds down elementwise.
 func Floor(x *Node) *Node { return Apply(OpFloor, nil, x) }

@@ -57,6 +57,9 @@ func matMulRule(attr any, in []*Node) (DType, Shape, any, error) {
 	if at.Precision != F32 && (a.dtype != F32 || !at.Precision.IsFloat()) {
 		return 0, nil, nil, fmt.Errorf("precision %s applies to f32 operands, and must be f16 or bf16; have %s", at.Precision, shapesOf(in))
 	}
+	if at.TF32 && (a.dtype != F32 || at.Precision != F32) {
+		return 0, nil, nil, fmt.Errorf("TF32 applies to f32 operands at f32 precision; have %s at precision %s", shapesOf(in), at.Precision)
+	}
 	if a.shape.Rank() < 2 || b.shape.Rank() < 2 {
 		return 0, nil, nil, fmt.Errorf("needs rank >= 2 operands, have %v and %v", a.shape, b.shape)
 	}

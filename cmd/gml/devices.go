@@ -34,5 +34,8 @@ func runDevices(args []string) error {
 	}
 	defer d.Close()
 	fmt.Printf("selected: %d (%s)\n", d.Info.Index, d.Info.Name)
+	// Starts the outside product library, if there is one, so that what is printed is
+	// what a run would do (GML_CUDA=0 turns it off).
+	fmt.Printf("matrix products: %s\n", d.CheckProductPath())
 	return nil
 }

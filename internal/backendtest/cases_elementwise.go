@@ -78,6 +78,13 @@ var unarySpecs = []unarySpec{
 	{op: t.OpRound, ref: func(x float64, _ any) float64 { return math.RoundToEven(x) }, lo: -4, hi: 4},
 	{op: t.OpTan, ref: func(x float64, _ any) float64 { return math.Tan(x) }, lo: -1.2, hi: 1.2},
 	{op: t.OpAtan, ref: func(x float64, _ any) float64 { return math.Atan(x) }, lo: -4, hi: 4},
+	{op: t.OpSinh, ref: func(x float64, _ any) float64 { return math.Sinh(x) }, lo: -3, hi: 3},
+	{op: t.OpCosh, ref: func(x float64, _ any) float64 { return math.Cosh(x) }, lo: -3, hi: 3},
+	{op: t.OpAsin, ref: func(x float64, _ any) float64 { return math.Asin(x) }, lo: -0.9, hi: 0.9},
+	{op: t.OpAcos, ref: func(x float64, _ any) float64 { return math.Acos(x) }, lo: -0.9, hi: 0.9},
+	{op: t.OpAsinh, ref: func(x float64, _ any) float64 { return math.Asinh(x) }, lo: -4, hi: 4},
+	{op: t.OpAcosh, ref: func(x float64, _ any) float64 { return math.Acosh(x) }, lo: 1.1, hi: 4},
+	{op: t.OpAtanh, ref: func(x float64, _ any) float64 { return math.Atanh(x) }, lo: -0.9, hi: 0.9},
 	{op: t.OpClamp, ref: func(x float64, a any) float64 {
 		at := a.(t.ClampAttr)
 		return math.Min(math.Max(x, float64(at.Min)), float64(at.Max))
@@ -87,6 +94,7 @@ var unarySpecs = []unarySpec{
 		return x*float64(at.Scale) + float64(at.Bias)
 	}, attrs: []any{t.ScaleAttr{Scale: 3, Bias: -1}}, lo: -2, hi: 2},
 	{op: t.OpNot, ref: func(x float64, _ any) float64 { return b2f(x == 0) }},
+	{op: t.OpBitNot, ref: func(x float64, _ any) float64 { return float64(^int64(x)) }},
 }
 
 // binarySpec is one binary op's row: its reference (integer selects the integer
@@ -158,6 +166,14 @@ var binarySpecs = []binarySpec{
 	{op: t.OpAnd, ref: func(a, b float64, _ bool) float64 { return b2f(a != 0 && b != 0) }},
 	{op: t.OpOr, ref: func(a, b float64, _ bool) float64 { return b2f(a != 0 || b != 0) }},
 	{op: t.OpXor, ref: func(a, b float64, _ bool) float64 { return b2f((a != 0) != (b != 0)) }},
+	{op: t.OpBitAnd, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) & int64(b)) }},
+	{op: t.OpBitOr, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) | int64(b)) }},
+	{op: t.OpBitXor, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) ^ int64(b)) }},
+	// Non-negative values and small counts: the results do not depend on the width.
+	{op: t.OpShiftLeft, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) << uint(b)) },
+		ia: Ints(-50, 50), ib: Ints(0, 6)},
+	{op: t.OpShiftRight, ref: func(a, b float64, _ bool) float64 { return float64(int64(a) >> uint(b)) },
+		ia: Ints(0, 1000), ib: Ints(0, 6)},
 }
 
 // Shapes of the elementwise cases: odd, scalar, empty, and large enough to split
@@ -236,6 +252,9 @@ func elementwiseCases() []Case {
 			continue
 		}
 		for i, sh := range binaryShapes {
+			if !s.op.DTypes().Has(t.F32) {
+				break // an integer op: the integer cases below
+			}
 			dts := []t.DType{t.F32}
 			if i == 2 {
 				dts = floatTypes

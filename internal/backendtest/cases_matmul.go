@@ -47,6 +47,11 @@ func matMulCases() []Case {
 			}
 			cs = append(cs, binary(name+"_precision_"+p.String(), in(s.a...), in(s.b...), mixed).tol(tol))
 		}
+		// f32 operands that allow TensorFloat-32 (10 bits of mantissa, f32 accumulation).
+		tf32 := func(a, b *t.Node) *t.Node {
+			return t.MatMulWith(a, b, t.MatMulAttr{TransA: s.transA, TransB: s.transB, TF32: true})
+		}
+		cs = append(cs, binary(name+"_tf32", in(s.a...), in(s.b...), tf32).tol(4e-3))
 	}
 	return append(cs,
 		// Big enough for the GPU to copy A out transposed first, through the tall path

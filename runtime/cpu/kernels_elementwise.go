@@ -19,6 +19,30 @@ func init() {
 		register(op, []tensor.DType{tensor.I32}, binaryFactory(intBinary[int32](op)))
 		register(op, []tensor.DType{tensor.I64}, binaryFactory(intBinary[int64](op)))
 	}
+	register(tensor.OpBitAnd, []tensor.DType{tensor.I32}, binaryFactory(genericBinary(func(a, b int32) int32 { return a & b })))
+	register(tensor.OpBitAnd, []tensor.DType{tensor.I64}, binaryFactory(genericBinary(func(a, b int64) int64 { return a & b })))
+	register(tensor.OpBitOr, []tensor.DType{tensor.I32}, binaryFactory(genericBinary(func(a, b int32) int32 { return a | b })))
+	register(tensor.OpBitOr, []tensor.DType{tensor.I64}, binaryFactory(genericBinary(func(a, b int64) int64 { return a | b })))
+	register(tensor.OpBitXor, []tensor.DType{tensor.I32}, binaryFactory(genericBinary(func(a, b int32) int32 { return a ^ b })))
+	register(tensor.OpBitXor, []tensor.DType{tensor.I64}, binaryFactory(genericBinary(func(a, b int64) int64 { return a ^ b })))
+	register(tensor.OpShiftLeft, []tensor.DType{tensor.I32}, binaryFactory(genericBinary(shift[int32, uint32](true))))
+	register(tensor.OpShiftLeft, []tensor.DType{tensor.I64}, binaryFactory(genericBinary(shift[int64, uint64](true))))
+	register(tensor.OpShiftRight, []tensor.DType{tensor.I32}, binaryFactory(genericBinary(shift[int32, uint32](false))))
+	register(tensor.OpShiftRight, []tensor.DType{tensor.I64}, binaryFactory(genericBinary(shift[int64, uint64](false))))
+}
+
+// shift shifts the bits of a, as unsigned, left or right by b places; negative counts
+// and counts of the width or more give 0, as Go's shifts of unsigned values do.
+func shift[T int32 | int64, U uint32 | uint64](left bool) func(a, b T) T {
+	return func(a, b T) T {
+		if b < 0 {
+			return 0
+		}
+		if left {
+			return T(U(a) << uint64(b))
+		}
+		return T(U(a) >> uint64(b))
+	}
 }
 
 // binaryLoop computes one stretch d[i] = f(a[i*sa], b[i*sb]).

@@ -25,6 +25,9 @@ func init() {
 			register(op, []tensor.DType{tensor.I64}, intUnaryFactory[int64])
 		}
 	}
+	// BitNot takes integers only.
+	register(tensor.OpBitNot, []tensor.DType{tensor.I32}, intUnaryFactory[int32])
+	register(tensor.OpBitNot, []tensor.DType{tensor.I64}, intUnaryFactory[int64])
 }
 
 // f32UnaryOps maps each op to a constructor of its slice loop from the node's attribute.
@@ -117,6 +120,13 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	tensor.OpRound: mapF(math.RoundToEven),
 	tensor.OpTan:   mapF(math.Tan),
 	tensor.OpAtan:  mapF(math.Atan),
+	tensor.OpSinh:  mapF(math.Sinh),
+	tensor.OpCosh:  mapF(math.Cosh),
+	tensor.OpAsin:  mapF(math.Asin),
+	tensor.OpAcos:  mapF(math.Acos),
+	tensor.OpAsinh: mapF(math.Asinh),
+	tensor.OpAcosh: mapF(math.Acosh),
+	tensor.OpAtanh: mapF(math.Atanh),
 	tensor.OpFloor: mapF(math.Floor),
 	tensor.OpCeil:  mapF(math.Ceil),
 	tensor.OpClamp: func(attr any) func(d, x []float32) {
@@ -213,6 +223,8 @@ func intUnaryFactory[T int32 | int64](n *tensor.Node, out []byte, in [][]byte) (
 		f = func(v T) T { return v * v }
 	case tensor.OpRelu:
 		f = func(v T) T { return max(v, 0) }
+	case tensor.OpBitNot:
+		f = func(v T) T { return ^v }
 	case tensor.OpLeakyRelu:
 		a := float64(n.Attr().(tensor.AlphaAttr).Alpha)
 		f = func(v T) T {

@@ -97,6 +97,15 @@ float unary(float x) {
 	case ELEMENTWISE_ROUND: return roundEven(x);
 	case ELEMENTWISE_TAN: return tan(x);
 	case ELEMENTWISE_ATAN: return atan(x);
+	case ELEMENTWISE_SINH: return sinh(x);
+	case ELEMENTWISE_COSH: return cosh(x);
+	// Through the two-argument arctangent: GLSL's asin and acos are far less precise
+	// on some drivers (3e-4 on lavapipe).
+	case ELEMENTWISE_ASIN: return atan(x, sqrt((1.0 - x) * (1.0 + x)));
+	case ELEMENTWISE_ACOS: return atan(sqrt((1.0 - x) * (1.0 + x)), x);
+	case ELEMENTWISE_ASINH: return asinh(x);
+	case ELEMENTWISE_ACOSH: return acosh(x);
+	case ELEMENTWISE_ATANH: return atanh(x);
 	case ELEMENTWISE_CLAMP: return min(max(x, p.p0), p.p1);
 	case ELEMENTWISE_SCALE: return x * p.p0 + p.p1;
 	}
