@@ -54,7 +54,7 @@ func DecodeCSV(r io.Reader, opts ...CSVOption) (*Table, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(interruptible(r))
 	cr.Comma = cfg.comma
 	cr.TrimLeadingSpace = true
 	records, err := cr.ReadAll()

@@ -15,5 +15,6 @@
 // Decisions: images come back as F32 and labels as I64 (0-based class ids), because those
 // are the dtypes nn feeds; ReadIDX converts to whatever dtype the caller asks for. A
 // missing dataset file is an error that names the file and the Debian package that
-// provides it, never a panic.
+// provides it, never a panic. Loaders poll runtime.Interrupted at each read, so an
+// interrupted cell stops reading a large file at once (runtime.ErrInterrupted).
 package data

@@ -46,7 +46,7 @@ func DecodeIDX(r io.Reader, dt tensor.DType) (*tensor.Tensor, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("invalid dtype %v", dt)
 	}
-	br := bufio.NewReader(r)
+	br := bufio.NewReader(interruptible(r))
 	head, err := br.Peek(2)
 	if err != nil {
 		return nil, fmt.Errorf("reading IDX header: %w", err)

@@ -101,8 +101,9 @@ func TestOutOfMemoryMessage(t *testing.T) {
 func TestAllocTooLarge(t *testing.T) {
 	d := openTest(t)
 	_, err := d.Alloc(1 << 50)
-	if err == nil || !strings.Contains(err.Error(), "PiB") {
-		t.Fatalf("allocating 1 PiB: got %v, want an error naming the size", err)
+	var oom *OutOfMemoryError
+	if !errors.As(err, &oom) || !strings.Contains(err.Error(), "PiB") || !strings.Contains(err.Error(), "free of") {
+		t.Fatalf("allocating 1 PiB: got %v, want an error naming the size and the memory available", err)
 	}
 }
 

@@ -107,6 +107,11 @@ func (e *OutOfMemoryError) Error() string {
 
 func (a *allocator) newBlock(size uint64, own bool) (*block, error) {
 	d := a.d
+	// A size beyond the heap fails here, with the memory named, rather than in the
+	// driver (some drivers try, and the process runs out of host memory).
+	if a.heapSize > 0 && size > a.heapSize-min(a.reserved, a.heapSize) {
+		return nil, &OutOfMemoryError{Asked: size, InUse: a.reserved, Heap: a.heapSize}
+	}
 	if size > d.Info.MaxStorageBufferRange && d.Info.MaxStorageBufferRange > 0 {
 		return nil, fmt.Errorf("gpu: a buffer of %s exceeds the device's largest storage binding (%s); split the tensor", FormatBytes(size), FormatBytes(d.Info.MaxStorageBufferRange))
 	}

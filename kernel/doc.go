@@ -1,7 +1,8 @@
 // Package kernel is the dispatcher of the gml Jupyter kernel: it serves the shell,
 // control, stdin, IOPub and heartbeat sockets of one connection (package wire does the
-// framing and signing) and hands cells to an Executor (package kernel/exec in the
-// product, a fake in tests).
+// framing and signing) and hands cells to an Executor (in the product a
+// kernel/worker.Supervisor, which runs package kernel/exec in a worker process it
+// restarts when it dies; a fake in tests).
 //
 // Decisions:
 //   - Concurrency: one goroutine reads each socket. Shell requests go through a queue to
@@ -13,9 +14,19 @@
 //   - Every request, kernel_info and control requests included, is bracketed by status
 //     busy and idle on IOPub, with the request as parent: jupyter_client's wait_for_ready
 //     relies on it, and jupyter_kernel_test checks that busy is the first IOPub message.
-//   - Interrupt cancels the cell's context. The executor turns that into the cell's error,
-//     and with stop_on_error the execute requests already queued behind it are answered
-//     "aborted" (as ipykernel does); other queued requests are handled normally.
+//     An executor that implements Starter gets an execute_request's code before busy
+//     is published, so that the cell runs meanwhile in the worker; the history entry is
+//     written after idle. Both keep the process hop to the worker out of the `1+1` round
+//     trip where cores are free.
+//   - Interrupt cancels the cell's context, and tells an executor that implements
+//     Interrupter (the supervisor counts interrupts: a second one ends a worker whose cell
+//     does not stop). The executor turns that into the cell's error once the cell's work
+//     has stopped, and with stop_on_error the execute requests already queued behind it
+//     are answered "aborted" (as ipykernel does); other queued requests are handled
+//     normally.
+//   - An executor that replaced the process running cells calls Restarted, which
+//     publishes status starting (and idle when no cell runs) without a parent, as a
+//     kernel does when it starts.
 //   - execution_count grows only for cells with store_history; silent cells publish
 //     nothing but busy and idle and store no history.
 //   - shutdown_request, with or without restart, is answered on its socket and on IOPub

@@ -9,12 +9,17 @@ import (
 	"github.com/gml-dev/gml/kernel/wire"
 )
 
-// execute runs the code of an execute_request and answers it. With stop_on_error, a
-// failure aborts the execute requests already queued behind it.
+// execute runs the code of an execute_request and answers it, between status busy and
+// idle. An executor that can (Starter) begins the cell before busy is published. After
+// a failure with stop_on_error, the execute requests already queued behind it are
+// aborted before idle; after idle, which front ends wait for, the cell goes into the
+// history.
 func (k *Kernel) execute(ctx context.Context, m *wire.Message) {
 	req := wire.DefaultExecuteRequest()
 	if err := m.DecodeContent(&req); err != nil {
+		idle := k.busy(m)
 		k.badRequest(k.ch.Shell, m, err)
+		idle()
 		return
 	}
 	if req.Silent {
@@ -29,6 +34,8 @@ func (k *Kernel) execute(ctx context.Context, m *wire.Message) {
 	k.cancelCell = cancel
 	k.mu.Unlock()
 
+	k.exec.Start(req.Code)
+	idle := k.busy(m)
 	if !req.Silent {
 		k.publish(m, "execute_input", wire.ExecuteInput{Code: req.Code, ExecutionCount: count})
 	}
@@ -67,11 +74,14 @@ func (k *Kernel) execute(ctx context.Context, m *wire.Message) {
 		reply.UserExpressions = k.userExpressions(ctx, req.UserExpressions)
 	}
 	k.reply(k.ch.Shell, m, "execute_reply", reply)
-	if req.StoreHistory {
-		k.history.Add(count, req.Code, output)
-	}
+	// Abort before idle: a client that waits for idle and then sends its next cell must
+	// not see that cell aborted.
 	if res.Err != nil && req.StopOnError {
 		k.abortQueued(ctx)
+	}
+	idle()
+	if req.StoreHistory {
+		k.history.Add(count, req.Code, output)
 	}
 }
 

@@ -41,6 +41,20 @@ type Executor interface {
 	Close() error
 }
 
+// Interrupter is implemented by executors that act on every interrupt request besides
+// the cancellation of the running cell's context: the worker supervisor ends a worker
+// whose interrupted cell does not stop when the user interrupts again.
+type Interrupter interface {
+	Interrupt()
+}
+
+// Starter is implemented by executors that can begin a cell before Execute is called
+// for it, so that the cell runs while the kernel publishes status busy and
+// execute_input; the next Execute with the same code finishes it. Start must not block.
+type Starter interface {
+	Start(code string)
+}
+
 // lazyExecutor builds the real executor in the background and waits for it on first
 // use, so the kernel answers kernel_info while the interpreter is still being set up.
 type lazyExecutor struct {
@@ -96,6 +110,28 @@ func (l *lazyExecutor) IsComplete(code string) (string, string) {
 		return "unknown", ""
 	}
 	return e.IsComplete(code)
+}
+
+// Start begins code when the executor is built and can start cells early.
+func (l *lazyExecutor) Start(code string) {
+	select {
+	case <-l.ready:
+		if st, ok := l.exec.(Starter); ok {
+			st.Start(code)
+		}
+	default:
+	}
+}
+
+// Interrupt passes an interrupt to the executor when it is built and wants them.
+func (l *lazyExecutor) Interrupt() {
+	select {
+	case <-l.ready:
+		if in, ok := l.exec.(Interrupter); ok {
+			in.Interrupt()
+		}
+	default:
+	}
 }
 
 func (l *lazyExecutor) Close() error {

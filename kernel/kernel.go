@@ -40,6 +40,7 @@ type Kernel struct {
 	exec    *lazyExecutor
 	log     *log.Logger
 	history *History
+	session string // for messages that have no parent
 
 	// shellQueue carries verified shell messages from the reader to the worker.
 	shellQueue chan *wire.Message
@@ -75,6 +76,7 @@ func New(cfg Config) (*Kernel, error) {
 		ch:           ch,
 		log:          cfg.Logger,
 		history:      NewHistory(cfg.HistoryFile),
+		session:      wire.NewID(),
 		shellQueue:   make(chan *wire.Message, 1024),
 		inputReplies: make(chan *wire.Message, 16),
 		done:         make(chan struct{}),
@@ -135,6 +137,9 @@ func (k *Kernel) Run(ctx context.Context) (restart bool, err error) {
 	}
 	k.interrupt()
 	k.history.Close()
+	if err := k.exec.Close(); err != nil {
+		k.log.Printf("closing the executor: %v", err)
+	}
 	// zmq4 sends IOPub messages from a queue; give the last ones (shutdown_reply, idle)
 	// a moment to leave before the sockets close, as ZMQ_LINGER would.
 	time.Sleep(lingerTime)
@@ -194,13 +199,40 @@ func (k *Kernel) shellWorker(ctx context.Context) {
 	}
 }
 
-// interrupt cancels the running cell, if any.
+// interrupt cancels the running cell, if any, and tells the executor.
 func (k *Kernel) interrupt() {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if k.cancelCell != nil {
 		k.cancelCell()
 	}
+	k.mu.Unlock()
+	if k.exec != nil {
+		k.exec.Interrupt()
+	}
+}
+
+// Restarted publishes the status messages of a restart, for an executor that replaced
+// the process running cells (its state is gone): status starting, and idle when no
+// cell runs. They have no parent, as the ones a kernel sends when it starts.
+func (k *Kernel) Restarted() {
+	k.publishOrphan("status", wire.Status{ExecutionState: "starting"})
+	k.mu.Lock()
+	running := k.cancelCell != nil
+	k.mu.Unlock()
+	if !running {
+		k.publishOrphan("status", wire.Status{ExecutionState: "idle"})
+	}
+}
+
+// publishOrphan sends a message without a parent on IOPub, in the kernel's session.
+func (k *Kernel) publishOrphan(msgType string, content any) {
+	m, err := wire.NewMessage(msgType, k.session, "kernel", content)
+	if err != nil {
+		k.log.Printf("%v", err)
+		return
+	}
+	m.Identities = [][]byte{[]byte(msgType)}
+	k.send(k.ch.IOPub, m)
 }
 
 // finish ends Run after a shutdown_request.

@@ -213,6 +213,24 @@ func TestInterruptOnControl(t *testing.T) {
 	}
 }
 
+func TestRestartedPublishesStatus(t *testing.T) {
+	k, c, _ := runKernel(t)
+	k.Restarted()
+	var states []string
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && len(states) < 2; time.Sleep(10 * time.Millisecond) {
+		states = nil
+		for _, m := range c.Peek(&wire.Message{}) { // messages without a parent
+			var st wire.Status
+			if m.Header.MsgType == "status" && m.DecodeContent(&st) == nil {
+				states = append(states, st.ExecutionState)
+			}
+		}
+	}
+	if strings.Join(states, ",") != "starting,idle" {
+		t.Errorf("statuses without a parent after a restart: %v, want starting, idle", states)
+	}
+}
+
 func TestStopOnErrorAbortsQueued(t *testing.T) {
 	_, c, _ := runKernel(t)
 	first, _ := c.Send(c.Ch.Shell, "execute_request", wire.ExecuteRequest{Code: "sleep", StoreHistory: true, StopOnError: true})

@@ -10,11 +10,13 @@ import (
 
 // handleShell answers one shell request, with status busy before and idle after.
 func (k *Kernel) handleShell(ctx context.Context, m *wire.Message) {
+	if m.Header.MsgType == "execute_request" {
+		k.execute(ctx, m) // it publishes busy itself, once the cell has started
+		return
+	}
 	idle := k.busy(m)
 	sh := k.ch.Shell
 	switch m.Header.MsgType {
-	case "execute_request":
-		k.execute(ctx, m)
 	case "kernel_info_request":
 		k.reply(sh, m, "kernel_info_reply", k.kernelInfo())
 	case "complete_request":

@@ -3,10 +3,13 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 
-	"github.com/gml-dev/gml/tensor/quant"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/gml-dev/gml/internal/sysmem"
+	"github.com/gml-dev/gml/tensor/quant"
 )
 
 // Tensor is a dense, contiguous, row-major array in host memory. It is what goes into a
@@ -19,7 +22,8 @@ type Tensor struct {
 	data  []byte
 }
 
-// New returns a zero-filled tensor.
+// New returns a zero-filled tensor. It panics with a *sysmem.TooLargeError, naming the
+// size and the memory available, when the tensor cannot fit in memory.
 func New(dt DType, shape ...int) *Tensor {
 	s := Shape(shape).Clone()
 	if err := s.Validate(); err != nil {
@@ -31,7 +35,21 @@ func New(dt DType, shape ...int) *Tensor {
 	if err := dt.CheckShape(s); err != nil {
 		panic(err)
 	}
-	return &Tensor{dtype: dt, shape: s, data: alignedBytes(dt.Bytes(s.Size()))}
+	// The element count can overflow an int for absurd shapes; the size is checked
+	// before anything is allocated: the Go runtime would end the process, not panic, on
+	// a size that cannot fit.
+	elems := uint64(1)
+	for _, d := range s {
+		hi, lo := bits.Mul64(elems, uint64(d))
+		if elems = lo; hi != 0 || elems > math.MaxInt64/8 {
+			elems = math.MaxInt64 / 8
+		}
+	}
+	bytes := uint64(dt.Bytes(int(elems)))
+	if err := sysmem.CheckAlloc(bytes, func() string { return fmt.Sprintf("tensor.New(%v%v)", dt, s) }); err != nil {
+		panic(err)
+	}
+	return &Tensor{dtype: dt, shape: s, data: alignedBytes(int(bytes))}
 }
 
 // alignedBytes allocates n bytes whose start is 8-byte aligned, so that views as

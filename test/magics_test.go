@@ -29,12 +29,12 @@ func TestShellOverProtocol(t *testing.T) {
 	}
 
 	req := wire.DefaultExecuteRequest()
-	req.Code = "!sleep 30"
+	req.Code = "!echo started; sleep 30"
 	m, err := p.Client.Send(p.Client.Ch.Shell, "execute_request", req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitOutput(t, p, m, "started\n") // an interrupt before the cell starts is not for it
 	start := time.Now()
 	if _, err := p.Client.Request(p.Client.Ch.Control, "interrupt_request", struct{}{}, cellTimeout); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestShellOverProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("!sleep 30 stopped %v after the interrupt", d)
+		t.Errorf("sleep 30 stopped %v after the interrupt", d)
 	}
 	var r wire.ExecuteReply
 	done.Reply.DecodeContent(&r)

@@ -205,6 +205,9 @@ func completeUTF8(b []byte) int {
 // pipes (briefly), so that output written before a display call or an input prompt is
 // sent before it.
 func (c *capture) flush(wait bool) {
+	if c == nil {
+		return // fd 1 and 2 are not captured: see WithoutCapture
+	}
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 	if wait {

@@ -48,12 +48,16 @@ func splitCell(code string, stmtVar func(src string) bool) ([]chunk, error) {
 	var items []item
 	var toks []token.Token
 	depth, start, end := 0, -1, 0
+	// header is set in the header of a for, if or switch statement, up to its body: its
+	// semicolons do not end the statement. (Cut there, `for i := 0; ; i++ {` would lose
+	// its empty condition when the items are joined by newlines.)
+	header := false
 	flush := func() {
 		if start >= 0 {
 			p := file.Position(file.Pos(start))
 			items = append(items, item{kind: classify(toks), start: start, end: end, line: p.Line, col: p.Column})
 		}
-		start, toks = -1, toks[:0]
+		start, toks, header = -1, toks[:0], false
 	}
 	for {
 		pos, tok, lit := s.Scan()
@@ -61,12 +65,18 @@ func splitCell(code string, stmtVar func(src string) bool) ([]chunk, error) {
 			break
 		}
 		off := file.Offset(pos)
-		if tok == token.SEMICOLON && depth == 0 {
+		if tok == token.SEMICOLON && depth == 0 && !header {
 			flush()
 			continue
 		}
+		if start < 0 && (tok == token.FOR || tok == token.IF || tok == token.SWITCH) {
+			header = true
+		}
 		switch tok {
 		case token.LPAREN, token.LBRACK, token.LBRACE:
+			if tok == token.LBRACE && depth == 0 {
+				header = false // the body (or a composite literal: then as before)
+			}
 			depth++
 		case token.RPAREN, token.RBRACK, token.RBRACE:
 			depth--

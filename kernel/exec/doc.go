@@ -13,10 +13,26 @@
 //     the item is wrapped; "/_.go" is dropped from messages. All cells share the base
 //     name "_.go" because yaegi keys imports by file base name. N counts Execute calls.
 //   - Chunks are parsed with the interpreter's FileSet, rewritten, compiled with
-//     CompileAST and run with ExecuteWithContext under the cell's context, which is
-//     also bound with runtime.BindInterrupt so compiled library loops can stop.
+//     CompileAST and run with Execute on a goroutine of their own (stop.go), under the
+//     cell's context, which is also bound with runtime.BindInterrupt so compiled library
+//     loops (Fit, Evaluate, Predict, Executable.Run) stop at their next step.
 //
-// Rewrites (rewrite.go), each working around a yaegi behaviour recorded in FACTS.md:
+// Interrupts (stop.go): cancelling the cell stops its interpreted code, and that of every
+// goroutine, at the next step (yaegi's run id moves on and its done channel closes);
+// Execute returns only when the chunk's goroutine has returned, i.e. once compiled code
+// it was in has seen the interrupt, so a cell's reply never comes while its Fit still
+// trains. The run id then moves back, so closures made before the interrupt keep
+// working (with yaegi's own ExecuteWithContext they silently returned zero values
+// afterwards). time.Sleep in cells ends on interrupt. When the work has not stopped after
+// 2 s (compiled code that never checks), the front end is told where it is; Execute
+// gives up after a limit (WithStop; 10 s by default, none in the kernel's worker, whose
+// supervisor restarts it on a second interrupt). An interrupted cell's context stays
+// bound until the next cell, so compiled loops in goroutines it left running stop too.
+// yaegi offers no API for any of this: Interpreter.id, .done, .cancelChan and .mutex
+// are reached by reflection, as scope.go does for the scope.
+//
+// Rewrites (rewrite.go, recursion.go, alloc.go), each working around a yaegi behaviour
+// recorded in FACTS.md or measured as noted:
 //   - `go` statements run under a deferred recover that hands the panic to the kernel.
 //     A goroutine panic fails (and stops) the cell that started it while that cell
 //     runs, and is reported on stderr at the start of the next cell otherwise; the
@@ -34,6 +50,17 @@
 //   - A top-level `x := v` whose names are all globals already becomes `x = v` (and is
 //     compiled again as := when v does not fit x's type): yaegi would give x a new slot
 //     and keep the old value alive forever, and earlier functions would see the old x.
+//   - Cell functions that can reach themselves in the call graph of cell functions
+//     (recursion.go), and String/Error/Format/GoString/MIMEBundle methods, start with
+//     `_gmlcell.Enter<k>()`, which compares the goroutine's stack with 128 MiB (about
+//     220,000 interpreted calls; internal/gstack reads it in a few ns). Past it the cell
+//     fails with StackOverflow naming the function and the depth, and the goroutine ends
+//     with runtime.Goexit: Go's own limit would end the process, and a panic would
+//     unwind in time quadratic in the depth through yaegi's recover-and-repanic frames.
+//   - make of a slice, map or channel type with a size that is not a small constant
+//     gets its size checked by `_gmlcell.MakeSize` against the memory available
+//     (internal/sysmem), a panic naming both instead of the runtime's fatal out of
+//     memory (alloc.go).
 //   - The last expression statement of a cell becomes `_gmlcell.Result(expr)`, which
 //     hands over all its values (a multi-value call shows as a tuple). When it is a call
 //     of a function value, the function is first handed to _gmlcell.Callee, so that a
@@ -77,18 +104,32 @@
 //
 // Output: for the duration of a cell, fd 1 and 2 are pipes (dup3), drained by goroutines
 // and sent to the publisher every 50 ms, before any display, clear or input request, and
-// at the end, cut at UTF-8 boundaries. Output of compiled code (fmt, log, os.Stdout,
+// at the end, cut at UTF-8 boundaries. With WithoutCapture (the kernel's worker) fd 1 and
+// 2 are left alone: the supervisor reads them. Output of compiled code (fmt, log, os.Stdout,
 // cgo) is caught as well as the interpreter's. OriginalStderr gives the kernel a file on
 // the real stderr for its logs. Standard input (os.Stdin, fmt.Scan*) and display.Input
 // read lines from Publisher.Input.
 //
 // Errors (Error: Name, Value, Traceback): CompileError with the offending line and a
-// caret; Panic with the frames yaegi reports ("in f at cell[2]:3:9"), yaegi's reflect
-// panics worded as Go's runtime errors; GoroutinePanic; Interrupted; KernelError for
-// failures of the executor itself. A compile that fails removes the symbols it added to
-// yaegi's scope (scope.go), since yaegi panics on them later. Not caught: a stack
-// overflow from runaway recursion, which is fatal in Go, and a panic in a goroutine
-// that compiled code starts and that calls back into cell code.
+// caret; Panic with the frames yaegi reports ("in f at cell[2]:3:9") and, when an
+// expression that can fail that way starts where the innermost frame points (yaegi may
+// point at an earlier node of the same kind), that line with a caret; yaegi's reflect
+// panics worded as Go's runtime errors (nil pointer dereference, index out of range,
+// slice bounds), with the index and length when the failing expression is top-level
+// code whose operands can be evaluated again (index.go: inside functions they were
+// locals, gone when the panic is reported); GoroutinePanic; StackOverflow; Interrupted;
+// KernelError for failures of the executor itself. A compile that fails removes the
+// symbols it added to yaegi's scope (scope.go), since yaegi panics on them later. Not
+// caught: a panic in a goroutine that compiled code starts and that calls back into
+// cell code, runaway recursion in compiled code, and allocations by compiled code
+// other than gml's; in the kernel the supervisor reports the worker's death.
+//
+// Memory (scope.go): after each compile the lists in which yaegi keeps every compiled
+// root and a child scope per function or block (debugger-only, but they kept every
+// version of a redefined function) are emptied, and after each chunk the global frame
+// slots of its temporaries are replaced by zero values. A cell then keeps under 1 KiB of
+// live heap (global frame slots, the FileSet's line tables), measured over 4,000 cells;
+// the source of cells that define functions is kept for panic lines.
 //
 // Completion and inspection use no evaluation of user code: package members come from
 // the symbol tables (also of packages not imported yet, by last path element), fields

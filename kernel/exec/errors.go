@@ -70,15 +70,41 @@ func (f *frameLog) take() []string {
 	return fr
 }
 
-// reflectPanics translates panics that yaegi's reflection raises where compiled Go
-// would raise a runtime error, so the message reads as Go's.
-var reflectPanics = map[string]string{
-	"reflect: slice index out of range":                   "runtime error: index out of range",
-	"reflect: array index out of range":                   "runtime error: index out of range",
-	"reflect: string index out of range":                  "runtime error: index out of range",
-	"reflect: call of reflect.Value.Field on zero Value":  "runtime error: invalid memory address or nil pointer dereference",
-	"reflect: call of reflect.Value.Elem on zero Value":   "runtime error: invalid memory address or nil pointer dereference",
-	"reflect: call of reflect.Value.Method on zero Value": "runtime error: invalid memory address or nil pointer dereference",
+// goPanics translates the panics yaegi's reflection raises where compiled Go raises a
+// runtime error, so the message reads as Go's: a nil pointer, map, function or
+// interface used, an index or slice bound out of range. Index and bounds errors get
+// their values where they can be found (index.go).
+var goPanics = []struct {
+	re  *regexp.Regexp
+	go_ string
+}{
+	{regexp.MustCompile(`^reflect: call of reflect\.Value\.\w+ on zero Value$`), nilDeref},
+	{regexp.MustCompile(`^reflect: Method on nil interface value$`), nilDeref},
+	{regexp.MustCompile(`^reflect: indirection through nil pointer to embedded struct$`), nilDeref},
+	{regexp.MustCompile(`^reflect\.Value\.Call: call of nil function$`), nilDeref},
+	{regexp.MustCompile(`^reflect: (slice|array|string) index out of range$`), indexOutOfRange},
+	{regexp.MustCompile(`^reflect\.Value\.Slice3?: (slice index out of bounds|string slice index out of bounds|slice of unaddressable array)$`), sliceOutOfRange},
+}
+
+// Go's texts of the runtime errors yaegi reports otherwise.
+const (
+	nilDeref        = "runtime error: invalid memory address or nil pointer dereference"
+	indexOutOfRange = "runtime error: index out of range"
+	sliceOutOfRange = "runtime error: slice bounds out of range"
+)
+
+// posPrefixRE matches the position yaegi puts in front of some of its runtime errors
+// (interface conversions): the frames say where already.
+var posPrefixRE = regexp.MustCompile(`^cell\[\d+\]/` + regexp.QuoteMeta(srcBase) + `:\d+:\d+: `)
+
+// goPanicText returns Go's wording of a panic message.
+func goPanicText(value string) string {
+	for _, p := range goPanics {
+		if p.re.MatchString(value) {
+			return p.go_
+		}
+	}
+	return posPrefixRE.ReplaceAllString(value, "")
 }
 
 // panicError builds the cell error of a panic with value v and the logged frames.
@@ -87,9 +113,7 @@ func panicError(name, prefix string, v any, frames []string) *Error {
 	if err, ok := v.(error); ok {
 		value = err.Error()
 	}
-	if goMsg, ok := reflectPanics[value]; ok {
-		value = goMsg
-	}
+	value = goPanicText(value)
 	tb := append([]string{prefix + "panic: " + value}, frames...)
 	return &Error{Name: name, Value: prefix + value, Traceback: tb}
 }
@@ -178,8 +202,16 @@ func runError(err error, frames []string) *Error {
 // interruptError reports a cell stopped by its context: by the user, or by a time
 // limit (gml run --timeout).
 func interruptError(cause error) *Error {
+	e := &Error{Name: nameInterrupt, Value: "the cell was interrupted", Traceback: []string{"Interrupted: the cell was stopped before it finished"}}
 	if errors.Is(cause, context.DeadlineExceeded) {
-		return &Error{Name: nameInterrupt, Value: "the cell ran past its time limit", Traceback: []string{"Interrupted: the cell ran past its time limit and was stopped"}}
+		e.Value, e.Traceback = "the cell ran past its time limit", []string{"Interrupted: the cell ran past its time limit and was stopped"}
 	}
-	return &Error{Name: nameInterrupt, Value: "the cell was interrupted", Traceback: []string{"Interrupted: the cell was stopped before it finished"}}
+	var ns *notStoppedError
+	if errors.As(cause, &ns) {
+		more := fmt.Sprintf("its work did not stop within %v of the interrupt and goes on in the background", ns.limit)
+		e.Value += "; " + more
+		e.Traceback = append(e.Traceback, "The interrupt stopped the cell's interpreted code, but "+more+
+			" (compiled code that does not check for interrupts); goroutines it left running stop when they return to interpreted code.")
+	}
+	return e
 }

@@ -45,8 +45,15 @@ type Result struct {
 type Option func(*config)
 
 type config struct {
-	extra map[string]map[string]reflect.Value
+	extra     map[string]map[string]reflect.Value
+	noCapture bool
+	stopLimit time.Duration
+	stuck     func(note string)
 }
+
+// defaultStopLimit is how long Execute waits, by default, for an interrupted cell's
+// work to stop before it gives up and returns.
+const defaultStopLimit = 10 * time.Second
 
 // WithSymbols makes more compiled packages importable, in the form of yaegi's symbol
 // tables ("import/path/name" to symbol name to value).
@@ -54,10 +61,25 @@ func WithSymbols(tables map[string]map[string]reflect.Value) Option {
 	return func(c *config) { c.extra = tables }
 }
 
+// WithoutCapture leaves fd 1 and 2 alone: the process's output is read by someone else
+// (the kernel's supervisor, which keeps it in order with the publisher's messages).
+func WithoutCapture() Option {
+	return func(c *config) { c.noCapture = true }
+}
+
+// WithStop says how an interrupted cell ends. Execute returns once the cell's work has
+// stopped, or after limit (0: however long it takes); when it has not stopped after a
+// few seconds, stuck is told where it is (nil: the cell's stderr is).
+func WithStop(limit time.Duration, stuck func(note string)) Option {
+	return func(c *config) { c.stopLimit, c.stuck = limit, stuck }
+}
+
 // Interp is one interpreter whose state persists across cells. Execute runs one cell at
 // a time; Complete and Inspect may be called while a cell runs.
 type Interp struct {
+	cfg    config
 	yi     *interp.Interpreter
+	rc     *runControl // nil when yaegi's layout is unknown: see stop.go
 	frames *frameLog
 	stdin  *stdinReader
 
@@ -78,6 +100,16 @@ type Interp struct {
 	// methods lists the methods cells declared, by receiver type name; reflection does
 	// not see them on values of cell types.
 	methods map[string][]string
+	// calls is the call graph of cell functions and guardNames the names of those with
+	// a recursion guard, by the guard's number (recursion.go).
+	calls      map[string]map[string]bool
+	guardNames []string
+	// sources keeps the code of cells that may define functions, by cell number, for
+	// the source line of a panic's frame; chunkSrc is the chunk being compiled or run.
+	sources  map[int]string
+	chunkSrc ast.Node
+	// notice tells the running cell's front end where its interrupted work is stuck.
+	notice func(string)
 	// prelude holds the names the prelude declared that cells have not redefined.
 	prelude map[string]bool
 	// generics names the generic functions cells and the prelude declared ("F") and
@@ -105,24 +137,31 @@ type Interp struct {
 
 // cellState is what a goroutine panic needs to fail the running cell.
 type cellState struct {
-	id     int
-	cancel context.CancelFunc
-	goErr  *Error
+	id       int
+	cancel   context.CancelFunc
+	goErr    *Error
+	stackErr *Error // runaway recursion, which stops the cell
+	// stopped is closed when the cell is interrupted (its context ends while it runs).
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
 
 // New returns an interpreter with the standard library, gonum and gml's packages
 // importable, and gml's packages pre-imported under their short names.
 func New(opts ...Option) (*Interp, error) {
-	var cfg config
+	cfg := config{stopLimit: defaultStopLimit}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	i := &Interp{
+		cfg:         cfg,
 		frames:      &frameLog{out: os.Stderr},
 		imports:     map[string]string{},
 		decls:       map[string]string{},
 		typeNames:   map[reflect.Type]string{},
 		methods:     map[string][]string{},
+		calls:       map[string]map[string]bool{},
+		sources:     map[int]string{},
 		generics:    map[string]bool{},
 		genericSigs: map[string]*ast.FuncType{},
 		stdLoaded:   map[string]bool{},
@@ -151,10 +190,15 @@ func New(opts ...Option) (*Interp, error) {
 			}
 		}
 	}
+	i.rc = newRunControl(i.yi)
 	dropBuiltinGenerics(i.yi)
-	// os.Stdin in cells reads through the front end's input prompt.
-	if err := i.yi.Use(interp.Exports{"os/os": {"Stdin": reflect.ValueOf(&i.stdin.asReader).Elem()}}); err != nil {
-		return nil, fmt.Errorf("exec: installing os.Stdin: %w", err)
+	// os.Stdin in cells reads through the front end's input prompt; time.Sleep ends
+	// when the cell is interrupted.
+	if err := i.yi.Use(interp.Exports{
+		"os/os":     {"Stdin": reflect.ValueOf(&i.stdin.asReader).Elem()},
+		"time/time": {"Sleep": reflect.ValueOf(i.sleep)},
+	}); err != nil {
+		return nil, fmt.Errorf("exec: installing os.Stdin and time.Sleep: %w", err)
 	}
 	var pre strings.Builder
 	fmt.Fprintf(&pre, "import %s %q\n", cellPkg, cellPkgPath)
@@ -172,8 +216,9 @@ func New(opts ...Option) (*Interp, error) {
 }
 
 // cellSymbols returns the helper package every kernel imports as _gmlcell: GoPanic,
-// called by the guard of rewritten go statements, and Result, which receives the values
-// of a cell's last expression. Result has yaegi's interface mapping so that values of
+// called by the guard of rewritten go statements, the recursion guards Enter<k>, added
+// as functions are defined (recursion.go), MakeSize, the check of make's size
+// (alloc.go), and Result, which receives the values of a cell's last expression. Result has yaegi's interface mapping so that values of
 // cell-defined types keep their MIMEBundle, String and Error methods on the way.
 func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 	result := reflect.ValueOf(func(vals ...any) {
@@ -191,6 +236,7 @@ func (i *Interp) cellSymbols() map[string]map[string]reflect.Value {
 	})
 	cell := i.preludeSymbols()
 	cell["Result"], cell["GoPanic"], cell["TypeName"] = result, goPanic, typeName
+	cell["MakeSize"] = reflect.ValueOf(makeSize)
 	return map[string]map[string]reflect.Value{
 		cellPkgPath + "/cell": cell,
 		".": {"MapTypes": reflect.ValueOf(map[reflect.Value][]reflect.Type{
@@ -241,16 +287,19 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	i.count++
 	id := i.count
 	lp := &lockedPublisher{p: pub}
-	c, err := startCapture(lp.Stream)
-	if err != nil {
-		return Result{Err: &Error{Name: nameInternal, Value: err.Error(), Traceback: []string{err.Error()}}}
+	if !i.cfg.noCapture {
+		c, err := startCapture(lp.Stream)
+		if err != nil {
+			return Result{Err: &Error{Name: nameInternal, Value: err.Error(), Traceback: []string{err.Error()}}}
+		}
+		lp.capture = c
+		defer c.stop()
 	}
-	lp.capture = c
 	display.SetPublisher(lp)
 	i.stdin.set(lp)
 	cellCtx, cancel := context.WithCancel(ctx)
-	restore := runtime.BindInterrupt(cellCtx)
-	state := &cellState{id: id, cancel: cancel}
+	runtime.BindInterrupt(cellCtx)
+	state := &cellState{id: id, cancel: cancel, stopped: make(chan struct{})}
 	i.mu.Lock()
 	late := i.late
 	i.late, i.cell = nil, state
@@ -261,12 +310,18 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	}
 	i.frames.take() // frames of panics recovered by earlier cells
 
+	i.notice = i.cfg.stuck
+	if i.notice == nil {
+		i.notice = func(note string) { lp.Stream("stderr", note) }
+	}
 	res := i.runCell(cellCtx, ctx, id, code)
 
 	i.mu.Lock()
 	i.cell = nil
-	if state.goErr != nil && (res.Err == nil || res.Err.Name == nameInterrupt) {
-		res = Result{Err: state.goErr}
+	for _, e := range []*Error{state.goErr, state.stackErr} {
+		if e != nil && (res.Err == nil || res.Err.Name == nameInterrupt) {
+			res = Result{Err: e}
+		}
 	}
 	vals, hasRes, callee := i.results, i.hasRes, i.callee
 	i.results, i.hasRes, i.callee = nil, false, nil
@@ -274,17 +329,30 @@ func (i *Interp) Execute(ctx context.Context, code string, pub Publisher) Result
 	if res.Err == nil && hasRes {
 		res = i.lastValue(vals, callee)
 	}
-	restore()
+	// An interrupted cell's context stays bound until the next cell, so that compiled
+	// loops in goroutines it left running stop too.
+	if cellCtx.Err() == nil {
+		runtime.BindInterrupt(context.Background())
+	}
 	cancel()
 	i.stdin.set(nil)
 	display.SetPublisher(nil)
-	c.stop()
 	return res
 }
 
 // runCell splits, rewrites, compiles and runs the chunks of a cell in order, stopping
 // at the first failure.
 func (i *Interp) runCell(ctx, parent context.Context, id int, code string) Result {
+	i.mu.Lock()
+	i.sources[id] = code
+	i.mu.Unlock()
+	defer func() {
+		if !strings.Contains(code, "func") { // no function can refer back to this cell
+			i.mu.Lock()
+			delete(i.sources, id)
+			i.mu.Unlock()
+		}
+	}()
 	if res, ok := i.runMagics(ctx, parent, id, code); ok {
 		return res
 	}
@@ -316,11 +384,16 @@ func (i *Interp) runCode(ctx, parent context.Context, name string, id int, code 
 		if prog == nil {
 			continue // only imports already in effect
 		}
-		if _, err := i.yi.ExecuteWithContext(ctx, prog); err != nil {
+		slots := i.globalSlots()
+		err = i.runChunk(ctx, prog)
+		i.releaseTemps(slots)
+		if err != nil {
 			if parent.Err() != nil {
-				return Result{Err: interruptError(parent.Err())}
+				return Result{Err: interruptError(err)}
 			}
-			return Result{Err: runError(i.explainPanic(err), i.frames.take())}
+			e := runError(i.explainPanic(err), i.frames.take())
+			i.withSource(e, i.indexDetails(e, i.chunkSrc))
+			return Result{Err: e}
 		}
 		i.nameTypes()
 	}
@@ -367,8 +440,9 @@ func (i *Interp) compile(ch chunk, code, name string, id int, last bool) (*inter
 	return i.compileChunk(ch, code, name, id, last, kinds)
 }
 
-// parseChunk parses a chunk and applies the rewrites (rewrite.go, lower.go, must.go)
-// but for those of statement chunks at the top level. kinds gives the lowering of the
+// parseChunk parses a chunk and applies the rewrites (rewrite.go, lower.go, must.go,
+// and the guards of recursion.go and alloc.go) but for those of statement chunks at
+// the top level. kinds gives the lowering of the
 // chunk's range statements by their order in rangeCandidates; missing ones get
 // defaultKind. It returns nil, nil, nil for an import chunk whose imports are all in
 // effect.
@@ -406,8 +480,12 @@ func (i *Interp) parseChunk(ch chunk, code, name string, id int, kinds []rangeKi
 	rewriteLoopVars(file)
 	if body != nil {
 		i.hoistMust(body, id, true)
+		i.guardRecursion(body)
+		guardMakes(body)
 	} else {
 		i.hoistMust(file, id, false)
+		i.guardRecursion(file)
+		guardMakes(file)
 	}
 	return file, body, nil
 }
@@ -417,6 +495,10 @@ func (i *Interp) compileChunk(ch chunk, code, name string, id int, last bool, ki
 	file, body, err := i.parseChunk(ch, code, name, id, kinds)
 	if err != nil || file == nil {
 		return nil, err
+	}
+	i.chunkSrc = file
+	if body != nil {
+		i.chunkSrc = body
 	}
 	if ch.kind != itemStmt {
 		simplifyCoreTypes(file)

@@ -51,6 +51,7 @@ func TestExecuteScenarios(t *testing.T) {
 			{code: "var gs []func() string\nfor _, s := range []string{\"a\", \"b\"} {\n\tgs = append(gs, func() string { return s })\n}\ngs[0]() + gs[1]()", result: `"ab"`},
 			{code: "var ps []*int\nfor i := 0; i < 2; i++ { ps = append(ps, &i) }\n*ps[0] + *ps[1]", result: "1"},
 			{code: "n := 0\nfor i := 0; i < 10; i++ {\n\tif i == 2 { i += 5 }\n\tn++\n}\nn", result: "5"},
+			{code: "m := 0\nfor i := 0; ; i++ {\n\tif i == 3 {\n\t\tbreak\n\t}\n\tm++\n}\nfor ; m < 5; {\n\tm++\n}\nfor ;; {\n\tbreak\n}\nif k := m; k > 0 {\n\tm++\n}\nswitch k := m; {\ncase k > 5:\n\tm = -m\n}\nm", result: "-6"},
 		}},
 		{"results", []step{
 			{code: "import \"fmt\"\nfmt.Println(\"x\")", result: "", out: "x\n"},

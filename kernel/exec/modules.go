@@ -100,11 +100,11 @@ func newWorkspace() (*goWorkspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "gml-go-")
+	kernel, err := kernelModules(goBin, info, replace)
 	if err != nil {
 		return nil, err
 	}
-	kernel, err := kernelModules(goBin, info, replace)
+	dir, err := os.MkdirTemp("", workspacePattern(os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +144,19 @@ func newWorkspace() (*goWorkspace, error) {
 		}
 	}
 	return ws, nil
+}
+
+// workspacePattern is the os.MkdirTemp pattern of process pid's workspace: with the
+// process id in the name, the supervisor of a worker that died can remove it.
+func workspacePattern(pid int) string { return fmt.Sprintf("gml-go-%d-*", pid) }
+
+// RemoveWorkspaces removes the Go workspaces process pid left in the temporary
+// directory: a kernel worker that died could not remove its own (Close does that).
+func RemoveWorkspaces(pid int) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), workspacePattern(pid)))
+	for _, d := range dirs {
+		os.RemoveAll(d)
+	}
 }
 
 // wsModule is the module path of the workspace.

@@ -61,6 +61,7 @@ func (i *Interp) safeCompile(n ast.Node) (prog *interp.Program, err error) {
 			}
 		}
 	}()
+	defer dropCompileHistory(i.yi)
 	return i.yi.CompileAST(n)
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gml-dev/gml/internal/sysmem"
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
@@ -72,8 +73,9 @@ func (c *Backend) Alloc(bytes int64, pool runtime.Pool) (runtime.Buffer, error) 
 	if bytes < 0 {
 		return nil, fmt.Errorf("cpu: Alloc of a negative size (%d bytes)", bytes)
 	}
-	if total := totalMemory(); total > 0 && bytes > total {
-		return nil, fmt.Errorf("cpu: Alloc of %d bytes exceeds the machine's %d bytes of memory", bytes, total)
+	// A size beyond the memory available would end the process in the Go runtime.
+	if err := sysmem.CheckAlloc(uint64(bytes), func() string { return "a CPU buffer" }); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	c.used[pool%runtime.NumPools].Add(bytes)
 	return &buffer{data: alignedBytes(int(bytes)), pool: pool}, nil
