@@ -407,6 +407,7 @@ type Recording struct {
 	labels  []string
 	scratch []*Buffer
 	checks  []dataCheck
+	last    *Event // the last start (async.go), which must finish before the next submission
 }
 
 // End finishes the recording. The Recorder is spent; the Recording runs it.
@@ -446,6 +447,7 @@ func (r *Recorder) Submit() ([]Timing, error) {
 // (see addCheck) fails the run with its check's error; the whole batch still ran, and
 // the device and the recording stay usable.
 func (rc *Recording) Run() ([]Timing, error) {
+	rc.settle()
 	d := rc.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -503,6 +505,7 @@ func (d *Device) submitWithPending(cb vk.CommandBuffer) error {
 // Release frees the recording's command buffer, queries and scratch buffers; it is safe
 // to call twice.
 func (rc *Recording) Release() {
+	rc.settle()
 	for _, b := range rc.scratch {
 		b.Free()
 	}
