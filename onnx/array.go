@@ -160,7 +160,18 @@ func roundTo(dt DataType, v float64) float64 {
 		return math.Copysign(a, v)
 	}
 	if dt == Float8E8M0 {
-		return math.Exp2(math.Round(math.Log2(v)))
+		// Up to the next power of two, as Cast's default round_mode, within the format.
+		if math.IsNaN(v) {
+			return v
+		}
+		if v <= math.Ldexp(1, -127) {
+			return math.Ldexp(1, -127)
+		}
+		frac, exp := math.Frexp(math.Min(v, math.Ldexp(1, 127)))
+		if frac == 0.5 {
+			return math.Ldexp(1, exp-1)
+		}
+		return math.Ldexp(1, exp)
 	}
 	return v
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"slices"
-	"sync"
 
 	_ "github.com/gml-dev/gml/backends" // the CPU backend (constant folding runs on it) and the GPU one
 	"github.com/gml-dev/gml/runtime"
@@ -187,13 +186,6 @@ func (m *Model) lowerNode(n *nodeDef, ins []*value, g *tensor.Graph, b *builder)
 	return c.outs, nil
 }
 
-// foldRuntime is the CPU runtime constant folding runs on.
-var (
-	foldOnce sync.Once
-	foldRT   *runtime.Runtime
-	foldErr  error
-)
-
 // fold evaluates node n, all of whose inputs are known, on the CPU, and returns its
 // outputs as host values.
 func (m *Model) fold(n *nodeDef, ins []*value) ([]*value, error) {
@@ -225,13 +217,16 @@ func (m *Model) fold(n *nodeDef, ins []*value) ([]*value, error) {
 	return outs, nil
 }
 
-// evalCPU computes nodes of a graph without inputs on the CPU.
+// evalCPU computes nodes of a graph without inputs on the CPU. The runtime is made
+// per call (cheap: the backend is opened once per process), so folding keeps working
+// after runtime.Shutdown, which a kernel restart calls.
 func evalCPU(nodes []*tensor.Node) ([]*tensor.Tensor, error) {
-	foldOnce.Do(func() { foldRT, foldErr = runtime.New(runtime.Device("cpu")) })
-	if foldErr != nil {
-		return nil, foldErr
+	rt, err := runtime.New(runtime.Device("cpu"))
+	if err != nil {
+		return nil, err
 	}
-	exe, err := foldRT.Compile(nodes)
+	defer rt.Close()
+	exe, err := rt.Compile(nodes)
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,10 @@
 //     it handles and reading its node through ctx, which tracks the attributes it read:
 //     an attribute no lowering reads is an error, never silently ignored. Operators the
 //     engine has no op for are compositions of engine ops where they are exact
-//     (IsNaN, IsInf, Einsum, Resize, LRN, the recurrent layers, quantisation, 3-D
-//     convolution, dilated pooling, Python-style Mod from the engine's fmod).
+//     (IsNaN, IsInf, Einsum, Resize, LRN, the recurrent layers, quantisation, the
+//     mul, max and min scatter reductions, 3-D
+//     convolution and transposed convolution, dilated pooling, Python-style Mod from
+//     the engine's fmod).
 //   - Every value has a static shape while building. A node whose inputs are all known
 //     (initializers, constants, shapes) is folded: lowered into a small graph and run
 //     on the CPU at build time, so Shape → Gather → Concat → Reshape chains and constant
@@ -49,8 +51,9 @@
 //     since the reference rounds after every op and gml's fused kernels round once.
 //
 // Not supported: control flow (If, Loop, Scan), sequences, maps and optionals, string
-// tensors, sparse initializers, random ops and training-mode Dropout and
-// BatchNormalization, MaxPool's indices output, ScatterElements/ScatterND with mul, max
-// or min reduction, transposed 3-D convolution, casts to float8e8m0, and operators of
-// other domains. uint64 values of 2^63 and more compare as negative.
+// tensors, sparse initializers, random ops and training-mode Dropout, MaxPool's indices
+// output, convolutions over more than three spatial axes, and operators of other
+// domains. uint64 values of 2^63 and more compare as negative. Half-precision models
+// run on the GPU only as far as the Vulkan backend has half-precision kernels (its
+// products and layout ops); its elementwise ops fall back to the CPU.
 package onnx

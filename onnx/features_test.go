@@ -190,3 +190,142 @@ func TestSummary(t *testing.T) {
 		t.Errorf("unbuilt summary:\n%s", s)
 	}
 }
+
+// TestConvTranspose3D checks the 3-D transposed convolution (a composition of 2-D ones)
+// against a direct scatter, with strides, dilations, pads, output padding and groups.
+func TestConvTranspose3D(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, cin, cout, g = 1, 4, 6, 2
+	in := []int{3, 4, 2}
+	k := []int{2, 3, 2}
+	st, dil := []int{2, 1, 2}, []int{1, 2, 1}
+	pb, pe, op := []int{1, 0, 0}, []int{0, 1, 1}, []int{1, 0, 1}
+	xs := []int{n, cin, in[0], in[1], in[2]}
+	ws := []int{cin, cout / g, k[0], k[1], k[2]}
+	rnd := func(s []int) []float32 {
+		v := make([]float32, tensor.Shape(s).Size())
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	xv, wv := rnd(xs), rnd(ws)
+	out := make([]int, 3)
+	for i := range 3 {
+		out[i] = st[i]*(in[i]-1) + op[i] + (k[i]-1)*dil[i] + 1 - pb[i] - pe[i]
+	}
+	want := make([]float64, n*cout*out[0]*out[1]*out[2])
+	cg, og := cin/g, cout/g
+	for c := range cin {
+		grp := c / cg
+		for o := range og {
+			for i0 := range in[0] {
+				for i1 := range in[1] {
+					for i2 := range in[2] {
+						xval := float64(xv[((c*in[0]+i0)*in[1]+i1)*in[2]+i2])
+						for k0 := range k[0] {
+							for k1 := range k[1] {
+								for k2 := range k[2] {
+									o0, o1, o2 := i0*st[0]+k0*dil[0]-pb[0], i1*st[1]+k1*dil[1]-pb[1], i2*st[2]+k2*dil[2]-pb[2]
+									if o0 < 0 || o1 < 0 || o2 < 0 || o0 >= out[0] || o1 >= out[1] || o2 >= out[2] {
+										continue
+									}
+									wval := float64(wv[(((c*og+o)*k[0]+k0)*k[1]+k1)*k[2]+k2])
+									want[(((grp*og+o)*out[0]+o0)*out[1]+o1)*out[2]+o2] += xval * wval
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	m := newModel(17).input("x", Float, n, cin, in[0], in[1], in[2]).input("w", Float, ws[0], ws[1], ws[2], ws[3], ws[4]).
+		output("y", Float).node("ConvTranspose", []string{"x", "w"}, []string{"y"},
+		attrInts("strides", st...), attrInts("dilations", dil...), attrInts("pads", pb[0], pb[1], pb[2], pe[0], pe[1], pe[2]),
+		attrInts("output_padding", op...), attrInt("group", g)).load(t)
+	res, err := m.Run(map[string]any{"x": arr(t, Float, xs, xv), "w": arr(t, Float, ws, wv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := res["y"]
+	if !y.Shape().Equal(tensor.Shape{n, cout, out[0], out[1], out[2]}) {
+		t.Fatalf("shape %v, want %v", y.Shape(), out)
+	}
+	for i, w := range want {
+		if got := y.At(i); math.Abs(got-w) > 1e-4*(1+math.Abs(w)) {
+			t.Fatalf("element %d: %v, want %v", i, got, w)
+		}
+	}
+}
+
+// TestConv3D checks the 3-D convolution (2-D ones summed over the kernel's depth)
+// against a direct sum, with strides, dilations, pads and groups.
+func TestConv3D(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const n, cin, cout, g = 2, 4, 6, 2
+	in := []int{5, 6, 5}
+	k := []int{3, 2, 3}
+	st, dil := []int{2, 1, 1}, []int{1, 2, 1}
+	pb, pe := []int{1, 0, 1}, []int{0, 1, 1}
+	xs := []int{n, cin, in[0], in[1], in[2]}
+	ws := []int{cout, cin / g, k[0], k[1], k[2]}
+	rnd := func(s []int) []float32 {
+		v := make([]float32, tensor.Shape(s).Size())
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	xv, wv := rnd(xs), rnd(ws)
+	out := make([]int, 3)
+	for i := range 3 {
+		out[i] = (in[i]+pb[i]+pe[i]-(k[i]-1)*dil[i]-1)/st[i] + 1
+	}
+	cg, og := cin/g, cout/g
+	want := make([]float64, n*cout*out[0]*out[1]*out[2])
+	for b := range n {
+		for o := range cout {
+			grp := o / og
+			for o0 := range out[0] {
+				for o1 := range out[1] {
+					for o2 := range out[2] {
+						sum := 0.0
+						for c := range cg {
+							for k0 := range k[0] {
+								for k1 := range k[1] {
+									for k2 := range k[2] {
+										i0, i1, i2 := o0*st[0]+k0*dil[0]-pb[0], o1*st[1]+k1*dil[1]-pb[1], o2*st[2]+k2*dil[2]-pb[2]
+										if i0 < 0 || i1 < 0 || i2 < 0 || i0 >= in[0] || i1 >= in[1] || i2 >= in[2] {
+											continue
+										}
+										xval := float64(xv[(((b*cin+grp*cg+c)*in[0]+i0)*in[1]+i1)*in[2]+i2])
+										sum += xval * float64(wv[(((o*cg+c)*k[0]+k0)*k[1]+k1)*k[2]+k2])
+									}
+								}
+							}
+						}
+						want[(((b*cout+o)*out[0]+o0)*out[1]+o1)*out[2]+o2] = sum
+					}
+				}
+			}
+		}
+	}
+	m := newModel(17).input("x", Float, xs[0], xs[1], xs[2], xs[3], xs[4]).input("w", Float, ws[0], ws[1], ws[2], ws[3], ws[4]).
+		output("y", Float).node("Conv", []string{"x", "w"}, []string{"y"},
+		attrInts("strides", st...), attrInts("dilations", dil...), attrInts("pads", pb[0], pb[1], pb[2], pe[0], pe[1], pe[2]),
+		attrInt("group", g)).load(t)
+	res, err := m.Run(map[string]any{"x": arr(t, Float, xs, xv), "w": arr(t, Float, ws, wv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := res["y"]
+	if !y.Shape().Equal(tensor.Shape{n, cout, out[0], out[1], out[2]}) {
+		t.Fatalf("shape %v, want %v", y.Shape(), out)
+	}
+	for i, w := range want {
+		if got := y.At(i); math.Abs(got-w) > 1e-4*(1+math.Abs(w)) {
+			t.Fatalf("element %d: %v, want %v", i, got, w)
+		}
+	}
+}

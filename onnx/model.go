@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -25,15 +26,22 @@ type Model struct {
 	irVersion       int64
 	opsets          map[string]int
 	graph           *graphDef
-	rt              *runtime.Runtime
-	ownRT           bool
-	consts          map[string]*value                   // initializers
-	variables       map[*tensor.Tensor]*tensor.Variable // initializers big enough to live on the device
+	consts          map[string]*value // initializers
+	inputShapes     map[string]tensor.Shape
+	// The device resources sit in their own struct so that a model dropped without
+	// Close (a notebook cell run again) still frees them when it is collected.
+	*resources
+}
 
-	mu          sync.Mutex
-	stages      map[int][]*stageBuild // builds by first node, most recently used first
-	inputShapes map[string]tensor.Shape
-	closed      bool
+// resources are what a model holds on its runtime: compiled stages and resident
+// weights.
+type resources struct {
+	mu        sync.Mutex
+	rt        *runtime.Runtime
+	ownRT     bool
+	variables map[*tensor.Tensor]*tensor.Variable // initializers big enough to live on the device
+	stages    map[int][]*stageBuild               // builds by first node, most recently used first
+	closed    bool
 }
 
 // maxBuilds is how many builds of one stage a model keeps (for different input shapes
@@ -107,8 +115,8 @@ func decode(data []byte, dir, path string, opts []Option) (*Model, error) {
 	m := &Model{
 		path: path, producer: mp.GetProducerName(), producerVersion: mp.GetProducerVersion(),
 		irVersion: mp.GetIrVersion(), opsets: map[string]int{}, graph: g,
-		consts: map[string]*value{}, variables: map[*tensor.Tensor]*tensor.Variable{},
-		stages: map[int][]*stageBuild{}, inputShapes: map[string]tensor.Shape{},
+		consts: map[string]*value{}, inputShapes: map[string]tensor.Shape{},
+		resources: &resources{variables: map[*tensor.Tensor]*tensor.Variable{}, stages: map[int][]*stageBuild{}},
 	}
 	for _, o := range mp.OpsetImport {
 		m.opsets[normDomain(o.GetDomain())] = int(o.GetVersion())
@@ -150,6 +158,7 @@ func decode(data []byte, dir, path string, opts []Option) (*Model, error) {
 		m.Close()
 		return nil, err
 	}
+	goruntime.AddCleanup(m, func(r *resources) { r.release() }, m.resources)
 	return m, nil
 }
 
@@ -274,29 +283,32 @@ func (m *Model) Inputs() []ValueInfo { return infos(m.graph.inputs) }
 func (m *Model) Outputs() []ValueInfo { return infos(m.graph.outputs) }
 
 // Close frees the compiled stages and the weights' device buffers; the model is
-// unusable afterwards.
-func (m *Model) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
+// unusable afterwards. A model that is not closed frees them when it is collected.
+func (m *Model) Close() error { return m.release() }
+
+// release frees the compiled stages and the variables, once.
+func (r *resources) release() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
 		return nil
 	}
-	m.closed = true
-	for _, builds := range m.stages {
+	r.closed = true
+	for _, builds := range r.stages {
 		for _, sb := range builds {
 			if sb.exe != nil {
 				sb.exe.Free()
 			}
 		}
 	}
-	m.stages = nil
-	if m.rt != nil {
-		for _, v := range m.variables {
-			m.rt.Release(v)
+	r.stages = nil
+	if r.rt != nil {
+		for _, v := range r.variables {
+			r.rt.Release(v)
 		}
 	}
-	if m.ownRT && m.rt != nil {
-		return m.rt.Close()
+	if r.ownRT && r.rt != nil {
+		return r.rt.Close()
 	}
 	return nil
 }

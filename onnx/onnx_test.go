@@ -2,13 +2,17 @@ package onnx
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gml-dev/gml/onnx/internal/onnxpb"
+	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 	"google.golang.org/protobuf/proto"
 )
@@ -287,6 +291,7 @@ func TestCasts(t *testing.T) {
 		{Float, Float8E4M3FN, []float64{0.3, 1e6, -500}, []float64{0.3125, 448, -448}},
 		{Float, Float8E5M2, []float64{0.3, 3e5}, []float64{0.3125, 57344}},
 		{Float, Int4, []float64{-9, 7, 8}, []float64{7, 7, -8}},
+		{Float, Float8E8M0, []float64{0.124, 1.1, 2, 0}, []float64{0.125, 2, 2, math.Ldexp(1, -127)}},
 		{Uint8, Float, []float64{255, 0}, []float64{255, 0}},
 		{Int64, Bool, []float64{0, -2}, []float64{0, 1}},
 		{Float, Float16, []float64{1.0 / 3}, []float64{0.333251953125}},
@@ -350,5 +355,56 @@ func TestReadArray(t *testing.T) {
 	os.WriteFile(p, data, 0o644)
 	if _, err := ReadArray(p); err == nil || !strings.Contains(err.Error(), "needs 3 values") {
 		t.Errorf("short float_data: %v", err)
+	}
+}
+
+// TestCollectedModelFreesMemory drops models without Close: their weights and compiled
+// stages leave the runtime once they are collected, as a notebook re-running a Load
+// cell needs.
+func TestCollectedModelFreesMemory(t *testing.T) {
+	rt := cpuRuntime(t)
+	w := arr(t, Float, []int{64, 64}, make([]float32, 64*64))
+	data := newModel(17).input("x", Float, 2, 64).output("y", Float).init("w", w).
+		node("MatMul", []string{"x", "w"}, []string{"y"}).bytes(t)
+	for range 3 {
+		m, err := Decode(data, Runtime(rt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(map[string]any{"x": arr(t, Float, []int{2, 64}, make([]float32, 128))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rt.Memory().Total() == 0 {
+		t.Fatal("no memory in use after the runs")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for rt.Memory().Total() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes still held:\n%v", rt.Memory().Total(), rt.Memory())
+		}
+		goruntime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFoldingAfterShutdown loads a model whose shapes are folded after
+// runtime.Shutdown (a kernel restart), which closes the backends folding runs on.
+func TestFoldingAfterShutdown(t *testing.T) {
+	b := newModel(17).input("x", Float, 2, 3).output("y", Float).
+		node("Shape", []string{"x"}, []string{"s"}).
+		node("ReduceProd", []string{"s"}, []string{"n"}).
+		node("Reshape", []string{"x", "n"}, []string{"y"})
+	b.load(t)
+	if err := runtime.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	m := b.load(t)
+	out, err := m.Run(map[string]any{"x": arr(t, Float, []int{2, 3}, make([]float32, 6))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out["y"].Shape().Equal(tensor.Shape{6}) {
+		t.Errorf("shape %v", out["y"].Shape())
 	}
 }

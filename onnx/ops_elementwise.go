@@ -324,7 +324,7 @@ func (c *ctx) cast(x *tensor.Node, from, to DataType, saturate bool) *tensor.Nod
 	}
 	switch {
 	case to == Float8E8M0:
-		c.unsupported("cast to float8e8m0")
+		y = roundPowerOfTwo(c, toF32(y), c.attrString("round_mode", "up"), saturate)
 	case minifloats[to] != minifloat{}:
 		y = roundMinifloat(y, minifloats[to], saturate)
 	case to == Double || to.IsFloat():
@@ -364,4 +364,38 @@ func roundMinifloat(x *tensor.Node, f minifloat, saturate bool) *tensor.Node {
 	}
 	neg := tensor.Less(x, s(0))
 	return tensor.Where(neg, tensor.Neg(r), r)
+}
+
+// roundPowerOfTwo rounds positive float32 values to powers of two, as FLOAT8E8M0 holds
+// them: up to the next one, down to the previous one, or to the nearest (ties up, the
+// midpoint being 1.5 times the lower one), within [2^-127, 2^127] (beyond it infinity
+// or NaN without saturate). The exponent comes from a logarithm and is then corrected
+// against the exact power of two, so it is exact where the logarithm is not.
+func roundPowerOfTwo(c *ctx, x *tensor.Node, mode string, saturate bool) *tensor.Node {
+	s := func(v float64) *tensor.Node { return c.scalar(tensor.F32, v) }
+	two := s(2)
+	lo := tensor.Pow(two, tensor.Floor(tensor.Div(tensor.Log(x), s(math.Ln2))))
+	// The logarithm may be one off near a power of two.
+	lo = tensor.Where(tensor.Greater(lo, x), tensor.Div(lo, two), lo)
+	lo = tensor.Where(tensor.LessEqual(tensor.Mul(lo, two), x), tensor.Mul(lo, two), lo)
+	var r *tensor.Node
+	switch mode {
+	case "up":
+		r = tensor.Where(tensor.Less(lo, x), tensor.Mul(lo, two), lo)
+	case "down":
+		r = lo
+	case "nearest":
+		r = tensor.Where(tensor.GreaterEqual(x, tensor.Mul(lo, s(1.5))), tensor.Mul(lo, two), lo)
+	default:
+		c.failf("round_mode %q: want up, down or nearest", mode)
+	}
+	top := math.Ldexp(1, 127)
+	over := tensor.Greater(r, s(top))
+	if saturate {
+		r = tensor.Where(over, s(top), r)
+	} else {
+		r = tensor.Where(over, s(math.NaN()), r)
+	}
+	// Zero, negative and tiny values take the smallest code; NaN stays NaN.
+	return tensor.Where(tensor.LessEqual(x, s(math.Ldexp(1, -127))), s(math.Ldexp(1, -127)), r)
 }

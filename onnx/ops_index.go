@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"math"
 	"slices"
 
 	"github.com/gml-dev/gml/tensor"
@@ -14,6 +15,7 @@ func init() {
 	register(11, lowerGatherElements, "GatherElements")
 	register(11, lowerGatherND, "GatherND")
 	register(11, lowerScatterElements, "ScatterElements")
+	register(9, lowerScatterElements, "Scatter") // ScatterElements' name before opset 11
 	register(11, lowerScatterND, "ScatterND")
 	register(9, lowerOneHot, "OneHot")
 	register(7, lowerTopK, "TopK")
@@ -115,25 +117,87 @@ func lowerGatherND(c *ctx) {
 	c.set(0, tensor.Gather(rows, lin, 0), c.dtype(0))
 }
 
-// scatterReduce maps the reduction attribute of the scatters.
-func (c *ctx) scatterReduce() tensor.ScatterReduce {
+// scatter scatters updates into data along axis at idx (normalised, updates' shape)
+// with the node's reduction: none and add are the engine's Scatter; mul, max and min
+// are compositions (reduceScatter).
+func (c *ctx) scatter(data, idx, upd *tensor.Node, axis int) *tensor.Node {
 	switch r := c.attrString("reduction", "none"); r {
 	case "none":
-		return tensor.ScatterReduceNone
+		return tensor.Scatter(data, idx, upd, axis, tensor.ScatterReduceNone)
 	case "add":
-		return tensor.ScatterReduceAdd
+		return tensor.Scatter(data, idx, upd, axis, tensor.ScatterReduceAdd)
+	case "mul", "max", "min":
+		return reduceScatter(c, data, idx, upd, axis, r)
 	default:
-		c.unsupported("reduction %q", r)
+		c.failf("reduction %q", r)
 	}
-	return 0
+	return nil
+}
+
+// reduceScatter combines every update with its target by mul, max or min. Each update
+// is compared with every position of the target axis (one extra axis of that size),
+// the matches are reduced over the updates' axis, and the result, shaped like the
+// data, is combined where some update landed.
+func reduceScatter(c *ctx, data, idx, upd *tensor.Node, axis int, mode string) *tensor.Node {
+	ds, us := data.Shape(), upd.Shape()
+	r := len(ds)
+	dim := ds[axis]
+	iota := tensor.New(idx.DType(), dim)
+	for j := range dim {
+		iota.SetFloat(j, float64(j))
+	}
+	// hit (..., u_axis, ..., j): update p lands on position j of the axis.
+	hit := tensor.Equal(tensor.Unsqueeze(idx, r), c.constant(iota))
+	var identity float64
+	var reduce func(x *tensor.Node, axes []int, keep bool) *tensor.Node
+	var combine func(a, b *tensor.Node) *tensor.Node
+	switch mode {
+	case "mul":
+		identity, reduce, combine = 1, tensor.Prod, tensor.Mul
+	case "max":
+		identity, reduce, combine = math.Inf(-1), tensor.Max, tensor.Maximum
+		if !data.DType().IsFloat() {
+			identity, _ = intLimits(fromEngine(data.DType()))
+		}
+	default:
+		identity, reduce, combine = math.Inf(1), tensor.Min, tensor.Minimum
+		if !data.DType().IsFloat() {
+			_, identity = intLimits(fromEngine(data.DType()))
+		}
+	}
+	vals := tensor.Where(hit, tensor.Unsqueeze(upd, r), c.scalar(upd.DType(), identity))
+	red := reduce(vals, []int{axis}, false) // (other axes of the updates..., dim)
+	landed := tensor.Max(tensor.Cast(hit, tensor.I32), []int{axis}, false)
+	// Move the position axis back into place and pad the other axes to the data's.
+	perm := make([]int, 0, r)
+	for i := range r - 1 {
+		if i == axis {
+			perm = append(perm, r-1)
+		}
+		perm = append(perm, i)
+	}
+	if axis == r-1 {
+		perm = append(perm, r-1)
+	}
+	red, landed = tensor.Permute(red, perm...), tensor.Permute(landed, perm...)
+	before, after := make([]int, r), make([]int, r)
+	for i := range r {
+		if i != axis {
+			after[i] = ds[i] - us[i]
+		}
+	}
+	if slices.Max(after) > 0 {
+		red = tensor.Pad(red, before, after, tensor.PadConstant, 0)
+		landed = tensor.Pad(landed, before, after, tensor.PadConstant, 0)
+	}
+	return tensor.Where(tensor.NotEqual(landed, c.scalar(tensor.I32, 0)), combine(data, red), data)
 }
 
 func lowerScatterElements(c *ctx) {
 	dt := c.sameTypes(0, 2)
 	s := c.shape(0)
 	axis := c.axis(c.attrInt("axis", 0), len(s))
-	red := c.scatterReduce()
-	y := tensor.Scatter(c.x(0), c.indices(1, s[axis]), c.x(2), axis, red)
+	y := c.scatter(c.x(0), c.indices(1, s[axis]), c.x(2), axis)
 	c.set(0, c.wrap(y, dt), dt)
 }
 
@@ -146,14 +210,13 @@ func lowerScatterND(c *ctx) {
 		c.failf("indices %v do not fit data %v", is, data)
 	}
 	k := is[len(is)-1]
-	red := c.scatterReduce()
 	rest := data[k:]
 	m := is[:len(is)-1].Size()
 	lin := tensor.Reshape(linearIndex(c, c.x(1), data, 0), append([]int{m}, onesOf(len(rest))...)...)
 	rows := tensor.Reshape(c.x(0), append([]int{data[:k].Size()}, rest...)...)
 	upd := tensor.Reshape(c.x(2), append([]int{m}, rest...)...)
 	idx := tensor.Expand(lin, upd.Shape()...)
-	y := tensor.Reshape(tensor.Scatter(rows, idx, upd, 0, red), data...)
+	y := tensor.Reshape(c.scatter(rows, idx, upd, 0), data...)
 	c.set(0, c.wrap(y, dt), dt)
 }
 

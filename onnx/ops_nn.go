@@ -209,14 +209,58 @@ func lowerConvTranspose(c *ctx) {
 	}
 	at := tensor.ConvAttr{Stride: w.stride, Dilation: w.dilation, PadBegin: w.padBegin, PadEnd: w.padEnd,
 		OutputPadding: outPad, Groups: c.attrInt("group", 1)}
-	if sp > 2 {
+	var y *tensor.Node
+	switch sp {
+	case 1, 2:
+		y = tensor.ConvTranspose(x, wt, at)
+	case 3:
+		y = convTranspose3D(x, wt, at)
+	default:
 		c.unsupported("transposed convolution over %d spatial axes", sp)
 	}
-	y := tensor.ConvTranspose(x, wt, at)
 	if c.has(2) {
 		y = tensor.Add(y, channelVector(c.x(2), y.Shape().Rank()))
 	}
 	c.set(0, y, dt)
+}
+
+// convTranspose3D is a 3-D transposed convolution as, per depth offset k of the kernel,
+// a 2-D transposed convolution of every input depth at once, spread along the depth
+// by the stride (zeros between) and shifted by k times the dilation; the sum is then
+// cropped by the depth padding.
+func convTranspose3D(x, w *tensor.Node, at tensor.ConvAttr) *tensor.Node {
+	s, ws := x.Shape(), w.Shape()
+	n, d, kd := s[0], s[2], ws[2]
+	st, dil := at.Stride[0], at.Dilation[0]
+	at2 := tensor.ConvAttr{Stride: at.Stride[1:], Dilation: at.Dilation[1:], PadBegin: at.PadBegin[1:], PadEnd: at.PadEnd[1:],
+		OutputPadding: at.OutputPadding[1:], Groups: at.Groups}
+	spread := (d-1)*st + 1
+	full := spread + (kd-1)*dil + at.OutputPadding[0]
+	xs := tensor.Reshape(tensor.Permute(x, 0, 2, 1, 3, 4), n*d, s[1], s[3], s[4])
+	var sum *tensor.Node
+	for k := range kd {
+		wk := tensor.Reshape(tensor.SliceAxis(w, 2, k, k+1), ws[0], ws[1], ws[3], ws[4])
+		y := tensor.ConvTranspose(xs, wk, at2)
+		ys := y.Shape()
+		y = tensor.Permute(tensor.Reshape(y, n, d, ys[1], ys[2], ys[3]), 0, 2, 1, 3, 4) // (N, O, D, H', W')
+		if st > 1 {
+			// Zeros between depth slices: (N, O, D, 1, ...) padded to (N, O, D, st, ...).
+			y = tensor.Unsqueeze(y, 3)
+			before, after := make([]int, 6), make([]int, 6)
+			after[3] = st - 1
+			y = tensor.Pad(y, before, after, tensor.PadConstant, 0)
+			y = tensor.SliceAxis(tensor.Reshape(y, n, ys[1], d*st, ys[2], ys[3]), 2, 0, spread)
+		}
+		before, after := make([]int, 5), make([]int, 5)
+		before[2], after[2] = k*dil, full-spread-k*dil
+		y = tensor.Pad(y, before, after, tensor.PadConstant, 0)
+		if sum == nil {
+			sum = y
+		} else {
+			sum = tensor.Add(sum, y)
+		}
+	}
+	return tensor.SliceAxis(sum, 2, at.PadBegin[0], full-at.PadEnd[0])
 }
 
 // lowerPool lowers MaxPool, AveragePool and LpPool: on the engine's pooling ops where
@@ -368,15 +412,14 @@ func lowerBatchNorm(c *ctx) {
 	dt := c.dtype(0)
 	c.requireFloat(0)
 	eps := c.attrFloat("epsilon", 1e-5)
-	c.ignore("momentum", "is_test", "consumed_inputs")
+	momentum := c.attrFloat("momentum", 0.9)
+	c.ignore("is_test", "consumed_inputs")
 	if c.opset() < 9 && c.attrInt("spatial", 1) == 0 {
 		c.unsupported("spatial=0")
 	}
-	if c.attrInt("training_mode", 0) != 0 {
-		c.unsupported("training mode")
-	}
-	if len(c.n.outputs) > 1 && (c.wants(1) || c.wants(2) || c.wants(3) || c.wants(4)) {
-		c.unsupported("the running statistics outputs (training mode)")
+	training := c.attrInt("training_mode", 0) != 0
+	if !training && len(c.n.outputs) > 1 && (c.wants(1) || c.wants(2) || c.wants(3) || c.wants(4)) {
+		c.unsupported("the statistics outputs of opsets before 14")
 	}
 	x := c.x(0)
 	p := func(i int) *tensor.Node {
@@ -386,7 +429,31 @@ func lowerBatchNorm(c *ctx) {
 		}
 		return v
 	}
-	c.set(0, tensor.BatchNormInfer(x, p(1), p(2), p(3), p(4), eps), dt)
+	if !training {
+		c.set(0, tensor.BatchNormInfer(x, p(1), p(2), p(3), p(4), eps), dt)
+		return
+	}
+	// Training mode normalises with the batch's statistics (over every axis but the
+	// channels) and returns the running statistics updated with them.
+	axes := []int{0}
+	for i := 2; i < x.Shape().Rank(); i++ {
+		axes = append(axes, i)
+	}
+	mean := tensor.Mean(x, axes, false)
+	cm := channelVector(mean, x.Shape().Rank())
+	d := tensor.Sub(x, cm)
+	variance := tensor.Mean(tensor.Mul(d, d), axes, false)
+	y := tensor.BatchNormInfer(x, p(1), p(2), mean, variance, eps)
+	c.set(0, y, dt)
+	mix := func(running, batch *tensor.Node) *tensor.Node {
+		return tensor.Add(tensor.Scale(running, momentum), tensor.Scale(batch, 1-momentum))
+	}
+	if c.wants(1) {
+		c.set(1, mix(p(3), mean), dt)
+	}
+	if c.wants(2) {
+		c.set(2, mix(p(4), variance), dt)
+	}
 }
 
 // normStats returns the mean and 1/sqrt(var+eps) of x over axes, kept as size-1 axes.

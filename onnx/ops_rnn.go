@@ -269,6 +269,10 @@ func runDirection(c *ctx, sp rnnSpec, acts []activation, x, w, r, b, p, h, cell 
 		}
 		return tensor.SliceAxis(p, 0, k*hid, (k+1)*hid)
 	}
+	var rzr, rh *tensor.Node
+	if sp.op == "GRU" {
+		rzr, rh = tensor.SliceAxis(r, 0, 0, 2*hid), tensor.SliceAxis(r, 0, 2*hid, 3*hid)
+	}
 	outs := make([]*tensor.Node, seq)
 	for step := range seq {
 		t := step
@@ -281,10 +285,10 @@ func runDirection(c *ctx, sp rnnSpec, acts []activation, x, w, r, b, p, h, cell 
 		case "RNN":
 			hNew = acts[0].apply(clip(tensor.Add(xt, tensor.MatMulT(h, r, false, true))))
 		case "GRU":
-			hr := tensor.MatMulT(h, tensor.SliceAxis(r, 0, 0, 2*hid), false, true)
-			z := acts[0].apply(clip(tensor.Add(gate(xt, 0), gate(hr, 0))))
-			rt := acts[0].apply(clip(tensor.Add(gate(xt, 1), gate(hr, 1))))
-			rh := tensor.SliceAxis(r, 0, 2*hid, 3*hid)
+			// z and r are contiguous: one sum and one activation for both.
+			hr := tensor.MatMulT(h, rzr, false, true)
+			zr := acts[0].apply(clip(tensor.Add(tensor.SliceAxis(xt, 1, 0, 2*hid), hr)))
+			z, rt := gate(zr, 0), gate(zr, 1)
 			var cand *tensor.Node
 			if sp.lbr {
 				hh := tensor.MatMulT(h, rh, false, true)
@@ -303,6 +307,20 @@ func runDirection(c *ctx, sp rnnSpec, acts []activation, x, w, r, b, p, h, cell 
 			hNew = tensor.Add(tensor.Mul(tensor.Sub(one, z), ht), tensor.Mul(z, h))
 		case "LSTM":
 			zt := tensor.Add(xt, tensor.MatMulT(h, r, false, true))
+			if p == nil {
+				// Without peepholes the gates i, o and f (contiguous) take one
+				// activation.
+				zt = clip(zt)
+				iof := acts[0].apply(tensor.SliceAxis(zt, 1, 0, 3*hid))
+				it, ot := gate(iof, 0), gate(iof, 1)
+				ft := gate(iof, 2)
+				if sp.coupled {
+					ft = tensor.Sub(g.Scalar(dt, 1), it)
+				}
+				cNew = tensor.Add(tensor.Mul(ft, cell), tensor.Mul(it, acts[1].apply(gate(zt, 3))))
+				hNew = tensor.Mul(ot, acts[2].apply(cNew))
+				break
+			}
 			withPeep := func(z *tensor.Node, k int, cs *tensor.Node) *tensor.Node {
 				if pk := peep(k); pk != nil {
 					z = tensor.Add(z, tensor.Mul(pk, cs))

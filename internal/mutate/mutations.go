@@ -82,11 +82,11 @@ var mutations = []mutation{
 	{name: "gpu_gelu_tanh_constant", area: "gpu", about: "a typo in the tanh-GELU constant of the elementwise shader (0.04715)",
 		edits: []edit{{"shaders/src/elementwise.comp", "SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)", "SQRT_2_OVER_PI * (x + 0.04715 * x * x * x)"}}, pkgs: gpuPkgs, regen: true},
 	{name: "gpu_dropout_scale", area: "gpu", about: "GPU dropout scales kept values by 1-rate instead of 1/(1-rate)",
-		edits: []edit{{"gpu/ops_misc.go", "scale := float32(1 / (1 - float64(rate)))", "scale := float32(1 - float64(rate))"}}, pkgs: gpuPkgs},
+		edits: []edit{{"gpu/ops_training.go", "scale := float32(1 / (1 - float64(rate)))", "scale := float32(1 - float64(rate))"}}, pkgs: gpuPkgs},
 	{name: "gpu_sgd_nesterov_ignored", area: "gpu", about: "the GPU optimizer ignores SGD's Nesterov flag",
-		edits: []edit{{"gpu/ops_nn.go", "mu, wd, nesterov = at.Momentum, at.WeightDecay, at.Nesterov", "mu, wd, nesterov = at.Momentum, at.WeightDecay, false"}}, pkgs: gpuPkgs},
+		edits: []edit{{"gpu/ops_training.go", "mu, wd, nesterov = at.Momentum, at.WeightDecay, at.Nesterov", "mu, wd, nesterov = at.Momentum, at.WeightDecay, false"}}, pkgs: gpuPkgs},
 	{name: "gpu_optim_push_eps_wd_swapped", area: "gpu", about: "the optimizer's push constants pass weight decay where eps belongs and back",
-		edits: []edit{{"gpu/ops_nn.go", "math.Float32bits(b1), math.Float32bits(b2), math.Float32bits(eps), math.Float32bits(wd)", "math.Float32bits(b1), math.Float32bits(b2), math.Float32bits(wd), math.Float32bits(eps)"}}, pkgs: gpuPkgs},
+		edits: []edit{{"gpu/ops_training.go", "math.Float32bits(b1), math.Float32bits(b2), math.Float32bits(eps), math.Float32bits(wd)", "math.Float32bits(b1), math.Float32bits(b2), math.Float32bits(wd), math.Float32bits(eps)"}}, pkgs: gpuPkgs},
 
 	// nn.
 	{name: "sigmoid_accuracy_threshold", area: "nn", about: "binary accuracy thresholds a sigmoid head's logits at 0.5 instead of 0",

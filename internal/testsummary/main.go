@@ -53,8 +53,7 @@ type skip struct {
 // summarize copies the usual output of the stream in to out, then the summary, and
 // reports whether anything failed.
 func summarize(in io.Reader, out io.Writer) (failed bool, err error) {
-	w := bufio.NewWriter(out)
-	defer w.Flush()
+	w := out                          // unbuffered: each package's line shows when it finishes
 	outputs := map[testKey][]string{} // output of running tests, dropped when they pass
 	var skips []skip
 	var failures []testKey

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -50,8 +51,15 @@ func (f *fakePub) Input(prompt string, _ bool) (string, error) {
 	return a, nil
 }
 
+// realStderr is fd 2. Under go test -json (make test) the testing package sets
+// os.Stderr to os.Stdout when the tests start, so a cell's writes to os.Stderr, and
+// those of the go command that %go get runs, would arrive as stdout; newInterp puts it
+// back, as the kernel process has it.
+var realStderr = os.NewFile(2, "/dev/stderr")
+
 func newInterp(t *testing.T) *Interp {
 	t.Helper()
+	os.Stderr = realStderr
 	i, err := New()
 	if err != nil {
 		t.Fatal(err)

@@ -70,6 +70,40 @@ func tanhf(x float32) float32 {
 	return r
 }
 
+// erff returns erf(x): the Taylor series near zero (through x¹³, below 1e-9 relative
+// for |x| < 0.5), elsewhere 1 - erfc(|x|) with Numerical Recipes' Chebyshev fit of
+// erfc (fractional error below 1.2e-7). Its exponent -x² + P(t) is split in two
+// exponentials so that x² is taken exactly (in float64) where float32 would lose
+// 1e-6 of a large exponent.
+func erff(x float32) float32 {
+	a := x
+	if a < 0 {
+		a = -a
+	}
+	if a < 0.5 {
+		z := x * x
+		return x * (1.1283791670955126 + z*(-0.37612638903183754+z*(0.11283791670955126+z*(-0.026866170645131252+
+			z*(0.005223977625442188+z*(-0.0008548327023450852+z*0.00012055332981789664))))))
+	}
+	if a > 10 || a != a {
+		if a != a {
+			return x
+		}
+		return float32(math.Copysign(1, float64(x)))
+	}
+	t := 1 / (1 + 0.5*a)
+	p := -1.26551223 + t*(1.00002368+t*(0.37409196+t*(0.09678418+t*(-0.18628806+t*(0.27886807+
+		t*(-1.13520398+t*(1.48851587+t*(-0.82215223+t*0.17087277))))))))
+	sq := float64(a) * float64(a) // exact: 24 by 24 bits
+	hi := float32(sq)
+	lo := float32(sq - float64(hi))
+	r := 1 - t*expf(-hi)*expf(p-lo)
+	if x < 0 {
+		return -r
+	}
+	return r
+}
+
 // sigmoidf returns 1/(1+e⁻ˣ).
 func sigmoidf(x float32) float32 { return 1 / (1 + expf(-x)) }
 

@@ -18,6 +18,8 @@ func TestFastMath(t *testing.T) {
 		{"exp", expf, math.Exp, -87, 88.7},
 		{"tanh", tanhf, math.Tanh, -12, 12},
 		{"sigmoid", sigmoidf, func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }, -80, 80},
+		{"erf", erff, math.Erf, -6, 6},
+		{"erf_small", erff, math.Erf, -0.6, 0.6},
 	}
 	for _, c := range cases {
 		for i := 0; i <= 200000; i++ {
@@ -32,7 +34,7 @@ func TestFastMath(t *testing.T) {
 		got, want float32
 	}{
 		{expf(100), float32(math.Inf(1))}, {expf(-100), 0}, {tanhf(30), 1}, {tanhf(-30), -1},
-		{sigmoidf(-200), 0}, {sigmoidf(200), 1},
+		{sigmoidf(-200), 0}, {sigmoidf(200), 1}, {erff(30), 1}, {erff(-30), -1}, {erff(0), 0},
 	}
 	for i, s := range special {
 		if s.got != s.want {
@@ -41,6 +43,9 @@ func TestFastMath(t *testing.T) {
 	}
 	if v := expf(float32(math.NaN())); v == v {
 		t.Errorf("expf(NaN) = %v", v)
+	}
+	if v := erff(float32(math.NaN())); v == v {
+		t.Errorf("erff(NaN) = %v", v)
 	}
 }
 

@@ -90,7 +90,11 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 				}
 			}
 		}
-		return mapF(func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) })(nil)
+		return func(d, x []float32) {
+			for i, v := range x {
+				d[i] = 0.5 * v * (1 + erff(v*0.70710678118654752))
+			}
+		}
 	},
 	tensor.OpSilu:     plain(siluSlice),
 	tensor.OpSoftplus: mapF(softplus),
@@ -112,7 +116,11 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			d[i] = v * min(max(v/6+0.5, 0), 1)
 		}
 	}),
-	tensor.OpErf:   mapF(math.Erf),
+	tensor.OpErf: plain(func(d, x []float32) {
+		for i, v := range x {
+			d[i] = erff(v)
+		}
+	}),
 	tensor.OpRound: mapF(math.RoundToEven),
 	tensor.OpTan:   mapF(math.Tan),
 	tensor.OpAtan:  mapF(math.Atan),

@@ -78,7 +78,12 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 	}
 	var sum float64
 	for j := 0; j <= last; j += stride {
-		e := expf(y[j] - m)
+		e := y[j] - m
+		if e >= expLo && e <= expHi { // expf, inlined
+			e = expCore(e)
+		} else {
+			e = expEdge(e)
+		}
 		sum += float64(e)
 		if !log {
 			y[j] = e
