@@ -13,18 +13,19 @@ import (
 
 // Meta is one logical device over several: a graph compiled on it is split into one
 // part per device, each part computing a slice of the tensors the split function
-// chooses (the rows of every input, by default: data parallelism), the parts run in
-// parallel, each on its own runtime, and their outputs are gathered into the results
-// one device would give. Over one physical device it makes replicas of it, which is
-// how the splitting is tested against a single device.
+// chooses (the rows of every input, by default: data parallelism; the columns of a
+// weight: tensor parallelism), the parts run in parallel, each on its own runtime, and
+// their outputs are gathered into the results one device would give. Over one physical
+// device it makes replicas of it, which is how the splitting is tested against a single
+// device.
 //
-// Which nodes can be split along which axis is decided per op (meta_split.go):
-// elementwise ops, matrix products (rows of the left operand, columns of the right),
-// reductions, softmax and norms over other axes, and the layout ops keep a slice a
-// slice; an op that would mix the slices (a sum over the split axis, a softmax along
-// it, a product contracting it) is an error that names the node, never a wrong
-// result. Graphs that update variables (training steps) are refused: each part would
-// update its own copy.
+// How each op takes slices is decided per op (meta_split.go). Where the parts must
+// exchange values (a loss averaged over the split batch, a gradient summed over it, a
+// softmax along a split axis) the graph is cut into phases and the parts' values are
+// summed (all-reduce) or joined (all-gather) through the host between them. A training
+// step therefore runs data parallel: each part computes the gradients of its rows, they
+// are summed, and every part applies the same update to its own copy of the weights,
+// which stay identical across parts (Replicas reads them back).
 type Meta struct {
 	devices []*PhysicalDevice
 	parts   []*Runtime
@@ -154,24 +155,58 @@ func (m *Meta) shares(extent int) ([][2]int, error) {
 	return out, nil
 }
 
-// MetaExecutable is a graph compiled on a meta device: one executable per part.
+// MetaExecutable is a graph compiled on a meta device: per part, one executable per
+// phase.
 type MetaExecutable struct {
 	m       *Meta
+	plan    *metaPlan
 	outputs []*tensor.Node
 	inputs  []*tensor.Node
-	splits  map[*tensor.Node]int // split source -> axis
-	gather  []int                // per output: the axis its parts are joined along, -1 for whole
+	exports [][]*tensor.Node // per phase: values later phases take
 	parts   []*metaPart
 	last    time.Duration
 }
 
 type metaPart struct {
+	k      int
+	device *PhysicalDevice
+	rt     *Runtime
+	ranges map[*tensor.Node][2]int // split source -> its slice
+	phases []*partPhase
+	time   time.Duration // of the last run
+}
+
+// partPhase is one part's graph of one phase.
+type partPhase struct {
 	exe     *Executable
-	device  *PhysicalDevice
 	nodes   map[*tensor.Node]*tensor.Node // original -> the part's node
-	ranges  map[*tensor.Node][2]int       // split source -> its slice
-	outputs []*tensor.Node
-	time    time.Duration // of the last run
+	sources map[sourceKey]*tensor.Node    // sources made in this phase
+	feeds   []partFeed                    // inputs of the part's graph
+	fetch   []*tensor.Node                // original nodes read: outputs of this phase, then exports
+}
+
+type sourceKey struct {
+	n     *tensor.Node
+	whole bool
+}
+
+// partFeed is an input of a part's graph: a graph input (sliced unless whole) or a
+// value of an earlier phase (this part's own, or combined across the parts).
+type partFeed struct {
+	node     *tensor.Node
+	orig     *tensor.Node
+	whole    bool // a graph input fed whole
+	carried  bool // a value of an earlier phase
+	combined bool // summed or gathered across the parts
+}
+
+// share returns part k's slice [lo, hi) of an axis of extent.
+func (m *Meta) share(extent, k int) ([2]int, error) {
+	s, err := m.shares(extent)
+	if err != nil {
+		return [2]int{}, err
+	}
+	return s[k], nil
 }
 
 // Compile splits the graph that computes outputs into the parts and compiles each on
@@ -193,112 +228,244 @@ func (m *Meta) compile(outputs []*tensor.Node) (*MetaExecutable, error) {
 	if err != nil {
 		return nil, err
 	}
-	axes, err := splitAxes(nodes, m.split)
+	plan, err := planMeta(nodes, m.split)
 	if err != nil {
 		return nil, err
 	}
-	me := &MetaExecutable{m: m, outputs: outputs, splits: map[*tensor.Node]int{}}
+	me := &MetaExecutable{m: m, plan: plan, outputs: outputs, exports: make([][]*tensor.Node, plan.phases)}
+	exported := map[*tensor.Node]bool{}
 	for _, n := range nodes {
 		if n.Op() == tensor.OpInput {
 			me.inputs = append(me.inputs, n)
 		}
-		if isSource(n) && axes[n] >= 0 {
-			me.splits[n] = axes[n]
+		for i, x := range n.Inputs() {
+			if c := plan.conv[n][i]; !exported[x] && plan.crosses(x, n, c) {
+				exported[x] = true
+				me.exports[plan.phase[x]] = append(me.exports[plan.phase[x]], x)
+			}
 		}
-	}
-	for _, o := range outputs {
-		me.gather = append(me.gather, axes[o])
-	}
-	shares := map[*tensor.Node][][2]int{}
-	for n, ax := range me.splits {
-		s, err := m.shares(n.Shape()[ax])
-		if err != nil {
-			return nil, fmt.Errorf("runtime: meta: %v along axis %d: %w", n, ax, err)
-		}
-		shares[n] = s
 	}
 	for k, r := range m.parts {
-		p := &metaPart{device: m.devices[k], nodes: map[*tensor.Node]*tensor.Node{}, ranges: map[*tensor.Node][2]int{}}
-		for n, s := range shares {
-			p.ranges[n] = s[k]
+		p := &metaPart{k: k, device: m.devices[k], rt: r, ranges: map[*tensor.Node][2]int{}}
+		for _, n := range nodes {
+			if isSource(n) && plan.axis[n] >= 0 {
+				sh, err := m.share(n.Shape()[plan.axis[n]], k)
+				if err != nil {
+					me.Free()
+					return nil, fmt.Errorf("runtime: meta: %v along axis %d: %w", n, plan.axis[n], err)
+				}
+				p.ranges[n] = sh
+			}
 		}
-		if err := m.buildPart(p, nodes, axes, k); err != nil {
-			me.Free()
-			return nil, err
-		}
-		for _, o := range outputs {
-			p.outputs = append(p.outputs, p.nodes[o])
-		}
-		exe, err := r.Compile(p.outputs)
-		if err != nil {
-			me.Free()
-			return nil, fmt.Errorf("runtime: meta: part %d on %s: %w", k, m.devices[k].id, err)
-		}
-		p.exe = exe
 		me.parts = append(me.parts, p)
+		for ph := range plan.phases {
+			pp, err := m.buildPhase(me, p, ph)
+			if err != nil {
+				me.Free()
+				return nil, err
+			}
+			exe, err := r.Compile(pp.outputs(p))
+			if err != nil {
+				me.Free()
+				return nil, fmt.Errorf("runtime: meta: part %d on %s, phase %d: %w", k, m.devices[k].id, ph+1, err)
+			}
+			pp.exe = exe
+			p.phases = append(p.phases, pp)
+		}
 	}
 	return me, nil
 }
 
-// buildPart rebuilds the nodes in a graph of part k's own: split sources sliced,
+// crosses reports whether n takes x from an earlier phase (x is then exported there).
+func (p *metaPlan) crosses(x, n *tensor.Node, c conversion) bool {
+	if isSource(x) {
+		return c == gatherd && !p.localWhole(x)
+	}
+	return p.phase[x] < p.phase[n]
+}
+
+// outputs lists the part's nodes a phase fetches.
+func (pp *partPhase) outputs(p *metaPart) []*tensor.Node {
+	out := make([]*tensor.Node, len(pp.fetch))
+	for i, o := range pp.fetch {
+		out[i] = pp.nodes[o]
+	}
+	return out
+}
+
+// buildPhase rebuilds the nodes of phase ph in a graph of part p's own: split sources
+// sliced, conversions applied, values of earlier phases taken as inputs, and
 // shape-carrying attributes resized along the split axis.
-func (m *Meta) buildPart(p *metaPart, nodes []*tensor.Node, axes map[*tensor.Node]int, k int) error {
+func (m *Meta) buildPhase(me *MetaExecutable, p *metaPart, ph int) (*partPhase, error) {
+	plan := me.plan
 	g := tensor.NewGraph()
-	for _, n := range nodes {
-		ax := axes[n]
-		var x *tensor.Node
-		switch n.Op() {
-		case tensor.OpInput:
-			shape := n.Shape().Clone()
-			if r, ok := p.ranges[n]; ok {
-				shape[ax] = r[1] - r[0]
-			}
-			x = g.Input(n.Name(), n.DType(), shape...)
-		case tensor.OpConst:
-			v := n.Value()
-			if r, ok := p.ranges[n]; ok {
-				var err error
-				if v, err = sliceAxis(v, ax, r[0], r[1]); err != nil {
-					return fmt.Errorf("runtime: meta: %v: %w", n, err)
-				}
-			}
-			x = g.Const(v)
-		case tensor.OpVariable:
-			v := n.Variable()
-			if r, ok := p.ranges[n]; ok {
-				key := slicedKey{v, ax, r[0], r[1] - r[0]}
-				sv, ok := m.sliced[key]
-				if !ok {
-					init, err := sliceAxis(v.Init(), ax, r[0], r[1])
+	pp := &partPhase{nodes: map[*tensor.Node]*tensor.Node{}, sources: map[sourceKey]*tensor.Node{}}
+	carried := map[sourceKey]*tensor.Node{}
+	input := func(x *tensor.Node, i int, owner *tensor.Node) (*tensor.Node, error) {
+		c := plan.conv[owner][i]
+		var v *tensor.Node
+		var err error
+		switch {
+		case plan.crosses(x, owner, c):
+			combined := c == reduce || c == gatherd
+			key := sourceKey{x, combined}
+			if v = carried[key]; v == nil {
+				shape := x.Shape().Clone()
+				if ax := plan.axis[x]; ax >= 0 && !combined {
+					r, err := m.share(shape[ax], p.k)
 					if err != nil {
-						return fmt.Errorf("runtime: meta: %v: %w", n, err)
+						return nil, err
 					}
-					sv = tensor.NewVariable(fmt.Sprintf("%s[part %d]", v.Name(), k), init)
-					m.sliced[key] = sv
+					shape[ax] = r[1] - r[0]
 				}
-				v = sv
+				v = g.Input(fmt.Sprintf("%s (phase %d)", nodeName(x), plan.phase[x]+1), x.DType(), shape...)
+				carried[key] = v
+				pp.feeds = append(pp.feeds, partFeed{node: v, orig: x, carried: true, combined: combined})
 			}
-			x = g.Var(v)
+		case isSource(x):
+			if v, err = me.source(pp, p, g, x, c == gatherd); err != nil {
+				return nil, err
+			}
 		default:
-			in := make([]*tensor.Node, len(n.Inputs()))
-			for i, y := range n.Inputs() {
-				in[i] = p.nodes[y]
+			v = pp.nodes[x]
+		}
+		if c == slice {
+			ax := plan.sliceA[owner][i]
+			r, err := m.share(x.Shape()[ax], p.k)
+			if err != nil {
+				return nil, err
 			}
-			attr := partAttr(n, in, ax)
-			if err := tensor.Catch(func() { x = tensor.Apply(n.Op(), attr, in...) }); err != nil {
-				return fmt.Errorf("runtime: meta: %v cannot be split along axis %d: %w", n, ax, err)
+			v = tensor.SliceAxis(v, ax, r[0], r[1])
+		}
+		return v, nil
+	}
+	for _, n := range plan.nodes {
+		if isSource(n) || plan.phase[n] != ph {
+			continue
+		}
+		in := make([]*tensor.Node, len(n.Inputs()))
+		for i, y := range n.Inputs() {
+			var err error
+			if in[i], err = input(y, i, n); err != nil {
+				return nil, fmt.Errorf("runtime: meta: %v: %w", n, err)
 			}
+		}
+		var x *tensor.Node
+		ax := plan.axis[n]
+		if err := tensor.Catch(func() { x = m.apply(n, in, ax) }); err != nil {
+			return nil, fmt.Errorf("runtime: meta: %v cannot be computed in parts (axis %d): %w", n, ax, err)
 		}
 		if n.Name() != "" && x.Name() == "" {
 			x.SetName(n.Name())
 		}
-		p.nodes[n] = x
+		pp.nodes[n] = x
 	}
-	return nil
+	// Sources fetched (outputs, or split variables later phases gather) are made here.
+	fetch := func(x *tensor.Node) error {
+		if isSource(x) {
+			v, err := me.source(pp, p, g, x, false)
+			if err != nil {
+				return err
+			}
+			pp.nodes[x] = v
+		}
+		pp.fetch = append(pp.fetch, x)
+		return nil
+	}
+	for _, o := range me.outputs {
+		if plan.phase[o] == ph {
+			if err := fetch(o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, x := range me.exports[ph] {
+		if err := fetch(x); err != nil {
+			return nil, err
+		}
+	}
+	return pp, nil
 }
 
-// Run splits the feeds, runs every part in parallel and gathers the outputs (nil for
-// side-effect outputs).
+// apply makes n's op in a part from the part's inputs: a sum or mean along the split
+// axis becomes a summand (a mean divides by the whole count), attributes that state the
+// output's extent along the split axis take the part's.
+func (m *Meta) apply(n *tensor.Node, in []*tensor.Node, ax int) *tensor.Node {
+	if ax == partial && (n.Op() == tensor.OpSum || n.Op() == tensor.OpMean) {
+		at := n.Attr().(tensor.ReduceAttr)
+		s := tensor.Sum(in[0], at.Axes, at.KeepDims)
+		if n.Op() == tensor.OpMean {
+			s = tensor.MulScalar(s, float64(n.Shape().Size())/float64(n.Input(0).Shape().Size()))
+		}
+		return s
+	}
+	return tensor.Apply(n.Op(), partAttr(n, in, ax), in...)
+}
+
+// source makes source x in a phase's graph: part k's slice, or all of it when whole.
+func (me *MetaExecutable) source(pp *partPhase, p *metaPart, g *tensor.Graph, x *tensor.Node, whole bool) (*tensor.Node, error) {
+	r, split := p.ranges[x]
+	whole = whole || !split
+	key := sourceKey{x, whole}
+	if v := pp.sources[key]; v != nil {
+		return v, nil
+	}
+	ax := me.plan.axis[x]
+	var v *tensor.Node
+	switch x.Op() {
+	case tensor.OpInput:
+		shape := x.Shape().Clone()
+		if !whole {
+			shape[ax] = r[1] - r[0]
+		}
+		v = g.Input(x.Name(), x.DType(), shape...)
+		pp.feeds = append(pp.feeds, partFeed{node: v, orig: x, whole: whole})
+	case tensor.OpConst:
+		c := x.Value()
+		if !whole {
+			var err error
+			if c, err = sliceAxis(c, ax, r[0], r[1]); err != nil {
+				return nil, fmt.Errorf("%v: %w", x, err)
+			}
+		}
+		v = g.Const(c)
+	case tensor.OpVariable:
+		vr := x.Variable()
+		if !whole {
+			var err error
+			if vr, err = me.m.slicedVariable(vr, ax, r, p.k); err != nil {
+				return nil, fmt.Errorf("%v: %w", x, err)
+			}
+		}
+		v = g.Var(vr)
+	default:
+		return nil, fmt.Errorf("%v is not a source", x)
+	}
+	if x.Name() != "" && v.Name() == "" {
+		v.SetName(x.Name())
+	}
+	pp.sources[key] = v
+	return v, nil
+}
+
+// slicedVariable returns part k's variable holding rows r of v along axis, made once
+// per meta device (so its updates persist across compiles).
+func (m *Meta) slicedVariable(v *tensor.Variable, axis int, r [2]int, k int) (*tensor.Variable, error) {
+	key := slicedKey{v, axis, r[0], r[1] - r[0]}
+	if sv, ok := m.sliced[key]; ok {
+		return sv, nil
+	}
+	init, err := sliceAxis(v.Init(), axis, r[0], r[1])
+	if err != nil {
+		return nil, err
+	}
+	sv := tensor.NewVariable(fmt.Sprintf("%s[part %d]", v.Name(), k), init)
+	m.sliced[key] = sv
+	return sv, nil
+}
+
+// Run splits the feeds, runs every part in parallel phase by phase, exchanging values
+// between phases, and gathers the outputs (nil for side-effect outputs).
 func (me *MetaExecutable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err := Interrupted(); err != nil {
 		return nil, err
@@ -316,53 +483,52 @@ func (me *MetaExecutable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.
 		}
 	}
 	start := time.Now()
-	results := make([][]*tensor.Tensor, len(me.parts))
-	errs := make([]error, len(me.parts))
-	var wg sync.WaitGroup
-	for k, p := range me.parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t0 := time.Now()
-			pf := map[*tensor.Node]*tensor.Tensor{}
-			for _, in := range me.inputs {
-				t := feeds[in]
-				if r, ok := p.ranges[in]; ok {
-					var err error
-					if t, err = sliceAxis(t, me.splits[in], r[0], r[1]); err != nil {
-						errs[k] = err
-						return
-					}
-				}
-				pf[p.nodes[in]] = t
-			}
-			results[k], errs[k] = p.exe.Run(pf)
-			p.time = time.Since(t0)
-			if errs[k] != nil {
-				errs[k] = fmt.Errorf("runtime: meta: part %d on %s: %w", k, p.device.id, errs[k])
-			}
-		}()
+	n := len(me.parts)
+	own := make([]map[*tensor.Node]*tensor.Tensor, n) // each part's values of fetched nodes
+	for k := range own {
+		own[k] = map[*tensor.Node]*tensor.Tensor{}
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	combined := map[*tensor.Node]*tensor.Tensor{}
+	for k := range me.parts {
+		me.parts[k].time = 0
+	}
+	for ph := range me.plan.phases {
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for k, p := range me.parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t0 := time.Now()
+				errs[k] = me.runPart(p, ph, feeds, own[k], combined)
+				p.time += time.Since(t0)
+				if errs[k] != nil {
+					errs[k] = fmt.Errorf("runtime: meta: part %d on %s: %w", k, p.device.id, errs[k])
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		for _, x := range me.exports[ph] {
+			if me.plan.axis[x] == partial || me.plan.axis[x] >= 0 {
+				t, err := me.combine(x, own)
+				if err != nil {
+					return nil, err
+				}
+				combined[x] = t
+			}
+		}
 	}
 	out := make([]*tensor.Tensor, len(me.outputs))
-	for i := range me.outputs {
-		if results[0][i] == nil {
+	for i, o := range me.outputs {
+		if own[0][o] == nil {
 			continue
 		}
-		if me.gather[i] < 0 {
-			out[i] = results[0][i]
-			continue
-		}
-		parts := make([]*tensor.Tensor, len(results))
-		for k := range results {
-			parts[k] = results[k][i]
-		}
-		t, err := concatAxis(parts, me.gather[i])
+		t, err := me.combine(o, own)
 		if err != nil {
-			return nil, fmt.Errorf("runtime: meta: gathering %v: %w", me.outputs[i], err)
+			return nil, err
 		}
 		out[i] = t
 	}
@@ -370,30 +536,135 @@ func (me *MetaExecutable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.
 	return out, nil
 }
 
-// Free frees every part's executable.
+// runPart runs part p's phase ph, storing what it fetches in own.
+func (me *MetaExecutable) runPart(p *metaPart, ph int, feeds, own, combined map[*tensor.Node]*tensor.Tensor) error {
+	pp := p.phases[ph]
+	pf := make(map[*tensor.Node]*tensor.Tensor, len(pp.feeds))
+	for _, f := range pp.feeds {
+		var t *tensor.Tensor
+		switch {
+		case f.carried && f.combined:
+			t = combined[f.orig]
+		case f.carried:
+			t = own[f.orig]
+		default:
+			t = feeds[f.orig]
+			if r, ok := p.ranges[f.orig]; ok && !f.whole {
+				var err error
+				if t, err = sliceAxis(t, me.plan.axis[f.orig], r[0], r[1]); err != nil {
+					return err
+				}
+			}
+		}
+		pf[f.node] = t
+	}
+	res, err := pp.exe.Run(pf)
+	if err != nil {
+		return err
+	}
+	for i, o := range pp.fetch {
+		own[o] = res[i]
+	}
+	return nil
+}
+
+// combine makes the whole value of x from the parts': joined when split, summed when
+// partial, part 0's when whole.
+func (me *MetaExecutable) combine(x *tensor.Node, own []map[*tensor.Node]*tensor.Tensor) (*tensor.Tensor, error) {
+	parts := make([]*tensor.Tensor, len(own))
+	for k := range own {
+		parts[k] = own[k][x]
+	}
+	switch ax := me.plan.axis[x]; {
+	case ax == partial:
+		t, err := sumTensors(parts)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: meta: summing %v: %w", x, err)
+		}
+		return t, nil
+	case ax >= 0:
+		t, err := concatAxis(parts, ax)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: meta: gathering %v: %w", x, err)
+		}
+		return t, nil
+	}
+	return parts[0], nil
+}
+
+// Free frees every part's executables.
 func (me *MetaExecutable) Free() {
 	for _, p := range me.parts {
-		if p.exe != nil {
-			p.exe.Free()
+		for _, pp := range p.phases {
+			pp.exe.Free()
 		}
 	}
 	me.parts = nil
 }
 
-// MetaPart describes one part of a meta executable.
-type MetaPart struct {
-	Device     string
-	Ranges     map[string][2]int // split source name (or node) -> its slice [lo, hi)
-	Executable *Executable
-	Time       time.Duration // of the last run
+// Phases is how many phases a run takes: 1 plus one per exchange between the parts.
+func (me *MetaExecutable) Phases() int { return me.plan.phases }
+
+// Replicas reads variable v from every part: the copies data-parallel training keeps
+// identical (a split variable is read whole, joined from the parts' slices).
+func (m *Meta) Replicas(v *tensor.Variable) ([]*tensor.Tensor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	axis := -1
+	for key := range m.sliced {
+		if key.v == v {
+			axis = key.axis
+		}
+	}
+	if axis >= 0 {
+		parts := make([]*tensor.Tensor, len(m.parts))
+		for k, r := range m.parts {
+			sh, err := m.share(v.Shape()[axis], k)
+			if err != nil {
+				return nil, err
+			}
+			sv := m.sliced[slicedKey{v, axis, sh[0], sh[1] - sh[0]}]
+			if sv == nil {
+				return nil, fmt.Errorf("runtime: meta: %v has no slice on part %d", v, k)
+			}
+			if parts[k], err = r.Read(sv); err != nil {
+				return nil, err
+			}
+		}
+		t, err := concatAxis(parts, axis)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: meta: joining %v: %w", v, err)
+		}
+		return []*tensor.Tensor{t}, nil
+	}
+	out := make([]*tensor.Tensor, len(m.parts))
+	for k, r := range m.parts {
+		t, err := r.Read(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = t
+	}
+	return out, nil
 }
 
-// Parts describes the parts: device, slices, executable (Explain its runtime to see
-// its schedule) and last run time.
+// MetaPart describes one part of a meta executable.
+type MetaPart struct {
+	Device      string
+	Ranges      map[string][2]int // split source name (or node) -> its slice [lo, hi)
+	Executables []*Executable     // one per phase
+	Time        time.Duration     // of the last run
+}
+
+// Parts describes the parts: device, slices, executables (one per phase) and last run
+// time.
 func (me *MetaExecutable) Parts() []MetaPart {
 	var out []MetaPart
 	for _, p := range me.parts {
-		mp := MetaPart{Device: p.device.id, Ranges: map[string][2]int{}, Executable: p.exe, Time: p.time}
+		mp := MetaPart{Device: p.device.id, Ranges: map[string][2]int{}, Time: p.time}
+		for _, pp := range p.phases {
+			mp.Executables = append(mp.Executables, pp.exe)
+		}
 		for n, r := range p.ranges {
 			name := n.Name()
 			if name == "" {
@@ -415,7 +686,7 @@ func (me *MetaExecutable) table() *display.Table {
 		}
 		t.Row(k, p.Device, strings.Join(s, " "), p.Time.Round(time.Microsecond).String())
 	}
-	return t.Caption(fmt.Sprintf("meta executable: %d parts; last run %v", len(me.parts), me.last.Round(time.Microsecond)))
+	return t.Caption(fmt.Sprintf("meta executable: %d parts, %d phases; last run %v", len(me.parts), me.plan.phases, me.last.Round(time.Microsecond)))
 }
 
 // MIMEBundle renders the parts as a table.
@@ -476,4 +747,33 @@ func concatAxis(parts []*tensor.Tensor, axis int) (*tensor.Tensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// sumTensors adds the parts' summands elementwise.
+func sumTensors(parts []*tensor.Tensor) (*tensor.Tensor, error) {
+	out := parts[0].Clone()
+	for _, p := range parts[1:] {
+		if p.DType() != out.DType() || !p.Shape().Equal(out.Shape()) {
+			return nil, fmt.Errorf("summands of different types: %v%v and %v%v", out.DType(), out.Shape(), p.DType(), p.Shape())
+		}
+		if out.DType() == tensor.F32 {
+			dst, src := out.Float32s(), p.Float32s()
+			for i := range dst {
+				dst[i] += src[i]
+			}
+			continue
+		}
+		for i := range out.Len() {
+			out.SetFloat(i, out.Float(i)+p.Float(i))
+		}
+	}
+	return out, nil
+}
+
+// nodeName names a node for an input of a later phase.
+func nodeName(n *tensor.Node) string {
+	if n.Name() != "" {
+		return n.Name()
+	}
+	return n.String()
 }

@@ -7,19 +7,50 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// How a meta device's split travels through a graph. Every node gets the axis along
-// which its parts hold slices of it, or -1 when every part holds all of it (nodes that
-// read no split value are computed whole in every part). An op whose result would not
-// be the slices of the whole result (it sums, normalises, sorts, scans or contracts
-// along the split axis, or mixes axes in a way the rules below do not follow) is an
-// error naming the node: a meta device never returns a wrong result.
+// How a meta device's split travels through a graph. Every node gets a placement: the
+// axis along which its parts hold slices of it, whole (every part holds all of it) or
+// partial (every part holds a summand: a sum or a product contracting the split axis).
+// Where an op cannot take its inputs as they are, the plan converts them: a whole input
+// that must match split ones is sliced in each part; a partial input is summed across
+// the parts first (an all-reduce); a split input of an op whose result would not be the
+// slices of the whole result (a softmax along the split axis, say) is gathered first (an
+// all-gather). The conversions that need every part's value cut the graph into phases,
+// run one after another, with the exchange through the host between them. A meta device
+// so computes any graph, and its results are those of one device.
 
-// splitAxes assigns a split axis to every node (in schedule order).
-func splitAxes(nodes []*tensor.Node, split SplitFunc) (map[*tensor.Node]int, error) {
-	axes := make(map[*tensor.Node]int, len(nodes))
+// Placements other than a split axis.
+const (
+	whole   = -1
+	partial = -2
+)
+
+// conversion is what a node does to one of its inputs before computing.
+type conversion uint8
+
+const (
+	asIs    conversion = iota
+	slice              // a whole input sliced along an axis in each part
+	reduce             // a partial input summed across the parts
+	gatherd            // a split input gathered from the parts
+)
+
+// metaPlan is where every node of a graph stands on a meta device.
+type metaPlan struct {
+	nodes  []*tensor.Node
+	axis   map[*tensor.Node]int          // split axis, whole or partial
+	conv   map[*tensor.Node][]conversion // per input of each computed node
+	sliceA map[*tensor.Node][]int        // per input: the axis a slice conversion cuts
+	phase  map[*tensor.Node]int
+	phases int
+}
+
+// planMeta places every node (in schedule order).
+func planMeta(nodes []*tensor.Node, split SplitFunc) (*metaPlan, error) {
+	p := &metaPlan{nodes: nodes, axis: map[*tensor.Node]int{}, conv: map[*tensor.Node][]conversion{},
+		sliceA: map[*tensor.Node][]int{}, phase: map[*tensor.Node]int{}, phases: 1}
 	for _, n := range nodes {
 		if isSource(n) {
-			axes[n] = -1
+			p.axis[n] = whole
 			if ax, ok := split(n); ok {
 				r := n.Shape().Rank()
 				if ax < 0 {
@@ -28,30 +59,168 @@ func splitAxes(nodes []*tensor.Node, split SplitFunc) (map[*tensor.Node]int, err
 				if ax < 0 || ax >= r {
 					return nil, fmt.Errorf("runtime: meta: the split function chose axis %d of %v", ax, n)
 				}
-				axes[n] = ax
+				if n.Shape()[ax] > 1 { // an axis of 1 broadcasts: every part takes it
+					p.axis[n] = ax
+				}
 			}
 			continue
 		}
-		if len(n.Op().Writes()) > 0 {
-			return nil, fmt.Errorf("runtime: meta: %v updates a variable; a meta device computes graphs without updates (each part would update a copy of its own)", n)
+		if err := p.place(n); err != nil {
+			return nil, fmt.Errorf("runtime: meta: %v cannot be computed in parts: %w", n, err)
 		}
-		in := make([]int, len(n.Inputs()))
-		anySplit := false
+		ph := 0
 		for i, x := range n.Inputs() {
-			in[i] = axes[x]
-			anySplit = anySplit || in[i] >= 0
+			q := p.phase[x]
+			if c := p.conv[n][i]; c == reduce || (c == gatherd && !p.localWhole(x)) {
+				q++ // the exchange happens between phases
+			}
+			ph = max(ph, q)
 		}
-		if !anySplit {
-			axes[n] = -1
-			continue
-		}
-		ax, err := splitRule(n, in)
-		if err != nil {
-			return nil, fmt.Errorf("runtime: meta: %v cannot be computed in slices: %w", n, err)
-		}
-		axes[n] = ax
+		p.phase[n] = ph
+		p.phases = max(p.phases, ph+1)
 	}
-	return axes, nil
+	return p, p.checkWrites()
+}
+
+// localWhole reports whether a part can make the whole of source x itself (an input is
+// fed whole, a constant is known), so gathering it needs no exchange.
+func (p *metaPlan) localWhole(x *tensor.Node) bool {
+	return x.Op() == tensor.OpInput || x.Op() == tensor.OpConst
+}
+
+// place decides n's placement and its inputs' conversions.
+func (p *metaPlan) place(n *tensor.Node) error {
+	in := make([]int, len(n.Inputs()))
+	conv := make([]conversion, len(in))
+	sliceA := make([]int, len(in))
+	p.conv[n], p.sliceA[n] = conv, sliceA
+	anySplit := false
+	for i, x := range n.Inputs() {
+		in[i] = p.axis[x]
+		if in[i] == partial {
+			conv[i], in[i] = reduce, whole
+		}
+		anySplit = anySplit || in[i] >= 0
+	}
+	gatherAll := func() {
+		for i, a := range in {
+			if a >= 0 {
+				conv[i], in[i] = gatherd, whole
+			}
+		}
+		p.axis[n] = whole
+	}
+	if !anySplit {
+		p.axis[n] = whole
+		return nil
+	}
+	if w := n.Op().Writes(); len(w) > 0 {
+		// An update keeps its variable's placement: identical in every part when whole
+		// (so replicas stay identical), slice by slice when split.
+		target := in[w[0]]
+		if target < 0 {
+			gatherAll()
+			return nil
+		}
+		ax, slices, err := broadcastAxis(n, in)
+		if err != nil || ax != target+n.Shape().Rank()-n.Input(w[0]).Shape().Rank() {
+			return fmt.Errorf("its operands are not split as the variable it updates (axis %d)", target)
+		}
+		p.sliced(n, conv, sliceA, slices)
+		p.axis[n] = ax
+		return nil
+	}
+	switch n.Op().Kind() {
+	case tensor.KindUnary, tensor.KindBinary:
+		if ax, slices, err := broadcastAxis(n, in); err == nil {
+			p.sliced(n, conv, sliceA, slices)
+			p.axis[n] = ax
+			return nil
+		}
+		gatherAll()
+		return nil
+	case tensor.KindMatMul:
+		if ok := p.partialProduct(n, in, conv, sliceA); ok {
+			p.axis[n] = partial
+			return nil
+		}
+	case tensor.KindReduce:
+		if n.Op() == tensor.OpSum || n.Op() == tensor.OpMean {
+			if _, err := reduceAxis(n, in[0]); err != nil {
+				p.axis[n] = partial // each part sums its slice (a mean is scaled by the whole count)
+				return nil
+			}
+		}
+	}
+	ax, err := splitRule(n, in)
+	if err != nil {
+		gatherAll()
+		return nil
+	}
+	p.axis[n] = ax
+	return nil
+}
+
+// sliced records slice conversions (slices[i] >= 0: cut input i along that axis).
+func (p *metaPlan) sliced(n *tensor.Node, conv []conversion, sliceA, slices []int) {
+	for i, a := range slices {
+		if a >= 0 {
+			conv[i], sliceA[i] = slice, a
+		}
+	}
+}
+
+// partialProduct reports whether product n can be summed from the parts: its
+// contracted axis split in one operand and split the same way, or sliced, in the other,
+// and nothing else split.
+func (p *metaPlan) partialProduct(n *tensor.Node, in []int, conv []conversion, sliceA []int) bool {
+	at, _ := n.Attr().(tensor.MatMulAttr)
+	a, b := n.Input(0).Shape().Rank(), n.Input(1).Shape().Rank()
+	if a < 2 || b < 2 {
+		return false
+	}
+	kA, kB := a-1, b-2
+	if at.TransA {
+		kA = a - 2
+	}
+	if at.TransB {
+		kB = b - 1
+	}
+	k := []int{kA, kB}
+	for i, x := range in {
+		if x >= 0 && x != k[i] {
+			return false
+		}
+	}
+	for i, x := range in {
+		if x < 0 {
+			conv[i], sliceA[i] = slice, k[i]
+		}
+	}
+	return true
+}
+
+// checkWrites refuses a graph that reads a variable in a phase after the one that
+// updates it: the later phase would see the update, where one device would not.
+func (p *metaPlan) checkWrites() error {
+	written := map[*tensor.Variable]int{}
+	for _, n := range p.nodes {
+		for _, i := range n.Op().Writes() {
+			if v := n.Input(i).Variable(); v != nil {
+				written[v] = p.phase[n]
+			}
+		}
+	}
+	for _, n := range p.nodes {
+		for _, x := range n.Inputs() {
+			if v := x.Variable(); v != nil {
+				if w, ok := written[v]; ok && p.phase[n] > w {
+					return fmt.Errorf("runtime: meta: %v reads %v after its update (phase %d of %d); compute it on one device", n, v, p.phase[n]+1, p.phases)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // resolve makes an axis non-negative for a rank.
@@ -62,13 +231,12 @@ func resolve(ax, rank int) int {
 	return ax
 }
 
-// splitRule returns the split axis of n's output from its inputs' (-1: whole).
+// splitRule returns the split axis of n's output from its inputs' (-1: whole), for ops
+// other than the elementwise ones (see place).
 func splitRule(n *tensor.Node, in []int) (int, error) {
 	out := n.Shape()
 	r := out.Rank()
 	switch n.Op().Kind() {
-	case tensor.KindUnary, tensor.KindBinary:
-		return broadcastAxis(n, in)
 	case tensor.KindReduce:
 		return reduceAxis(n, in[0])
 	case tensor.KindMatMul:
@@ -206,8 +374,9 @@ func splitRule(n *tensor.Node, in []int) (int, error) {
 }
 
 // broadcastAxis follows NumPy broadcasting: every split input's axis must land on the
-// same output axis, and no whole input may span that axis at full size.
-func broadcastAxis(n *tensor.Node, in []int) (int, error) {
+// same output axis; a whole input spanning that axis at full size is sliced in each
+// part (slices[i], -1 for none).
+func broadcastAxis(n *tensor.Node, in []int) (int, []int, error) {
 	r := n.Shape().Rank()
 	ax := -1
 	for i, a := range in {
@@ -216,17 +385,19 @@ func broadcastAxis(n *tensor.Node, in []int) (int, error) {
 		}
 		o := a + r - n.Input(i).Shape().Rank()
 		if ax >= 0 && o != ax {
-			return 0, fmt.Errorf("inputs are split along different axes")
+			return 0, nil, fmt.Errorf("inputs are split along different axes")
 		}
 		ax = o
 	}
+	slices := make([]int, len(in))
 	for i, a := range in {
+		slices[i] = -1
 		x := n.Input(i).Shape()
 		if j := ax - (r - x.Rank()); a < 0 && j >= 0 && x[j] != 1 {
-			return 0, fmt.Errorf("input %d is whole but spans the split axis (%v)", i, x)
+			slices[i] = j
 		}
 	}
-	return ax, nil
+	return ax, slices, nil
 }
 
 func reduceAxis(n *tensor.Node, a int) (int, error) {

@@ -1,7 +1,10 @@
 package apitest
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,14 +61,11 @@ func TestMetaReplicas(t *testing.T) {
 				defer m.Close()
 				outputs := []*tensor.Node{y, sum}
 				if c.name == "hidden units/2" {
+					// The hidden units split, the second product contracts them: each
+					// part's product is a summand, summed across the parts (Megatron's
+					// column- then row-parallel pair).
 					outputs = outputs[:1]
-					// The hidden units split, the second product contracts them: refused.
-					if _, err := m.Compile(outputs); err == nil || !strings.Contains(err.Error(), "contracts the split axis") {
-						t.Fatalf("tensor-parallel second product: %v", err)
-					}
-					h := y.Input(0) // relu(x w + b): its columns are split
-					outputs = []*tensor.Node{h}
-					want = single(t, d, outputs, feeds)
+					want = want[:1]
 				}
 				e, err := m.Compile(outputs)
 				if err != nil {
@@ -82,7 +82,7 @@ func TestMetaReplicas(t *testing.T) {
 					}
 				}
 				parts := e.Parts()
-				if len(parts) != c.parts || parts[0].Device != d.ID() || parts[0].Executable == nil {
+				if len(parts) != c.parts || parts[0].Device != d.ID() || len(parts[0].Executables) != e.Phases() {
 					t.Errorf("parts %+v", parts)
 				}
 				if !strings.Contains(e.String(), "part") {
@@ -123,52 +123,149 @@ func TestMetaAcrossDevices(t *testing.T) {
 	closeTo(t, "rows split between "+devs[0].ID()+" and "+devs[1].ID(), got[0], want[0], 1e-5)
 }
 
-// TestMetaRefuses graphs whose slices would not give the whole result.
-func TestMetaRefuses(t *testing.T) {
-	d, err := rt.FindDevice("cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := rt.NewMeta(rt.Replicate(d, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	g := tensor.NewGraph()
-	x := g.Input("x", tensor.F32, 4, 3)
-	v := g.Var(tensor.NewVariable("v", random(1, 4, 3)))
-	one := g.Input("one", tensor.F32, 1, 3)
-	for _, c := range []struct {
-		out  *tensor.Node
-		want string
-	}{
-		{tensor.Softmax(x, 0), "normalises along the split axis"},
-		{tensor.Sum(x, nil, false), "reduces (or scans, or sorts) along the split axis"},
-		{tensor.Mean(x, []int{0}, false), "along the split axis"},
-		{tensor.Add(x, v), "whole but spans the split axis"},
-		{tensor.Assign(v, x), "updates a variable"},
-		{tensor.MatMul(tensor.Transpose(x, 0, 1), x), "contracts the split axis"},
-		{tensor.Add(x, one), ""}, // a row broadcast over the split rows: fine
-	} {
-		_, err := m.Compile([]*tensor.Node{c.out})
-		if c.want == "" {
-			if err != nil && strings.Contains(err.Error(), "cannot be computed in slices") {
-				t.Errorf("%v: %v", c.out, err)
-			}
-			continue
+// TestMetaExchanges: ops whose slices are not slices of the result (sums and means over
+// the split rows, softmax along them, products contracting them, a whole operand
+// spanning them) exchange values between the parts and give one device's results.
+func TestMetaExchanges(t *testing.T) {
+	eachDevice(t, func(t *testing.T, d *rt.PhysicalDevice) {
+		m, err := rt.NewMeta(rt.Replicate(d, 2))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: %v; want an error saying %q", c.out, err, c.want)
+		defer m.Close()
+		g := tensor.NewGraph()
+		x := g.Input("x", tensor.F32, 5, 3)
+		v := g.Var(tensor.NewVariable("v", random(1, 5, 3)))
+		one := g.Input("one", tensor.F32, 1, 3)
+		feeds := map[*tensor.Node]*tensor.Tensor{x: random(2, 5, 3)}
+		for _, c := range []struct {
+			out    *tensor.Node
+			phases int
+		}{
+			{tensor.Softmax(x, 0), 1},                        // an input: fed whole
+			{tensor.Softmax(tensor.Relu(x), 0), 2},           // gathered, then whole
+			{tensor.Sum(x, nil, false), 1},                   // summed at the end
+			{tensor.Exp(tensor.Mean(x, []int{0}, false)), 2}, // summed, then whole
+			{tensor.Add(x, v), 1},                            // v sliced in each part
+			{tensor.MatMul(tensor.Transpose(x, 0, 1), x), 1}, // summands
+			{tensor.Relu(tensor.MatMul(tensor.Transpose(x, 0, 1), x)), 2},
+			{tensor.Add(x, one), 1},                           // a row broadcast over the rows
+			{tensor.Mul(x, tensor.Sum(x, []int{0}, true)), 2}, // a column sum over every row
+		} {
+			t.Run(c.out.String(), func(t *testing.T) {
+				feeds := map[*tensor.Node]*tensor.Tensor{x: feeds[x]}
+				if slices.Contains(c.out.Inputs(), one) {
+					feeds[one] = random(3, 1, 3)
+				}
+				want := single(t, d, []*tensor.Node{c.out}, feeds)
+				e, err := m.Compile([]*tensor.Node{c.out})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Free()
+				if e.Phases() != c.phases {
+					t.Errorf("%d phases, want %d", e.Phases(), c.phases)
+				}
+				got, err := e.Run(feeds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				closeTo(t, c.out.String(), got[0], want[0], 1e-5)
+			})
 		}
+		if _, err := rt.NewMeta(nil); err == nil {
+			t.Errorf("NewMeta of no devices: no error")
+		}
+		if _, err := rt.NewMeta(rt.Replicate(d, 2), rt.Proportions(1)); err == nil {
+			t.Errorf("NewMeta with one proportion for two devices: no error")
+		}
+		four, err := rt.NewMeta(rt.Replicate(d, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer four.Close()
+		small := tensor.NewGraph()
+		if _, err := four.Compile([]*tensor.Node{tensor.Relu(small.Input("x", tensor.F32, 3, 3))}); err == nil || !strings.Contains(err.Error(), "cannot be split 4 ways") {
+			t.Errorf("three rows over four parts: %v", err)
+		}
+	})
+}
+
+// sgdStep builds a training step of the mlp: the mean squared error, its gradients and
+// a plain SGD update of every weight; it returns the loss and the updates.
+func sgdStep(rows int) (x, target *tensor.Node, vars []*tensor.Variable, outputs []*tensor.Node) {
+	g, x, y, w, b, w2 := mlp(rows)
+	target = g.Input("target", tensor.F32, rows, 3)
+	loss := tensor.Mean(tensor.Square(tensor.Sub(y, target)), nil, false)
+	vars = []*tensor.Variable{w, b, w2}
+	nodes := make([]*tensor.Node, len(vars))
+	for i, v := range vars {
+		nodes[i] = g.Var(v)
 	}
-	if _, err := rt.NewMeta(nil); err == nil {
-		t.Errorf("NewMeta of no devices: no error")
+	outputs = []*tensor.Node{loss}
+	for i, gr := range tensor.Grad(loss, nodes) {
+		outputs = append(outputs, tensor.Assign(nodes[i], tensor.Sub(nodes[i], tensor.MulScalar(gr, 0.1))))
 	}
-	if _, err := rt.NewMeta(rt.Replicate(d, 2), rt.Proportions(1)); err == nil {
-		t.Errorf("NewMeta with one proportion for two devices: no error")
-	}
-	small := tensor.NewGraph()
-	if _, err := m.Compile([]*tensor.Node{tensor.Relu(small.Input("x", tensor.F32, 1, 3))}); err == nil || !strings.Contains(err.Error(), "cannot be split 2 ways") {
-		t.Errorf("one row over two parts: %v", err)
-	}
+	return x, target, vars, outputs
+}
+
+// TestMetaTraining: a training step on a meta device over replicas is data parallel
+// (each part the gradients of its rows, summed, the same update everywhere): the
+// losses and weights equal one device's after every step, and the replicas' weights
+// are identical.
+func TestMetaTraining(t *testing.T) {
+	eachDevice(t, func(t *testing.T, d *rt.PhysicalDevice) {
+		for _, parts := range []int{2, 3} {
+			t.Run(fmt.Sprint(parts, " replicas"), func(t *testing.T) {
+				x, target, vars, outputs := sgdStep(12)
+				one := runtimeOn(t, d)
+				ref, err := one.Compile(outputs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ref.Free()
+				m, err := rt.NewMeta(rt.Replicate(d, parts))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				e, err := m.Compile(outputs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Free()
+				for step := range 4 {
+					feeds := map[*tensor.Node]*tensor.Tensor{x: random(uint64(100+step), 12, 6), target: random(uint64(200+step), 12, 3)}
+					want, err := ref.Run(feeds)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := e.Run(feeds)
+					if err != nil {
+						t.Fatal(err)
+					}
+					closeTo(t, fmt.Sprintf("step %d loss", step), got[0], want[0], 1e-5)
+					for _, v := range vars {
+						w, err := one.Read(v)
+						if err != nil {
+							t.Fatal(err)
+						}
+						reps, err := m.Replicas(v)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if len(reps) != parts {
+							t.Fatalf("%d replicas of %v", len(reps), v)
+						}
+						for k, r := range reps {
+							closeTo(t, fmt.Sprintf("step %d: %v on replica %d", step, v, k), r, w, 1e-5)
+							if !bytes.Equal(r.Bytes(), reps[0].Bytes()) {
+								t.Fatalf("step %d: %v differs between replicas 0 and %d", step, v, k)
+							}
+						}
+					}
+				}
+			})
+		}
+	})
 }
