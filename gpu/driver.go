@@ -45,23 +45,22 @@ func (dr *driver) Devices() ([]runtime.DeviceInfo, error) {
 	return out, nil
 }
 
-// visible keeps the devices a GML_VK_DEVICES value names, in its order.
+// visible keeps the devices a GML_VK_DEVICES value names, in its order. A device named
+// twice is listed twice and opened twice, each time with an instance, memory pools and
+// queues of its own: a group of replicas of one GPU, which exercises multi-device code
+// on a machine with one.
 func visible(infos Infos, list string) (Infos, error) {
 	if strings.TrimSpace(list) == "" {
 		return infos, nil
 	}
 	var out Infos
-	seen := map[int]bool{}
 	for _, want := range strings.Split(list, ",") {
 		want = strings.TrimSpace(want)
 		i, err := choose(infos, want)
 		if err != nil {
 			return nil, fmt.Errorf("gpu: GML_VK_DEVICES=%q: %w", list, err)
 		}
-		if !seen[i] {
-			seen[i] = true
-			out = append(out, infos[i])
-		}
+		out = append(out, infos[i])
 	}
 	return out, nil
 }

@@ -195,8 +195,15 @@ func list(r registration) ([]*PhysicalDevice, error) {
 			listErr[r.name] = err
 			return nil, err
 		}
+		seen := map[string]int{}
 		for _, info := range infos {
-			devs = append(devs, &PhysicalDevice{id: fmt.Sprintf("%s:%d", info.Backend, info.Index), reg: r, info: info})
+			// A device listed again (GML_VK_DEVICES=0,0) is another opening of it:
+			// "vulkan:0#2".
+			id := fmt.Sprintf("%s:%d", info.Backend, info.Index)
+			if seen[id]++; seen[id] > 1 {
+				id = fmt.Sprintf("%s#%d", id, seen[id])
+			}
+			devs = append(devs, &PhysicalDevice{id: id, reg: r, info: info})
 		}
 	}
 	listed[r.name] = devs
