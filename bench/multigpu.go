@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gml-dev/gml/runtime"
+	"github.com/gml-dev/gml/tensor"
+)
+
+func init() {
+	register("multigpu", "data- and tensor-parallel throughput over N devices (a runtime meta device) against one device; devices counts the distinct physical devices used", benchMultiGPU)
+}
+
+// The multigpu benchmark runs a graph-level MLP (dense layers of width units, ReLU, a
+// mean-squared-error loss and an SGD update) on a meta device:
+//   - dp: a training step with the batch's rows split across the parts, the gradients
+//     summed between them and every part updating its own copy of the weights;
+//   - tp: the forward pass with the layers' weights split Megatron-style (a layer's
+//     columns, then the next layer's rows, one all-reduce per pair).
+//
+// Parts go round robin over the listed devices (GML_VK_DEVICES chooses them; a device
+// listed twice is opened twice). Each line says how many parts ran and on how many
+// distinct physical devices: parts on one device are replicas, which test the code
+// paths but cannot be faster than the device alone.
+func benchMultiGPU(args []string) error {
+	fs := flag.NewFlagSet("bench multigpu", flag.ContinueOnError)
+	device := fs.String("device", "gpu", "gpu (every listed Vulkan device) or cpu")
+	partsFlag := fs.String("parts", "1,2,4,8", "part counts to measure")
+	units := fs.Int("units", 4096, "layer width")
+	layers := fs.Int("layers", 4, "hidden layers")
+	batch := fs.Int("batch", 1024, "rows per step")
+	minTime := fs.Duration("time", 2*time.Second, "least time measured per case")
+	modes := fs.String("modes", "dp,tp", "dp, tp")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	devs, err := benchDevices(*device)
+	if err != nil {
+		return err
+	}
+	var counts []int
+	for _, s := range strings.Split(*partsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-parts %q: want positive counts", *partsFlag)
+		}
+		counts = append(counts, n)
+	}
+	if *units < 1 || *layers < 1 || *batch < 1 {
+		return fmt.Errorf("-units, -layers and -batch must be positive")
+	}
+	for _, mode := range strings.Split(*modes, ",") {
+		if mode != "dp" && mode != "tp" {
+			return fmt.Errorf("-modes: unknown mode %q (dp, tp)", mode)
+		}
+		var base float64
+		for _, n := range counts {
+			parts := make([]*runtime.PhysicalDevice, n)
+			ids, physical := map[string]bool{}, map[string]bool{}
+			for i := range parts {
+				parts[i] = devs[i%len(devs)]
+				ids[parts[i].ID()] = true
+				// vulkan:0 and vulkan:0#2 are one physical device opened twice.
+				physical[fmt.Sprintf("%s:%d", parts[i].Info().Backend, parts[i].Info().Index)] = true
+			}
+			rate, err := timeMeta(mode, parts, *units, *layers, *batch, *minTime)
+			if err != nil {
+				return fmt.Errorf("%s over %d parts: %w", mode, n, err)
+			}
+			r := result{Bench: "multigpu", Case: fmt.Sprintf("%s_mlp%dx%d_b%d_parts%d", mode, *units, *layers, *batch, n),
+				Device: strings.Join(slices.Sorted(maps.Keys(ids)), "+"), Devices: len(physical), Parts: n,
+				Value: round(rate, 1), Unit: "samples/s"}
+			if n == 1 {
+				base = rate
+			} else if base > 0 {
+				r.Ref, r.RefValue, r.Ratio = "1 part on "+devs[0].ID(), round(base, 1), round(rate/base, 3)
+			}
+			emit(r)
+		}
+	}
+	return nil
+}
+
+// benchDevices lists the devices parts go to: every listed Vulkan device, or the CPU.
+func benchDevices(kind string) ([]*runtime.PhysicalDevice, error) {
+	var out []*runtime.PhysicalDevice
+	list := runtime.Devices()
+	for _, d := range list.Devices {
+		if (kind == "cpu") == (d.Type() == runtime.CPU) {
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-device %s: no such device (%v)", kind, list.Errors)
+	}
+	return out, nil
+}
+
+// timeMeta builds the mode's graph, compiles it over parts, warms up and returns samples
+// per second over at least minTime.
+func timeMeta(mode string, parts []*runtime.PhysicalDevice, units, layers, batch int, minTime time.Duration) (float64, error) {
+	g := tensor.NewGraph()
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := g.Input("x", tensor.F32, batch, units)
+	target := g.Input("target", tensor.F32, batch, units)
+	h := x
+	var ws []*tensor.Node
+	split := map[*tensor.Variable]int{}
+	for i := range layers {
+		w := tensor.NewVariable(fmt.Sprintf("w%d", i), randomTensor(rng, 1/float64(units), units, units))
+		wn := g.Var(w)
+		ws = append(ws, wn)
+		split[w] = 1 - i%2 // columns, then rows: Megatron pairs
+		h = tensor.MatMul(h, wn)
+		if i < layers-1 {
+			h = tensor.Relu(h)
+		}
+	}
+	outputs := []*tensor.Node{h}
+	opts := []runtime.MetaOption{}
+	feeds := map[*tensor.Node]*tensor.Tensor{x: randomTensor(rng, 1, batch, units)}
+	if mode == "dp" {
+		loss := tensor.Mean(tensor.Square(tensor.Sub(h, target)), nil, false)
+		outputs = []*tensor.Node{loss}
+		for i, gr := range tensor.Grad(loss, ws) {
+			outputs = append(outputs, tensor.Assign(ws[i], tensor.Sub(ws[i], tensor.MulScalar(gr, 1e-3))))
+		}
+		feeds[target] = randomTensor(rng, 1, batch, units)
+	} else {
+		opts = append(opts, runtime.SplitBy(func(n *tensor.Node) (int, bool) {
+			ax, ok := split[n.Variable()]
+			return ax, ok
+		}))
+	}
+	m, err := runtime.NewMeta(parts, opts...)
+	if err != nil {
+		return 0, err
+	}
+	defer m.Close()
+	e, err := m.Compile(outputs)
+	if err != nil {
+		return 0, err
+	}
+	defer e.Free()
+	for range 2 {
+		if _, err := e.Run(feeds); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	steps := 0
+	for time.Since(start) < minTime || steps < 3 {
+		if _, err := e.Run(feeds); err != nil {
+			return 0, err
+		}
+		steps++
+	}
+	if os.Getenv("GML_BENCH_VERBOSE") != "" {
+		fmt.Fprintf(os.Stderr, "%s over %d parts: %d phases, %d steps\n", mode, len(parts), e.Phases(), steps)
+	}
+	return float64(batch*steps) / time.Since(start).Seconds(), nil
+}
+
+// randomTensor is an F32 tensor of values uniform in [-scale, scale).
+func randomTensor(r *rand.Rand, scale float64, shape ...int) *tensor.Tensor {
+	t := tensor.New(tensor.F32, shape...)
+	v := t.Float32s()
+	for i := range v {
+		v[i] = float32(scale * (2*r.Float64() - 1))
+	}
+	return t
+}
