@@ -211,24 +211,30 @@ func (m *Meta) share(extent, k int) ([2]int, error) {
 
 // Compile splits the graph that computes outputs into the parts and compiles each on
 // its device.
-func (m *Meta) Compile(outputs []*tensor.Node) (me *MetaExecutable, err error) {
+func (m *Meta) Compile(outputs []*tensor.Node) (*MetaExecutable, error) {
+	return m.CompileSplit(outputs, m.split)
+}
+
+// CompileSplit is Compile with a split function of its own for this graph (nn's data
+// parallelism splits the graph's data inputs and nothing else).
+func (m *Meta) CompileSplit(outputs []*tensor.Node, split SplitFunc) (me *MetaExecutable, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, errors.New("runtime: Compile on a closed meta device")
 	}
-	if cerr := tensor.Catch(func() { me, err = m.compile(outputs) }); cerr != nil {
+	if cerr := tensor.Catch(func() { me, err = m.compile(outputs, split) }); cerr != nil {
 		return nil, cerr
 	}
 	return me, err
 }
 
-func (m *Meta) compile(outputs []*tensor.Node) (*MetaExecutable, error) {
+func (m *Meta) compile(outputs []*tensor.Node, split SplitFunc) (*MetaExecutable, error) {
 	nodes, err := collect(outputs)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planMeta(nodes, m.split)
+	plan, err := planMeta(nodes, split)
 	if err != nil {
 		return nil, err
 	}
@@ -604,6 +610,29 @@ func (me *MetaExecutable) Free() {
 
 // Phases is how many phases a run takes: 1 plus one per exchange between the parts.
 func (me *MetaExecutable) Phases() int { return me.plan.phases }
+
+// Write sets variable v to t on every part (each part's slice of it when it is split).
+func (m *Meta) Write(v *tensor.Variable, t *tensor.Tensor) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, r := range m.parts {
+		target, val := v, t
+		for key, sv := range m.sliced {
+			sh, err := m.share(v.Shape()[key.axis], k)
+			if key.v != v || err != nil || sh != [2]int{key.lo, key.lo + key.n} {
+				continue
+			}
+			if val, err = sliceAxis(t, key.axis, key.lo, key.lo+key.n); err != nil {
+				return fmt.Errorf("runtime: meta: writing %v: %w", v, err)
+			}
+			target = sv
+		}
+		if err := r.Write(target, val); err != nil {
+			return fmt.Errorf("runtime: meta: part %d: %w", k, err)
+		}
+	}
+	return nil
+}
 
 // Replicas reads variable v from every part: the copies data-parallel training keeps
 // identical (a split variable is read whole, joined from the parts' slices).
