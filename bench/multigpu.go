@@ -24,7 +24,9 @@ func init() {
 //   - dp: a training step with the batch's rows split across the parts, the gradients
 //     summed between them and every part updating its own copy of the weights;
 //   - tp: the forward pass with the layers' weights split Megatron-style (a layer's
-//     columns, then the next layer's rows, one all-reduce per pair).
+//     columns, then the next layer's rows, one all-reduce per pair);
+//   - pp: the forward pass as a pipeline, the layers divided into one stage per part,
+//     the batch into micro-batches.
 //
 // Parts go round robin over the listed devices (GML_VK_DEVICES chooses them; a device
 // listed twice is opened twice). Each line says how many parts ran and on how many
@@ -38,7 +40,8 @@ func benchMultiGPU(args []string) error {
 	layers := fs.Int("layers", 4, "hidden layers")
 	batch := fs.Int("batch", 1024, "rows per step")
 	minTime := fs.Duration("time", 2*time.Second, "least time measured per case")
-	modes := fs.String("modes", "dp,tp", "dp, tp")
+	modes := fs.String("modes", "dp,tp,pp", "dp, tp, pp")
+	micro := fs.Int("micro", 4, "micro-batches per batch (pp)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,8 +61,8 @@ func benchMultiGPU(args []string) error {
 		return fmt.Errorf("-units, -layers and -batch must be positive")
 	}
 	for _, mode := range strings.Split(*modes, ",") {
-		if mode != "dp" && mode != "tp" {
-			return fmt.Errorf("-modes: unknown mode %q (dp, tp)", mode)
+		if mode != "dp" && mode != "tp" && mode != "pp" {
+			return fmt.Errorf("-modes: unknown mode %q (dp, tp, pp)", mode)
 		}
 		var base float64
 		for _, n := range counts {
@@ -71,11 +74,19 @@ func benchMultiGPU(args []string) error {
 				// vulkan:0 and vulkan:0#2 are one physical device opened twice.
 				physical[fmt.Sprintf("%s:%d", parts[i].Info().Backend, parts[i].Info().Index)] = true
 			}
-			rate, err := timeMeta(mode, parts, *units, *layers, *batch, *minTime)
+			if mode == "pp" && n > *layers {
+				fmt.Fprintf(os.Stderr, "gml bench multigpu: pp over %d parts needs at least %d layers (-layers); skipped\n", n, n)
+				continue
+			}
+			rate, err := timeMeta(mode, parts, *units, *layers, *batch, *micro, *minTime)
 			if err != nil {
 				return fmt.Errorf("%s over %d parts: %w", mode, n, err)
 			}
-			r := result{Bench: "multigpu", Case: fmt.Sprintf("%s_mlp%dx%d_b%d_parts%d", mode, *units, *layers, *batch, n),
+			name := fmt.Sprintf("%s_mlp%dx%d_b%d_parts%d", mode, *units, *layers, *batch, n)
+			if mode == "pp" {
+				name += fmt.Sprintf("_micro%d", *micro)
+			}
+			r := result{Bench: "multigpu", Case: name,
 				Device: strings.Join(slices.Sorted(maps.Keys(ids)), "+"), Devices: len(physical), Parts: n,
 				Value: round(rate, 1), Unit: "samples/s"}
 			if n == 1 {
@@ -106,13 +117,13 @@ func benchDevices(kind string) ([]*runtime.PhysicalDevice, error) {
 
 // timeMeta builds the mode's graph, compiles it over parts, warms up and returns samples
 // per second over at least minTime.
-func timeMeta(mode string, parts []*runtime.PhysicalDevice, units, layers, batch int, minTime time.Duration) (float64, error) {
+func timeMeta(mode string, parts []*runtime.PhysicalDevice, units, layers, batch, micro int, minTime time.Duration) (float64, error) {
 	g := tensor.NewGraph()
 	rng := rand.New(rand.NewPCG(1, 2))
 	x := g.Input("x", tensor.F32, batch, units)
 	target := g.Input("target", tensor.F32, batch, units)
 	h := x
-	var ws []*tensor.Node
+	var ws, acts []*tensor.Node
 	split := map[*tensor.Variable]int{}
 	for i := range layers {
 		w := tensor.NewVariable(fmt.Sprintf("w%d", i), randomTensor(rng, 1/float64(units), units, units))
@@ -123,6 +134,7 @@ func timeMeta(mode string, parts []*runtime.PhysicalDevice, units, layers, batch
 		if i < layers-1 {
 			h = tensor.Relu(h)
 		}
+		acts = append(acts, h)
 	}
 	outputs := []*tensor.Node{h}
 	opts := []runtime.MetaOption{}
@@ -140,16 +152,34 @@ func timeMeta(mode string, parts []*runtime.PhysicalDevice, units, layers, batch
 			return ax, ok
 		}))
 	}
-	m, err := runtime.NewMeta(parts, opts...)
-	if err != nil {
-		return 0, err
+	var e interface {
+		Run(map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tensor, error)
 	}
-	defer m.Close()
-	e, err := m.Compile(outputs)
-	if err != nil {
-		return 0, err
+	if mode == "pp" {
+		// Stage k ends after layer (k+1)*layers/parts.
+		var cuts []*tensor.Node
+		for k := 1; k < len(parts); k++ {
+			cuts = append(cuts, acts[k*layers/len(parts)-1])
+		}
+		pl, err := runtime.NewPipeline(parts, outputs, cuts, micro)
+		if err != nil {
+			return 0, err
+		}
+		defer pl.Close()
+		e = pl
+	} else {
+		m, err := runtime.NewMeta(parts, opts...)
+		if err != nil {
+			return 0, err
+		}
+		defer m.Close()
+		me, err := m.Compile(outputs)
+		if err != nil {
+			return 0, err
+		}
+		defer me.Free()
+		e = me
 	}
-	defer e.Free()
 	for range 2 {
 		if _, err := e.Run(feeds); err != nil {
 			return 0, err
@@ -162,9 +192,6 @@ func timeMeta(mode string, parts []*runtime.PhysicalDevice, units, layers, batch
 			return 0, err
 		}
 		steps++
-	}
-	if os.Getenv("GML_BENCH_VERBOSE") != "" {
-		fmt.Fprintf(os.Stderr, "%s over %d parts: %d phases, %d steps\n", mode, len(parts), e.Phases(), steps)
 	}
 	return float64(batch*steps) / time.Since(start).Seconds(), nil
 }

@@ -44,7 +44,7 @@ func TestParseTiles(t *testing.T) {
 // devices behind them, and compares with one part.
 func TestBenchMultiGPU(t *testing.T) {
 	rs := capture(t, "multigpu", "-device", "cpu", "-units", "16", "-layers", "2", "-batch", "8", "-time", "1ms", "-parts", "1,2")
-	if len(rs) != 4 {
+	if len(rs) != 6 {
 		t.Fatalf("%d lines: %+v", len(rs), rs)
 	}
 	for i, r := range rs {
@@ -52,7 +52,7 @@ func TestBenchMultiGPU(t *testing.T) {
 			t.Errorf("line %d: %+v", i, r)
 		}
 	}
-	if err := Run("multigpu", []string{"-modes", "pp"}); err == nil {
-		t.Error("-modes pp accepted")
+	if err := Run("multigpu", []string{"-modes", "zp"}); err == nil {
+		t.Error("-modes zp accepted")
 	}
 }

@@ -358,7 +358,7 @@ func (m *Meta) buildPhase(me *MetaExecutable, p *metaPart, ph int) (*partPhase, 
 		}
 		var x *tensor.Node
 		ax := plan.axis[n]
-		if err := tensor.Catch(func() { x = m.apply(n, in, ax) }); err != nil {
+		if err := tensor.Catch(func() { x = applyPart(n, in, ax) }); err != nil {
 			return nil, fmt.Errorf("runtime: meta: %v cannot be computed in parts (axis %d): %w", n, ax, err)
 		}
 		if n.Name() != "" && x.Name() == "" {
@@ -393,10 +393,10 @@ func (m *Meta) buildPhase(me *MetaExecutable, p *metaPart, ph int) (*partPhase, 
 	return pp, nil
 }
 
-// apply makes n's op in a part from the part's inputs: a sum or mean along the split
+// applyPart makes n's op in a part from the part's inputs: a sum or mean along the split
 // axis becomes a summand (a mean divides by the whole count), attributes that state the
 // output's extent along the split axis take the part's.
-func (m *Meta) apply(n *tensor.Node, in []*tensor.Node, ax int) *tensor.Node {
+func applyPart(n *tensor.Node, in []*tensor.Node, ax int) *tensor.Node {
 	if ax == partial && (n.Op() == tensor.OpSum || n.Op() == tensor.OpMean) {
 		at := n.Attr().(tensor.ReduceAttr)
 		s := tensor.Sum(in[0], at.Axes, at.KeepDims)
