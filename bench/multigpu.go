@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gml-dev/gml/nn"
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 )
@@ -26,7 +27,9 @@ func init() {
 //   - tp: the forward pass with the layers' weights split Megatron-style (a layer's
 //     columns, then the next layer's rows, one all-reduce per pair);
 //   - pp: the forward pass as a pipeline, the layers divided into one stage per part,
-//     the batch into micro-batches.
+//     the batch into micro-batches;
+//   - nn: nn training steps (Adam, the workloads of bench nn: -nn-cases) compiled
+//     with nn.DataParallel over the parts, against the model on one device.
 //
 // Parts go round robin over the listed devices (GML_VK_DEVICES chooses them; a device
 // listed twice is opened twice). Each line says how many parts ran and on how many
@@ -40,7 +43,8 @@ func benchMultiGPU(args []string) error {
 	layers := fs.Int("layers", 4, "hidden layers")
 	batch := fs.Int("batch", 1024, "rows per step")
 	minTime := fs.Duration("time", 2*time.Second, "least time measured per case")
-	modes := fs.String("modes", "dp,tp,pp", "dp, tp, pp")
+	modes := fs.String("modes", "dp,tp,pp,nn", "dp, tp, pp, nn")
+	nnCases := fs.String("nn-cases", "mlp4096x4_b1024,transformer_d128_h8_L4_seq64_b32", "bench nn workloads the nn mode trains")
 	micro := fs.Int("micro", 4, "micro-batches per batch (pp)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -61,18 +65,20 @@ func benchMultiGPU(args []string) error {
 		return fmt.Errorf("-units, -layers and -batch must be positive")
 	}
 	for _, mode := range strings.Split(*modes, ",") {
+		if mode == "nn" {
+			if err := benchNNParallel(*device, devs, counts, strings.Split(*nnCases, ","), *minTime); err != nil {
+				return err
+			}
+			continue
+		}
 		if mode != "dp" && mode != "tp" && mode != "pp" {
-			return fmt.Errorf("-modes: unknown mode %q (dp, tp, pp)", mode)
+			return fmt.Errorf("-modes: unknown mode %q (dp, tp, pp, nn)", mode)
 		}
 		var base float64
 		for _, n := range counts {
 			parts := make([]*runtime.PhysicalDevice, n)
-			ids, physical := map[string]bool{}, map[string]bool{}
 			for i := range parts {
 				parts[i] = devs[i%len(devs)]
-				ids[parts[i].ID()] = true
-				// vulkan:0 and vulkan:0#2 are one physical device opened twice.
-				physical[fmt.Sprintf("%s:%d", parts[i].Info().Backend, parts[i].Info().Index)] = true
 			}
 			if mode == "pp" && n > *layers {
 				fmt.Fprintf(os.Stderr, "gml bench multigpu: pp over %d parts needs at least %d layers (-layers); skipped\n", n, n)
@@ -86,18 +92,91 @@ func benchMultiGPU(args []string) error {
 			if mode == "pp" {
 				name += fmt.Sprintf("_micro%d", *micro)
 			}
-			r := result{Bench: "multigpu", Case: name,
-				Device: strings.Join(slices.Sorted(maps.Keys(ids)), "+"), Devices: len(physical), Parts: n,
-				Value: round(rate, 1), Unit: "samples/s"}
-			if n == 1 {
-				base = rate
-			} else if base > 0 {
-				r.Ref, r.RefValue, r.Ratio = "1 part on "+devs[0].ID(), round(base, 1), round(rate/base, 3)
-			}
-			emit(r)
+			base = emitParallel(name, parts, rate, base)
 		}
 	}
 	return nil
+}
+
+// emitParallel prints a line for rate over parts, compared with base (the one-part
+// rate, which it returns; a one-part line sets it).
+func emitParallel(name string, parts []*runtime.PhysicalDevice, rate, base float64) float64 {
+	ids, physical := map[string]bool{}, map[string]bool{}
+	for _, d := range parts {
+		ids[d.ID()] = true
+		// vulkan:0 and vulkan:0#2 are one physical device opened twice.
+		physical[fmt.Sprintf("%s:%d", d.Info().Backend, d.Info().Index)] = true
+	}
+	r := result{Bench: "multigpu", Case: name, Device: strings.Join(slices.Sorted(maps.Keys(ids)), "+"),
+		Devices: len(physical), Parts: len(parts), Value: round(rate, 1), Unit: "samples/s"}
+	if len(parts) == 1 {
+		base = rate
+	} else if base > 0 {
+		r.Ref, r.RefValue, r.Ratio = "1 part on "+parts[0].ID(), round(base, 1), round(rate/base, 3)
+	}
+	emit(r)
+	return base
+}
+
+// benchNNParallel times nn training steps of the named workloads over each count of
+// parts (nn.DataParallel; one part is the model alone on the device).
+func benchNNParallel(device string, devs []*runtime.PhysicalDevice, counts []int, cases []string, minTime time.Duration) error {
+	for _, name := range cases {
+		i := slices.IndexFunc(nnWorkloads, func(w nnWorkload) bool { return w.name == strings.TrimSpace(name) })
+		if i < 0 {
+			return fmt.Errorf("-nn-cases: no workload %q", name)
+		}
+		w := nnWorkloads[i]
+		var base float64
+		for _, n := range counts {
+			parts := make([]*runtime.PhysicalDevice, n)
+			ids := make([]string, n)
+			for k := range parts {
+				parts[k] = devs[k%len(devs)]
+				ids[k] = parts[k].ID()
+			}
+			rate, err := timeNNParallel(w, device, ids, minTime)
+			if err != nil {
+				return fmt.Errorf("nn %s over %d parts: %w", w.name, n, err)
+			}
+			base = emitParallel("nn_dp_"+w.name+fmt.Sprintf("_parts%d", n), parts, rate, base)
+		}
+	}
+	return nil
+}
+
+// timeNNParallel returns samples per second of Trainer steps on w's batch, the model
+// compiled with nn.DataParallel(ids...) when there are several.
+func timeNNParallel(w nnWorkload, device string, ids []string, minTime time.Duration) (float64, error) {
+	nn.SetSeed(1)
+	m := w.build()
+	opts := []nn.CompileOption{nn.Loss("sparse_categorical_crossentropy"), nn.Device(device)}
+	if len(ids) > 1 {
+		opts = append(opts, nn.DataParallel(ids...))
+	}
+	if err := m.Compile(nn.Adam(1e-3), opts...); err != nil {
+		return 0, err
+	}
+	defer m.Free()
+	tr, err := m.NewTrainer()
+	if err != nil {
+		return 0, err
+	}
+	x, y := w.data(rand.New(rand.NewPCG(1, 2)))
+	for range 2 {
+		if _, err := tr.Step(x, y); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	steps := 0
+	for time.Since(start) < minTime || steps < 3 {
+		if _, err := tr.Step(x, y); err != nil {
+			return 0, err
+		}
+		steps++
+	}
+	return float64(x.Shape()[0]*steps) / time.Since(start).Seconds(), nil
 }
 
 // benchDevices lists the devices parts go to: every listed Vulkan device, or the CPU.

@@ -43,7 +43,7 @@ func TestParseTiles(t *testing.T) {
 // The multigpu benchmark labels each line with its parts and the distinct physical
 // devices behind them, and compares with one part.
 func TestBenchMultiGPU(t *testing.T) {
-	rs := capture(t, "multigpu", "-device", "cpu", "-units", "16", "-layers", "2", "-batch", "8", "-time", "1ms", "-parts", "1,2")
+	rs := capture(t, "multigpu", "-device", "cpu", "-units", "16", "-layers", "2", "-batch", "8", "-time", "1ms", "-parts", "1,2", "-modes", "dp,tp,pp")
 	if len(rs) != 6 {
 		t.Fatalf("%d lines: %+v", len(rs), rs)
 	}

@@ -131,3 +131,40 @@ func TestDataParallelFit(t *testing.T) {
 		t.Errorf("DataParallel of an unknown device: no error")
 	}
 }
+
+// TestDataParallelTransformer: a transformer classifier (embedding, attention, layer
+// norms, pooling) trains over two CPU replicas with one device's losses.
+func TestDataParallelTransformer(t *testing.T) {
+	x := tensor.New(tensor.I64, 16, 6)
+	y := tensor.New(tensor.I64, 16)
+	for i := range 16 {
+		for j := range 6 {
+			x.Int64s()[i*6+j] = int64((i*7 + j*3) % 20)
+		}
+		y.Int64s()[i] = int64(i % 3)
+	}
+	var losses [2][]float64
+	for k, par := range [][]string{nil, {"cpu", "cpu"}} {
+		SetSeed(11)
+		m := Sequential(Embedding(20, 8, InputShape(6)), PositionalEmbedding(), TransformerBlock(Heads(2), FeedForward(16)),
+			SequencePooling(), Dense(3, Activation("softmax")))
+		opts := []CompileOption{Loss("sparse_categorical_crossentropy"), Device("cpu")}
+		if par != nil {
+			opts = append(opts, DataParallel(par...))
+		}
+		if err := m.Compile(Adam(1e-2), opts...); err != nil {
+			t.Fatal(err)
+		}
+		h, err := m.Fit(x, y, Epochs(3), BatchSize(8), Verbose(0), Shuffle(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses[k] = h.Values["loss"]
+		m.Free()
+	}
+	for e := range losses[0] {
+		if a, b := losses[0][e], losses[1][e]; math.Abs(a-b) > 1e-4*(1+math.Abs(a)) {
+			t.Errorf("epoch %d loss: %g on one device, %g over two replicas", e, a, b)
+		}
+	}
+}
