@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gml-dev/gml/gpu"
+	"github.com/gml-dev/gml/runtime"
 )
 
 func init() {
@@ -34,5 +36,16 @@ func runDevices(args []string) error {
 	}
 	defer d.Close()
 	fmt.Printf("selected: %d (%s)\n", d.Info.Index, d.Info.Name)
+	var group []string
+	for _, pd := range runtime.Devices().Devices {
+		if pd.Info().Backend == "vulkan" {
+			group = append(group, pd.ID())
+		}
+	}
+	if len(group) > 1 {
+		// Transfers between devices go through host memory, which works on every driver;
+		// external memory or Vulkan device groups would be a faster path.
+		fmt.Printf("device group: %s; transfers between them: host staging\n", strings.Join(group, ", "))
+	}
 	return nil
 }

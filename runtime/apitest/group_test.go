@@ -14,7 +14,8 @@ import (
 // TestDeviceGroupOfOneGPU lists the Vulkan device twice (GML_VK_DEVICES=0,0, in a
 // process of its own since the registry lists devices once): two devices with IDs of
 // their own, each opened with its own instance, pools and queues; a meta device over
-// them trains data parallel like one device, its replicas identical after every step.
+// them trains data parallel like one device, its replicas identical after every step,
+// and a pipeline over them infers like one device; every device then shuts down cleanly.
 func TestDeviceGroupOfOneGPU(t *testing.T) {
 	if os.Getenv("GML_APITEST_GROUP") == "" {
 		if vulkan(t) == nil {
@@ -29,6 +30,13 @@ func TestDeviceGroupOfOneGPU(t *testing.T) {
 		t.Logf("%s", out)
 		return
 	}
+	// Registered first, run last: every device closes cleanly after the work below, and
+	// the process then exits without a crash (the parent checks its status).
+	t.Cleanup(func() {
+		if err := rt.Shutdown(); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
 	var group []*rt.PhysicalDevice
 	for _, d := range rt.Devices().Devices {
 		if d.Info().Backend == "vulkan" {
@@ -52,6 +60,19 @@ func TestDeviceGroupOfOneGPU(t *testing.T) {
 	if d, err := rt.FindDevice("vulkan:0#2"); err != nil || d != group[1] {
 		t.Fatalf("FindDevice(vulkan:0#2) = %v, %v", d, err)
 	}
+	_, px, py, _, _, _ := mlp(16)
+	pfeeds := map[*tensor.Node]*tensor.Tensor{px: random(500, 16, 6)}
+	pwant := single(t, group[0], []*tensor.Node{py}, pfeeds)
+	pl, err := rt.NewPipeline(group, []*tensor.Node{py}, []*tensor.Node{py.Input(0)}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
+	pgot, err := pl.Run(pfeeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeTo(t, "pipeline over the group", pgot[0], pwant[0], 1e-5)
 	x, target, vars, outputs := sgdStep(16)
 	one := runtimeOn(t, group[0])
 	ref, err := one.Compile(outputs)
