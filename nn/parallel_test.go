@@ -132,39 +132,79 @@ func TestDataParallelFit(t *testing.T) {
 	}
 }
 
-// TestDataParallelTransformer: a transformer classifier (embedding, attention, layer
-// norms, pooling) trains over two CPU replicas with one device's losses.
-func TestDataParallelTransformer(t *testing.T) {
-	x := tensor.New(tensor.I64, 16, 6)
+// TestDataParallelModels: models of other layer kinds (a transformer classifier with
+// embedding, attention, layer norms and pooling; a CNN with convolution and pooling)
+// train over two CPU replicas with one device's losses; with dropout (masks drawn per
+// replica) the replicas stay identical.
+func TestDataParallelModels(t *testing.T) {
+	tokens := tensor.New(tensor.I64, 16, 6)
+	images := tensor.New(tensor.F32, 16, 1, 8, 8)
 	y := tensor.New(tensor.I64, 16)
 	for i := range 16 {
 		for j := range 6 {
-			x.Int64s()[i*6+j] = int64((i*7 + j*3) % 20)
+			tokens.Int64s()[i*6+j] = int64((i*7 + j*3) % 20)
+		}
+		for j := range 64 {
+			images.Float32s()[i*64+j] = float32((i*j)%11) / 11
 		}
 		y.Int64s()[i] = int64(i % 3)
 	}
-	var losses [2][]float64
-	for k, par := range [][]string{nil, {"cpu", "cpu"}} {
-		SetSeed(11)
-		m := Sequential(Embedding(20, 8, InputShape(6)), PositionalEmbedding(), TransformerBlock(Heads(2), FeedForward(16)),
-			SequencePooling(), Dense(3, Activation("softmax")))
-		opts := []CompileOption{Loss("sparse_categorical_crossentropy"), Device("cpu")}
-		if par != nil {
-			opts = append(opts, DataParallel(par...))
-		}
-		if err := m.Compile(Adam(1e-2), opts...); err != nil {
-			t.Fatal(err)
-		}
-		h, err := m.Fit(x, y, Epochs(3), BatchSize(8), Verbose(0), Shuffle(false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		losses[k] = h.Values["loss"]
-		m.Free()
+	cases := []struct {
+		name    string
+		x       *tensor.Tensor
+		build   func() *Net
+		dropout bool
+	}{
+		{"transformer", tokens, func() *Net {
+			return Sequential(Embedding(20, 8, InputShape(6)), PositionalEmbedding(), TransformerBlock(Heads(2), FeedForward(16)),
+				SequencePooling(), Dense(3, Activation("softmax")))
+		}, false},
+		{"cnn", images, func() *Net {
+			return Sequential(Conv2D(4, 3, Activation("relu"), InputShape(1, 8, 8)), MaxPooling2D(2), Flatten(), Dense(3, Activation("softmax")))
+		}, false},
+		{"dropout", images, func() *Net {
+			return Sequential(Flatten(InputShape(1, 8, 8)), Dense(16, Activation("relu")), Dropout(0.3), Dense(3, Activation("softmax")))
+		}, true},
 	}
-	for e := range losses[0] {
-		if a, b := losses[0][e], losses[1][e]; math.Abs(a-b) > 1e-4*(1+math.Abs(a)) {
-			t.Errorf("epoch %d loss: %g on one device, %g over two replicas", e, a, b)
-		}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var losses [2][]float64
+			for k, par := range [][]string{nil, {"cpu", "cpu"}} {
+				SetSeed(11)
+				m := c.build()
+				opts := []CompileOption{Loss("sparse_categorical_crossentropy"), Device("cpu")}
+				if par != nil {
+					opts = append(opts, DataParallel(par...))
+				}
+				if err := m.Compile(Adam(1e-2), opts...); err != nil {
+					t.Fatal(err)
+				}
+				h, err := m.Fit(c.x, y, Epochs(3), BatchSize(8), Verbose(0), Shuffle(false))
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses[k] = h.Values["loss"]
+				if par != nil {
+					for _, v := range m.Params() {
+						reps, err := m.Replicas(v.Name())
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !bytes.Equal(reps[0].Bytes(), reps[1].Bytes()) {
+							t.Fatalf("%s differs between the replicas", v.Name())
+						}
+					}
+				}
+				m.Free()
+			}
+			if c.dropout {
+				return
+			}
+			for e := range losses[0] {
+				if a, b := losses[0][e], losses[1][e]; math.Abs(a-b) > 1e-4*(1+math.Abs(a)) {
+					t.Errorf("epoch %d loss: %g on one device, %g over two replicas", e, a, b)
+				}
+			}
+		})
 	}
 }
