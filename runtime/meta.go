@@ -33,13 +33,15 @@ type Meta struct {
 	weights []float64
 
 	mu     sync.Mutex
-	sliced map[slicedKey]*tensor.Variable // split variables' per-part slices, reused across compiles
+	slices map[*tensor.Variable]*varSlices // split variables' per-part slices, reused across compiles
 	closed bool
 }
 
-type slicedKey struct {
-	v           *tensor.Variable
-	axis, lo, n int
+// varSlices are the parts' variables holding the slices of a split variable.
+type varSlices struct {
+	axis   int
+	parts  []*tensor.Variable
+	ranges [][2]int
 }
 
 // SplitFunc decides how a meta device divides a source node (an input, a constant or a
@@ -81,7 +83,7 @@ func NewMeta(devices []*PhysicalDevice, opts ...MetaOption) (*Meta, error) {
 	if len(devices) == 0 {
 		return nil, errors.New("runtime: NewMeta needs at least one device")
 	}
-	m := &Meta{devices: append([]*PhysicalDevice(nil), devices...), split: SplitRows, sliced: map[slicedKey]*tensor.Variable{}}
+	m := &Meta{devices: append([]*PhysicalDevice(nil), devices...), split: SplitRows, slices: map[*tensor.Variable]*varSlices{}}
 	for _, o := range opts {
 		o(m)
 	}
@@ -200,13 +202,18 @@ type partFeed struct {
 	combined bool // summed or gathered across the parts
 }
 
-// share returns part k's slice [lo, hi) of an axis of extent.
-func (m *Meta) share(extent, k int) ([2]int, error) {
-	s, err := m.shares(extent)
+// share returns part k's slice [lo, hi) of an axis of extent, in whole granules of the
+// plan's granule for that extent (a head's features, when heads are split).
+func (me *MetaExecutable) share(extent, k int) ([2]int, error) {
+	g := me.plan.granuleOf(extent)
+	s, err := me.m.shares(extent / g)
 	if err != nil {
+		if g > 1 {
+			return [2]int{}, fmt.Errorf("%d groups of %d: %w", extent/g, g, err)
+		}
 		return [2]int{}, err
 	}
-	return s[k], nil
+	return [2]int{s[k][0] * g, s[k][1] * g}, nil
 }
 
 // Compile splits the graph that computes outputs into the parts and compiles each on
@@ -255,7 +262,7 @@ func (m *Meta) compile(outputs []*tensor.Node, split SplitFunc) (*MetaExecutable
 		p := &metaPart{k: k, device: m.devices[k], rt: r, ranges: map[*tensor.Node][2]int{}}
 		for _, n := range nodes {
 			if isSource(n) && plan.axis[n] >= 0 {
-				sh, err := m.share(n.Shape()[plan.axis[n]], k)
+				sh, err := me.share(n.Shape()[plan.axis[n]], k)
 				if err != nil {
 					me.Free()
 					return nil, fmt.Errorf("runtime: meta: %v along axis %d: %w", n, plan.axis[n], err)
@@ -318,7 +325,7 @@ func (m *Meta) buildPhase(me *MetaExecutable, p *metaPart, ph int) (*partPhase, 
 			if v = carried[key]; v == nil {
 				shape := x.Shape().Clone()
 				if ax := plan.axis[x]; ax >= 0 && !combined {
-					r, err := m.share(shape[ax], p.k)
+					r, err := me.share(shape[ax], p.k)
 					if err != nil {
 						return nil, err
 					}
@@ -337,7 +344,7 @@ func (m *Meta) buildPhase(me *MetaExecutable, p *metaPart, ph int) (*partPhase, 
 		}
 		if c == slice {
 			ax := plan.sliceA[owner][i]
-			r, err := m.share(x.Shape()[ax], p.k)
+			r, err := me.share(x.Shape()[ax], p.k)
 			if err != nil {
 				return nil, err
 			}
@@ -439,7 +446,7 @@ func (me *MetaExecutable) source(pp *partPhase, p *metaPart, g *tensor.Graph, x 
 		vr := x.Variable()
 		if !whole {
 			var err error
-			if vr, err = me.m.slicedVariable(vr, ax, r, p.k); err != nil {
+			if vr, err = me.m.slicedVariable(vr, ax, r, p.k, len(me.m.parts)); err != nil {
 				return nil, fmt.Errorf("%v: %w", x, err)
 			}
 		}
@@ -456,18 +463,27 @@ func (me *MetaExecutable) source(pp *partPhase, p *metaPart, g *tensor.Graph, x 
 
 // slicedVariable returns part k's variable holding rows r of v along axis, made once
 // per meta device (so its updates persist across compiles).
-func (m *Meta) slicedVariable(v *tensor.Variable, axis int, r [2]int, k int) (*tensor.Variable, error) {
-	key := slicedKey{v, axis, r[0], r[1] - r[0]}
-	if sv, ok := m.sliced[key]; ok {
-		return sv, nil
+func (m *Meta) slicedVariable(v *tensor.Variable, axis int, r [2]int, k, parts int) (*tensor.Variable, error) {
+	vs := m.slices[v]
+	if vs == nil {
+		vs = &varSlices{axis: axis, parts: make([]*tensor.Variable, parts), ranges: make([][2]int, parts)}
+		m.slices[v] = vs
+	}
+	if vs.axis != axis || (vs.parts[k] != nil && vs.ranges[k] != r) {
+		// The slices may have been updated: slicing the initial value again would
+		// lose that.
+		return nil, fmt.Errorf("already split along axis %d as %v on part %d, where this graph needs axis %d as %v; use a meta device of its own", vs.axis, vs.ranges[k], k, axis, r)
+	}
+	if vs.parts[k] != nil {
+		return vs.parts[k], nil
 	}
 	init, err := sliceAxis(v.Init(), axis, r[0], r[1])
 	if err != nil {
 		return nil, err
 	}
-	sv := tensor.NewVariable(fmt.Sprintf("%s[part %d]", v.Name(), k), init)
-	m.sliced[key] = sv
-	return sv, nil
+	vs.parts[k] = tensor.NewVariable(fmt.Sprintf("%s[part %d]", v.Name(), k), init)
+	vs.ranges[k] = r
+	return vs.parts[k], nil
 }
 
 // Run splits the feeds, runs every part in parallel phase by phase, exchanging values
@@ -615,17 +631,15 @@ func (me *MetaExecutable) Phases() int { return me.plan.phases }
 func (m *Meta) Write(v *tensor.Variable, t *tensor.Tensor) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	vs := m.slices[v]
 	for k, r := range m.parts {
 		target, val := v, t
-		for key, sv := range m.sliced {
-			sh, err := m.share(v.Shape()[key.axis], k)
-			if key.v != v || err != nil || sh != [2]int{key.lo, key.lo + key.n} {
-				continue
-			}
-			if val, err = sliceAxis(t, key.axis, key.lo, key.lo+key.n); err != nil {
+		if vs != nil && vs.parts[k] != nil {
+			var err error
+			if val, err = sliceAxis(t, vs.axis, vs.ranges[k][0], vs.ranges[k][1]); err != nil {
 				return fmt.Errorf("runtime: meta: writing %v: %w", v, err)
 			}
-			target = sv
+			target = vs.parts[k]
 		}
 		if err := r.Write(target, val); err != nil {
 			return fmt.Errorf("runtime: meta: part %d: %w", k, err)
@@ -639,28 +653,18 @@ func (m *Meta) Write(v *tensor.Variable, t *tensor.Tensor) error {
 func (m *Meta) Replicas(v *tensor.Variable) ([]*tensor.Tensor, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	axis := -1
-	for key := range m.sliced {
-		if key.v == v {
-			axis = key.axis
-		}
-	}
-	if axis >= 0 {
+	if vs := m.slices[v]; vs != nil {
 		parts := make([]*tensor.Tensor, len(m.parts))
 		for k, r := range m.parts {
-			sh, err := m.share(v.Shape()[axis], k)
-			if err != nil {
-				return nil, err
-			}
-			sv := m.sliced[slicedKey{v, axis, sh[0], sh[1] - sh[0]}]
-			if sv == nil {
+			if vs.parts[k] == nil {
 				return nil, fmt.Errorf("runtime: meta: %v has no slice on part %d", v, k)
 			}
-			if parts[k], err = r.Read(sv); err != nil {
+			var err error
+			if parts[k], err = r.Read(vs.parts[k]); err != nil {
 				return nil, err
 			}
 		}
-		t, err := concatAxis(parts, axis)
+		t, err := concatAxis(parts, vs.axis)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: meta: joining %v: %w", v, err)
 		}

@@ -42,12 +42,15 @@ type metaPlan struct {
 	sliceA map[*tensor.Node][]int        // per input: the axis a slice conversion cuts
 	phase  map[*tensor.Node]int
 	phases int
+	// granule: an extent whose parts' slices must hold whole groups (heads' features
+	// when a reshape turns the split axis into heads and features); 1 when unset.
+	granule map[int]int
 }
 
 // planMeta places every node (in schedule order).
 func planMeta(nodes []*tensor.Node, split SplitFunc) (*metaPlan, error) {
 	p := &metaPlan{nodes: nodes, axis: map[*tensor.Node]int{}, conv: map[*tensor.Node][]conversion{},
-		sliceA: map[*tensor.Node][]int{}, phase: map[*tensor.Node]int{}, phases: 1}
+		sliceA: map[*tensor.Node][]int{}, phase: map[*tensor.Node]int{}, phases: 1, granule: map[int]int{}}
 	for _, n := range nodes {
 		if isSource(n) {
 			p.axis[n] = whole
@@ -80,6 +83,51 @@ func planMeta(nodes []*tensor.Node, split SplitFunc) (*metaPlan, error) {
 		p.phases = max(p.phases, ph+1)
 	}
 	return p, p.checkWrites()
+}
+
+// granuleOf is the granule of an extent's slices.
+func (p *metaPlan) granuleOf(extent int) int {
+	if g := p.granule[extent]; g > 0 {
+		return g
+	}
+	return 1
+}
+
+// align asks that slices of an axis of extent coarse hold whole groups of g, and that
+// an axis of extent fine (= coarse/g) be sliced plainly, so that the slices of the two
+// correspond; it reports false when an earlier request conflicts.
+func (p *metaPlan) align(coarse, g, fine int) bool {
+	if c := p.granule[coarse]; c != 0 && c != g {
+		return false
+	}
+	if f := p.granule[fine]; f != 0 && f != 1 {
+		return false
+	}
+	p.granule[coarse] = g
+	p.granule[fine] = 1
+	return true
+}
+
+// reshapeAxis follows a split axis a of x through a reshape: kept whole, divided into
+// an outer axis and inner ones (the features of heads), or merged with the axes after
+// it; the slices then hold whole groups of the inner size.
+func (p *metaPlan) reshapeAxis(n *tensor.Node, a int) (int, bool) {
+	x, out := n.Input(0).Shape(), n.Shape()
+	lead := x[:a].Size()
+	for j := 0; j < out.Rank(); j++ {
+		if out[:j].Size() != lead {
+			continue
+		}
+		switch d, o := x[a], out[j]; {
+		case o == d:
+			return j, true
+		case o < d && d%o == 0 && out[j+1:].Size() == d/o*x[a+1:].Size():
+			return j, p.align(d, d/o, o) // [.., H*D] -> [.., H, D]
+		case o > d && o%d == 0 && x[a+1:].Size() == o/d*out[j+1:].Size():
+			return j, p.align(o, o/d, d) // [.., H, D] -> [.., H*D]
+		}
+	}
+	return 0, false
 }
 
 // localWhole reports whether a part can make the whole of source x itself (an input is
@@ -142,6 +190,15 @@ func (p *metaPlan) place(n *tensor.Node) error {
 	case tensor.KindMatMul:
 		if ok := p.partialProduct(n, in, conv, sliceA); ok {
 			p.axis[n] = partial
+			return nil
+		}
+	case tensor.KindLayout:
+		if n.Op() == tensor.OpReshape {
+			if ax, ok := p.reshapeAxis(n, in[0]); ok {
+				p.axis[n] = ax
+				return nil
+			}
+			gatherAll()
 			return nil
 		}
 	case tensor.KindReduce:
@@ -286,16 +343,6 @@ func splitRule(n *tensor.Node, in []int) (int, error) {
 			}
 		}
 		return ax, nil
-	case tensor.OpReshape:
-		x := n.Input(0).Shape()
-		a := in[0]
-		lead := x[:a].Size()
-		for j := 0; j < r; j++ {
-			if out[:j].Size() == lead && out[j] == x[a] {
-				return j, nil
-			}
-		}
-		return 0, fmt.Errorf("the reshape to %v regroups the split axis %d of %v", out, a, x)
 	case tensor.OpPermute:
 		perm := n.Attr().(tensor.PermuteAttr).Perm
 		for j, p := range perm {
