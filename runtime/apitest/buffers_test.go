@@ -3,6 +3,7 @@ package apitest
 import (
 	"bytes"
 	"errors"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -178,15 +179,19 @@ func TestBuffersFreedWhenCollected(t *testing.T) {
 		}
 		before := used.Used(rt.PoolScratch)
 		func() {
+			var held []*rt.DeviceBuffer // referenced until counted: a collection may come at any time
 			for range 4 {
-				if _, err := d.Alloc(1<<20, rt.UsageAny); err != nil {
+				buf, err := d.Alloc(1<<20, rt.UsageAny)
+				if err != nil {
 					t.Fatal(err)
 				}
+				held = append(held, buf)
 			}
+			if used.Used(rt.PoolScratch) < before+4<<20 {
+				t.Fatalf("scratch pool %d after allocating 4 MiB from %d", used.Used(rt.PoolScratch), before)
+			}
+			goruntime.KeepAlive(held)
 		}()
-		if used.Used(rt.PoolScratch) < before+4<<20 {
-			t.Fatalf("scratch pool %d after allocating 4 MiB from %d", used.Used(rt.PoolScratch), before)
-		}
 		eventually(t, "dropped buffers freed", func() bool { return used.Used(rt.PoolScratch) <= before })
 	})
 }

@@ -3,6 +3,7 @@ package apitest
 import (
 	"errors"
 	"math"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -123,6 +124,7 @@ func TestExecutablesFreedWhenCollected(t *testing.T) {
 		warm.Free()
 		before := inUse()
 		func() {
+			var held []*rt.Executable // referenced until counted: a collection may come at any time
 			for range 3 {
 				e, err := r.Compile([]*tensor.Node{y})
 				if err != nil {
@@ -131,11 +133,13 @@ func TestExecutablesFreedWhenCollected(t *testing.T) {
 				if _, err := e.Run(map[*tensor.Node]*tensor.Tensor{x: random(1, 64, 6)}); err != nil {
 					t.Fatal(err)
 				}
+				held = append(held, e)
 			}
+			if inUse() <= before {
+				t.Fatalf("memory %d after three compiles, %d before", inUse(), before)
+			}
+			goruntime.KeepAlive(held)
 		}()
-		if inUse() <= before {
-			t.Fatalf("memory %d after three compiles, %d before", inUse(), before)
-		}
 		eventually(t, "dropped executables freed", func() bool { return inUse() <= before })
 	})
 }
