@@ -28,7 +28,8 @@ import (
 // which stay identical across parts (Replicas reads them back).
 type Meta struct {
 	devices []*PhysicalDevice
-	parts   []*Runtime
+	parts   []member
+	names   []string // each part's device ID, or its group's description
 	split   SplitFunc
 	weights []float64
 
@@ -110,12 +111,90 @@ func NewMeta(devices []*PhysicalDevice, opts ...MetaOption) (*Meta, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.parts = append(m.parts, newRuntime(b, cpu))
+		m.parts = append(m.parts, runtimeMember{newRuntime(b, cpu)})
+		m.names = append(m.names, d.id)
 	}
 	return m, nil
 }
 
-// Devices lists the meta device's devices, one per part.
+// NewMetaOfGroups makes a meta device whose parts are meta devices themselves: a hybrid
+// of data and tensor parallelism, where the outer device splits the batch across the
+// groups (SplitRows by default) and each group splits the weights across its own
+// devices (its own split function). Closing it closes the groups.
+func NewMetaOfGroups(groups []*Meta, opts ...MetaOption) (*Meta, error) {
+	if len(groups) == 0 {
+		return nil, errors.New("runtime: NewMetaOfGroups needs at least one group")
+	}
+	m := &Meta{split: SplitRows, slices: map[*tensor.Variable]*varSlices{}}
+	for _, o := range opts {
+		o(m)
+	}
+	if m.weights == nil {
+		m.weights = make([]float64, len(groups))
+		for i := range m.weights {
+			m.weights[i] = 1
+		}
+	}
+	if len(m.weights) != len(groups) {
+		return nil, fmt.Errorf("runtime: NewMetaOfGroups: %d proportions for %d groups", len(m.weights), len(groups))
+	}
+	for i, g := range groups {
+		if g == nil || g.closed {
+			return nil, fmt.Errorf("runtime: NewMetaOfGroups: group %d is nil or closed", i)
+		}
+		m.parts = append(m.parts, metaMember{g})
+		m.names = append(m.names, "("+strings.Join(g.names, ", ")+")")
+		m.devices = append(m.devices, g.devices...)
+	}
+	return m, nil
+}
+
+// member is what a part of a meta device runs on: a runtime on one device, or a meta
+// device of its own (a tensor-parallel group inside a data-parallel device).
+type member interface {
+	compile(outputs []*tensor.Node) (Runner, error)
+	Read(v *tensor.Variable) (*tensor.Tensor, error)
+	Write(v *tensor.Variable, t *tensor.Tensor) error
+	Close() error
+}
+
+// Runner is a compiled graph: an Executable, or a MetaExecutable.
+type Runner interface {
+	Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tensor, error)
+	Free()
+}
+
+type runtimeMember struct{ *Runtime }
+
+func (r runtimeMember) compile(outputs []*tensor.Node) (Runner, error) {
+	e, err := r.Compile(outputs)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+type metaMember struct{ *Meta }
+
+func (g metaMember) compile(outputs []*tensor.Node) (Runner, error) {
+	e, err := g.Compile(outputs)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Read reads a group's variable whole (its replicas are identical; its slices joined).
+func (g metaMember) Read(v *tensor.Variable) (*tensor.Tensor, error) {
+	reps, err := g.Replicas(v)
+	if err != nil {
+		return nil, err
+	}
+	return reps[0], nil
+}
+
+// Devices lists the meta device's devices, one per part (every group's, for a meta
+// device of groups).
 func (m *Meta) Devices() []*PhysicalDevice { return append([]*PhysicalDevice(nil), m.devices...) }
 
 // Close frees the parts' variables. Executables compiled on the meta device must be
@@ -171,8 +250,7 @@ type MetaExecutable struct {
 
 type metaPart struct {
 	k      int
-	device *PhysicalDevice
-	rt     *Runtime
+	name   string                  // the device (or group) it runs on
 	ranges map[*tensor.Node][2]int // split source -> its slice
 	phases []*partPhase
 	time   time.Duration // of the last run
@@ -180,7 +258,7 @@ type metaPart struct {
 
 // partPhase is one part's graph of one phase.
 type partPhase struct {
-	exe     *Executable
+	exe     Runner
 	nodes   map[*tensor.Node]*tensor.Node // original -> the part's node
 	sources map[sourceKey]*tensor.Node    // sources made in this phase
 	feeds   []partFeed                    // inputs of the part's graph
@@ -259,7 +337,7 @@ func (m *Meta) compile(outputs []*tensor.Node, split SplitFunc) (*MetaExecutable
 		}
 	}
 	for k, r := range m.parts {
-		p := &metaPart{k: k, device: m.devices[k], rt: r, ranges: map[*tensor.Node][2]int{}}
+		p := &metaPart{k: k, name: m.names[k], ranges: map[*tensor.Node][2]int{}}
 		for _, n := range nodes {
 			if isSource(n) && plan.axis[n] >= 0 {
 				sh, err := me.share(n.Shape()[plan.axis[n]], k)
@@ -277,10 +355,10 @@ func (m *Meta) compile(outputs []*tensor.Node, split SplitFunc) (*MetaExecutable
 				me.Free()
 				return nil, err
 			}
-			exe, err := r.Compile(pp.outputs(p))
+			exe, err := r.compile(pp.outputs(p))
 			if err != nil {
 				me.Free()
-				return nil, fmt.Errorf("runtime: meta: part %d on %s, phase %d: %w", k, m.devices[k].id, ph+1, err)
+				return nil, fmt.Errorf("runtime: meta: part %d on %s, phase %d: %w", k, p.name, ph+1, err)
 			}
 			pp.exe = exe
 			p.phases = append(p.phases, pp)
@@ -525,7 +603,7 @@ func (me *MetaExecutable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.
 				errs[k] = me.runPart(p, ph, feeds, own[k], combined)
 				p.time += time.Since(t0)
 				if errs[k] != nil {
-					errs[k] = fmt.Errorf("runtime: meta: part %d on %s: %w", k, p.device.id, errs[k])
+					errs[k] = fmt.Errorf("runtime: meta: part %d on %s: %w", k, p.name, errs[k])
 				}
 			}()
 		}
@@ -685,7 +763,7 @@ func (m *Meta) Replicas(v *tensor.Variable) ([]*tensor.Tensor, error) {
 type MetaPart struct {
 	Device      string
 	Ranges      map[string][2]int // split source name (or node) -> its slice [lo, hi)
-	Executables []*Executable     // one per phase
+	Executables []Runner          // one per phase: Executables, or MetaExecutables of a group
 	Time        time.Duration     // of the last run
 }
 
@@ -694,7 +772,7 @@ type MetaPart struct {
 func (me *MetaExecutable) Parts() []MetaPart {
 	var out []MetaPart
 	for _, p := range me.parts {
-		mp := MetaPart{Device: p.device.id, Ranges: map[string][2]int{}, Time: p.time}
+		mp := MetaPart{Device: p.name, Ranges: map[string][2]int{}, Time: p.time}
 		for _, pp := range p.phases {
 			mp.Executables = append(mp.Executables, pp.exe)
 		}
@@ -730,11 +808,7 @@ func (me *MetaExecutable) String() string { return me.table().String() }
 
 // String describes the meta device: "meta device over cpu, cpu (split rows)".
 func (m *Meta) String() string {
-	ids := make([]string, len(m.devices))
-	for i, d := range m.devices {
-		ids[i] = d.id
-	}
-	return fmt.Sprintf("meta device over %s", strings.Join(ids, ", "))
+	return fmt.Sprintf("meta device over %s", strings.Join(m.names, ", "))
 }
 
 // sliceAxis copies rows [lo, hi) of t along axis.

@@ -120,3 +120,70 @@ func TestTensorParallelAttention(t *testing.T) {
 		}
 	})
 }
+
+// TestHybridParallel: a meta device of two tensor-parallel groups (each splitting an
+// attention block's heads over two replicas) splits the batch between the groups: the
+// forward pass and training steps give one device's results, and both groups hold the
+// same weights after every step.
+func TestHybridParallel(t *testing.T) {
+	eachDevice(t, func(t *testing.T, d *rt.PhysicalDevice) {
+		x, block, loss, updates, ws := attentionBlock()
+		var groups []*rt.Meta
+		for range 2 {
+			g, err := rt.NewMeta(rt.Replicate(d, 2), rt.SplitBy(splitHeads))
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups = append(groups, g)
+		}
+		m, err := rt.NewMetaOfGroups(groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if len(m.Devices()) != 4 {
+			t.Errorf("%v has %d devices; want 4", m, len(m.Devices()))
+		}
+		one := runtimeOn(t, d)
+		step := append([]*tensor.Node{loss, block}, updates...)
+		ref, err := one.Compile(step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ref.Free()
+		train, err := m.Compile(step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer train.Free()
+		for i := range 3 {
+			feeds := map[*tensor.Node]*tensor.Tensor{x: random(uint64(70+i), 2, 5, 6)}
+			want, err := ref.Run(feeds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := train.Run(feeds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeTo(t, fmt.Sprintf("step %d loss", i), got[0], want[0], 1e-5)
+			closeTo(t, fmt.Sprintf("step %d block", i), got[1], want[1], 1e-5)
+			for _, v := range ws {
+				w, _ := one.Read(v)
+				reps, err := m.Replicas(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(reps) != 2 {
+					t.Fatalf("%d replicas of %v; want one per group", len(reps), v)
+				}
+				for k, r := range reps {
+					closeTo(t, fmt.Sprintf("step %d: %v in group %d", i, v, k), r, w, 1e-5)
+				}
+			}
+		}
+		if _, ok := train.Parts()[0].Executables[0].(*rt.MetaExecutable); !ok {
+			t.Errorf("a group's part runs %T; want a MetaExecutable", train.Parts()[0].Executables[0])
+		}
+	})
+}
