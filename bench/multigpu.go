@@ -28,6 +28,8 @@ func init() {
 //     columns, then the next layer's rows, one all-reduce per pair);
 //   - pp: the forward pass as a pipeline, the layers divided into one stage per part,
 //     the batch into micro-batches;
+//   - tpxdp: the dp training step over groups of two parts, the batch split between
+//     the groups and each group splitting the weights as tp does (4 parts or more);
 //   - nn: nn training steps (Adam, the workloads of bench nn: -nn-cases) compiled
 //     with nn.DataParallel over the parts, against the model on one device.
 //
@@ -43,7 +45,7 @@ func benchMultiGPU(args []string) error {
 	layers := fs.Int("layers", 4, "hidden layers")
 	batch := fs.Int("batch", 1024, "rows per step")
 	minTime := fs.Duration("time", 2*time.Second, "least time measured per case")
-	modes := fs.String("modes", "dp,tp,pp,nn", "dp, tp, pp, nn")
+	modes := fs.String("modes", "dp,tp,pp,tpxdp,nn", "dp, tp, pp, tpxdp, nn")
 	nnCases := fs.String("nn-cases", "mlp4096x4_b1024,transformer_d128_h8_L4_seq64_b32", "bench nn workloads the nn mode trains")
 	micro := fs.Int("micro", 4, "micro-batches per batch (pp)")
 	if err := fs.Parse(args); err != nil {
@@ -71,14 +73,18 @@ func benchMultiGPU(args []string) error {
 			}
 			continue
 		}
-		if mode != "dp" && mode != "tp" && mode != "pp" {
-			return fmt.Errorf("-modes: unknown mode %q (dp, tp, pp, nn)", mode)
+		if mode != "dp" && mode != "tp" && mode != "pp" && mode != "tpxdp" {
+			return fmt.Errorf("-modes: unknown mode %q (dp, tp, pp, tpxdp, nn)", mode)
 		}
 		var base float64
 		for _, n := range counts {
 			parts := make([]*runtime.PhysicalDevice, n)
 			for i := range parts {
 				parts[i] = devs[i%len(devs)]
+			}
+			if mode == "tpxdp" && n > 1 && (n < 4 || n%2 != 0) {
+				fmt.Fprintf(os.Stderr, "gml bench multigpu: tpxdp runs groups of 2 on 4, 6, 8... parts; %d skipped\n", n)
+				continue
 			}
 			if mode == "pp" && n > *layers {
 				fmt.Fprintf(os.Stderr, "gml bench multigpu: pp over %d parts needs at least %d layers (-layers); skipped\n", n, n)
@@ -218,18 +224,20 @@ func timeMeta(mode string, parts []*runtime.PhysicalDevice, units, layers, batch
 	outputs := []*tensor.Node{h}
 	opts := []runtime.MetaOption{}
 	feeds := map[*tensor.Node]*tensor.Tensor{x: randomTensor(rng, 1, batch, units)}
-	if mode == "dp" {
+	if mode == "dp" || mode == "tpxdp" {
 		loss := tensor.Mean(tensor.Square(tensor.Sub(h, target)), nil, false)
 		outputs = []*tensor.Node{loss}
 		for i, gr := range tensor.Grad(loss, ws) {
 			outputs = append(outputs, tensor.Assign(ws[i], tensor.Sub(ws[i], tensor.MulScalar(gr, 1e-3))))
 		}
 		feeds[target] = randomTensor(rng, 1, batch, units)
-	} else {
-		opts = append(opts, runtime.SplitBy(func(n *tensor.Node) (int, bool) {
-			ax, ok := split[n.Variable()]
-			return ax, ok
-		}))
+	}
+	megatron := runtime.SplitBy(func(n *tensor.Node) (int, bool) {
+		ax, ok := split[n.Variable()]
+		return ax, ok
+	})
+	if mode == "tp" {
+		opts = append(opts, megatron)
 	}
 	var e interface {
 		Run(map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tensor, error)
@@ -247,7 +255,21 @@ func timeMeta(mode string, parts []*runtime.PhysicalDevice, units, layers, batch
 		defer pl.Close()
 		e = pl
 	} else {
-		m, err := runtime.NewMeta(parts, opts...)
+		var m *runtime.Meta
+		var err error
+		if mode == "tpxdp" && len(parts) > 1 {
+			var groups []*runtime.Meta
+			for k := 0; k < len(parts); k += 2 {
+				g, err := runtime.NewMeta(parts[k:k+2], megatron)
+				if err != nil {
+					return 0, err
+				}
+				groups = append(groups, g)
+			}
+			m, err = runtime.NewMetaOfGroups(groups)
+		} else {
+			m, err = runtime.NewMeta(parts, opts...)
+		}
 		if err != nil {
 			return 0, err
 		}

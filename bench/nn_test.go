@@ -44,6 +44,9 @@ func TestParseTiles(t *testing.T) {
 // devices behind them, and compares with one part.
 func TestBenchMultiGPU(t *testing.T) {
 	rs := capture(t, "multigpu", "-device", "cpu", "-units", "16", "-layers", "2", "-batch", "8", "-time", "1ms", "-parts", "1,2", "-modes", "dp,tp,pp")
+	if g := capture(t, "multigpu", "-device", "cpu", "-units", "16", "-layers", "2", "-batch", "8", "-time", "1ms", "-parts", "1,4", "-modes", "tpxdp"); len(g) != 2 || g[1].Parts != 4 || !(g[1].Ratio > 0) {
+		t.Errorf("tpxdp: %+v", g)
+	}
 	if len(rs) != 6 {
 		t.Fatalf("%d lines: %+v", len(rs), rs)
 	}
