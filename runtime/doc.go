@@ -23,8 +23,11 @@
 // splits a graph over several devices: each node is split along an axis, whole, or a
 // partial sum; values the parts must exchange (all-reduce, all-gather) cut the graph
 // into phases with the exchange through the host between them, which works on every
-// driver. The host exchange is the one transfer path for now: a device-to-device path
-// (external memory, Vulkan device groups) is for a machine with several GPUs.
+// driver. A meta device's parts may be meta devices themselves (NewMetaOfGroups: tensor
+// parallel groups inside a data-parallel device). A Pipeline (pipeline.go) cuts a graph
+// into stages on several devices and streams micro-batches through them. The host
+// exchange is the one transfer path for now: a device-to-device path (external memory,
+// Vulkan device groups) is for a machine with several GPUs.
 //
 // Long-running loops in compiled code call Interrupted between steps; the Jupyter kernel
 // binds each cell's context with BindInterrupt, so Interrupt stops Fit mid-epoch.
