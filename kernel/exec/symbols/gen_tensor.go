@@ -299,6 +299,7 @@ func init() {
 		"ScatterAdd":                            reflect.ValueOf(tensor.ScatterAdd),
 		"ScatterReduceAdd":                      reflect.ValueOf(tensor.ScatterReduceAdd),
 		"ScatterReduceNone":                     reflect.ValueOf(tensor.ScatterReduceNone),
+		"SetGraphView":                          reflect.ValueOf(tensor.SetGraphView),
 		"Sigmoid":                               reflect.ValueOf(tensor.Sigmoid),
 		"Sign":                                  reflect.ValueOf(tensor.Sign),
 		"Silu":                                  reflect.ValueOf(tensor.Silu),
