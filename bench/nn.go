@@ -53,6 +53,23 @@ var nnWorkloads = []nnWorkload{
 	}, tokens(32, 64, 1000)},
 }
 
+// ssmWorkloads are sequence classifiers on the fused state-space recurrences. PyTorch
+// has no such ops in eager mode, so they have no anchor and their figures stand alone.
+var ssmWorkloads = []nnWorkload{
+	{"mamba_d128_L2_seq256_b16", func() *nn.Net {
+		return ssmNet(func() nn.Layer { return nn.MambaBlock(16, 4, 2) })
+	}, tokens(16, 256, 1000)},
+	{"rwkv7_d128_h4_L2_seq256_b16", func() *nn.Net {
+		return ssmNet(func() nn.Layer { return nn.RWKVBlock(7, nn.Heads(4), nn.FeedForward(512)) })
+	}, tokens(16, 256, 1000)},
+}
+
+// ssmNet is a two-block sequence classifier of width 128 over 256 tokens.
+func ssmNet(block func() nn.Layer) *nn.Net {
+	return nn.Sequential(nn.Embedding(1000, 128, nn.InputShape(256)), block(), block(),
+		nn.SequencePooling(), nn.Dense(10, nn.Activation("softmax")))
+}
+
 // mlp784 is the Fashion-MNIST MLP: 784-128(relu)-dropout 0.3-10.
 func mlp784() *nn.Net {
 	return nn.Sequential(nn.Dense(128, nn.Activation("relu"), nn.InputShape(784)), nn.Dropout(0.3), nn.Dense(10, nn.Activation("softmax")))
@@ -103,7 +120,8 @@ func benchNN(args []string) error {
 	if *device != "cpu" && *device != "gpu" {
 		return fmt.Errorf("-device %q: want cpu or gpu", *device)
 	}
-	if *only != "" && !slices.ContainsFunc(nnWorkloads, func(w nnWorkload) bool { return w.name == *only }) {
+	workloads := append(slices.Clone(nnWorkloads), ssmWorkloads...)
+	if *only != "" && !slices.ContainsFunc(workloads, func(w nnWorkload) bool { return w.name == *only }) {
 		return fmt.Errorf("-case %q: no such workload", *only)
 	}
 	hardware, err := deviceName(*device)
@@ -133,7 +151,7 @@ func benchNN(args []string) error {
 		return fmt.Errorf("-cpuprofile: %w", err)
 	}
 	defer stop()
-	for _, w := range nnWorkloads {
+	for _, w := range workloads {
 		if *only != "" && w.name != *only {
 			continue
 		}

@@ -63,6 +63,14 @@
 //   - Quantised weights (Q4_0, Q8_0, Q4_K) stay in their blocks in device memory:
 //     matmul_quant.comp decodes 32 weights at a time into registers inside the product
 //     (x @ wᵀ and w @ y) and decodes whole tensors for Cast; encoding runs on the CPU.
+//   - The state-space and linear-attention recurrences (ssm_conv, ssm_scan, wkv6, gla,
+//     wkv7 and their backward ops) run sequence by sequence in ssm_*.comp: the scan
+//     with a channel's state in registers, the per-head ops with one workgroup per head
+//     and one invocation per line of its S×S state (S at most 64). Backward passes keep
+//     checkpoints every 32 tokens and recomputed chunks in scratch (about (T/32+33)·S²
+//     floats per head), and sum gradients shared across sequences or channels in a
+//     second pass rather than with float atomics. Custom ops (runtime.RegisterCustomOp)
+//     call Go and always run on the CPU.
 //   - Data types: the engine's dtypes are f32, f16, bf16, i32, i64 and bool. Arithmetic
 //     ops (elementwise, reductions, softmax, norms, convolution, pooling, attention,
 //     optimizer updates, cumsum, variance) run on f32 tensors, matmul on f32, and on

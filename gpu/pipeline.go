@@ -79,8 +79,10 @@ import (
 	"github.com/gml-dev/gml/shaders"
 )
 
-// maxBindings is the most storage buffers one kernel binds.
-const maxBindings = 8
+// maxBindings is the most storage buffers one kernel binds: 11 for the backward pass of
+// the per-head recurrences (six token vectors, bonus, initial state, output gradient,
+// gradients, scratch). Vulkan implementations for desktop GPUs allow far more per stage.
+const maxBindings = 12
 
 // pushSize is the push-constant range every pipeline layout declares (Vulkan's minimum).
 const pushSize = 128

@@ -29,6 +29,17 @@
 // exchange is the one transfer path for now: a device-to-device path (external memory,
 // Vulkan device groups) is for a machine with several GPUs.
 //
+// Custom ops (custom.go) are host kernels registered by name with RegisterCustomOp and
+// called by tensor.Custom nodes. The registry lives here, not in tensor, because a kernel
+// is an execution concern (it receives memory and a range of rows); tensor only learns
+// the names and the optional gradients, so that a wrong name fails when the node is
+// built and Grad finds a custom op's rule. The CPU backend calls a kernel once per range
+// of output rows, the ranges spread over the cores, so a kernel (also one interpreted in
+// a notebook cell) must be safe to call concurrently on disjoint rows. No other backend
+// can call Go, so the scheduler places custom nodes on the CPU and counts each one on a
+// GPU graph as a fallback. Re-registering a name replaces the kernel for graphs compiled
+// afterwards.
+//
 // Long-running loops in compiled code call Interrupted between steps; the Jupyter kernel
 // binds each cell's context with BindInterrupt, so Interrupt stops Fit mid-epoch.
 package runtime

@@ -43,6 +43,9 @@ var Variants = []Variant{
 	{Name: "compare", Source: "compare.comp"},
 	{Name: "training_dropout", Source: "training_dropout.comp"},
 	{Name: "reduce_scan", Source: "reduce_scan.comp"},
+	{Name: "ssm_conv", Source: "ssm_conv.comp"},
+	{Name: "ssm_scan", Source: "ssm_scan.comp"},
+	{Name: "ssm_heads", Source: "ssm_heads.comp"},
 }
 
 // Generated lists the modules that Go generators write instead of glslc: the

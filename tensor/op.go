@@ -170,6 +170,24 @@ const (
 	OpSGDUpdate   // inputs (param var, grad, velocity var, lr scalar); Attr: SGDAttr; writes param, velocity
 	OpAdamUpdate  // inputs (param var, grad, m var, v var, lr scalar, step scalar); Attr: AdamAttr; writes param, m, v
 
+	// State-space and linear-attention recurrences (ops_ssm.go); each backward op
+	// takes the forward's inputs and output gradient and returns every input's
+	// gradient, flattened and concatenated.
+	OpSSMConv     // inputs (x [B,T,D], w [D,K], state [B,K-1,D]) -> [B,T,D]
+	OpSSMConvGrad // inputs (x, w, state, gy) -> [all gradients]
+	OpSSMScan     // inputs (x, dt [B,T,D], A [D,N], B, C [B,T,N], h0 [B,D,N]) -> [B, T·D + D·N]
+	OpSSMScanGrad
+	OpWKV6 // inputs (r, k, v, w [B,T,H,S], u [H,S], s0 [B,H,S,S]) -> [B, T·H·S + H·S·S]
+	OpWKV6Grad
+	OpGLA // inputs (q, k, v, g [B,T,H,S], s0); Attr: GLAAttr{Scale}
+	OpGLAGrad
+	OpWKV7 // inputs (r, w, k, v, a, b [B,T,H,S], s0)
+	OpWKV7Grad
+
+	// Custom: a named host kernel registered with runtime.RegisterCustomOp.
+	OpCustom       // n-ary floats; Attr: CustomAttr{Name, Shape, Params, InPlace}
+	OpCustomAssign // inputs (variable, others...); Attr: CustomAttr: the kernel updates the variable in place
+
 	numOps
 )
 
@@ -187,10 +205,12 @@ const (
 	KindNorm
 	KindLayout
 	KindTraining
+	KindSSM
+	KindCustom
 	numKinds
 )
 
-var kindNames = [numKinds]string{"source", "unary", "binary", "reduce", "matmul", "conv", "norm", "layout", "training"}
+var kindNames = [numKinds]string{"source", "unary", "binary", "reduce", "matmul", "conv", "norm", "layout", "training", "ssm", "custom"}
 
 // String returns the kind's lower-case name ("unary", "reduce").
 func (k Kind) String() string {
@@ -324,6 +344,9 @@ type opInfo struct {
 	gpu                 gpuInfo
 }
 
+// secondOrderSSM is why the state-space backward ops have no gradient.
+const secondOrderSSM = "second-order gradients through the state-space and linear-attention recurrences are not implemented"
+
 // Reasons for noGrad.
 const (
 	boolOut    = "boolean output"
@@ -439,6 +462,21 @@ var opTable = [numOps]opInfo{
 	OpAssign:      {name: "assign", kind: KindTraining, arity: 2, dtypes: AllTypes, cost: CostMove, inPlace: []int{0}, noGrad: sideEffect, gpu: onShader("layout")},
 	OpSGDUpdate:   {name: "sgd_update", kind: KindTraining, arity: 4, dtypes: FloatTypes, cost: CostMath, inPlace: []int{0, 2}, noGrad: sideEffect, gpu: onShader("training_optim")},
 	OpAdamUpdate:  {name: "adam_update", kind: KindTraining, arity: 6, dtypes: FloatTypes, cost: CostMath, inPlace: []int{0, 2, 3}, noGrad: sideEffect, gpu: onShader("training_optim")},
+
+	OpSSMConv:     {name: "ssm_conv", kind: KindSSM, arity: 3, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("ssm_conv")},
+	OpSSMConvGrad: {name: "ssm_conv_grad", kind: KindSSM, arity: 4, dtypes: FloatTypes, cost: CostProduct, gradMissing: secondOrderSSM, gpu: onShader("ssm_conv")},
+	OpSSMScan:     {name: "ssm_scan", kind: KindSSM, arity: 6, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("ssm_scan")},
+	OpSSMScanGrad: {name: "ssm_scan_grad", kind: KindSSM, arity: 7, dtypes: FloatTypes, cost: CostProduct, gradMissing: secondOrderSSM, gpu: onShader("ssm_scan")},
+	OpWKV6:        {name: "wkv6", kind: KindSSM, arity: 6, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("ssm_heads")},
+	OpWKV6Grad:    {name: "wkv6_grad", kind: KindSSM, arity: 7, dtypes: FloatTypes, cost: CostProduct, gradMissing: secondOrderSSM, gpu: onShader("ssm_heads")},
+	OpGLA:         {name: "gla", kind: KindSSM, arity: 5, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("ssm_heads")},
+	OpGLAGrad:     {name: "gla_grad", kind: KindSSM, arity: 6, dtypes: FloatTypes, cost: CostProduct, gradMissing: secondOrderSSM, gpu: onShader("ssm_heads")},
+	OpWKV7:        {name: "wkv7", kind: KindSSM, arity: 7, dtypes: FloatTypes, cost: CostProduct, gpu: onShader("ssm_heads")},
+	OpWKV7Grad:    {name: "wkv7_grad", kind: KindSSM, arity: 8, dtypes: FloatTypes, cost: CostProduct, gradMissing: secondOrderSSM, gpu: onShader("ssm_heads")},
+
+	// Custom kernels run on the CPU: the GPU has no way to call Go.
+	OpCustom:       {name: "custom", kind: KindCustom, arity: -1, dtypes: FloatTypes, cost: CostReduce},
+	OpCustomAssign: {name: "custom_assign", kind: KindCustom, arity: -1, dtypes: FloatTypes, cost: CostReduce, inPlace: []int{0}, noGrad: sideEffect},
 }
 
 // NumOps is the number of defined ops, for tables indexed by Op.

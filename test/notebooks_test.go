@@ -231,6 +231,38 @@ var notebookChecks = map[string]func(t *testing.T, p printed){
 			t.Errorf("Evaluate's accuracy %.2f%%, the confusion matrix's %.2f%%", v[0], 100*cm)
 		}
 	},
+	"mamba_block": func(t *testing.T, p printed) {
+		// 77.5% measured after 10 epochs (chance 12.5%).
+		within(t, "CPU test accuracy", p.numbers(t, `CPU: test accuracy ([\d.]+)% \(chance`)[0], 60, 100)
+		switch {
+		case strings.Contains(string(p), "GPU: test accuracy"):
+			within(t, "GPU test accuracy", p.numbers(t, `GPU: test accuracy ([\d.]+)%`)[0], 60, 100)
+		case strings.Contains(string(p), "software Vulkan device"):
+			p.numbers(t, `software Vulkan device: same predictions as the CPU: true`)
+		default:
+			p.numbers(t, `no GPU here`)
+		}
+	},
+	"gguf": func(t *testing.T, p printed) {
+		f32 := p.numbers(t, `F32: fc1 relative error ([\d.]+), test accuracy ([\d.]+)%`)
+		within(t, "F32 read-back error", f32[0], 0, 0)
+		within(t, "float accuracy", f32[1], 80, 90)
+		for typ, maxErr := range map[string]float64{"Q8_0": 0.01, "Q4_K": 0.12, "Q4_0": 0.15} {
+			v := p.numbers(t, typ+`: fc1 relative error ([\d.]+), test accuracy ([\d.]+)%`)
+			within(t, typ+" relative error", v[0], 0.0001, maxErr)
+			within(t, typ+" accuracy, points below float", f32[1]-v[1], -1, 3)
+		}
+		p.numbers(t, `(?m)^architecture\s+mlp$`)
+		p.numbers(t, `(?m)^Q4_K\s+2\s+264\.7 K\s+145\.41 KiB\s+99\.3%\s+4\.50$`)
+		if strings.Contains(string(p), "GPU Q4_K") {
+			for _, typ := range []string{"Q8_0", "Q4_K", "Q4_0"} {
+				v := p.numbers(t, `GPU `+typ+`: accuracy on the first 1000 test images ([\d.]+)% \(CPU: ([\d.]+)%\)`)
+				within(t, typ+" GPU accuracy, points from the CPU's", v[0]-v[1], -0.2, 0.2)
+			}
+		} else {
+			p.numbers(t, `no GPU here`)
+		}
+	},
 	"fashion_mnist_mlp": func(t *testing.T, p printed) {
 		v := p.numbers(t, `test accuracy ([\d.]+)%, loss ([\d.]+)`)
 		within(t, "test accuracy", v[0], 85.5, 89.5) // 86.24% measured, PyTorch 86.95%

@@ -37,7 +37,7 @@ type Case struct {
 	DTypes []tensor.DType
 	// Tol bounds |got - want| <= Tol·(1 + |want|) for F32 results: 0 means 1e-5.
 	// Half-precision results get at least 2e-3 (F16) and 1.6e-2 (BF16); integer and
-	// bool results must be exact. A NaN or an infinity must match the reference's.
+	// bool results must be exact; quantised ones are compared decoded, within Tol. A NaN or an infinity must match the reference's.
 	Tol float64
 	// Grad also checks the gradient: the rules against central differences of the
 	// reference, and the backward graph on every backend against the reference.
@@ -71,6 +71,9 @@ func (c Case) tolerance(dt tensor.DType) float64 {
 		return max(tol, 1.6e-2)
 	case tensor.F32:
 		return tol
+	}
+	if dt.IsQuantized() {
+		return tol // decoded in f32 by the backends, in float64 by the reference
 	}
 	return 0
 }
@@ -151,6 +154,13 @@ func (x Input) tensor(dt tensor.DType, rng *rand.Rand) (*tensor.Tensor, error) {
 		vals = Ints(-20, 20)(rng, n)
 	default:
 		vals = Uniform(-1, 1)(rng, n)
+	}
+	if dt.IsQuantized() {
+		f32, err := tensor.FromFloat64sAs(tensor.F32, x.Shape, vals)
+		if err != nil {
+			return nil, err
+		}
+		return f32.Quantize(dt)
 	}
 	return tensor.FromFloat64sAs(dt, x.Shape, vals)
 }

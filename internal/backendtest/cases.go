@@ -10,7 +10,7 @@ import (
 func AllCases() []Case {
 	var cs []Case
 	for _, family := range [][]Case{elementwiseCases(), reduceCases(), matMulCases(), convCases(), normCases(),
-		attentionCases(), layoutCases(), indexCases(), trainingCases(), compositeCases()} {
+		attentionCases(), layoutCases(), indexCases(), trainingCases(), compositeCases(), quantCases(), ssmCases(), customCases()} {
 		cs = append(cs, family...)
 	}
 	return cs

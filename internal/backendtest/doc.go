@@ -16,6 +16,12 @@
 //     has one reference function (ref_*.go); the unary and binary ops' scalar functions
 //     are rows of the case table itself; the fused ops (softmax, norms, attention, RoPE)
 //     are evaluated through tensor.Decompose, which defines them.
+//   - Quantised tensors (Q4_0, Q8_0, Q4_K) are decoded in float64 from the formats'
+//     definitions (internal/quantref, which also checks tensor/quant's decoders); a
+//     cast to a quantised type takes tensor.Quantize's blocks, since the encoder is
+//     what defines which representable values a cast picks.
+//   - A custom op is as good as its kernel: the shipped kernels have references by
+//     name (ref_custom.go), and a case of any other custom op fails for want of one.
 //   - Comparisons cannot pass on NaN: a NaN or an infinity must match the reference's
 //     exactly, and none may appear where the reference is finite (Compare).
 //   - A backend may leave a node to the CPU (a dtype or shape its kernels do not take):

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gml-dev/gml/internal/quantref"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -22,9 +23,28 @@ func newArray(dt tensor.DType, s tensor.Shape) *Array {
 	return &Array{DType: dt, Shape: s.Clone(), Data: make([]float64, s.Size())}
 }
 
-// FromTensor converts a host tensor to an array.
+// FromTensor converts a host tensor to an array; quantised blocks are decoded in
+// float64 from their definition (internal/quantref).
 func FromTensor(t *tensor.Tensor) *Array {
+	if f, ok := t.DType().Format(); ok {
+		return &Array{DType: t.DType(), Shape: t.Shape().Clone(), Data: quantref.Decode(f, t.Bytes(), t.Len())}
+	}
 	return &Array{DType: t.DType(), Shape: t.Shape().Clone(), Data: t.Float64s()}
+}
+
+// quantize rounds a to its quantised dtype: the blocks tensor.Quantize encodes from
+// the values rounded to f32 (the encoder defines which representable values a cast
+// picks), decoded again in float64.
+func (a *Array) quantize() *Array {
+	f32, err := tensor.FromFloat64sAs(tensor.F32, a.Shape, a.Data)
+	if err != nil {
+		panic(err)
+	}
+	q, err := f32.Quantize(a.DType)
+	if err != nil {
+		panic(err)
+	}
+	return FromTensor(q)
 }
 
 func (a *Array) clone() *Array {
@@ -34,7 +54,9 @@ func (a *Array) clone() *Array {
 // round brings every element to the array's dtype: integers truncate toward zero (NaN
 // and infinities to 0), bool is nonzero, and the float types round to nearest even
 // (the half types through tensor's conversions). With exact set, F32 keeps its float64
-// value, overflowing to ±Inf only beyond F32's range.
+// value, overflowing to ±Inf only beyond F32's range. Quantised values are left as
+// they are: only a cast makes them (Array.quantize), and requantising them would move
+// them (a block's scale follows its largest value).
 func (a *Array) round(exact bool) *Array {
 	switch {
 	case a.DType.IsInt():

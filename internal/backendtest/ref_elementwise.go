@@ -31,11 +31,14 @@ func init() {
 			return v[2]
 		})
 	}, tensor.OpWhere)
-	// Cast rounds to the target type (Array.round); an integer narrowed to I32 wraps
-	// around, as two's complement does.
+	// Cast rounds to the target type (Array.round, or Array.quantize); an integer
+	// narrowed to I32 wraps around, as two's complement does.
 	defRef(func(n *tensor.Node, in []*Array) *Array {
 		out := in[0].clone()
 		out.DType = n.DType()
+		if out.DType.IsQuantized() {
+			return out.quantize()
+		}
 		if out.DType == tensor.I32 && in[0].DType.IsInt() {
 			for i, v := range out.Data {
 				out.Data[i] = float64(int32(int64(v)))

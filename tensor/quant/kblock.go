@@ -150,3 +150,14 @@ func decodeIQ4_XS(dst []float32, b []byte) {
 		}
 	}
 }
+
+// Q4KScales returns the effective scale and offset of each of the eight sub-blocks of
+// a Q4_K super-block (the float16 super-scales times the 6-bit values): weight i of
+// sub-block j is scales[j]·q − mins[j].
+func Q4KScales(block []byte, scales, mins *[8]float32) {
+	d, dmin := f16(block), f16(block[2:])
+	for j := range 8 {
+		sc, m := kScaleMin(block[4:16], j)
+		scales[j], mins[j] = d*float32(sc), dmin*float32(m)
+	}
+}

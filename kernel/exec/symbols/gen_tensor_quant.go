@@ -19,6 +19,7 @@ func init() {
 		"ParseFormat": reflect.ValueOf(quant.ParseFormat),
 		"Q2_K":        reflect.ValueOf(quant.Q2_K),
 		"Q3_K":        reflect.ValueOf(quant.Q3_K),
+		"Q4KScales":   reflect.ValueOf(quant.Q4KScales),
 		"Q4_0":        reflect.ValueOf(quant.Q4_0),
 		"Q4_1":        reflect.ValueOf(quant.Q4_1),
 		"Q4_K":        reflect.ValueOf(quant.Q4_K),

@@ -4,4 +4,6 @@ package qdot
 
 import "github.com/gml-dev/gml/tensor/quant"
 
+const nativeOK = false
+
 func native(quant.Format) Func { return nil }
