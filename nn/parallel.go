@@ -15,8 +15,10 @@ import (
 // and equal, within float32 rounding, to one device's (batch statistics, such as
 // BatchNorm's, are taken over the whole batch). Devices are runtime device
 // queries ("vulkan:0", "vulkan:1", "cpu"); naming one device several times makes
-// replicas of it, and GML_VK_DEVICES=0,0 lists one GPU twice as two devices. Dropout
-// draws its masks per replica, so with dropout the steps differ from one device's.
+// replicas of it, and GML_VK_DEVICES=0,0 lists one GPU twice as two devices. An op
+// that cannot take a slice of the batch (dropout, whose mask follows each element's
+// place in the whole batch) gets the whole batch gathered in every replica, so the step
+// still equals one device's, but what follows it is computed in every replica.
 // Evaluate and Predict run on the model's own device; the weights the replicas train
 // are brought back there whenever they are read. A Trainer with gradient accumulation
 // is refused.
