@@ -52,10 +52,11 @@ bench: build
 	./$(BIN) bench cpu
 
 # Plants each bug of internal/mutate's list in a scratch copy and reports which ones the
-# tests catch (tens of minutes; not part of make test). MUTATE=REGEXP runs a subset.
+# tests catch (tens of minutes, niced; not part of make test). MUTATE=REGEXP runs a subset.
+# The reports in bin/ are rewritten after each mutation.
 mutate:
 	mkdir -p bin
-	$(GO) run ./internal/mutate -json bin/mutate-report.json $(if $(MUTATE),-run '$(MUTATE)')
+	nice -n 10 $(GO) run ./internal/mutate -json bin/mutate-report.json -md bin/mutate-report.md $(if $(MUTATE),-run '$(MUTATE)')
 
 clean:
 	rm -rf bin

@@ -81,6 +81,7 @@ type Device struct {
 	mem    *allocator
 	pipes  *pipelineCache
 	pool   vk.CommandPool
+	spares []sparePool // released recordings' pools, for the next recorders (recorder.go)
 	fence  vk.Fence
 	stage  *staging
 	timing bool
@@ -435,6 +436,10 @@ func (d *Device) Close() error {
 		if d.fence != vk.NullFence {
 			vk.DestroyFence(d.dev, d.fence, nil)
 		}
+		for _, s := range d.spares {
+			vk.DestroyCommandPool(d.dev, s.pool, nil)
+		}
+		d.spares = nil
 		if d.pool != vk.NullCommandPool {
 			vk.DestroyCommandPool(d.dev, d.pool, nil)
 		}

@@ -103,11 +103,18 @@ type layout struct {
 	layout vk.PipelineLayout
 }
 
+// kernelKey identifies a pipeline. The specialisation constants are a fixed array, not
+// a formatted string: a recording looks up one kernel per dispatch, and a trace compiled
+// every step (ag with its trace cache off) records every step.
 type kernelKey struct {
 	shader string
 	nbind  int
-	spec   string
+	nspec  int
+	spec   [maxSpec]uint32
 }
+
+// maxSpec bounds a kernel's specialisation constants.
+const maxSpec = 16
 
 type setKey struct {
 	dsl  vk.DescriptorSetLayout
@@ -212,8 +219,8 @@ func (c *pipelineCache) layoutFor(nbind int) (*layout, error) {
 // size along x), building it on first use. A pipeline the driver rejects gives the same
 // error at once afterwards.
 func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, error) {
-	if nbind < 1 || nbind > maxBindings || len(spec) == 0 {
-		return nil, fmt.Errorf("gpu: kernel %s: need 1..%d bindings and a workgroup size", shader, maxBindings)
+	if nbind < 1 || nbind > maxBindings || len(spec) == 0 || len(spec) > maxSpec {
+		return nil, fmt.Errorf("gpu: kernel %s: need 1..%d bindings and a workgroup size plus at most %d constants", shader, maxBindings, maxSpec-1)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -221,7 +228,8 @@ func (d *Device) Kernel(shader string, nbind int, spec ...uint32) (*Kernel, erro
 		return nil, ErrClosed
 	}
 	c := d.pipes
-	key := kernelKey{shader, nbind, fmt.Sprint(spec)}
+	key := kernelKey{shader: shader, nbind: nbind, nspec: len(spec)}
+	copy(key.spec[:], spec)
 	if k, ok := c.kernels[key]; ok {
 		return k, nil
 	}

@@ -26,11 +26,14 @@ static int32_t gml_create_command_pool(void *fn, void *device, uint32_t flags, u
 	return ((gml_create_pool_t)fn)(device, &pi, NULL, pool);
 }
 
-// gml_start_commands allocates one primary command buffer from pool and begins it.
+// gml_start_commands allocates one primary command buffer from pool, unless *cb already
+// holds one (a recycled pool's, reset), and begins it.
 static int32_t gml_start_commands(void *alloc, void *begin, void *device, uint64_t pool, uint32_t flags, void **cb) {
-	gml_cb_alloc_info ai = {40, NULL, pool, 0, 1}; // VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, primary
-	int32_t res = ((gml_alloc_cb_t)alloc)(device, &ai, cb);
-	if (res != 0) return res;
+	if (*cb == NULL) {
+		gml_cb_alloc_info ai = {40, NULL, pool, 0, 1}; // VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, primary
+		int32_t res = ((gml_alloc_cb_t)alloc)(device, &ai, cb);
+		if (res != 0) return res;
+	}
 	gml_begin_info bi = {42, NULL, flags, NULL}; // VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
 	return ((gml_begin_t)begin)(*cb, &bi);
 }
@@ -190,12 +193,17 @@ func (d *Device) newRecorder(timed bool) (*Recorder, error) {
 		return nil, ErrClosed
 	}
 	r := &Recorder{d: d}
-	pool, err := d.createCommandPool(vk.CommandPoolCreateTransientBit)
-	if err != nil {
-		return nil, err
+	if n := len(d.spares); n > 0 {
+		r.pool, r.cb = d.spares[n-1].pool, d.spares[n-1].cb
+		d.spares = d.spares[:n-1]
+	} else {
+		pool, err := d.createCommandPool(vk.CommandPoolCreateTransientBit)
+		if err != nil {
+			return nil, err
+		}
+		r.pool = pool
 	}
-	r.pool = pool
-	cb, err := d.startCommands(r.pool, false)
+	cb, err := d.beginCommands(r.pool, r.cb, false)
 	if err != nil {
 		r.release()
 		return nil, err
@@ -227,9 +235,30 @@ func (r *Recorder) release() {
 		r.queries = vk.NullQueryPool
 	}
 	if r.pool != vk.NullCommandPool {
-		vk.DestroyCommandPool(r.d.dev, r.pool, nil)
+		r.d.recyclePool(r.pool, r.cb)
 		r.pool = vk.NullCommandPool
 	}
+}
+
+// sparePool is a released recording's command pool, reset, with its command buffer.
+type sparePool struct {
+	pool vk.CommandPool
+	cb   vk.CommandBuffer
+}
+
+// maxSparePools bounds the command pools kept for reuse.
+const maxSparePools = 8
+
+// recyclePool takes back a released recording's pool (and its command buffer, nil when
+// none was allocated): reset and kept for the next recorder, since a new pool per
+// recording — a recording per step when ag compiles every step — makes the driver set up
+// command memory anew each time. d.mu must be held and the pool's work finished.
+func (d *Device) recyclePool(pool vk.CommandPool, cb vk.CommandBuffer) {
+	if cb != nil && len(d.spares) < maxSparePools && vk.ResetCommandPool(d.dev, pool, 0) == vk.Success {
+		d.spares = append(d.spares, sparePool{pool, cb})
+		return
+	}
+	vk.DestroyCommandPool(d.dev, pool, nil)
 }
 
 // The calls below record commands through our own C shims, not goki/vulkan: its wrappers
@@ -250,11 +279,16 @@ func (d *Device) createCommandPool(flags vk.CommandPoolCreateFlagBits) (vk.Comma
 // startCommands allocates a primary command buffer from pool and begins it, for one
 // submission (oneTime) or many. The buffer is freed with its pool.
 func (d *Device) startCommands(pool vk.CommandPool, oneTime bool) (vk.CommandBuffer, error) {
+	return d.beginCommands(pool, nil, oneTime)
+}
+
+// beginCommands begins reuse, a reset command buffer of pool, or when nil a new one.
+func (d *Device) beginCommands(pool vk.CommandPool, reuse vk.CommandBuffer, oneTime bool) (vk.CommandBuffer, error) {
 	flags := C.uint32_t(0)
 	if oneTime {
 		flags = C.uint32_t(vk.CommandBufferUsageOneTimeSubmitBit)
 	}
-	var cb unsafe.Pointer
+	cb := unsafe.Pointer(reuse)
 	res := C.gml_start_commands(d.fn.allocateCommandBuffers, d.fn.beginCommandBuffer, unsafe.Pointer(d.dev), handle(pool), flags, &cb)
 	return vk.CommandBuffer(cb), check(vk.Result(res), "vkAllocateCommandBuffers/vkBeginCommandBuffer")
 }
@@ -521,7 +555,7 @@ func (rc *Recording) Release() {
 		rc.queries = vk.NullQueryPool
 	}
 	if rc.pool != vk.NullCommandPool {
-		vk.DestroyCommandPool(d.dev, rc.pool, nil)
+		d.recyclePool(rc.pool, rc.cb)
 		rc.pool = vk.NullCommandPool
 	}
 }

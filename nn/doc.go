@@ -84,14 +84,14 @@
 //     makes it reproducible. Adam uses Keras's epsilon 1e-7.
 //   - Reproducibility: SetSeed (initial weights) and Compile's Seed (dropout masks and
 //     shuffling) fix every random choice. Training on the CPU is then bit-identical from
-//     run to run with the same number of threads (GOMAXPROCS) and GEMM (GML_BLAS; the
-//     default native one): every reduction adds in an order fixed by the thread count,
-//     never by timing; another thread count gives results equal to rounding only. On a
-//     GPU training is bit-identical from run to run on the same device, driver and gml
-//     version, since no shader adds floats atomically and every reduction has a fixed
-//     order; GPU and CPU results agree to rounding only, and so do different GPUs (they
-//     may pick other product shaders, e.g. cooperative matrices). TestFitIsReproducible
-//     checks both.
+//     run to run with the same number of threads (GOMAXPROCS or GML_THREADS) and GEMM
+//     (GML_BLAS; the default native one): every reduction adds in an order fixed by the
+//     thread count, never by timing; another thread count gives results equal to
+//     rounding only. On a GPU training is bit-identical from run to run on the same
+//     device, driver and gml version, since no shader adds floats atomically and every
+//     reduction has a fixed order; GPU and CPU results agree to rounding only, and so do
+//     different GPUs (they may pick other product shaders, e.g. cooperative matrices).
+//     TestFitIsReproducible checks both.
 //   - MixedPrecision("mixed_bfloat16") marks the matrix products (Dense, LSTM, GRU,
 //     attention projections) and their gradients as allowed to round operands to bf16
 //     (tensor.MatMulAttr.Precision); products, variables, gradients, the optimizer and

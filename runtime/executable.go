@@ -82,7 +82,7 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 		}
 	}
 	for _, s := range e.segs {
-		seg := &Segment{Nodes: s.nodes, Buffers: map[*tensor.Node]Buffer{}}
+		seg := &Segment{Nodes: s.nodes, Buffers: make(map[*tensor.Node]Buffer, 2*len(s.nodes))}
 		for _, n := range s.nodes {
 			seg.Buffers[n] = e.place.bufs[valueKey{n, s.backend}]
 			for _, in := range n.Inputs() {

@@ -91,7 +91,9 @@ func collect(outputs []*tensor.Node) ([]*tensor.Node, error) {
 		return nil, fmt.Errorf("runtime: Compile needs at least one output")
 	}
 	g := outputs[0].Graph()
-	seen := map[*tensor.Node]bool{}
+	// Sized up front: ag compiles a trace of a whole training step at every step when its
+	// trace cache is off, and growing these maps was a tenth of that.
+	seen := make(map[*tensor.Node]bool, g.Len())
 	var stack []*tensor.Node
 	for i, o := range outputs {
 		if o == nil {
@@ -112,7 +114,7 @@ func collect(outputs []*tensor.Node) ([]*tensor.Node, error) {
 		stack = append(stack, n.Inputs()...)
 	}
 	nodes := make([]*tensor.Node, 0, len(seen))
-	consumed := map[*tensor.Node]bool{}
+	consumed := make(map[*tensor.Node]bool, len(seen))
 	for n := range seen {
 		nodes = append(nodes, n)
 		for _, in := range n.Inputs() {
@@ -275,7 +277,7 @@ func (l lifetimes) releasable(b *tensor.Node) bool {
 // views and lowered fused nodes, which share its buffer), and which activations must
 // live as long as the executable.
 func liveness(segs []segmentPlan, on map[*tensor.Node]Backend, al aliases, keep map[*tensor.Node]bool) lifetimes {
-	l := lifetimes{last: map[*tensor.Node]pos{}, pinned: map[*tensor.Node]bool{}}
+	l := lifetimes{last: make(map[*tensor.Node]pos, len(on)), pinned: make(map[*tensor.Node]bool, len(keep))}
 	for n := range keep {
 		l.pinned[al.base(n)] = true
 	}
@@ -391,8 +393,12 @@ func (f freeList) take(b Backend, size int64) Buffer {
 // their last reader has run (Reshape aliases its input, in-place ops their variable,
 // a lowered fused node its decomposition's result).
 func allocate(r allocator, segs []segmentPlan, rts []route, al aliases, l lifetimes, keep map[*tensor.Node]bool) (p *placement, err error) {
+	nodes := 0
+	for _, s := range segs {
+		nodes += len(s.nodes)
+	}
 	p = &placement{
-		bufs:      map[valueKey]Buffer{},
+		bufs:      make(map[valueKey]Buffer, nodes),
 		pre:       make([][]transfer, len(segs)),
 		feeds:     map[*tensor.Node][]valueKey{},
 		consts:    map[*tensor.Node][]valueKey{},
@@ -471,7 +477,7 @@ func allocate(r allocator, segs []segmentPlan, rts []route, al aliases, l lifeti
 		}
 	}
 	free := freeList{}
-	released := map[*tensor.Node]bool{}
+	released := make(map[*tensor.Node]bool, nodes)
 	next := 0
 	for si, s := range segs {
 		for ; next < len(rts) && rts[next].seg == si; next++ {

@@ -3,7 +3,8 @@ package tensor
 import "math"
 
 // Gradient rules of the elementwise ops. Where a function has a kink (relu at 0, clamp
-// at its limits, abs at 0) the rule takes the one-sided value documented in doc.go.
+// at its limits, abs at 0) the rule takes the one-sided value that
+// internal/backendtest's TestGradientsAtKinks pins.
 
 func init() {
 	registerGrad(OpNeg, func(n, gy *Node) []*Node { return []*Node{Neg(gy)} })

@@ -50,6 +50,14 @@ func normCases() []Case {
 		unary("rms_norm", in(9, 64), func(x *t.Node) *t.Node { return t.RMSNorm(x, nil, []int{1}, 1e-6) }).in(floats...),
 		binary("rms_norm_affine_two_axes", in(6, 2, 40), gen(Uniform(0.5, 1.5), 2, 40), func(x, g *t.Node) *t.Node { return t.RMSNorm(x, g, []int{1, 2}, 1e-5) }),
 		unary("norm_empty_rows", in(0, 5), func(x *t.Node) *t.Node { return t.LayerNorm(x, nil, nil, nil, 1e-5) }),
+		// Rows with no spread, and a spread below eps: only eps keeps the first finite
+		// (0/0 without it) and sets the scale of the second.
+		unary("layer_norm_constant_rows", Input{Shape: t.Shape{3, 4}, Values: []float64{2.5, 2.5, 2.5, 2.5, -1, -1, -1, -1, 0.5, -0.25, 1, 0}},
+			func(x *t.Node) *t.Node { return t.LayerNorm(x, nil, nil, []int{1}, 1e-5) }).in(floats...),
+		unary("rms_norm_zero_rows", Input{Shape: t.Shape{2, 4}, Values: []float64{0, 0, 0, 0, 0.5, -0.25, 1, 0}},
+			func(x *t.Node) *t.Node { return t.RMSNorm(x, nil, []int{1}, 1e-6) }).in(floats...),
+		unary("layer_norm_spread_below_eps", gen(Uniform(-1e-3, 1e-3), 4, 64), func(x *t.Node) *t.Node { return t.LayerNorm(x, nil, nil, []int{1}, 1e-5) }),
+		unary("rms_norm_spread_below_eps", gen(Uniform(-1e-3, 1e-3), 4, 64), func(x *t.Node) *t.Node { return t.RMSNorm(x, nil, []int{1}, 1e-5) }),
 
 		grad(unary("softmax", in(3, 4), soft(-1))),
 		grad(unary("softmax_axis0_grad", in(3, 4), soft(0))),

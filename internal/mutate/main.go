@@ -12,7 +12,10 @@
 //
 // Usage:
 //
-//	go run ./internal/mutate [-run REGEXP] [-json FILE] [-list] [-check] [-keep] [-baseline=false]
+//	go run ./internal/mutate [-run REGEXP] [-json FILE] [-md FILE] [-list] [-check] [-keep] [-baseline=false]
+//
+// The reports (-json, -md) are rewritten after each mutation, so a run stopped early
+// leaves the results it had.
 package main
 
 import (
@@ -27,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -42,6 +46,7 @@ func main() {
 func run() error {
 	only := flag.String("run", "", "run only the mutations whose name matches this regular expression")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
+	mdOut := flag.String("md", "", "also write the report's table (Markdown) to this file")
 	list := flag.Bool("list", false, "list the mutations and exit")
 	check := flag.Bool("check", false, "only check that every snippet is in its file exactly once")
 	keep := flag.Bool("keep", false, "keep the scratch copy (and the test logs in it)")
@@ -131,14 +136,29 @@ func run() error {
 		r := t.try(m)
 		fmt.Fprintf(os.Stderr, "mutate:   %s %s (%.0fs)\n", r.Result, strings.Join(r.CaughtBy, ", "), r.Seconds)
 		results = append(results, r)
+		if err := writeReports(*jsonOut, *mdOut, results); err != nil {
+			return err
+		}
 	}
 	writeTable(os.Stdout, results)
-	if *jsonOut != "" {
+	return nil
+}
+
+// writeReports writes the results so far to the files given (either may be "").
+func writeReports(jsonFile, mdFile string, results []result) error {
+	if jsonFile != "" {
 		data, err := json.MarshalIndent(results, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(jsonFile, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if mdFile != "" {
+		var b bytes.Buffer
+		writeTable(&b, results)
+		if err := os.WriteFile(mdFile, b.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
@@ -175,8 +195,8 @@ type tester struct {
 	flaky      map[string]bool // tests that fail unmutated
 }
 
-// packages returns m's packages that exist in the copy (a package the list names
-// ahead of its arrival, such as internal/backendtest, is left out until it exists).
+// packages returns m's packages that exist in the copy (one the list names that this
+// tree lacks is left out).
 func (t *tester) packages(m mutation) []string {
 	var out []string
 	for _, p := range m.pkgs {
@@ -381,7 +401,7 @@ func firstLine(s string) string {
 
 // writeTable prints the report and the share caught.
 func writeTable(w io.Writer, results []result) {
-	fmt.Fprintf(w, "| mutation | area | result | caught by | time |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| mutation | mutated file | result | caught by | time |\n|---|---|---|---|---|\n")
 	count := map[string]int{}
 	var missed, broken []string
 	for _, r := range results {
@@ -389,7 +409,7 @@ func writeTable(w io.Writer, results []result) {
 		if r.Result != caught && r.Result != notCaught {
 			by = r.Detail
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %.0fs |\n", r.Name, r.Area, r.Result, by, r.Seconds)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.0fs |\n", r.Name, strings.Join(slices.Compact(r.Files), ", "), r.Result, by, r.Seconds)
 		count[r.Result]++
 		switch r.Result {
 		case caught:

@@ -20,7 +20,8 @@
 //     the optimizer updates) write into their input buffers.
 //   - Parallelism is parallel.For with a grain per kernel family, so small tensors (a
 //     batch-32 MLP step) run inline on the calling goroutine and large ones split across
-//     runtime.GOMAXPROCS goroutines. A prepared run of small tensors allocates nothing.
+//     parallel.Workers() goroutines (GOMAXPROCS, or GML_THREADS). A prepared run of small
+//     tensors allocates nothing.
 //   - Elementwise ops walk the output in contiguous stretches (broadcast.go): axes that
 //     are contiguous for every operand merge, so same-shape and scalar operands become
 //     one flat loop, and broadcast operands are read with stride 0. The same walk with
@@ -31,9 +32,10 @@
 //     contiguous runs; when they form one block followed by kept axes (a sum over the
 //     batch axis) they accumulate whole rows in order; other patterns are transposed into
 //     scratch first. One long row (a full Sum or Mean) is split between goroutines.
-//   - The hot activations (exp, tanh, sigmoid, silu, tanh-GELU) use float32 range
-//     reduction and polynomials (fastmath.go, about 1 ulp); the rest use package math in
-//     float64.
+//   - The hot activations (exp, erf, GELU, tanh, sigmoid, silu) and the exponentials of
+//     softmax and attention use the float32 functions of package vec (range reduction
+//     and polynomials, about 1 ulp; exp and erf in AVX-512 or AVX2 assembly); the rest
+//     use package math in float64.
 //   - Integer division by zero gives 0 and an index out of range fails the run with an
 //     error naming it: no input may crash the process.
 package cpu

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -12,7 +13,7 @@ import (
 func init() {
 	for _, op := range []tensor.Op{tensor.OpEqual, tensor.OpNotEqual, tensor.OpLess, tensor.OpLessEqual,
 		tensor.OpGreater, tensor.OpGreaterEqual} {
-		register(op, floatTypes, binaryFactory(compare[float32](op)))
+		register(op, floatTypes, binaryFactory(compareF32(op)))
 		register(op, []tensor.DType{tensor.I32}, binaryFactory(compare[int32](op)))
 		register(op, []tensor.DType{tensor.I64}, binaryFactory(compare[int64](op)))
 	}
@@ -66,6 +67,22 @@ func compare[T float32 | int32 | int64](op tensor.Op) binaryLoop[T, uint8] {
 	}
 }
 
+// compareF32 is compare on float32, with contiguous and scalar stretches through
+// package vec's vector loops.
+func compareF32(op tensor.Op) binaryLoop[float32, uint8] {
+	generic := compare[float32](op)
+	vop := map[tensor.Op]vec.CompareOp{tensor.OpEqual: vec.Equal, tensor.OpNotEqual: vec.NotEqual,
+		tensor.OpLess: vec.Less, tensor.OpLessEqual: vec.LessEqual, tensor.OpGreater: vec.Greater,
+		tensor.OpGreaterEqual: vec.GreaterEqual}[op]
+	return func(d []uint8, a []float32, sa int, b []float32, sb int) {
+		if sa <= 1 && sb <= 1 {
+			vec.Compare(vop, d, a, sa, b, sb)
+			return
+		}
+		generic(d, a, sa, b, sb)
+	}
+}
+
 // logical returns the loop of a logical op on 0/1 bytes.
 func logical(op tensor.Op) binaryLoop[uint8, uint8] {
 	return func(d, a []uint8, sa int, b []uint8, sb int) {
@@ -88,18 +105,21 @@ func logical(op tensor.Op) binaryLoop[uint8, uint8] {
 func whereFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	switch n.DType().Size() {
 	case 1:
-		return whereTyped[uint8](n, out, in)
+		return whereTyped[uint8](n, out, in, nil)
 	case 2:
-		return whereTyped[uint16](n, out, in)
+		return whereTyped[uint16](n, out, in, nil)
 	case 4:
-		return whereTyped[uint32](n, out, in)
+		return whereTyped(n, out, in, vec.Where32)
 	case 8:
-		return whereTyped[uint64](n, out, in)
+		return whereTyped[uint64](n, out, in, nil)
 	}
 	return nil, fmt.Errorf("no where kernel for %v", n.DType())
 }
 
-func whereTyped[T uint8 | uint16 | uint32 | uint64](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+// whereTyped is Where on elements of type T; fast, when not nil, does the contiguous and
+// scalar stretches.
+func whereTyped[T uint8 | uint16 | uint32 | uint64](n *tensor.Node, out []byte, in [][]byte,
+	fast func(d []T, c []byte, a []T, sa int, b []T, sb int)) (func() error, error) {
 	d, c, a, b := typed[T](out), in[0], typed[T](in[1]), typed[T](in[2])
 	shapes := []tensor.Shape{n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()}
 	p, err := newPlan(n.Shape(), shapes)
@@ -110,6 +130,10 @@ func whereTyped[T uint8 | uint16 | uint32 | uint64](n *tensor.Node, out []byte, 
 	p.row = func(o int, off [3]int, cnt int) {
 		dd := d[o : o+cnt]
 		cc, aa, bb := c[off[0]:], a[off[1]:], b[off[2]:]
+		if fast != nil && sc == 1 && sa <= 1 && sb <= 1 {
+			fast(dd, cc[:cnt], aa, sa, bb, sb)
+			return
+		}
 		for i := range dd {
 			if cc[i*sc] != 0 {
 				dd[i] = aa[i*sa]

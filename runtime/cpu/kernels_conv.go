@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"math"
+
 	"github.com/gml-dev/gml/runtime/cpu/conv"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/tensor"
@@ -92,6 +94,7 @@ type pooler struct {
 	rows, cols           []span
 	full                 float32 // the divisor with CountIncludePad: the kernel area
 	include              bool
+	pairs                bool // every window is two columns wide
 }
 
 func newPooler(x, y tensor.Shape, at tensor.PoolAttr) pooler {
@@ -108,11 +111,15 @@ func newPooler(x, y tensor.Shape, at tensor.PoolAttr) pooler {
 		}
 		return sp
 	}
-	return pooler{
+	p := pooler{
 		planes: x[0] * x[1], h: in[0], w: in[1], oh: out[0], ow: out[1],
 		rows: clip(out[0], in[0], k[0], s[0], pb[0]), cols: clip(out[1], in[1], k[1], s[1], pb[1]),
-		full: float32(k[0] * k[1]), include: at.CountIncludePad,
+		full: float32(k[0] * k[1]), include: at.CountIncludePad, pairs: true,
 	}
+	for _, c := range p.cols {
+		p.pairs = p.pairs && c.hi-c.lo == 2
+	}
+	return p
 }
 
 // argmax returns the plane index of the first largest input in the window r × c.
@@ -222,13 +229,46 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 			plane, dx, gy := X[pl*p.h*p.w:(pl+1)*p.h*p.w], DX[pl*p.h*p.w:(pl+1)*p.h*p.w], GY[pl*p.oh*p.ow:]
 			clear(dx)
 			for oy, r := range p.rows {
+				g := gy[oy*p.ow : (oy+1)*p.ow]
+				if r.hi-r.lo == 2 && p.pairs {
+					p.argmax2x2(plane, dx, g, r.lo)
+					continue
+				}
 				for ox, c := range p.cols {
-					dx[p.argmax(plane, r, c)] += gy[oy*p.ow+ox]
+					dx[p.argmax(plane, r, c)] += g[ox]
 				}
 			}
 		})
 		return nil
 	}, nil
+}
+
+// argmax2x2 adds the gradients g of one row of 2×2 windows (input rows y and y+1, the
+// columns of p.cols, each two wide) to their windows' first largest inputs, choosing
+// without branches: which of four values is largest is random, and a branch on it
+// mispredicts about half the time.
+func (p *pooler) argmax2x2(plane, dx, g []float32, y int) {
+	top, bot := plane[y*p.w:(y+1)*p.w], plane[(y+1)*p.w:(y+2)*p.w]
+	for ox, c := range p.cols {
+		x := c.lo
+		best, m := y*p.w+x, top[x]
+		best, m = pick(best, m, y*p.w+x+1, top[x+1])
+		best, m = pick(best, m, (y+1)*p.w+x, bot[x])
+		best, _ = pick(best, m, (y+1)*p.w+x+1, bot[x+1])
+		dx[best] += g[ox]
+	}
+}
+
+// pick returns (j, v) when v > m, else (i, m), selecting with a mask: the compiler turns
+// the comparison into a flag-setting instruction rather than a branch.
+func pick(i int, m float32, j int, v float32) (int, float32) {
+	var t int
+	if v > m {
+		t = 1
+	}
+	mask := -t
+	mb, vb := math.Float32bits(m), math.Float32bits(v)
+	return i ^ (i^j)&mask, math.Float32frombits(mb ^ (mb^vb)&uint32(mask))
 }
 
 // avgPoolGradKernel spreads each output gradient evenly over its window.

@@ -203,6 +203,8 @@ func TestPoolKernels(t *testing.T) {
 		at   tensor.PoolAttr
 	}{
 		{"2x2", tensor.Shape{2, 3, 6, 8}, tensor.PoolAttr{Kernel: []int{2, 2}}},
+		{"2x2 odd", tensor.Shape{1, 2, 7, 9}, tensor.PoolAttr{Kernel: []int{2, 2}}},
+		{"2x2 pad", tensor.Shape{1, 2, 5, 6}, tensor.PoolAttr{Kernel: []int{2, 2}, PadBegin: []int{1}, PadEnd: []int{1}}},
 		{"3x3 s2 pad", tensor.Shape{1, 2, 7, 9}, tensor.PoolAttr{Kernel: []int{3, 3}, Stride: []int{2}, PadBegin: []int{1}, PadEnd: []int{1}}},
 		{"include pad", tensor.Shape{1, 2, 5, 5}, tensor.PoolAttr{Kernel: []int{3, 2}, Stride: []int{2, 1}, PadBegin: []int{1, 1}, PadEnd: []int{2, 0}, CountIncludePad: true}},
 		{"overlapping odd", tensor.Shape{2, 1, 5, 7}, tensor.PoolAttr{Kernel: []int{3, 3}, Stride: []int{1}}},

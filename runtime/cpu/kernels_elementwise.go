@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -83,104 +84,27 @@ var f32Binary = map[tensor.Op]binaryLoop[float32, float32]{
 	tensor.OpMinimum: extremum[float32](false),
 }
 
-// The four hot F32 loops are written out: a function value per element would cost more
-// than the arithmetic.
+// The four hot F32 loops run contiguous and scalar stretches through package vec's
+// vector loops (Go's results, bit for bit), other strides element by element.
 
-func addF32(d, a []float32, sa int, b []float32, sb int) {
-	switch {
-	case sa == 1 && sb == 1:
-		a, b = a[:len(d)], b[:len(d)]
-		for i := range d {
-			d[i] = a[i] + b[i]
+func arithF32(op vec.ArithOp, f func(x, y float32) float32) binaryLoop[float32, float32] {
+	return func(d, a []float32, sa int, b []float32, sb int) {
+		if sa <= 1 && sb <= 1 {
+			vec.Arith(op, d, a, sa, b, sb)
+			return
 		}
-	case sa == 1 && sb == 0:
-		y, a := b[0], a[:len(d)]
 		for i := range d {
-			d[i] = a[i] + y
-		}
-	case sa == 0 && sb == 1:
-		x, b := a[0], b[:len(d)]
-		for i := range d {
-			d[i] = x + b[i]
-		}
-	default:
-		for i := range d {
-			d[i] = a[i*sa] + b[i*sb]
+			d[i] = f(a[i*sa], b[i*sb])
 		}
 	}
 }
 
-func subF32(d, a []float32, sa int, b []float32, sb int) {
-	switch {
-	case sa == 1 && sb == 1:
-		a, b = a[:len(d)], b[:len(d)]
-		for i := range d {
-			d[i] = a[i] - b[i]
-		}
-	case sa == 1 && sb == 0:
-		y, a := b[0], a[:len(d)]
-		for i := range d {
-			d[i] = a[i] - y
-		}
-	case sa == 0 && sb == 1:
-		x, b := a[0], b[:len(d)]
-		for i := range d {
-			d[i] = x - b[i]
-		}
-	default:
-		for i := range d {
-			d[i] = a[i*sa] - b[i*sb]
-		}
-	}
-}
-
-func mulF32(d, a []float32, sa int, b []float32, sb int) {
-	switch {
-	case sa == 1 && sb == 1:
-		a, b = a[:len(d)], b[:len(d)]
-		for i := range d {
-			d[i] = a[i] * b[i]
-		}
-	case sa == 1 && sb == 0:
-		y, a := b[0], a[:len(d)]
-		for i := range d {
-			d[i] = a[i] * y
-		}
-	case sa == 0 && sb == 1:
-		x, b := a[0], b[:len(d)]
-		for i := range d {
-			d[i] = x * b[i]
-		}
-	default:
-		for i := range d {
-			d[i] = a[i*sa] * b[i*sb]
-		}
-	}
-}
-
-func divF32(d, a []float32, sa int, b []float32, sb int) {
-	switch {
-	case sa == 1 && sb == 1:
-		a, b = a[:len(d)], b[:len(d)]
-		for i := range d {
-			d[i] = a[i] / b[i]
-		}
-	case sa == 1 && sb == 0:
-		y, a := b[0], a[:len(d)]
-		for i := range d {
-			d[i] = a[i] / y
-		}
-	case sa == 0 && sb == 1:
-		x, b := a[0], b[:len(d)]
-		for i := range d {
-			d[i] = x / b[i]
-		}
-	default:
-		for i := range d {
-			d[i] = a[i*sa] / b[i*sb]
-		}
-	}
-}
+var (
+	addF32 = arithF32(vec.Add, func(x, y float32) float32 { return x + y })
+	subF32 = arithF32(vec.Sub, func(x, y float32) float32 { return x - y })
+	mulF32 = arithF32(vec.Mul, func(x, y float32) float32 { return x * y })
+	divF32 = arithF32(vec.Div, func(x, y float32) float32 { return x / y })
+)
 
 // intBinary returns the integer loop of an arithmetic op. Division by zero gives 0
 // rather than a crash, and integer powers with a negative exponent truncate toward 0.

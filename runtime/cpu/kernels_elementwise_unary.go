@@ -5,13 +5,14 @@ import (
 	"math"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
-// Unary elementwise kernels. The hot activations (exp, tanh, sigmoid, silu, tanh-GELU)
-// use the float32 functions of fastmath.go; the other transcendental functions go
-// through float64 and package math. Integer inputs are accepted by the ops that make
-// sense on them.
+// Unary elementwise kernels. The hot activations (exp, erf, both GELUs, tanh, sigmoid,
+// silu) use the float32 functions of package vec, exp and erf vectorised; the other
+// transcendental functions go through float64 and package math. Integer inputs are
+// accepted by the ops that make sense on them.
 
 func init() {
 	for op := range f32UnaryOps {
@@ -39,7 +40,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 		}
 	}),
 	tensor.OpSign:  mapF(func(v float64) float64 { return sign(v) }),
-	tensor.OpExp:   plain(expSlice),
+	tensor.OpExp:   plain(vec.Exp),
 	tensor.OpLog:   mapF(math.Log),
 	tensor.OpSqrt:  mapF(math.Sqrt),
 	tensor.OpRsqrt: mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
@@ -52,10 +53,10 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	tensor.OpCos: mapF(math.Cos),
 	tensor.OpTanh: plain(func(d, x []float32) {
 		for i, v := range x {
-			d[i] = tanhf(v)
+			d[i] = vec.Tanhf(v)
 		}
 	}),
-	tensor.OpSigmoid: plain(sigmoidSlice),
+	tensor.OpSigmoid: plain(vec.Sigmoid),
 	tensor.OpRelu: plain(func(d, x []float32) {
 		for i, v := range x {
 			d[i] = max(v, 0)
@@ -86,17 +87,13 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			return func(d, x []float32) {
 				const c = 0.7978845608028654 // √(2/π)
 				for i, v := range x {
-					d[i] = 0.5 * v * (1 + tanhf(c*(v+0.044715*v*v*v)))
+					d[i] = 0.5 * v * (1 + vec.Tanhf(c*(v+0.044715*v*v*v)))
 				}
 			}
 		}
-		return func(d, x []float32) {
-			for i, v := range x {
-				d[i] = 0.5 * v * (1 + erff(v*0.70710678118654752))
-			}
-		}
+		return geluErf
 	},
-	tensor.OpSilu:     plain(siluSlice),
+	tensor.OpSilu:     plain(vec.Silu),
 	tensor.OpSoftplus: mapF(softplus),
 	tensor.OpSoftsign: plain(func(d, x []float32) {
 		for i, v := range x {
@@ -116,11 +113,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			d[i] = v * min(max(v/6+0.5, 0), 1)
 		}
 	}),
-	tensor.OpErf: plain(func(d, x []float32) {
-		for i, v := range x {
-			d[i] = erff(v)
-		}
-	}),
+	tensor.OpErf:   plain(vec.Erf),
 	tensor.OpRound: mapF(math.RoundToEven),
 	tensor.OpTan:   mapF(math.Tan),
 	tensor.OpAtan:  mapF(math.Atan),
@@ -142,6 +135,23 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			}
 		}
 	},
+}
+
+// geluErf is the erf form of GELU, x·(1 + erf(x/√2))/2, with erf vectorised over
+// stretches that stay in L1.
+func geluErf(d, x []float32) {
+	var t [256]float32
+	for i := 0; i < len(x); i += len(t) {
+		xs := x[i:min(i+len(t), len(x))]
+		ts, ds := t[:len(xs)], d[i:i+len(xs)]
+		for j, v := range xs {
+			ts[j] = v * (1 / math.Sqrt2)
+		}
+		vec.Erf(ts, ts)
+		for j, v := range xs {
+			ds[j] = 0.5 * v * (1 + ts[j])
+		}
+	}
 }
 
 // plain wraps a loop that takes no attribute.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -74,19 +75,36 @@ func softmaxStrided(x, y []float32, n, stride int, scale float32, mask []float32
 			z += mask[a*maskStep]
 		}
 		y[j] = z
-		m = max(m, z)
+		if stride != 1 {
+			m = max(m, z)
+		}
+	}
+	if stride == 1 {
+		m = vec.Max(y)
 	}
 	var sum float64
-	for j := 0; j <= last; j += stride {
-		e := y[j] - m
-		if e >= expLo && e <= expHi { // expf, inlined
-			e = expCore(e)
-		} else {
-			e = expEdge(e)
+	switch {
+	case stride == 1 && !log:
+		sum = vec.ExpShiftSum(y, y, m)
+	case stride == 1:
+		var buf [256]float32
+		for j := 0; j <= last; j += len(buf) {
+			part := y[j:min(j+len(buf), last+1)]
+			sum += vec.ExpShiftSum(buf[:len(part)], part, m)
 		}
-		sum += float64(e)
-		if !log {
-			y[j] = e
+	default: // gathered into vectors for the vectorised exponential
+		var buf [256]float32
+		for a0 := 0; a0 < n; a0 += len(buf) {
+			part := buf[:min(len(buf), n-a0)]
+			for a := range part {
+				part[a] = y[(a0+a)*stride]
+			}
+			sum += vec.ExpShiftSum(part, part, m)
+			if !log {
+				for a, e := range part {
+					y[(a0+a)*stride] = e
+				}
+			}
 		}
 	}
 	if log {

@@ -236,6 +236,10 @@ func TestAttentionKernel(t *testing.T) {
 		{tensor.Shape{1, 1, 6, 4}, tensor.Shape{1, 1, 3, 4}, tensor.Shape{1, 1, 3, 2}, nil, tensor.AttentionAttr{Causal: true}},
 		{tensor.Shape{2, 5, 4}, tensor.Shape{2, 3, 4}, tensor.Shape{2, 3, 3}, tensor.Shape{2, 1, 3}, tensor.AttentionAttr{Scale: 0.3}},
 		{tensor.Shape{3, 1, 9}, tensor.Shape{3, 6, 9}, tensor.Shape{3, 6, 2}, nil, tensor.AttentionAttr{}},
+		// Several tiles of queries and keys (the tile is 128): the running softmax
+		// rescales earlier tiles, and causal query blocks skip the tiles they cannot see.
+		{tensor.Shape{1, 2, 150, 7}, tensor.Shape{1, 2, 260, 7}, tensor.Shape{1, 2, 260, 5}, tensor.Shape{150, 260}, tensor.AttentionAttr{Causal: true}},
+		{tensor.Shape{2, 140, 3}, tensor.Shape{2, 300, 3}, tensor.Shape{2, 300, 4}, nil, tensor.AttentionAttr{Scale: 2}},
 	} {
 		e := newEnv(t)
 		q, Q := e.f32(c.q...)

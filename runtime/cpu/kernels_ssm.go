@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -167,7 +168,7 @@ func ssmScanFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, erro
 					cr := cm[(bi*z.t+ti)*z.n : (bi*z.t+ti+1)*z.n]
 					var y float32
 					for j := range h {
-						h[j] = expf(delta*ar[j])*h[j] + delta*br[j]*xv
+						h[j] = vec.Expf(delta*ar[j])*h[j] + delta*br[j]*xv
 						y += cr[j] * h[j]
 					}
 					o[bi*per+ti*z.d+c] = y
@@ -214,7 +215,7 @@ func ssmScanGradFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, 
 						prev, cur := hist[ti*z.n:(ti+1)*z.n], hist[(ti+1)*z.n:(ti+2)*z.n]
 						e := dec[ti*z.n : (ti+1)*z.n]
 						for j := range cur {
-							e[j] = expf(delta * ar[j])
+							e[j] = vec.Expf(delta * ar[j])
 							cur[j] = e[j]*prev[j] + delta*br[j]*xv
 						}
 					}

@@ -22,28 +22,25 @@ func (c *Backend) Prepare(seg *runtime.Segment) (runtime.Program, error) {
 	if c.closed.Load() {
 		return nil, fmt.Errorf("cpu: Prepare after Close")
 	}
+	mem, err := segmentMemory(seg)
+	if err != nil {
+		return nil, err
+	}
+	fused := fuse(seg.Nodes, mem)
 	p := &program{}
-	for _, n := range seg.Nodes {
-		out, err := nodeMemory(seg, n)
-		if err != nil {
-			return nil, err
-		}
+	for i, n := range seg.Nodes {
 		switch n.Op() {
 		case tensor.OpInput, tensor.OpVariable:
 			continue
 		case tensor.OpConst:
-			copy(out, n.Value().Bytes())
+			copy(mem[i].out, n.Value().Bytes())
 			continue
 		}
-		in := make([][]byte, len(n.Inputs()))
-		for i, x := range n.Inputs() {
-			if in[i], err = nodeMemory(seg, x); err != nil {
-				return nil, fmt.Errorf("%w (input %d of %v)", err, i, n)
+		step, ok := fused[n]
+		if !ok {
+			if step, err = prepareNode(n, mem[i].out, mem[i].in); err != nil {
+				return nil, fmt.Errorf("cpu: %v: %w", n, err)
 			}
-		}
-		step, err := prepareNode(n, out, in)
-		if err != nil {
-			return nil, fmt.Errorf("cpu: %v: %w", n, err)
 		}
 		if step != nil {
 			p.nodes = append(p.nodes, n)
@@ -51,6 +48,34 @@ func (c *Backend) Prepare(seg *runtime.Segment) (runtime.Program, error) {
 		}
 	}
 	return p, nil
+}
+
+// nodeMem is the memory of one node of a segment: its output and its inputs'.
+type nodeMem struct {
+	out []byte
+	in  [][]byte
+}
+
+// segmentMemory resolves the memory of every node of seg, in order.
+func segmentMemory(seg *runtime.Segment) ([]nodeMem, error) {
+	mem := make([]nodeMem, len(seg.Nodes))
+	for i, n := range seg.Nodes {
+		out, err := nodeMemory(seg, n)
+		if err != nil {
+			return nil, err
+		}
+		mem[i].out = out
+		if n.Op().Kind() == tensor.KindSource {
+			continue
+		}
+		mem[i].in = make([][]byte, len(n.Inputs()))
+		for j, x := range n.Inputs() {
+			if mem[i].in[j], err = nodeMemory(seg, x); err != nil {
+				return nil, fmt.Errorf("%w (input %d of %v)", err, j, n)
+			}
+		}
+	}
+	return mem, nil
 }
 
 // prepareNode returns the closure computing n, or nil when n needs no work.

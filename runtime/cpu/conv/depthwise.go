@@ -6,7 +6,7 @@ import "github.com/gml-dev/gml/runtime/cpu/gemm"
 // rather than GEMM: when every output channel reads a single input channel
 // (InChannels/Groups == 1) and there are fewer output channels per group than the GEMM
 // micro-tile has rows, a GEMM would mostly multiply padding.
-func (g geometry) directDepthwise() bool { return g.cg == 1 && g.kg < gemm.MicroRows }
+func (g geometry) directDepthwise() bool { return g.cg == 1 && g.kg < gemm.MicroRows() }
 
 // depthwiseRows calls fn for every output row segment of one image that a kernel tap
 // reads from inside the input: output channel k reads input channel c; tap indexes the

@@ -7,16 +7,17 @@ import (
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 )
 
-// Micro-tile: each micro-kernel call updates an mr×nr tile of C held in 12 of the 16 AVX2
-// registers (6 rows × two 8-wide vectors).
-const (
-	mr = 6
-	nr = 16
-)
+// nr is the width of one packed B panel (PackWidth). A micro-kernel's rows (kernel.mr)
+// and its number of panels per call depend on its shape (kernel.go).
+const nr = 16
+
+// maxTile is the most floats of a micro-kernel's tile (avx512's 12×32).
+const maxTile = 12 * 32
 
 // Cache blocking for AMD Zen 3 (32 KiB L1d, 512 KiB L2 per core, shared L3): a packed
 // k×nr B micro-panel (blockK*nr*4 bytes) stays in L1, the packed blockM×blockK A block in
-// L2, and the blockK×blockN B panel in L3. Measured with `gml bench cpu`.
+// L2, and the blockK×blockN B panel in L3. Measured with `gml bench cpu`. blockM is a
+// multiple of every kernel's mr.
 const (
 	blockM = 144
 	blockK = 256
@@ -28,10 +29,6 @@ const (
 // second core saves.
 const minParallelFlops = 1 << 20
 
-// microKernel adds the product of a packed mr×k A panel and a packed k×nr B panel to the
-// mr×nr tile of c whose rows are ldc floats apart.
-type microKernel func(k int, a, b, c []float32, ldc int)
-
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
 // transposed when trans is set.
 type matrix struct {
@@ -40,10 +37,11 @@ type matrix struct {
 	trans bool
 }
 
-// workspace holds one goroutine's packing buffers and edge tile.
+// workspace holds one goroutine's packing buffers, edge panels and edge tile.
 type workspace struct {
 	packedA, packedB []float32
-	tile             [mr * nr]float32
+	edgeA, edgeB     []float32
+	tile             [maxTile]float32
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}
@@ -58,53 +56,149 @@ func grow(buf []float32, n int) []float32 {
 
 func roundUp(x, to int) int { return (x + to - 1) / to * to }
 
-// sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
-// on all workers when parallelOK is set and the product is large enough.
-func sgemm(kern microKernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
-	beta float32, c []float32, ldc int) {
-	if !parallelOK || m*n*k < minParallelFlops || parallel.Workers() == 1 {
-		sgemmSerial(kern, m, n, k, alpha, a, b, beta, c, ldc)
-		return
-	}
-	sgemmParallel(kern, m, n, k, alpha, a, b, beta, c, ldc)
+// Packing copies an operand into the order the micro-kernel reads, which costs about a
+// nanosecond per element; a packed element of A then serves n multiply-adds and one of
+// B serves m. When the other dimension is small the copy costs as much as the product,
+// so the kernels read the operand where it lies instead (the general strides of
+// kernel.go): A when n <= inPlaceACols (and alpha is 1, which packing would fold in), B
+// as stored (not transposed) when m <= inPlaceBRows. Rows of A or B whose leading
+// dimension is a multiple of inPlaceAlias floats would share L1 cache sets, so those
+// are packed anyway.
+const (
+	inPlaceACols = 256
+	inPlaceBRows = 96
+	inPlaceAlias = 256
+)
+
+// plan is how one product reads its operands.
+type plan struct {
+	kern         *kernel
+	a            matrix
+	b            BPacker
+	alpha        float32
+	packA, packB bool
 }
 
-// sgemmSerial is the single-goroutine blocked product (the BLIS loop order): for each
+func newPlan(kern *kernel, m, n int, alpha float32, a matrix, b BPacker) plan {
+	p := plan{kern: kern, a: a, b: b, alpha: alpha, packA: true, packB: true}
+	if alpha == 1 && n <= inPlaceACols && (a.trans || a.ld%inPlaceAlias != 0) {
+		p.packA = false
+	}
+	if bm, ok := b.(matrix); ok && !bm.trans && m <= inPlaceBRows && bm.ld%inPlaceAlias != 0 {
+		p.packB = false
+	}
+	return p
+}
+
+// aBlock is how the micro-kernel reads an mb×kb block of op(A): strip s (rows s·mr on)
+// starts at data[s·strip], element (i, p) of it at [i·rs + p·cs]; a last strip of fewer
+// than mr rows read in place is edge, packed (nil when packed whole).
+type aBlock struct {
+	data          []float32
+	strip, rs, cs int
+	edge          []float32
+}
+
+// blockA prepares rows [ic, ic+mb) and columns [pc, pc+kb) of op(A).
+func (p plan) blockA(ws *workspace, ic, mb, pc, kb int) aBlock {
+	mr := p.kern.mr
+	if p.packA {
+		ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
+		packA(ws.packedA, mr, p.a, ic, mb, pc, kb, p.alpha)
+		return aBlock{data: ws.packedA, strip: mr * kb, rs: 1, cs: mr}
+	}
+	var blk aBlock
+	if p.a.trans {
+		blk = aBlock{data: p.a.data[pc*p.a.ld+ic:], strip: mr, rs: 1, cs: p.a.ld}
+	} else {
+		blk = aBlock{data: p.a.data[ic*p.a.ld+pc:], strip: mr * p.a.ld, rs: p.a.ld, cs: 1}
+	}
+	if full := mb / mr * mr; full < mb {
+		ws.edgeA = grow(ws.edgeA, mr*kb)
+		packA(ws.edgeA, mr, p.a, ic+full, mb-full, pc, kb, 1)
+		blk.edge = ws.edgeA
+	}
+	return blk
+}
+
+// bBlock is how the micro-kernel reads a kb×nb block of B: panel t (columns t·nr on) at
+// data[t·panel], row p of it at [p·rs]; columns from inPlace on (a last partial panel of
+// B read as stored) come from edge, packed.
+type bBlock struct {
+	data      []float32
+	panel, rs int
+	inPlace   int
+	edge      []float32
+}
+
+// blockB prepares rows [pc, pc+kb) and columns [jc, jc+nb) of B, packing into dst when
+// the plan packs B.
+func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
+	if p.packB {
+		p.b.PackB(dst, pc, kb, jc, nb)
+		return bBlock{data: dst, panel: nr * kb, rs: nr, inPlace: roundUp(nb, nr)}
+	}
+	bm := p.b.(matrix)
+	blk := bBlock{data: bm.data[pc*bm.ld+jc:], panel: nr, rs: bm.ld, inPlace: nb / nr * nr}
+	if blk.inPlace < nb {
+		ws.edgeB = grow(ws.edgeB, nr*kb)
+		bm.PackB(ws.edgeB, pc, kb, jc+blk.inPlace, nb-blk.inPlace)
+		blk.edge = ws.edgeB
+	}
+	return blk
+}
+
+// sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
+// on all workers when parallelOK is set and the product is large enough.
+func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
+	beta float32, c []float32, ldc int) {
+	p := newPlan(kern, m, n, alpha, a, b)
+	if !parallelOK || m*n*k < minParallelFlops || parallel.Workers() == 1 {
+		p.serial(m, n, k, beta, c, ldc)
+		return
+	}
+	p.parallel(m, n, k, beta, c, ldc)
+}
+
+// serial is the single-goroutine blocked product (the BLIS loop order): for each
 // blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
 // blockM rows at a time and sweeps the micro-kernel over the tiles.
-func sgemmSerial(kern microKernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
-	c []float32, ldc int) {
+func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 	scale(m, n, beta, c, ldc)
-	if k == 0 || alpha == 0 {
+	if k == 0 || p.alpha == 0 {
 		return
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
-	ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	if p.packB {
+		ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	}
 	for jc := 0; jc < n; jc += blockN {
 		nb := min(blockN, n-jc)
 		for pc := 0; pc < k; pc += blockK {
 			kb := min(blockK, k-pc)
-			b.PackB(ws.packedB, pc, kb, jc, nb)
+			bb := p.blockB(ws.packedB, ws, pc, kb, jc, nb)
 			for ic := 0; ic < m; ic += blockM {
 				mb := min(blockM, m-ic)
-				ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
-				packA(ws.packedA, a, ic, mb, pc, kb, alpha)
-				macroKernel(kern, ws.packedA, ws.packedB, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc)
+				ab := p.blockA(ws, ic, mb, pc, kb)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
 }
 
-// sgemmParallel has the loop order of sgemmSerial, with the work of each step shared
-// out. One goroutine per worker lives through the whole product (waking a sleeping
-// goroutine at every step would cost tens of microseconds): per k-slice the workers pack
-// their share of the B panel, meet at a barrier, take (row block, column range) items
-// from that step's counter, each packing its own A block, and meet again before the
-// panel is overwritten. Taking items dynamically keeps both cores busy when another
-// process slows one of them down.
-func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPacker, beta float32,
-	c []float32, ldc int) {
+// parallel has the loop order of serial, with the work of each step shared out. One
+// goroutine per worker lives through the whole product (waking a sleeping goroutine at
+// every step would cost tens of microseconds): per k-slice the workers pack their share
+// of the B panel, meet at a barrier, take (row block, column range) items from that
+// step's counter, each packing its own A block, and meet again before the panel is
+// overwritten. Taking items dynamically keeps both cores busy when another process
+// slows one of them down.
+func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
+	if !p.packB {
+		p.parallelInPlace(m, n, k, beta, c, ldc)
+		return
+	}
 	workers := parallel.Workers()
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
@@ -125,7 +219,7 @@ func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPa
 			lo, hi := share(m, w, workers)
 			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
 		}
-		if k == 0 || alpha == 0 {
+		if k == 0 || p.alpha == 0 {
 			return
 		}
 		ws := workspaces.Get().(*workspace)
@@ -134,19 +228,16 @@ func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPa
 		for jc := 0; jc < n; jc += blockN {
 			nb := min(blockN, n-jc)
 			strips := (nb + nr - 1) / nr
-			// Split the columns too when there are few row blocks, so every worker
-			// has several items to take.
-			colParts := min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
-			stripsPerPart := (strips + colParts - 1) / colParts
-			colParts = (strips + stripsPerPart - 1) / stripsPerPart
+			colParts, stripsPerPart := p.columnParts(strips, rowBlocks, workers)
 			items := rowBlocks * colParts
 			for pc := 0; pc < k; pc += blockK {
 				kb := min(blockK, k-pc)
 				if lo, hi := share(strips, w, workers); lo < hi {
-					b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
+					p.b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
 				}
 				bar.wait()
 				lastRow := -1
+				var ab aBlock
 				for {
 					item := int(counters[step].Add(1)) - 1
 					if item >= items {
@@ -158,17 +249,55 @@ func sgemmParallel(kern microKernel, m, n, k int, alpha float32, a matrix, b BPa
 					ic := row * blockM
 					mb := min(blockM, m-ic)
 					if row != lastRow {
-						ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
-						packA(ws.packedA, a, ic, mb, pc, kb, alpha)
+						ab = p.blockA(ws, ic, mb, pc, kb)
 						lastRow = row
 					}
 					j0 := part * stripsPerPart * nr
 					j1 := min(j0+stripsPerPart*nr, nb)
-					macroKernel(kern, ws.packedA, pb[j0*kb:], &ws.tile, mb, j1-j0, kb,
-						c[ic*ldc+jc+j0:], ldc)
+					bb := bBlock{data: pb[j0*kb:], panel: nr * kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
+					macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, kb, c[ic*ldc+jc+j0:], ldc)
 				}
 				bar.wait()
 				step++
+			}
+		}
+	})
+}
+
+// columnParts splits strips B panels into parts of whole kernel calls, more parts when
+// there are few row blocks, so that every worker has several items to take.
+func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart int) {
+	parts = min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
+	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
+	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
+}
+
+// parallelInPlace is parallel for a B read in place: nothing is shared, so each item (a
+// row block and a column range of C) is scaled and then summed over all of k by the
+// worker that takes it, with no barrier.
+func (p plan) parallelInPlace(m, n, k int, beta float32, c []float32, ldc int) {
+	workers := parallel.Workers()
+	rowBlocks := (m + blockM - 1) / blockM
+	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
+	items := rowBlocks * colParts
+	var next atomic.Int64
+	parallel.Run(min(workers, items), func(int) {
+		ws := workspaces.Get().(*workspace)
+		defer workspaces.Put(ws)
+		for item := int(next.Add(1)) - 1; item < items; item = int(next.Add(1)) - 1 {
+			row, part := item%rowBlocks, item/rowBlocks
+			ic, j0 := row*blockM, part*stripsPerPart*nr
+			mb, nb := min(blockM, m-ic), min(stripsPerPart*nr, n-j0)
+			cb := c[ic*ldc+j0:]
+			scale(mb, nb, beta, cb, ldc)
+			if p.alpha == 0 {
+				continue
+			}
+			for pc := 0; pc < k; pc += blockK {
+				kb := min(blockK, k-pc)
+				ab := p.blockA(ws, ic, mb, pc, kb)
+				bb := p.blockB(nil, ws, pc, kb, j0, nb)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc)
 			}
 		}
 	})
@@ -241,31 +370,47 @@ func (b *barrier) checkAbort() {
 	}
 }
 
-// macroKernel multiplies the packed mb×kb A block by the packed kb×nb B panel into the
-// mb×nb block of c. Edge tiles go through tile so the micro-kernel always writes a
-// whole mr×nr tile.
-func macroKernel(kern microKernel, packedA, packedB []float32, tile *[mr * nr]float32,
+// macroKernel multiplies the mb×kb A block by the kb×nb B block into the mb×nb block of
+// c. Pairs of B panels go through the kernel's full form, a single one (the last of an
+// odd count, or one before B's packed edge) through its narrow form; edge tiles go
+// through tile so the micro-kernel always writes a whole tile.
+func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 	mb, nb, kb int, c []float32, ldc int) {
-	for jr := 0; jr < nb; jr += nr {
-		cols := min(nr, nb-jr)
-		bp := packedB[jr*kb:]
+	mr := kern.mr
+	for jr := 0; jr < nb; {
+		fn, width := kern.full, kern.width()
+		b, rsB, offB := bb.data[jr/nr*bb.panel:], bb.rs, bb.panel
+		switch {
+		case jr+width <= bb.inPlace:
+		case jr+nr <= bb.inPlace:
+			fn, width = kern.narrowest(), nr
+		default:
+			fn, width = kern.narrowest(), nr
+			b, rsB, offB = bb.edge, nr, nr*kb
+		}
+		cols := min(width, nb-jr)
 		for ir := 0; ir < mb; ir += mr {
 			rows := min(mr, mb-ir)
-			ap := packedA[ir*kb:]
+			a, rsA, csA := ab.data[ir/mr*ab.strip:], ab.rs, ab.cs
+			if rows < mr && ab.edge != nil {
+				a, rsA, csA = ab.edge, 1, mr
+			}
 			off := ir*ldc + jr
-			if rows == mr && cols == nr {
-				kern(kb, ap, bp, c[off:], ldc)
+			if rows == mr && cols == width {
+				fn(kb, a, rsA, csA, b, rsB, offB, c[off:], ldc)
 				continue
 			}
-			clear(tile[:])
-			kern(kb, ap, bp, tile[:], nr)
+			t := tile[:mr*width]
+			clear(t)
+			fn(kb, a, rsA, csA, b, rsB, offB, t, width)
 			for i := 0; i < rows; i++ {
 				dst := c[off+i*ldc : off+i*ldc+cols]
 				for j := range dst {
-					dst[j] += tile[i*nr+j]
+					dst[j] += t[i*width+j]
 				}
 			}
 		}
+		jr += width
 	}
 }
 
@@ -290,12 +435,11 @@ func scale(m, n int, beta float32, c []float32, ldc int) {
 // packA copies rows [i0, i0+mb) and columns [p0, p0+kb) of op(A), times alpha, into dst
 // as strips of mr rows; within a strip the mr values of one column are adjacent. Rows
 // past mb in the last strip are zero.
-func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
+func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int, alpha float32) {
 	for s := 0; s < mb; s += mr {
 		rows := min(mr, mb-s)
 		d := dst[s*kb : (s+mr)*kb]
-		switch {
-		case a.trans:
+		if a.trans {
 			for p := 0; p < kb; p++ {
 				src := a.data[(p0+p)*a.ld+i0+s:][:rows]
 				dp := d[p*mr : p*mr+mr]
@@ -304,26 +448,17 @@ func packA(dst []float32, a matrix, i0, mb, p0, kb int, alpha float32) {
 				}
 				clear(dp[rows:])
 			}
-		case rows == mr:
-			base := (i0+s)*a.ld + p0
-			r0 := a.data[base:][:kb]
-			r1 := a.data[base+a.ld:][:kb]
-			r2 := a.data[base+2*a.ld:][:kb]
-			r3 := a.data[base+3*a.ld:][:kb]
-			r4 := a.data[base+4*a.ld:][:kb]
-			r5 := a.data[base+5*a.ld:][:kb]
-			for p := range r0 {
-				dp := (*[mr]float32)(d[p*mr:])
-				dp[0], dp[1], dp[2] = alpha*r0[p], alpha*r1[p], alpha*r2[p]
-				dp[3], dp[4], dp[5] = alpha*r3[p], alpha*r4[p], alpha*r5[p]
-			}
-		default:
+			continue
+		}
+		if rows < mr {
 			clear(d)
-			for i := 0; i < rows; i++ {
-				src := a.data[(i0+s+i)*a.ld+p0:][:kb]
-				for p, v := range src {
-					d[p*mr+i] = alpha * v
-				}
+		}
+		// Row by row: each source row streams in order, and the strip (mr·kb floats)
+		// stays in L1 while its columns fill.
+		for i := 0; i < rows; i++ {
+			src := a.data[(i0+s+i)*a.ld+p0:][:kb]
+			for p, v := range src {
+				d[p*mr+i] = alpha * v
 			}
 		}
 	}

@@ -178,20 +178,20 @@ func fitsCBLAS(sizes ...int) error {
 	return nil
 }
 
-// microKernel returns the micro-kernel gml's blocked driver uses for i: the assembly one
-// for Native, the Go one for PureGo, and for OpenBLAS (which only SgemmPacked sends to
-// the driver) the assembly one where the CPU has it.
-func (i Impl) microKernel() (microKernel, error) {
+// microKernel returns the micro-kernel gml's blocked driver uses for i: Native's
+// (nativeKernel), the Go code of the avx2 shape for PureGo, and for OpenBLAS (which only
+// SgemmPacked sends to the driver) Native's where the CPU has it.
+func (i Impl) microKernel() (*kernel, error) {
 	switch i {
 	case Native:
 		return nativeKernel()
 	case PureGo:
-		return kernelGo, nil
+		return pureGoKernel, nil
 	case OpenBLAS:
 		if kern, err := nativeKernel(); err == nil {
 			return kern, nil
 		}
-		return kernelGo, nil
+		return pureGoKernel, nil
 	}
 	return nil, fmt.Errorf("gemm: unknown implementation %v", i)
 }

@@ -77,6 +77,7 @@ func gemmCases() []gemmCase {
 		{1, 1, 1}, {3, 17, 5}, {17, 33, 3}, {33, 17, 129}, {127, 129, 65}, {129, 127, 300},
 		{6, 16, 256}, {12, 32, 257}, {150, 40, 513}, {0, 5, 3}, {5, 0, 3}, {5, 7, 0},
 		{300, 200, 70}, {70, 300, 200}, {1, 33, 17}, {1, 300, 200}, {1, 4100, 300}, {1, 7, 1},
+		{7, 33, 257}, {257, 7, 33}, {33, 257, 7}, {257, 257, 33}, {25, 48, 9}, {13, 47, 300},
 	}
 	for _, s := range sizes {
 		for _, ta := range []bool{false, true} {
@@ -135,6 +136,78 @@ func TestSgemmMatchesReference(t *testing.T) {
 				checkGemm(t, fmt.Sprintf("%s SgemmPacked(parallel=%v)", name, par), c, want, tc, ldc)
 			}
 		}
+	}
+}
+
+// allKernels lists every micro-kernel this machine runs: each shape's Go code, and its
+// assembly where the CPU has it.
+func allKernels() []*kernel {
+	var out []*kernel
+	for _, s := range shapes {
+		out = append(out, goKernelOf(s.name))
+		if k := asmKernel(s.name); k != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// TestKernelsMatchReference runs the blocked driver with every micro-kernel, whatever
+// Native chose, so each shape's packing, edges and panel pairing are covered on every
+// machine (its Go code where the CPU lacks its instructions), and with every way of
+// reading the operands (packed, or in place where the plan allows it).
+func TestKernelsMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, kern := range allKernels() {
+		for _, tc := range gemmCases() {
+			if tc.m == 0 || tc.n == 0 {
+				continue
+			}
+			rowsA, colsA := tc.m, tc.k
+			if tc.transA {
+				rowsA, colsA = tc.k, tc.m
+			}
+			rowsB, colsB := tc.k, tc.n
+			if tc.transB {
+				rowsB, colsB = tc.n, tc.k
+			}
+			lda, ldb, ldc := max(colsA, 1)+tc.pad, max(colsB, 1)+tc.pad, max(tc.n, 1)+tc.pad
+			a, b, c := randSlice(r, rowsA*lda), randSlice(r, rowsB*ldb), randSlice(r, tc.m*ldc)
+			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
+				b, ldb, float64(tc.beta), c, ldc)
+			c0 := append([]float32(nil), c...)
+			for _, par := range []bool{false, true} {
+				for _, inPlace := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+					p := newPlan(kern, tc.m, tc.n, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
+					p.packA = p.packA && !(inPlace[0] && tc.alpha == 1)
+					p.packB = p.packB && !(inPlace[1] && !tc.transB)
+					copy(c, c0)
+					if par {
+						p.parallel(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+					} else {
+						p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+					}
+					checkGemm(t, fmt.Sprintf("%v/parallel=%v/packA=%v/packB=%v/%+v", kern, par, p.packA, p.packB, tc),
+						c, want, tc, ldc)
+				}
+			}
+		}
+	}
+}
+
+func TestChooseKernel(t *testing.T) {
+	for _, s := range shapes {
+		k, note, err := chooseKernel(s.name)
+		if err != nil || k.name != s.name || (note != "") == k.asm {
+			t.Errorf("GML_GEMM_KERNEL=%s: kernel %v, note %q, error %v", s.name, k, note, err)
+		}
+	}
+	k, note, err := chooseKernel("sse")
+	if !strings.Contains(note, `unknown kernel "sse"`) {
+		t.Errorf("GML_GEMM_KERNEL=sse: note %q, want one naming the unknown kernel", note)
+	}
+	if def, _, defErr := chooseKernel(""); k != nil && def != nil && k.name != def.name || (err == nil) != (defErr == nil) {
+		t.Errorf("GML_GEMM_KERNEL=sse: chose %v (%v), want the default %v (%v)", k, err, def, defErr)
 	}
 }
 

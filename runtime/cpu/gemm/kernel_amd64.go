@@ -8,13 +8,22 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// kernelAVX2 is the AVX2+FMA micro-kernel (kernel_amd64.s): it adds the product of a
-// packed 6×k A panel and a packed k×16 B panel to the 6×16 tile of c whose rows are ldc
-// floats apart. It reads 6k floats of a and 16k of b and touches c[0:5*ldc+16]; the
-// caller guarantees those bounds.
+// kernelAVX2 is the avx2 shape's micro-kernel (6×16, kernel_amd64.s), with the
+// contract of kernelFunc.
 //
 //go:noescape
-func kernelAVX2(k int, a, b, c []float32, ldc int)
+func kernelAVX2(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+
+// kernelAVX512 is the avx512 shape's micro-kernel (12×32 over two B panels,
+// kernel_avx512_amd64.s), with the contract of kernelFunc.
+//
+//go:noescape
+func kernelAVX512(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+
+// kernelAVX512Narrow is kernelAVX512 over one B panel (12×16): the shape's narrow form.
+//
+//go:noescape
+func kernelAVX512Narrow(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
 
 // axpyAVX2 adds alpha*x[i] to y[i] for every i < len(y) (kernel_amd64.s); x must hold at
 // least len(y) elements, which the caller guarantees.
@@ -28,20 +37,29 @@ func axpyAVX2(alpha float32, x, y []float32)
 //go:noescape
 func dotAVX2(x, y []float32) float32
 
+// hasAVX2 reports whether the CPU runs the AVX2+FMA code.
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// errNoNative is why Native is unavailable on a CPU without AVX2 and FMA.
+var errNoNative = errors.New("gemm: the CPU lacks AVX2 and FMA, which the native kernel needs")
+
 // nativeVector returns the assembly AXPY and dot product when the CPU can run them,
 // else nils.
 func nativeVector() (axpy func(alpha float32, x, y []float32), dot func(x, y []float32) float32) {
-	if _, err := nativeKernel(); err != nil {
+	if !hasAVX2 {
 		return nil, nil
 	}
 	return axpyAVX2, dotAVX2
 }
 
-// nativeKernel returns the assembly micro-kernel when the CPU can run it, or the reason
-// it cannot.
-func nativeKernel() (microKernel, error) {
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
-		return nil, errors.New("gemm: the CPU lacks AVX2 and FMA, which the native kernel needs")
+// asmKernel returns the assembly kernel of a shape when the CPU (and the operating
+// system, which must save the wider registers) can run it, else nil.
+func asmKernel(name string) *kernel {
+	switch {
+	case name == shapeAVX2 && hasAVX2:
+		return &kernel{name: name, mr: 6, strips: 1, full: kernelAVX2, asm: true}
+	case name == shapeAVX512 && cpu.X86.HasAVX512F:
+		return &kernel{name: name, mr: 12, strips: 2, full: kernelAVX512, narrow: kernelAVX512Narrow, asm: true}
 	}
-	return kernelAVX2, nil
+	return nil
 }

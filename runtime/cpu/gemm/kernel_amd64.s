@@ -1,68 +1,42 @@
 #include "textflag.h"
 
-// STEP performs one rank-1 update of the 6x16 accumulator tile held in Y4..Y15:
-// two 8-wide vectors of the packed B row at offset bo (bytes) from DI, and six broadcast
-// values of the packed A column at offset ao (bytes) from SI.
-#define STEP(ao, bo) \
-	VMOVUPS bo(DI), Y0; \
-	VMOVUPS bo+32(DI), Y1; \
-	VBROADCASTSS ao(SI), Y2; \
-	VFMADD231PS Y0, Y2, Y4; \
-	VFMADD231PS Y1, Y2, Y5; \
-	VBROADCASTSS ao+4(SI), Y3; \
-	VFMADD231PS Y0, Y3, Y6; \
-	VFMADD231PS Y1, Y3, Y7; \
-	VBROADCASTSS ao+8(SI), Y2; \
-	VFMADD231PS Y0, Y2, Y8; \
-	VFMADD231PS Y1, Y2, Y9; \
-	VBROADCASTSS ao+12(SI), Y3; \
-	VFMADD231PS Y0, Y3, Y10; \
-	VFMADD231PS Y1, Y3, Y11; \
-	VBROADCASTSS ao+16(SI), Y2; \
-	VFMADD231PS Y0, Y2, Y12; \
-	VFMADD231PS Y1, Y2, Y13; \
-	VBROADCASTSS ao+20(SI), Y3; \
-	VFMADD231PS Y0, Y3, Y14; \
-	VFMADD231PS Y1, Y3, Y15
+// The avx2 micro-kernel (6×16, the tile in Y4..Y15) with the general strides of
+// kernel_avx512_amd64.s (rows of A from two bases, rows 0-2 and 3-5), then the vector
+// routines of the one-row products.
 
-// ADDROW adds two accumulators to the 16 floats at DX and stores them back, then
-// advances DX by one row of C.
-#define ADDROW(lo, hi) \
-	VADDPS (DX), lo, lo; \
-	VMOVUPS lo, (DX); \
-	VADDPS 32(DX), hi, hi; \
-	VMOVUPS hi, 32(DX); \
-	ADDQ R8, DX
-
-// func kernelAVX2(k int, a, b, c []float32, ldc int)
-TEXT ·kernelAVX2(SB), NOSPLIT, $0-88
+// func kernelAVX2(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+TEXT ·kernelAVX2(SB), NOSPLIT, $0-120
 	MOVQ k+0(FP), CX
 	MOVQ a_base+8(FP), SI
-	MOVQ b_base+32(FP), DI
-	MOVQ c_base+56(FP), DX
-	MOVQ ldc+80(FP), R8
+	MOVQ rsA+32(FP), R12
+	SHLQ $2, R12
+	MOVQ csA+40(FP), R9
+	SHLQ $2, R9
+	MOVQ b_base+48(FP), DI
+	MOVQ rsB+72(FP), R10
+	SHLQ $2, R10
+	MOVQ c_base+88(FP), DX
+	MOVQ ldc+112(FP), R8
 	SHLQ $2, R8
-
-	// Bring the C tile towards L1 while the products are computed.
-	MOVQ DX, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 60(R9)
-
+	PREFETCHT0 (DX)
+	PREFETCHT0 60(DX)
+	ADDQ R8, DX
+	PREFETCHT0 (DX)
+	PREFETCHT0 60(DX)
+	ADDQ R8, DX
+	PREFETCHT0 (DX)
+	PREFETCHT0 60(DX)
+	ADDQ R8, DX
+	PREFETCHT0 (DX)
+	PREFETCHT0 60(DX)
+	ADDQ R8, DX
+	PREFETCHT0 (DX)
+	PREFETCHT0 60(DX)
+	ADDQ R8, DX
+	PREFETCHT0 (DX)
+	PREFETCHT0 60(DX)
+	LEAQ (SI)(R12*2), R13
+	ADDQ R12, R13
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -75,41 +49,65 @@ TEXT ·kernelAVX2(SB), NOSPLIT, $0-88
 	VXORPS Y13, Y13, Y13
 	VXORPS Y14, Y14, Y14
 	VXORPS Y15, Y15, Y15
-
-	MOVQ CX, BX
-	SHRQ $2, BX
-	JZ   tail
-
-loop4:
-	PREFETCHT0 384(SI)
-	PREFETCHT0 512(DI)
-	STEP(0, 0)
-	STEP(24, 64)
-	STEP(48, 128)
-	STEP(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DI
-	DECQ BX
-	JNZ  loop4
-
-tail:
-	ANDQ $3, CX
-	JZ   store
-
-loop1:
-	STEP(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DI
+	TESTQ CX, CX
+	JZ store
+loop:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VBROADCASTSS (SI), Y2
+	VFMADD231PS Y0, Y2, Y4
+	VFMADD231PS Y1, Y2, Y5
+	VBROADCASTSS (SI)(R12*1), Y3
+	VFMADD231PS Y0, Y3, Y6
+	VFMADD231PS Y1, Y3, Y7
+	VBROADCASTSS (SI)(R12*2), Y2
+	VFMADD231PS Y0, Y2, Y8
+	VFMADD231PS Y1, Y2, Y9
+	VBROADCASTSS (R13), Y3
+	VFMADD231PS Y0, Y3, Y10
+	VFMADD231PS Y1, Y3, Y11
+	VBROADCASTSS (R13)(R12*1), Y2
+	VFMADD231PS Y0, Y2, Y12
+	VFMADD231PS Y1, Y2, Y13
+	VBROADCASTSS (R13)(R12*2), Y3
+	VFMADD231PS Y0, Y3, Y14
+	VFMADD231PS Y1, Y3, Y15
+	ADDQ R9, SI
+	ADDQ R9, R13
+	ADDQ R10, DI
 	DECQ CX
-	JNZ  loop1
-
+	JNZ loop
 store:
-	ADDROW(Y4, Y5)
-	ADDROW(Y6, Y7)
-	ADDROW(Y8, Y9)
-	ADDROW(Y10, Y11)
-	ADDROW(Y12, Y13)
-	ADDROW(Y14, Y15)
+	MOVQ c_base+88(FP), DX
+	VADDPS 0(DX), Y4, Y4
+	VMOVUPS Y4, 0(DX)
+	VADDPS 32(DX), Y5, Y5
+	VMOVUPS Y5, 32(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Y6, Y6
+	VMOVUPS Y6, 0(DX)
+	VADDPS 32(DX), Y7, Y7
+	VMOVUPS Y7, 32(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Y8, Y8
+	VMOVUPS Y8, 0(DX)
+	VADDPS 32(DX), Y9, Y9
+	VMOVUPS Y9, 32(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Y10, Y10
+	VMOVUPS Y10, 0(DX)
+	VADDPS 32(DX), Y11, Y11
+	VMOVUPS Y11, 32(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Y12, Y12
+	VMOVUPS Y12, 0(DX)
+	VADDPS 32(DX), Y13, Y13
+	VMOVUPS Y13, 32(DX)
+	ADDQ R8, DX
+	VADDPS 0(DX), Y14, Y14
+	VMOVUPS Y14, 0(DX)
+	VADDPS 32(DX), Y15, Y15
+	VMOVUPS Y15, 32(DX)
 	VZEROUPPER
 	RET
 

@@ -7,10 +7,11 @@ import (
 	"runtime"
 )
 
-// nativeKernel reports that there is no assembly micro-kernel for this architecture.
-func nativeKernel() (microKernel, error) {
-	return nil, fmt.Errorf("gemm: no native kernel for GOARCH=%s", runtime.GOARCH)
-}
+// errNoNative is why Native is unavailable: no assembly for this architecture.
+var errNoNative = fmt.Errorf("gemm: no native kernel for GOARCH=%s", runtime.GOARCH)
+
+// asmKernel reports that there is no assembly micro-kernel for this architecture.
+func asmKernel(string) *kernel { return nil }
 
 // nativeVector reports that there are no assembly vector routines for this architecture.
 func nativeVector() (axpy func(alpha float32, x, y []float32), dot func(x, y []float32) float32) {

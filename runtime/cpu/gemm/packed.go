@@ -3,9 +3,15 @@ package gemm
 // PackWidth is the number of columns in one strip of a packed B panel (see BPacker).
 const PackWidth = nr
 
-// MicroRows is the number of rows of C that one micro-kernel call computes; a product
-// with fewer rows than this wastes the rest of the tile.
-const MicroRows = mr
+// MicroRows returns the number of rows of C that one micro-kernel call of the Default
+// implementation computes; a product with fewer rows than this wastes the rest of the
+// tile.
+func MicroRows() int {
+	if kern, err := Default().microKernel(); err == nil {
+		return kern.mr
+	}
+	return pureGoKernel.mr
+}
 
 // BPacker is a B operand that packs itself. It lets a caller build B's panels straight
 // from its own data instead of first writing B out as a matrix: convolution packs the

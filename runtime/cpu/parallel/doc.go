@@ -2,8 +2,10 @@
 // convolution, and the CPU backend's elementwise and reduction loops).
 //
 // Decisions:
-//   - One primitive, For, that splits an index range into at most GOMAXPROCS contiguous
-//     chunks. Contiguous chunks keep each goroutine on its own cache lines; a grain size
+//   - One primitive, For, that splits an index range into at most Workers() contiguous
+//     chunks. Workers is GOMAXPROCS, which Go sizes to the process's affinity mask and
+//     cgroup CPU limit, unless GML_THREADS sets the count (a bad value is reported on
+//     stderr and ignored). Contiguous chunks keep each goroutine on its own cache lines; a grain size
 //     keeps small loops on the calling goroutine, where starting goroutines would cost
 //     more than the work.
 //   - Goroutines are started per call rather than kept in a pool: a start costs about a

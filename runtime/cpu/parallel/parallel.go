@@ -1,13 +1,45 @@
 package parallel
 
 import (
+	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 )
 
-// Workers returns how many goroutines For uses at most: runtime.GOMAXPROCS(0), which is
-// the number of CPUs unless the user lowered it.
-func Workers() int { return runtime.GOMAXPROCS(0) }
+// Workers returns how many goroutines For uses at most: GML_THREADS when set, else
+// runtime.GOMAXPROCS(0), which the Go runtime sizes to the CPUs the process may use
+// (its affinity mask and its cgroup's CPU limit) unless the user lowered it.
+func Workers() int {
+	if n := threadsEnv(); n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// threadsEnv is GML_THREADS, read once; 0 when unset. A bad value is reported once on
+// stderr and ignored: Workers is called from kernels that cannot return an error.
+var threadsEnv = sync.OnceValue(func() int {
+	n, err := parseThreads(os.Getenv("GML_THREADS"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gml: %v; using GOMAXPROCS (%d)\n", err, runtime.GOMAXPROCS(0))
+	}
+	return n
+})
+
+// parseThreads reads a GML_THREADS value: empty is 0 (unset), else a count from 1 to
+// 4096.
+func parseThreads(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 4096 {
+		return 0, fmt.Errorf("GML_THREADS=%q is not a thread count from 1 to 4096", s)
+	}
+	return n, nil
+}
 
 // For calls body on contiguous, disjoint ranges [lo, hi) that together cover [0, n), on up
 // to Workers() goroutines, and returns when every call has returned. Each range holds at

@@ -64,3 +64,19 @@ func TestRunStartsEveryIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestParseThreads(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"", 0, true}, {"1", 1, true}, {"16", 16, true}, {"4096", 4096, true},
+		{"0", 0, false}, {"-2", 0, false}, {"4097", 0, false}, {"two", 0, false}, {" 4", 0, false},
+	} {
+		n, err := parseThreads(c.in)
+		if n != c.want || (err == nil) != c.ok {
+			t.Errorf("parseThreads(%q) = %d, %v; want %d, ok %v", c.in, n, err, c.want, c.ok)
+		}
+	}
+}

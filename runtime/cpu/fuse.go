@@ -1,0 +1,97 @@
+package cpu
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Fusion: Prepare hands the segment to fuse before preparing node by node. fuse finds
+// groups of nodes that run better as one step and returns the steps that replace theirs
+// (a nil step: the node's work is done by another's). Fused steps compute exactly what
+// the nodes' kernels compute; what changes is the order of the work, so fuse checks
+// that the new order cannot read memory before it is written or overwrite it before it
+// is read, given the scheduler's buffer reuse: a fused step may write a later node's
+// output early only where no node in between uses that memory.
+
+// fuse returns the fused steps of nodes (mem[i] is the memory of nodes[i]).
+func fuse(nodes []*tensor.Node, mem []nodeMem) map[*tensor.Node]func() error {
+	steps := map[*tensor.Node]func() error{}
+	index := make(map[*tensor.Node]int, len(nodes))
+	for i, n := range nodes {
+		index[n] = i
+	}
+	for _, t := range findAttnTrios(nodes) {
+		fuseAttnTrio(t, index, mem, steps)
+	}
+	return steps
+}
+
+// addressRange is the address range [lo, hi) of a byte slice.
+func addressRange(b []byte) (lo, hi uintptr) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	lo = uintptr(unsafe.Pointer(&b[0]))
+	return lo, lo + uintptr(len(b))
+}
+
+// overlap reports whether two byte slices share memory.
+func overlap(a, b []byte) bool {
+	alo, ahi := addressRange(a)
+	blo, bhi := addressRange(b)
+	return alo < bhi && blo < ahi
+}
+
+// writableEarly reports whether the output of node `at` may be written by a step that
+// runs in place of node from (from < at): no node in between reads or writes its
+// memory, and the memory is none of those listed in busy (what the early step reads or
+// writes besides it).
+func writableEarly(dst []byte, from, at int, mem []nodeMem, busy ...[]byte) bool {
+	for _, b := range busy {
+		if overlap(dst, b) {
+			return false
+		}
+	}
+	for i := from + 1; i < at; i++ {
+		if overlap(dst, mem[i].out) {
+			return false
+		}
+		for _, b := range mem[i].in {
+			if overlap(dst, b) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fuseAttnTrio makes the statistics node's step compute the whole backward of one
+// attention, writing the gradients straight into their nodes' outputs where
+// writableEarly allows it, else into scratch that the gradient nodes' steps copy out.
+func fuseAttnTrio(t *attnTrio, index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) {
+	is, iq, ikv := index[t.stats], index[t.gradQ], index[t.gradKV]
+	sm, qm, kvm := mem[is], mem[iq], mem[ikv]
+	busy := append(append([][]byte{sm.out}, sm.in...), qm.in...)
+	dq, dkv := qm.out, kvm.out
+	directQ := writableEarly(dq, is, iq, mem, append(busy, dkv)...)
+	directKV := writableEarly(dkv, is, ikv, mem, append(busy, dq)...)
+	if !directQ {
+		dq = make([]byte, len(qm.out))
+	}
+	if !directKV {
+		dkv = make([]byte, len(kvm.out))
+	}
+	t.prepare(sm.out, dq, dkv, sm.in, qm.in)
+	scratch := workerScratch(2 * attnTile * attnTile)
+	var next atomic.Int64
+	steps[t.stats] = func() error { return t.run(scratch, &next) }
+	steps[t.gradQ], steps[t.gradKV] = nil, nil
+	if !directQ {
+		steps[t.gradQ] = func() error { copy(qm.out, dq); return nil }
+	}
+	if !directKV {
+		steps[t.gradKV] = func() error { copy(kvm.out, dkv); return nil }
+	}
+}

@@ -1,0 +1,309 @@
+package cpu
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/gml-dev/gml/runtime/cpu/gemm"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// The attention backward (OpAttentionGrad), FlashAttention-2 style: the probabilities
+// are recomputed tile by tile from q, k and each query's log-sum-exp, so no Tq×Tk matrix
+// exists beyond two attnTile×attnTile tiles per worker. The three outputs are three
+// passes:
+//
+//	stats (per query block): lse_i = log Σ_j exp(s_ij), online over key tiles; δ_i = gy_i·o_i
+//	∂k|∂v (per key block, over query tiles): ∂v += pᵀ gy; ∂k += s·∂Sᵀ q
+//	∂q    (per query block, over key tiles): ∂q += s·∂S k
+//
+// with p = exp(s - lse) and ∂S = p·(gy vᵀ - δ). Each block is written by one task, so no
+// two workers add to the same output (no atomics, deterministic results). Tasks are
+// (batch entry, block) pairs taken from an atomic counter, which balances the uneven
+// blocks of causal attention; causal tiles wholly above the diagonal are skipped. The
+// tile products are serial GEMMs (gemm.SgemmPacked without splitting), since the tasks
+// already occupy every worker.
+//
+// When one segment holds all three nodes of one attention (the usual training graph),
+// Prepare fuses them (attnTrio): one task per batch entry computes the statistics and
+// then, per key block, ∂k and ∂v while adding each tile's share of ∂q into the entry's
+// ∂q rows, which that task alone writes. The scores are formed twice instead of three
+// times and ∂S once instead of twice.
+
+// attnBwd holds one OpAttentionGrad node's operands: for the statistics, v is the
+// forward's output o.
+type attnBwd struct {
+	attnOperands
+	output    tensor.AttentionGradOutput
+	gy        []float32
+	stats     []float32 // the statistics an ∂ pass reads
+	out       []float32 // the statistics an AttentionStats pass writes
+	dq, dkv   []float32 // the gradients the passes write
+	accumulDQ bool      // gradKVBlock also adds each tile's ∂q share into dq (the fused trio)
+}
+
+func newAttnBwd(n *tensor.Node, in [][]byte) *attnBwd {
+	at := n.Attr().(tensor.AttentionGradAttr)
+	a := &attnBwd{attnOperands: newAttnOperands(n, at.Scale, at.Causal, in[0], in[1], in[2], n.Input(2).Shape(), in, at.MaskInput()),
+		output: at.Output, gy: f32s(in[3])}
+	if at.Output != tensor.AttentionStats {
+		a.stats = f32s(in[4])
+	}
+	return a
+}
+
+func attentionGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	a := newAttnBwd(n, in)
+	rows := a.tq
+	pass := a.statsBlock
+	switch a.output {
+	case tensor.AttentionStats:
+		a.out = f32s(out)
+	case tensor.AttentionGradQ:
+		a.dq, pass = f32s(out), a.gradQBlock
+	case tensor.AttentionGradKV:
+		a.dkv, rows, pass = f32s(out), a.tk, a.gradKVBlock
+	}
+	blocks := (rows + attnTile - 1) / attnTile
+	tasks := a.batch * blocks
+	scratch := workerScratch(2 * attnTile * attnTile)
+	var next atomic.Int64
+	return func() error {
+		return runTasks(scratch, tasks, &next, func(s []float32, t int) error {
+			return pass(s, t/blocks, t%blocks*attnTile)
+		})
+	}, nil
+}
+
+// probTile turns the scores s (ni×nj) of queries from i0 of batch entry b into
+// probabilities exp(s - lse).
+func (a *attnBwd) probTile(s []float32, b, i0, ni, nj int) {
+	for i := range ni {
+		row := s[i*nj : (i+1)*nj]
+		vec.ExpShiftSum(row, row, a.stats[2*(b*a.tq+i0+i)])
+	}
+}
+
+// scoreGradTile computes dp = gy vᵀ for queries from i0 and keys from j0 of batch entry
+// b, then ∂S = p·(dp - δ) into dp.
+func (a *attnBwd) scoreGradTile(p, dp []float32, b, i0, ni, j0, nj int) error {
+	dp = dp[:ni*nj]
+	if a.dv == 0 {
+		clear(dp)
+	} else if err := gemm.Default().SgemmPacked(false, false, ni, nj, a.dv, 1, a.gy[(b*a.tq+i0)*a.dv:], a.dv,
+		gemm.Dense(a.v[(b*a.tk+j0)*a.dv:], a.dv, true), 0, dp, nj); err != nil {
+		return err
+	}
+	for i := range ni {
+		delta := a.stats[2*(b*a.tq+i0+i)+1]
+		for j := i * nj; j < (i+1)*nj; j++ {
+			dp[j] = p[j] * (dp[j] - delta)
+		}
+	}
+	return nil
+}
+
+// statsBlock writes (lse, δ) for the queries of one block: the log-sum-exp by the
+// online rule (the running maximum rescales the running sum), the sum in float64. For
+// the statistics pass v holds the forward's output o.
+func (a *attnBwd) statsBlock(scratch []float32, b, i0 int) error {
+	ni := min(attnTile, a.tq-i0)
+	var m [attnTile]float32
+	var l [attnTile]float64
+	for i := range ni {
+		m[i] = float32(math.Inf(-1))
+	}
+	s := scratch[:attnTile*attnTile]
+	for j0 := 0; j0 < a.visibleKeys(i0, ni); j0 += attnTile {
+		nj := min(attnTile, a.tk-j0)
+		if err := a.scoreTile(s, b, i0, ni, j0, nj); err != nil {
+			return err
+		}
+		for i := range ni {
+			row := s[i*nj : (i+1)*nj]
+			mx := max(m[i], vec.Max(row))
+			if mx == float32(math.Inf(-1)) {
+				continue // nothing visible yet
+			}
+			l[i] *= float64(vec.Expf(m[i] - mx))
+			l[i] += vec.ExpShiftSum(row, row, mx) // the tile's scores are not needed again
+			m[i] = mx
+		}
+	}
+	for i := range ni {
+		row := b*a.tq + i0 + i
+		var delta float64
+		gy, o := a.gy[row*a.dv:(row+1)*a.dv], a.v[row*a.dv:(row+1)*a.dv]
+		for e, g := range gy {
+			delta += float64(g) * float64(o[e])
+		}
+		a.out[2*row] = m[i] + float32(math.Log(l[i]))
+		a.out[2*row+1] = float32(delta)
+	}
+	return nil
+}
+
+// gradQBlock accumulates ∂q of one query block over the key tiles it sees.
+func (a *attnBwd) gradQBlock(scratch []float32, b, i0 int) error {
+	ni := min(attnTile, a.tq-i0)
+	dq := a.dq[(b*a.tq+i0)*a.d : (b*a.tq+i0+ni)*a.d]
+	clear(dq)
+	if a.d == 0 {
+		return nil
+	}
+	p, ds := scratch[:attnTile*attnTile], scratch[attnTile*attnTile:]
+	for j0 := 0; j0 < a.visibleKeys(i0, ni); j0 += attnTile {
+		nj := min(attnTile, a.tk-j0)
+		if err := a.scoreTile(p, b, i0, ni, j0, nj); err != nil {
+			return err
+		}
+		a.probTile(p, b, i0, ni, nj)
+		if err := a.scoreGradTile(p, ds, b, i0, ni, j0, nj); err != nil {
+			return err
+		}
+		if err := gemm.Default().SgemmPacked(false, false, ni, a.d, nj, a.scale, ds, nj,
+			gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, false), 1, dq, a.d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gradKVBlock accumulates ∂k and ∂v of one key block over the query tiles that see it,
+// into the block's rows of the (…, Tk, D+Dv) output; with accumulDQ it also adds each
+// tile's share of ∂q into dq, which the caller has cleared.
+func (a *attnBwd) gradKVBlock(scratch []float32, b, j0 int) error {
+	nj := min(attnTile, a.tk-j0)
+	w := a.d + a.dv
+	blk := a.dkv[(b*a.tk+j0)*w : (b*a.tk+j0+nj)*w]
+	clear(blk)
+	p, ds := scratch[:attnTile*attnTile], scratch[attnTile*attnTile:]
+	first := 0
+	if a.causal {
+		first = j0 // earlier queries see none of these keys (tiles of both align)
+	}
+	for i0 := first; i0 < a.tq; i0 += attnTile {
+		ni := min(attnTile, a.tq-i0)
+		if err := a.scoreTile(p, b, i0, ni, j0, nj); err != nil {
+			return err
+		}
+		a.probTile(p, b, i0, ni, nj)
+		gy := a.gy[(b*a.tq+i0)*a.dv:]
+		if a.dv > 0 {
+			if err := gemm.Default().SgemmPacked(false, true, nj, a.dv, ni, 1, p, nj,
+				gemm.Dense(gy, a.dv, false), 1, blk[a.d:], w); err != nil {
+				return err
+			}
+		}
+		if err := a.scoreGradTile(p, ds, b, i0, ni, j0, nj); err != nil {
+			return err
+		}
+		if a.d == 0 {
+			continue
+		}
+		if err := gemm.Default().SgemmPacked(false, true, nj, a.d, ni, a.scale, ds, nj,
+			gemm.Dense(a.q[(b*a.tq+i0)*a.d:], a.d, false), 1, blk, w); err != nil {
+			return err
+		}
+		if a.accumulDQ {
+			if err := gemm.Default().SgemmPacked(false, false, ni, a.d, nj, a.scale, ds, nj,
+				gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, false), 1, a.dq[(b*a.tq+i0)*a.d:], a.d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// attnTrio is the fused backward of one attention: the AttentionStats node and the
+// AttentionGradQ and AttentionGradKV nodes that read its statistics. Its gradients go
+// straight into their nodes' buffers when Prepare finds that safe (fuse.go), else into
+// dq and dkv here, which those nodes' steps copy out.
+type attnTrio struct {
+	stats, gradQ, gradKV *tensor.Node
+	a                    *attnBwd
+	o                    []float32 // the forward's output, for δ
+}
+
+// findAttnTrios returns, for each AttentionStats node of nodes whose two gradient nodes
+// are among nodes too, the trio.
+func findAttnTrios(nodes []*tensor.Node) map[*tensor.Node]*attnTrio {
+	var trios map[*tensor.Node]*attnTrio
+	for _, n := range nodes {
+		if n.Op() != tensor.OpAttentionGrad {
+			continue
+		}
+		at := n.Attr().(tensor.AttentionGradAttr)
+		if at.Output == tensor.AttentionStats || n.Input(0).DType() != tensor.F32 {
+			continue
+		}
+		st := n.Input(4)
+		if st.Op() != tensor.OpAttentionGrad {
+			continue
+		}
+		if sat := st.Attr().(tensor.AttentionGradAttr); sat.Output != tensor.AttentionStats ||
+			sat.Causal != at.Causal || sat.Scale != at.Scale {
+			continue
+		}
+		// Stats reads (q, k, o, gy [, mask]); the gradients (q, k, v, gy, stats [, mask]).
+		same := n.Input(0) == st.Input(0) && n.Input(1) == st.Input(1) && n.Input(3) == st.Input(3) &&
+			len(n.Inputs()) == len(st.Inputs())+1 && (len(st.Inputs()) == 4 || n.Input(5) == st.Input(4))
+		if !same {
+			continue
+		}
+		if trios == nil {
+			trios = map[*tensor.Node]*attnTrio{}
+		}
+		t := trios[st]
+		if t == nil {
+			t = &attnTrio{stats: st}
+			trios[st] = t
+		}
+		switch {
+		case at.Output == tensor.AttentionGradQ && (t.gradKV == nil || t.gradKV.Input(2) == n.Input(2)):
+			t.gradQ = n
+		case at.Output == tensor.AttentionGradKV && (t.gradQ == nil || t.gradQ.Input(2) == n.Input(2)):
+			t.gradKV = n
+		}
+	}
+	for st, t := range trios {
+		if t.gradQ == nil || t.gradKV == nil {
+			delete(trios, st)
+		}
+	}
+	return trios
+}
+
+// prepare binds the trio to its memory: the stats node's output and inputs, the
+// gradient nodes' inputs, and where the gradients go (dq and dkv: the nodes' outputs or
+// scratch).
+func (t *attnTrio) prepare(statsOut, dq, dkv []byte, statsIn, gradIn [][]byte) {
+	t.a = newAttnBwd(t.gradQ, gradIn)
+	t.a.out, t.a.stats = f32s(statsOut), f32s(statsOut)
+	t.a.dq, t.a.dkv = f32s(dq), f32s(dkv)
+	t.a.accumulDQ = true
+	t.o = f32s(statsIn[2])
+}
+
+// run computes the statistics and both gradients, one task per batch entry.
+func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
+	a := t.a
+	qBlocks, kBlocks := (a.tq+attnTile-1)/attnTile, (a.tk+attnTile-1)/attnTile
+	stats := *a
+	stats.v = t.o // statsBlock reads o where v is
+	return runTasks(scratch, a.batch, next, func(s []float32, b int) error {
+		for i := range qBlocks {
+			if err := stats.statsBlock(s, b, i*attnTile); err != nil {
+				return err
+			}
+		}
+		clear(a.dq[b*a.tq*a.d : (b+1)*a.tq*a.d])
+		for j := range kBlocks {
+			if err := a.gradKVBlock(s, b, j*attnTile); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,82 @@
+package vec
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestElementwiseAtEveryLevel compares Arith, Compare and Where32 at every level with
+// Go's operators, bit for bit, on ragged lengths in every operand pattern, with NaN,
+// infinities and signed zeros among the values.
+func TestElementwiseAtEveryLevel(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	r := rand.New(rand.NewPCG(7, 8))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	special := []float32{nan, inf, -inf, 0, float32(math.Copysign(0, -1)), 1, -1}
+	value := func() float32 {
+		if r.IntN(6) == 0 {
+			return special[r.IntN(len(special))]
+		}
+		return float32(r.NormFloat64())
+	}
+	same := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) || x != x && y != y }
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{0, 1, 7, 8, 9, 16, 33, 257} {
+			a, b := make([]float32, n+1), make([]float32, n+1)
+			c := make([]byte, n)
+			for i := range a {
+				a[i], b[i] = value(), value()
+			}
+			for i := range c {
+				c[i] = byte(r.IntN(2))
+			}
+			for _, pat := range [][2]int{{1, 1}, {1, 0}, {0, 1}} {
+				sa, sb := pat[0], pat[1]
+				name := fmt.Sprintf("%v/n=%d/sa=%d,sb=%d", im.level, n, sa, sb)
+				d := make([]float32, n)
+				for op, f := range []func(x, y float32) float32{
+					func(x, y float32) float32 { return x + y }, func(x, y float32) float32 { return x - y },
+					func(x, y float32) float32 { return x * y }, func(x, y float32) float32 { return x / y },
+				} {
+					Arith(ArithOp(op), d, a, sa, b, sb)
+					for i := range d {
+						if want := f(a[i*sa], b[i*sb]); !same(d[i], want) {
+							t.Fatalf("%s: Arith op %d element %d: %v, want %v", name, op, i, d[i], want)
+						}
+					}
+				}
+				db := make([]byte, n)
+				for op, f := range []func(x, y float32) bool{
+					func(x, y float32) bool { return x == y }, func(x, y float32) bool { return x != y },
+					func(x, y float32) bool { return x < y }, func(x, y float32) bool { return x <= y },
+					func(x, y float32) bool { return x > y }, func(x, y float32) bool { return x >= y },
+				} {
+					Compare(CompareOp(op), db, a, sa, b, sb)
+					for i := range db {
+						if want := f(a[i*sa], b[i*sb]); db[i] != map[bool]byte{false: 0, true: 1}[want] {
+							t.Fatalf("%s: Compare op %d element %d (%v, %v): %d, want %v", name, op, i, a[i*sa], b[i*sb], db[i], want)
+						}
+					}
+				}
+				ua, ub := make([]uint32, len(a)), make([]uint32, len(b))
+				for i := range a {
+					ua[i], ub[i] = math.Float32bits(a[i]), math.Float32bits(b[i])
+				}
+				du := make([]uint32, n)
+				Where32(du, c, ua, sa, ub, sb)
+				for i := range du {
+					want := ub[i*sb]
+					if c[i] != 0 {
+						want = ua[i*sa]
+					}
+					if du[i] != want {
+						t.Fatalf("%s: Where32 element %d: %#x, want %#x", name, i, du[i], want)
+					}
+				}
+			}
+		}
+	}
+}

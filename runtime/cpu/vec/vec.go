@@ -1,0 +1,128 @@
+package vec
+
+import (
+	"fmt"
+	"math"
+	"os"
+)
+
+// Level is a code path of the slice functions.
+type Level uint8
+
+// The levels, narrowest first.
+const (
+	Go Level = iota
+	AVX2
+	AVX512
+)
+
+var levelNames = [...]string{Go: "go", AVX2: "avx2", AVX512: "avx512"}
+
+// String returns the level's GML_SIMD name.
+func (l Level) String() string {
+	if int(l) < len(levelNames) {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("Level(%d)", uint8(l))
+}
+
+// impl is one level's assembly: each function handles whole vectors of width lanes from
+// the start of x and returns how many elements it did, stopping early before a vector
+// with a lane it leaves to the Go code.
+type impl struct {
+	level       Level
+	width       int
+	exp         func(d, x []float32) int
+	expShiftSum func(d, x []float32, shift float32) (int, float64)
+	erf         func(d, x []float32) int
+	max         func(x []float32) (n int, m float32, nan bool)
+	// Elementwise loops, AVX2 at both assembly levels (they are bound by memory).
+	arith   func(op int, d, a, b []float32, sa, sb int) int
+	compare func(op int, d []byte, a, b []float32, sa, sb int) int
+	where32 func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
+}
+
+// active is the level in use; tests swap it.
+var active = choose(os.Getenv("GML_SIMD"))
+
+// choose returns the widest level the CPU runs, capped by a GML_SIMD value.
+func choose(env string) impl {
+	top := AVX512
+	for l, name := range levelNames {
+		if env == name {
+			top = Level(l)
+		}
+	}
+	for l := top; l > Go; l-- {
+		if im, ok := asmImpl(l); ok {
+			return im
+		}
+	}
+	return impl{level: Go}
+}
+
+// Active returns the level the slice functions run at.
+func Active() Level { return active.level }
+
+// Exp sets d[i] = eˣ⁽ⁱ⁾ for every i < len(x); d must be at least as long as x.
+func Exp(d, x []float32) {
+	d = d[:len(x)]
+	if active.exp == nil {
+		expGo(d, x)
+		return
+	}
+	for i := 0; i < len(x); {
+		i += active.exp(d[i:], x[i:])
+		end := min(i+active.width, len(x))
+		expGo(d[i:end], x[i:end])
+		i = end
+	}
+}
+
+// ExpShiftSum sets d[i] = e^(x[i]-shift) for every i < len(x) and returns the sum of
+// the d[i], accumulated in float64; d must be at least as long as x and may be x.
+func ExpShiftSum(d, x []float32, shift float32) float64 {
+	d = d[:len(x)]
+	if active.expShiftSum == nil {
+		return expShiftSumGo(d, x, shift)
+	}
+	var sum float64
+	for i := 0; i < len(x); {
+		n, s := active.expShiftSum(d[i:], x[i:], shift)
+		i += n
+		end := min(i+active.width, len(x))
+		sum += s + expShiftSumGo(d[i:end], x[i:end], shift)
+		i = end
+	}
+	return sum
+}
+
+// Erf sets d[i] = erf(x[i]) for every i < len(x); d must be at least as long as x.
+func Erf(d, x []float32) {
+	d = d[:len(x)]
+	if active.erf == nil {
+		erfGo(d, x)
+		return
+	}
+	for i := 0; i < len(x); {
+		i += active.erf(d[i:], x[i:])
+		end := min(i+active.width, len(x))
+		erfGo(d[i:end], x[i:end])
+		i = end
+	}
+}
+
+// Max returns the largest element of x: -Inf when x is empty, NaN when x holds a NaN.
+func Max(x []float32) float32 {
+	m, i := float32(math.Inf(-1)), 0
+	if active.max != nil {
+		var nan bool
+		if i, m, nan = active.max(x); nan {
+			return float32(math.NaN())
+		}
+	}
+	for _, v := range x[i:] {
+		m = max(m, v)
+	}
+	return m
+}
