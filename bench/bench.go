@@ -59,6 +59,8 @@ type result struct {
 	Bench      string  `json:"bench"`
 	Case       string  `json:"case"`
 	Device     string  `json:"device,omitempty"`
+	Devices    int     `json:"devices,omitempty"` // distinct physical devices (multigpu)
+	Parts      int     `json:"parts,omitempty"`   // parts of a meta device (multigpu)
 	Impl       string  `json:"impl,omitempty"`
 	Threads    int     `json:"threads,omitempty"`
 	Value      float64 `json:"value"`

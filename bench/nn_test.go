@@ -39,3 +39,23 @@ func TestParseTiles(t *testing.T) {
 		t.Error("a 3-value tile parsed")
 	}
 }
+
+// The multigpu benchmark labels each line with its parts and the distinct physical
+// devices behind them, and compares with one part.
+func TestBenchMultiGPU(t *testing.T) {
+	rs := capture(t, "multigpu", "-device", "cpu", "-units", "16", "-layers", "2", "-batch", "8", "-time", "1ms", "-parts", "1,2", "-modes", "dp,tp,pp")
+	if g := capture(t, "multigpu", "-device", "cpu", "-units", "16", "-layers", "2", "-batch", "8", "-time", "1ms", "-parts", "1,4", "-modes", "tpxdp"); len(g) != 2 || g[1].Parts != 4 || !(g[1].Ratio > 0) {
+		t.Errorf("tpxdp: %+v", g)
+	}
+	if len(rs) != 6 {
+		t.Fatalf("%d lines: %+v", len(rs), rs)
+	}
+	for i, r := range rs {
+		if r.Devices != 1 || r.Parts != 1+i%2 || !(r.Value > 0) || r.Unit != "samples/s" || (r.Parts == 2) != (r.Ratio > 0) {
+			t.Errorf("line %d: %+v", i, r)
+		}
+	}
+	if err := Run("multigpu", []string{"-modes", "zp"}); err == nil {
+		t.Error("-modes zp accepted")
+	}
+}

@@ -8,10 +8,6 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-func init() {
-	runtime.Register("gpu", 10, func() (runtime.Backend, error) { return NewBackend() })
-}
-
 // Backend is the Vulkan implementation of runtime.Backend: its buffers live in device
 // memory and each prepared segment is one recorded command buffer, resubmitted on
 // every run.
@@ -36,21 +32,12 @@ func (b *Backend) Device() *Device { return b.d }
 // Name returns "vulkan".
 func (b *Backend) Name() string { return "vulkan" }
 
-// Info describes the device in the runtime's terms. CPU implementations such as
-// lavapipe report Kind "cpu-gpu", which "auto" selection passes over.
+// Info describes the device in the runtime's terms (runtimeInfo), with the path its
+// matrix products take.
 func (b *Backend) Info() runtime.DeviceInfo {
-	in := b.d.Info
-	kind := map[string]string{"discrete": "discrete-gpu", "integrated": "integrated-gpu", "virtual": "virtual-gpu", "cpu": "cpu-gpu"}[in.Type]
-	if kind == "" {
-		kind = "other-gpu"
-	}
-	return runtime.DeviceInfo{
-		Backend: "vulkan", Name: in.Name, Kind: kind, Driver: in.Driver,
-		MemoryBytes: int64(in.DeviceLocalBytes()), MaxAlloc: int64(in.MaxAllocation),
-		FP16: in.FP16, BF16: in.BF16, CoopMatKHR: len(in.CoopMatKHR) > 0, CoopMatNV: len(in.CoopMatNV) > 0,
-		SubgroupSize: int(in.SubgroupSize),
-		Notes:        []string{"Vulkan " + in.APIVersion, "matrix products: " + b.d.ProductPath().String()},
-	}
+	in := runtimeInfo(b.d.Info)
+	in.Notes = append(in.Notes, "matrix products: "+b.d.ProductPath().String())
+	return in
 }
 
 // buffer is a device buffer counted on a pool.
@@ -123,24 +110,34 @@ func (b *Backend) Close() error { return b.d.Close() }
 
 // Supports reports whether a shader implements node n: F32 data, except for typed ops,
 // which check their dtypes themselves.
-func (b *Backend) Supports(n *tensor.Node) bool {
+func (b *Backend) Supports(n *tensor.Node) bool { return b.WhyUnsupported(n) == "" }
+
+// WhyUnsupported says why no shader runs node n, or returns "" when one does
+// (runtime.SupportExplainer).
+func (b *Backend) WhyUnsupported(n *tensor.Node) string {
 	switch n.Op() {
 	case tensor.OpInput, tensor.OpConst, tensor.OpVariable:
-		return true
+		return ""
 	}
 	op, ok := ops[n.Op()]
 	if !ok {
-		return false
+		return fmt.Sprintf("the Vulkan backend has no shader for %s", n.Op())
 	}
 	if !op.typed {
 		if n.DType() != tensor.F32 {
-			return false
+			return fmt.Sprintf("the %s shader computes f32, not %s", n.Op(), n.DType())
 		}
 		for i, in := range n.Inputs() {
 			if in.DType() != tensor.F32 && !op.anyTypeInput(i) {
-				return false
+				return fmt.Sprintf("the %s shader takes f32 inputs; input %d is %s", n.Op(), i, in.DType())
 			}
 		}
 	}
-	return op.supports == nil || op.supports(b.d, n)
+	if op.supports != nil && !op.supports(b.d, n) {
+		if n.Shape().Size() >= 1<<31 {
+			return fmt.Sprintf("shaders index with 32 bits; %v has 2^31 elements or more", n)
+		}
+		return fmt.Sprintf("the %s shader does not take %v (its dtypes, shapes or attributes) on %s", n.Op(), n, b.d.Info.Name)
+	}
+	return ""
 }

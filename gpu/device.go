@@ -69,6 +69,12 @@ type Device struct {
 	dev   vk.Device
 	queue vk.Queue
 	qfam  uint32
+	// xq runs asynchronous transfers (async.go): a second queue of the compute family
+	// when the family has one, so copies overlap compute; else queue itself.
+	xq        vk.Queue
+	qcount    uint32 // queues in the compute family
+	qtimeBits uint32 // timestampValidBits of the compute family
+	async     asyncState
 
 	mu     sync.Mutex
 	closed bool
@@ -286,7 +292,7 @@ func openOn(inst vk.Instance, want string) (*Device, error) {
 }
 
 // computeQueueFamily returns the first queue family with compute and timestamps,
-// preferring a compute-only one.
+// preferring a compute-only one, and records its queue count and timestamp bits.
 func (d *Device) computeQueueFamily() (uint32, error) {
 	var n C.uint32_t
 	C.gml_queue_families(d.fn.queueFamilies, unsafe.Pointer(d.pd), &n, nil)
@@ -309,6 +315,7 @@ func (d *Device) computeQueueFamily() (uint32, error) {
 	if !found {
 		return 0, fmt.Errorf("%w: the device has no compute queue", ErrNoVulkan)
 	}
+	d.qcount, d.qtimeBits = uint32(qs[best].count), uint32(qs[best].timestampBits)
 	return best, nil
 }
 
@@ -347,12 +354,13 @@ func (d *Device) createDevice() error {
 	if in.apiVersion < vk.MakeVersion(1, 2, 0) && in.extensions["VK_KHR_vulkan_memory_model"] {
 		exts = append(exts, "VK_KHR_vulkan_memory_model\x00")
 	}
-	prio := []float32{1}
+	// Two queues where the family has them: the second carries asynchronous transfers.
+	prio := []float32{1, 1}[:min(d.qcount, 2)]
 	info := &vk.DeviceCreateInfo{
 		SType:                   vk.StructureTypeDeviceCreateInfo,
 		PNext:                   unsafe.Pointer(fc),
 		QueueCreateInfoCount:    1,
-		PQueueCreateInfos:       []vk.DeviceQueueCreateInfo{{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: qfam, QueueCount: 1, PQueuePriorities: prio}},
+		PQueueCreateInfos:       []vk.DeviceQueueCreateInfo{{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: qfam, QueueCount: uint32(len(prio)), PQueuePriorities: prio}},
 		EnabledExtensionCount:   uint32(len(exts)),
 		PpEnabledExtensionNames: exts,
 	}
@@ -378,7 +386,12 @@ func (d *Device) createDevice() error {
 	d.dev = dev
 	var q vk.Queue
 	vk.GetDeviceQueue(dev, qfam, 0, &q)
-	d.queue = q
+	d.queue, d.xq = q, q
+	if len(prio) > 1 {
+		var xq vk.Queue
+		vk.GetDeviceQueue(dev, qfam, 1, &xq)
+		d.xq = xq
+	}
 	return nil
 }
 
@@ -423,6 +436,7 @@ func (d *Device) Close() error {
 	if d.dev != nil {
 		vk.DeviceWaitIdle(d.dev)
 		d.closeFast()
+		d.closeAsync()
 		d.stage.free()
 		d.pend.free()
 		if d.pipes != nil {

@@ -287,6 +287,7 @@ func (d *Device) Alloc(size uint64) (*Buffer, error) {
 // Free returns the buffer's memory to the device; it is safe to call twice.
 func (b *Buffer) Free() {
 	d := b.d
+	d.settle(b) // asynchronous transfers into or out of b finish first
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if b.freed || d.closed {

@@ -447,6 +447,7 @@ type Recording struct {
 	scratch []*Buffer
 	checks  []dataCheck
 	split   *splitRecording // the outside products and the command buffers around them
+	last    *Event          // the last start (async.go), which must finish before the next submission
 }
 
 // End finishes the recording. The Recorder is spent; the Recording runs it.
@@ -486,6 +487,7 @@ func (r *Recorder) Submit() ([]Timing, error) {
 // (see addCheck) fails the run with its check's error; the whole batch still ran, and
 // the device and the recording stay usable.
 func (rc *Recording) Run() ([]Timing, error) {
+	rc.settle()
 	d := rc.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -569,6 +571,7 @@ func (d *Device) pendingCommands() (vk.CommandBuffer, func(), error) {
 // Release frees the recording's command buffer, queries and scratch buffers; it is safe
 // to call twice.
 func (rc *Recording) Release() {
+	rc.settle()
 	for _, b := range rc.scratch {
 		b.Free()
 	}

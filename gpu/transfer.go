@@ -355,6 +355,17 @@ func (d *Device) oneShot(rec func(cb vk.CommandBuffer)) error {
 // submitWait submits command buffers in order as one batch and waits for them. d.mu
 // must be held.
 func (d *Device) submitWait(cbs ...vk.CommandBuffer) error {
+	if err := d.submit(d.queue, d.fence, cbs...); err != nil {
+		return err
+	}
+	err := check(vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0)), "vkWaitForFences")
+	vk.ResetFences(d.dev, 1, []vk.Fence{d.fence})
+	return err
+}
+
+// submit submits command buffers in order to queue as one batch signalling fence,
+// without waiting. d.mu must be held (it serialises the queues).
+func (d *Device) submit(queue vk.Queue, fence vk.Fence, cbs ...vk.CommandBuffer) error {
 	// goki/vulkan's QueueSubmit frees its C copy of the submit info from a finalizer that
 	// can run during the call; this path runs every graph run, so it calls the driver
 	// directly with the info on the C stack.
@@ -363,13 +374,8 @@ func (d *Device) submitWait(cbs ...vk.CommandBuffer) error {
 	for i, cb := range cbs {
 		unsafe.Slice(arr, len(cbs))[i] = unsafe.Pointer(cb)
 	}
-	res := C.gml_queue_submit(d.fn.queueSubmit, unsafe.Pointer(d.queue), arr, C.uint32_t(len(cbs)), handle(d.fence))
-	if err := check(vk.Result(res), "vkQueueSubmit"); err != nil {
-		return err
-	}
-	err := check(vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0)), "vkWaitForFences")
-	vk.ResetFences(d.dev, 1, []vk.Fence{d.fence})
-	return err
+	res := C.gml_queue_submit(d.fn.queueSubmit, unsafe.Pointer(queue), arr, C.uint32_t(len(cbs)), handle(fence))
+	return check(vk.Result(res), "vkQueueSubmit")
 }
 
 // Zero fills the buffer with zero bytes.

@@ -3,6 +3,7 @@ package nn
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 
 	_ "github.com/gml-dev/gml/backends" // plain programs get every backend
@@ -27,15 +28,22 @@ type compiled struct {
 	seed   uint64
 	progs  map[string]*program
 	opts   compileSettings
+	par    *replicas // DataParallel
 }
 
 // program is one compiled graph and the nodes it is fed through.
 type program struct {
-	exe    *runtime.Executable
+	exe    runner
 	xs, ys []*tensor.Node
 	ws     []*tensor.Node // sample weights per head (training and evaluation)
 	seeds  []*tensor.Node // dropout seeds, one per site
 	names  []string       // fetched scalars ("loss", "dense_2_loss", "accuracy", ...)
+}
+
+// runner is a compiled graph: on the model's runtime, or over DataParallel's replicas.
+type runner interface {
+	Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tensor, error)
+	Free()
 }
 
 // Compile prepares the model for training: an optimizer, one loss per output (Loss,
@@ -81,6 +89,9 @@ func (m *Net) Compile(opt Optimizer, opts ...CompileOption) error {
 		m.comp.free()
 	}
 	c.opts = s
+	if len(s.parallel) > 0 {
+		c.par = &replicas{devices: s.parallel}
+	}
 	m.comp = c
 	if m.Built() {
 		return m.resolveHeads()
@@ -174,8 +185,23 @@ func (m *Net) resolveHeads() error {
 	return nil
 }
 
-// runtime returns the model's runtime, opening it on first use.
+// runtime returns the model's runtime, opening it on first use. Under DataParallel it
+// first brings back the weights the replicas trained, and takes the runtime's weights
+// as the newer ones from then on: whoever asked for it may change them.
 func (c *compiled) runtime() (*runtime.Runtime, error) {
+	rt, err := c.open()
+	if err != nil || c.par == nil {
+		return rt, err
+	}
+	if err := c.par.pull(rt); err != nil {
+		return nil, fmt.Errorf("nn: DataParallel: bringing the replicas' weights back: %w", err)
+	}
+	c.par.stale = true
+	return rt, nil
+}
+
+// open returns the model's runtime, opening it on first use.
+func (c *compiled) open() (*runtime.Runtime, error) {
 	if c.rt != nil {
 		return c.rt, nil
 	}
@@ -224,11 +250,17 @@ func (m *Net) UnkeepOnDevice(ts ...*tensor.Tensor) {
 	}
 }
 
-// free releases every compiled graph.
+// free releases every compiled graph, and DataParallel's replicas once their weights
+// are back on the model's runtime.
 func (c *compiled) free() {
 	for k, p := range c.progs {
 		p.exe.Free()
 		delete(c.progs, k)
+	}
+	if c.par != nil && c.rt != nil {
+		if err := c.par.close(c.rt); err != nil {
+			fmt.Fprintf(os.Stderr, "nn: DataParallel: %v\n", err)
+		}
 	}
 }
 
@@ -285,6 +317,12 @@ func programKey(kind string, batch int, ys []Spec, ws []tensor.Shape) string {
 // (batch axis included; nil entries mean no weights).
 func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape) (*program, error) {
 	key := programKey(kind, batch, ys, ws)
+	if m.comp.par != nil && kind != "train" {
+		// Evaluation and prediction run on the model's runtime, with the replicas' weights.
+		if _, err := m.comp.runtime(); err != nil {
+			return nil, err
+		}
+	}
 	if p, ok := m.comp.progs[key]; ok {
 		return p, nil
 	}
@@ -316,11 +354,19 @@ func (m *Net) buildProgram(kind string, batch int, ys []Spec, ws []tensor.Shape)
 	if err != nil {
 		return nil, fmt.Errorf("nn: building the %s graph: %w", kind, err)
 	}
-	exe, err := rt.Compile(fetch)
-	if err != nil {
-		return nil, fmt.Errorf("nn: compiling the %s graph: %w", kind, err)
+	if m.comp.par != nil && kind == "train" {
+		exe, err := m.comp.par.compile(p, fetch)
+		if err != nil {
+			return nil, fmt.Errorf("nn: compiling the %s graph over the replicas: %w", kind, err)
+		}
+		p.exe = exe
+	} else {
+		exe, err := rt.Compile(fetch)
+		if err != nil {
+			return nil, fmt.Errorf("nn: compiling the %s graph: %w", kind, err)
+		}
+		p.exe = exe
 	}
-	p.exe = exe
 	m.comp.progs[key] = p
 	return p, nil
 }

@@ -347,7 +347,19 @@ func (m *Net) trainStep(b *batch, specs []Spec) ([]float64, error) {
 		return nil, err
 	}
 	o := m.comp.opt.base()
-	if err := o.sync(m.comp.rt); err != nil {
+	if par := m.comp.par; par != nil {
+		rt, err := m.comp.open()
+		if err != nil {
+			return nil, err
+		}
+		if err := par.push(rt); err != nil {
+			return nil, fmt.Errorf("nn: DataParallel: copying the weights to the replicas: %w", err)
+		}
+		if err := o.sync(par.meta); err != nil {
+			return nil, err
+		}
+		par.ahead = true
+	} else if err := o.sync(m.comp.rt); err != nil {
 		return nil, err
 	}
 	feeds := m.feeds(p, b)

@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 
-	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -69,7 +68,9 @@ func (o *optBase) hyper(g *tensor.Graph) (lr, step, advance *tensor.Node) {
 
 // sync writes the learning rate and the step count to the device where they differ from
 // the host's values (after SetLR, a schedule, or Load).
-func (o *optBase) sync(rt *runtime.Runtime) error {
+func (o *optBase) sync(rt interface {
+	Write(*tensor.Variable, *tensor.Tensor) error
+}) error {
 	if o.lrVar == nil {
 		return nil
 	}

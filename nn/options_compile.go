@@ -17,6 +17,7 @@ type compileSettings struct {
 	device      string
 	seed        uint64
 	precision   tensor.MatMulAttr // the matrix products' precision (MixedPrecision)
+	parallel    []string          // DataParallel's devices
 }
 
 // compileOption builds a single-call Compile option.

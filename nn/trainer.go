@@ -38,6 +38,9 @@ func (m *Net) NewTrainer(opts ...TrainerOption) (*Trainer, error) {
 	if m.comp == nil || m.comp.opt == nil {
 		return nil, errors.New("nn: NewTrainer: compile the model first")
 	}
+	if s.accum > 1 && m.comp.par != nil {
+		return nil, errors.New("nn: NewTrainer: gradient accumulation is not offered with DataParallel (each step already spans the replicas' batch)")
+	}
 	return &Trainer{m: m, accum: s.accum}, nil
 }
 

@@ -94,9 +94,10 @@ type Program interface {
 
 // DeviceInfo describes a device for `gml devices`, rt.Devices() and logs.
 type DeviceInfo struct {
-	Backend      string // "cpu", "vulkan"
-	Name         string // "AMD EPYC 9B14 (2 threads)", "NVIDIA H200"
-	Kind         string // "cpu", "discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu-gpu" (lavapipe)
+	Backend      string     // "cpu", "vulkan"
+	Index        int        // the device's number among its backend's devices (GML_VK_DEVICE=N)
+	Name         string     // "AMD EPYC 9B14 (2 threads)", "NVIDIA H200"
+	Kind         DeviceType // CPU, DiscreteGPU, IntegratedGPU, VirtualGPU, SoftwareGPU (lavapipe), OtherGPU
 	Driver       string
 	MemoryBytes  int64 // device-local memory
 	MaxAlloc     int64 // largest single allocation
@@ -105,7 +106,12 @@ type DeviceInfo struct {
 	CoopMatNV    bool // VK_NV_cooperative_matrix / cooperative_matrix2
 	SubgroupSize int
 	Threads      int // CPU: worker goroutines
-	Notes        []string
+	// Limits of the device's kernels, where the backend has them (0: none or unknown).
+	MaxBinding      int64 // largest buffer one kernel binds (maxStorageBufferRange)
+	SharedMemory    int64 // workgroup shared memory in bytes
+	MaxWorkgroup    int   // most invocations in one workgroup
+	TimestampPeriod float64
+	Notes           []string
 }
 
 // Profile accumulates per-op-kind time and work across runs. It is safe for concurrent
@@ -150,45 +156,4 @@ func (p *Profile) Stats() []OpStat {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time > out[j].Time })
 	return out
-}
-
-// Factory opens a backend. It returns an error, never panics, when the device is
-// missing (no Vulkan loader, no GPU, an old driver).
-type Factory func() (Backend, error)
-
-type registration struct {
-	name     string
-	priority int
-	open     Factory
-}
-
-var (
-	registryMu sync.Mutex
-	registry   []registration
-)
-
-// Register makes a backend available under name ("cpu", "gpu"). Backends call it from
-// init; "auto" device selection prefers higher priority. The runtime never imports a
-// backend: programs link them in (package backends imports all of them).
-func Register(name string, priority int, open Factory) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	for _, r := range registry {
-		if r.name == name {
-			panic("runtime: backend registered twice: " + name)
-		}
-	}
-	registry = append(registry, registration{name, priority, open})
-	sort.SliceStable(registry, func(i, j int) bool { return registry[i].priority > registry[j].priority })
-}
-
-// Registered lists the registered backend names, highest priority first.
-func Registered() []string {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	names := make([]string, len(registry))
-	for i, r := range registry {
-		names[i] = r.name
-	}
-	return names
 }

@@ -14,6 +14,21 @@
 // leaves them in their device buffers until the next run, for callers (ag) that keep
 // many values readable but read few.
 //
+// The low-level API serves cells that drive devices by hand. The registry
+// (registry.go) numbers every device of every backend; a Vulkan device listed twice in
+// GML_VK_DEVICES is opened twice ("vulkan:0#2"), so device groups run on a machine with
+// one GPU. Optional abilities of a backend (memory figures, ranged IO, fills, copies,
+// asynchronous transfers, events) are small interfaces found by type assertion, with
+// synchronous host paths where one is missing. A meta device (meta.go, meta_split.go)
+// splits a graph over several devices: each node is split along an axis, whole, or a
+// partial sum; values the parts must exchange (all-reduce, all-gather) cut the graph
+// into phases with the exchange through the host between them, which works on every
+// driver. A meta device's parts may be meta devices themselves (NewMetaOfGroups: tensor
+// parallel groups inside a data-parallel device). A Pipeline (pipeline.go) cuts a graph
+// into stages on several devices and streams micro-batches through them. The host
+// exchange is the one transfer path for now: a device-to-device path (external memory,
+// Vulkan device groups) is for a machine with several GPUs.
+//
 // Custom ops (custom.go) are host kernels registered by name with RegisterCustomOp and
 // called by tensor.Custom nodes. The registry lives here, not in tensor, because a kernel
 // is an execution concern (it receives memory and a range of rows); tensor only learns

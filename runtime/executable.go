@@ -3,6 +3,9 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	goruntime "runtime"
+	"strings"
+	"time"
 	"weak"
 
 	"github.com/gml-dev/gml/tensor"
@@ -10,17 +13,31 @@ import (
 
 // Executable is a compiled graph: prepared programs for each segment, the buffers they
 // use, and the transfers between them. Run it as often as needed; Free it when done.
+//
+// An Executable is what ggml calls a plan: prepared once, computed many times, freed.
+// Besides Run, a cell can drive it step by step: Set (or Bind to a device buffer) the
+// inputs, Compute (or ComputeAsync), Read the outputs. An executable that becomes
+// unreachable is freed when collected; every call after Free returns an error.
 type Executable struct {
-	r         *Runtime
+	*execState
 	outputs   []*tensor.Node
 	inputs    []*tensor.Node
 	segs      []segmentPlan
-	progs     []Program
-	place     *placement
 	on        map[*tensor.Node]Backend
 	fallbacks []*tensor.Node
-	fed       map[valueKey]keptFeed // input buffers that hold a kept tensor (Runtime.Keep)
-	freed     bool
+	fed       map[valueKey]keptFeed           // input buffers that hold a kept tensor (Runtime.Keep)
+	feeds     map[*tensor.Node]*tensor.Tensor // Set
+	binds     map[*tensor.Node]*DeviceBuffer  // Bind
+	pending   *Event                          // the last ComputeAsync, which Read waits for
+}
+
+// execState is what an executable frees, shared with its cleanup (which must not reach
+// the Executable).
+type execState struct {
+	r     *Runtime
+	progs []Program
+	place *placement
+	freed bool
 }
 
 // keptFeed is a kept tensor at the generation it was uploaded.
@@ -46,48 +63,23 @@ func (r *Runtime) Compile(outputs []*tensor.Node) (e *Executable, err error) {
 }
 
 func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
-	nodes, err := collect(outputs)
+	sc, err := r.plan(outputs, r)
 	if err != nil {
 		return nil, err
 	}
-	homes, err := variableHomes(nodes, r.vars, r.preferred, r.cpu)
-	if err != nil {
-		return nil, err
-	}
-	nodes, al := lower(nodes, r.preferred, r.cpu)
-	for n, d := range al {
+	for n, d := range sc.al {
 		r.logf("gml: %v runs on %s through its decomposition (%v)", n, r.preferred.Name(), d)
 	}
-	on, fallbacks := assign(nodes, r.preferred, r.cpu, homes)
-	// A lowered fused node lives where its decomposition's result is computed.
-	for n := range al {
-		d := al[n]
-		for al[d] != nil {
-			d = al[d]
-		}
-		on[n] = on[d]
+	for _, n := range sc.fallbacks {
+		r.logf("gml: %v runs on the CPU: %s", n, whyUnsupported(r.preferred, n))
 	}
-	for _, n := range fallbacks {
-		r.logf("gml: %v runs on the CPU: %s has no kernel for it", n, r.preferred.Name())
-	}
-	r.stats.Fallbacks += len(fallbacks)
-	e := &Executable{r: r, outputs: outputs, on: on, fallbacks: fallbacks, fed: map[valueKey]keptFeed{}}
-	for _, n := range nodes {
+	r.stats.Fallbacks += len(sc.fallbacks)
+	e := &Executable{execState: &execState{r: r, place: sc.place}, outputs: outputs, on: sc.on, fallbacks: sc.fallbacks, segs: sc.segs,
+		fed: map[valueKey]keptFeed{}, feeds: map[*tensor.Node]*tensor.Tensor{}, binds: map[*tensor.Node]*DeviceBuffer{}}
+	for _, n := range sc.nodes {
 		if n.Op() == tensor.OpInput {
 			e.inputs = append(e.inputs, n)
 		}
-	}
-	e.segs = segment(nodes, on)
-	keep := make(map[*tensor.Node]bool, len(outputs))
-	for _, o := range outputs {
-		keep[o] = true
-	}
-	// An output that is a source (an input echoed back, a variable) still needs a copy
-	// on some backend to download from; the CPU is the cheapest.
-	e.place, err = r.allocate(e.segs, routes(e.segs, on, al, homes), al, liveness(e.segs, on, al, keep), keep)
-	if err != nil {
-		e.release()
-		return nil, err
 	}
 	for _, s := range e.segs {
 		seg := &Segment{Nodes: s.nodes, Buffers: make(map[*tensor.Node]Buffer, 2*len(s.nodes))}
@@ -104,6 +96,11 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 		}
 		e.progs = append(e.progs, prog)
 	}
+	goruntime.AddCleanup(e, func(st *execState) {
+		st.r.mu.Lock()
+		defer st.r.mu.Unlock()
+		st.release()
+	}, e.execState)
 	return e, nil
 }
 
@@ -123,7 +120,7 @@ func (e *Executable) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tenso
 	r := e.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := e.run(feeds); err != nil {
+	if err := e.run(feeds, nil); err != nil {
 		return nil, err
 	}
 	out := make([]*tensor.Tensor, len(e.outputs))
@@ -150,7 +147,7 @@ func (e *Executable) RunResident(feeds map[*tensor.Node]*tensor.Tensor) error {
 	}
 	e.r.mu.Lock()
 	defer e.r.mu.Unlock()
-	return e.run(feeds)
+	return e.run(feeds, nil)
 }
 
 // Output downloads output i as the last run left it. Side-effect outputs (Assign, the
@@ -159,7 +156,7 @@ func (e *Executable) Output(i int) (*tensor.Tensor, error) {
 	e.r.mu.Lock()
 	defer e.r.mu.Unlock()
 	if e.freed {
-		return nil, errors.New("runtime: Output of a freed executable")
+		return nil, fmt.Errorf("runtime: Output of a freed executable: %w", ErrFreed)
 	}
 	if i < 0 || i >= len(e.outputs) {
 		return nil, fmt.Errorf("runtime: output %d of an executable with %d outputs", i, len(e.outputs))
@@ -181,18 +178,81 @@ func (e *Executable) output(i int) (*tensor.Tensor, error) {
 	return t, nil
 }
 
-// run uploads the feeds and runs every segment; the caller holds the runtime's lock.
-func (e *Executable) run(feeds map[*tensor.Node]*tensor.Tensor) error {
-	r := e.r
-	if e.freed {
-		return errors.New("runtime: Run on a freed executable")
+// run uploads the feeds (host tensors, or device buffers bound to inputs) and runs
+// every segment; the caller holds the runtime's lock.
+func (e *Executable) run(feeds map[*tensor.Node]*tensor.Tensor, binds map[*tensor.Node]*DeviceBuffer) error {
+	if err := e.check("Run"); err != nil {
+		return err
 	}
+	tl := activeTimeline()
+	if err := e.feed(feeds, binds, tl); err != nil {
+		return err
+	}
+	r := e.r
+	for i, prog := range e.progs {
+		for _, t := range e.place.pre[i] {
+			start := time.Now()
+			if err := r.download(t.from, t.src, t.staging); err != nil {
+				return fmt.Errorf("runtime: copying %v from %s: %w", t.node, t.from.Name(), err)
+			}
+			if err := r.upload(t.to, t.dst, t.staging); err != nil {
+				return fmt.Errorf("runtime: copying %v to %s: %w", t.node, t.to.Name(), err)
+			}
+			if tl != nil {
+				tl.add(backendID(t.to)+" transfer", fmt.Sprintf("copy %s→%s %s", backendID(t.from), backendID(t.to), FormatBytes(int64(len(t.staging)))), start, time.Now())
+			}
+		}
+		start := time.Now()
+		if err := prog.Run(r.prof); err != nil {
+			return fmt.Errorf("runtime: %s: %w", e.segs[i].backend.Name(), err)
+		}
+		if tl != nil {
+			tl.add(backendID(e.segs[i].backend)+" compute", e.segmentLabel(i), start, time.Now())
+		}
+	}
+	return nil
+}
+
+// check reports an executable that cannot run: freed, or its runtime closed.
+func (e *Executable) check(op string) error {
+	if e.freed {
+		return fmt.Errorf("runtime: %s of a freed executable: %w", op, ErrFreed)
+	}
+	if e.r.closed {
+		return fmt.Errorf("runtime: %s of an executable whose runtime was closed", op)
+	}
+	return nil
+}
+
+// segmentLabel names segment i for timelines: "compute matmul, add, relu".
+func (e *Executable) segmentLabel(i int) string {
+	var ops []string
+	seen := map[tensor.Op]bool{}
+	for _, n := range e.segs[i].nodes {
+		if !seen[n.Op()] && len(ops) < 3 {
+			seen[n.Op()] = true
+			ops = append(ops, n.Op().String())
+		}
+	}
+	return "compute " + strings.Join(ops, ", ")
+}
+
+// feed uploads every input: its host tensor, or a copy of the device buffer bound to
+// it. The caller holds the runtime's lock.
+func (e *Executable) feed(feeds map[*tensor.Node]*tensor.Tensor, binds map[*tensor.Node]*DeviceBuffer, tl *Timeline) error {
+	r := e.r
 	for n := range feeds {
 		if _, ok := e.place.feeds[n]; !ok && n.Op() == tensor.OpInput {
 			return fmt.Errorf("runtime: feed for %v, which the outputs do not depend on", n)
 		}
 	}
 	for _, in := range e.inputs {
+		if db := binds[in]; db != nil {
+			if err := e.feedBuffer(in, db, tl); err != nil {
+				return err
+			}
+			continue
+		}
 		t, ok := feeds[in]
 		if !ok || t == nil {
 			return fmt.Errorf("runtime: input %q (%v%v) was not fed", in.Name(), in.DType(), in.Shape())
@@ -211,25 +271,38 @@ func (e *Executable) run(feeds map[*tensor.Node]*tensor.Tensor) error {
 				continue
 			}
 			delete(e.fed, k)
+			start := time.Now()
 			if err := r.upload(k.backend, e.place.bufs[k], t.Bytes()); err != nil {
 				return fmt.Errorf("runtime: feeding %q to %s: %w", in.Name(), k.backend.Name(), err)
+			}
+			if tl != nil && !r.isHost(k.backend) {
+				tl.add(backendID(k.backend)+" transfer", fmt.Sprintf("upload %s %s", in.Name(), FormatBytes(int64(len(t.Bytes())))), start, time.Now())
 			}
 			if kept {
 				e.fed[k] = keptFeed{w, gen}
 			}
 		}
 	}
-	for i, prog := range e.progs {
-		for _, t := range e.place.pre[i] {
-			if err := r.download(t.from, t.src, t.staging); err != nil {
-				return fmt.Errorf("runtime: copying %v from %s: %w", t.node, t.from.Name(), err)
-			}
-			if err := r.upload(t.to, t.dst, t.staging); err != nil {
-				return fmt.Errorf("runtime: copying %v to %s: %w", t.node, t.to.Name(), err)
-			}
+	return nil
+}
+
+// feedBuffer copies a device buffer into input in's buffers: on the device when they
+// share it, else through the host.
+func (e *Executable) feedBuffer(in *tensor.Node, db *DeviceBuffer, tl *Timeline) error {
+	st, err := db.use("Bind")
+	if err != nil {
+		return fmt.Errorf("runtime: input %q: %w", in.Name(), err)
+	}
+	defer st.mu.Unlock()
+	n := bytesOf(in)
+	for _, k := range e.place.feeds[in] {
+		delete(e.fed, k)
+		start := time.Now()
+		if err := copyBuffers(k.backend, e.place.bufs[k], n, st.b, st.buf, n); err != nil {
+			return fmt.Errorf("runtime: feeding %q from %v: %w", in.Name(), db, err)
 		}
-		if err := prog.Run(r.prof); err != nil {
-			return fmt.Errorf("runtime: %s: %w", e.segs[i].backend.Name(), err)
+		if tl != nil {
+			tl.add(backendID(k.backend)+" transfer", fmt.Sprintf("copy %s %s", in.Name(), FormatBytes(n)), start, time.Now())
 		}
 	}
 	return nil
@@ -257,23 +330,25 @@ func (e *Executable) locate(n *tensor.Node) (Backend, Buffer, error) {
 }
 
 // Free releases the programs and buffers of the executable. Variables stay resident.
+// It is safe to call more than once.
 func (e *Executable) Free() {
 	e.r.mu.Lock()
 	defer e.r.mu.Unlock()
 	e.release()
 }
 
-func (e *Executable) release() {
-	if e.freed {
+// release frees what the executable owns; the caller holds the runtime's lock.
+func (st *execState) release() {
+	if st.freed {
 		return
 	}
-	e.freed = true
-	for _, p := range e.progs {
+	st.freed = true
+	for _, p := range st.progs {
 		p.Release()
 	}
-	if e.place != nil {
-		for _, o := range e.place.owned {
-			e.r.free(o.backend, o.buf, o.pool)
+	if st.place != nil {
+		for _, o := range st.place.owned {
+			st.r.free(o.backend, o.buf, o.pool)
 		}
 	}
 }

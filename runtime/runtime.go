@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,66 +44,12 @@ type config struct {
 }
 
 // Device selects the preferred device: "auto" (a real GPU when one is found, else the
-// CPU; software Vulkan such as lavapipe is chosen only by "gpu"), "gpu" (the best
-// Vulkan device, lavapipe included; an error when there is none), or "cpu". Without
-// this option the environment variable GML_DEVICE decides, and then "auto".
+// CPU; software Vulkan such as lavapipe is chosen only by asking for it), "gpu" (the
+// Vulkan backend's device, lavapipe included; an error when there is none), "cpu", or
+// any other query FindDevice understands: an index, an ID ("vulkan:1"), a type
+// ("integrated-gpu", "software-gpu"), "best", part of a name ("H200"). Without this
+// option the environment variable GML_DEVICE decides, and then "auto".
 func Device(name string) Option { return func(c *config) { c.device = name } }
-
-var (
-	openMu  sync.Mutex
-	opened  = map[string]Backend{}
-	openErr = map[string]error{}
-)
-
-// open returns the process-wide instance of a registered backend, opening it once.
-func open(name string) (Backend, error) {
-	openMu.Lock()
-	defer openMu.Unlock()
-	if b, ok := opened[name]; ok {
-		return b, nil
-	}
-	if err, ok := openErr[name]; ok {
-		return nil, err
-	}
-	registryMu.Lock()
-	var f Factory
-	for _, r := range registry {
-		if r.name == name {
-			f = r.open
-		}
-	}
-	registryMu.Unlock()
-	if f == nil {
-		err := fmt.Errorf("runtime: no %q backend is linked into this program (import github.com/gml-dev/gml/backends)", name)
-		return nil, err
-	}
-	b, err := f()
-	if err != nil {
-		openErr[name] = err
-		return nil, err
-	}
-	opened[name] = b
-	return b, nil
-}
-
-// Shutdown closes every opened backend and forgets them; the next New opens them again.
-// The kernel calls it on restart so that no device object outlives its interpreter.
-func Shutdown() error {
-	openMu.Lock()
-	defer openMu.Unlock()
-	var errs []error
-	for name, b := range opened {
-		if err := b.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("runtime: closing %s: %w", name, err))
-		}
-		delete(opened, name)
-	}
-	clear(openErr)
-	defaultMu.Lock()
-	defaultRT = nil
-	defaultMu.Unlock()
-	return errors.Join(errs...)
-}
 
 // New opens the devices and returns a runtime. The CPU backend is always opened: it
 // runs whatever the preferred device cannot.
@@ -121,16 +66,10 @@ func New(opts ...Option) (*Runtime, error) {
 		return nil, err
 	}
 	r := newRuntime(cpu, cpu)
-	switch strings.ToLower(c.device) {
+	switch q := strings.ToLower(c.device); q {
 	case "cpu":
-	case "gpu", "vulkan":
-		g, err := open("gpu")
-		if err != nil {
-			return nil, fmt.Errorf("runtime: device \"gpu\" requested: %w", err)
-		}
-		r.preferred = g
 	case "auto":
-		if g, err := open("gpu"); err == nil && g.Info().Kind != "cpu-gpu" {
+		if g, err := open("gpu"); err == nil && g.Info().Kind != SoftwareGPU {
 			r.preferred = g
 		} else {
 			note := "no GPU backend linked"
@@ -143,7 +82,13 @@ func New(opts ...Option) (*Runtime, error) {
 			r.logf("gml: using the CPU (%s)", note)
 		}
 	default:
-		return nil, fmt.Errorf("runtime: unknown device %q (want auto, gpu or cpu)", c.device)
+		d, err := FindDevice(c.device)
+		if err == nil {
+			r.preferred, err = d.Open()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("runtime: device %q requested: %w", c.device, err)
+		}
 	}
 	info := r.preferred.Info()
 	r.logf("gml: device %s: %s", r.preferred.Name(), info.Name)
@@ -156,6 +101,13 @@ func newRuntime(preferred, cpu Backend) *Runtime {
 	if os.Getenv("GML_LOG_DEVICE") == "1" {
 		r.log = os.Stderr
 	}
+	// A runtime dropped without Close frees its variables' buffers when collected (its
+	// executables keep it reachable until they are collected too).
+	goruntime.AddCleanup(r, func(vars map[*tensor.Variable]*resident) {
+		for _, res := range vars {
+			res.backend.Free(res.buf)
+		}
+	}, r.vars)
 	return r
 }
 

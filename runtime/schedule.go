@@ -24,6 +24,64 @@ import (
 //	7 allocate:  a buffer per value and backend, reusing activations' buffers after
 //	             their last reader
 //	8 prepare:   each segment compiled by its backend (Runtime.compile)
+//
+// Runtime.plan runs passes 1 to 7: Compile allocates for real and prepares, Explain
+// allocates with placeholders (dryAllocator) and reports.
+
+// schedule is what passes 1 to 7 produce.
+type schedule struct {
+	outputs   []*tensor.Node
+	nodes     []*tensor.Node // after lowering, in schedule order
+	homes     map[*tensor.Variable]Backend
+	al        aliases
+	on        map[*tensor.Node]Backend
+	fallbacks []*tensor.Node
+	segs      []segmentPlan
+	routes    []route
+	life      lifetimes
+	keep      map[*tensor.Node]bool
+	place     *placement
+}
+
+// plan runs passes 1 to 7 on the graph that computes outputs, allocating through a.
+func (r *Runtime) plan(outputs []*tensor.Node, a allocator) (*schedule, error) {
+	nodes, err := collect(outputs)
+	if err != nil {
+		return nil, err
+	}
+	sc := &schedule{outputs: outputs, keep: map[*tensor.Node]bool{}}
+	if sc.homes, err = variableHomes(nodes, r.vars, r.preferred, r.cpu); err != nil {
+		return nil, err
+	}
+	sc.nodes, sc.al = lower(nodes, r.preferred, r.cpu)
+	sc.on, sc.fallbacks = assign(sc.nodes, r.preferred, r.cpu, sc.homes)
+	// A lowered fused node lives where its decomposition's result is computed.
+	for n := range sc.al {
+		d := sc.al[n]
+		for sc.al[d] != nil {
+			d = sc.al[d]
+		}
+		sc.on[n] = sc.on[d]
+	}
+	sc.segs = segment(sc.nodes, sc.on)
+	for _, o := range outputs {
+		sc.keep[o] = true
+	}
+	sc.life = liveness(sc.segs, sc.on, sc.al, sc.keep)
+	sc.routes = routes(sc.segs, sc.on, sc.al, sc.homes)
+	if sc.place, err = allocate(a, sc.segs, sc.routes, sc.al, sc.life, sc.keep); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// allocator is where the allocate pass gets memory: the runtime, or placeholders.
+type allocator interface {
+	alloc(b Backend, bytes int64, pool Pool) (Buffer, error)
+	free(b Backend, buf Buffer, pool Pool)
+	upload(b Backend, buf Buffer, src []byte) error
+	variable(v *tensor.Variable, on Backend) (*resident, error)
+}
 
 // collect returns the nodes needed to compute outputs, sorted by creation order (a
 // topological order) except that in-place writers whose results nobody reads move to
@@ -334,18 +392,26 @@ func (f freeList) take(b Backend, size int64) Buffer {
 // them, and each computed value an activation buffer, taken from those released once
 // their last reader has run (Reshape aliases its input, in-place ops their variable,
 // a lowered fused node its decomposition's result).
-func (r *Runtime) allocate(segs []segmentPlan, rts []route, al aliases, l lifetimes, keep map[*tensor.Node]bool) (*placement, error) {
+func allocate(r allocator, segs []segmentPlan, rts []route, al aliases, l lifetimes, keep map[*tensor.Node]bool) (p *placement, err error) {
 	nodes := 0
 	for _, s := range segs {
 		nodes += len(s.nodes)
 	}
-	p := &placement{
+	p = &placement{
 		bufs:      make(map[valueKey]Buffer, nodes),
 		pre:       make([][]transfer, len(segs)),
 		feeds:     map[*tensor.Node][]valueKey{},
 		consts:    map[*tensor.Node][]valueKey{},
 		variables: map[*tensor.Variable]*resident{},
 	}
+	defer func() {
+		// What a failed allocation took goes back.
+		if err != nil {
+			for _, o := range p.owned {
+				r.free(o.backend, o.buf, o.pool)
+			}
+		}
+	}()
 	fresh := func(b Backend, n *tensor.Node, size int64, pool Pool) (Buffer, error) {
 		buf, err := r.alloc(b, size, pool)
 		if err != nil {

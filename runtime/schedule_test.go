@@ -207,7 +207,7 @@ func TestAllocate(t *testing.T) {
 	f := newSchedFixture(t)
 	r := newRuntime(f.gpu, f.cpu)
 	keep := map[*tensor.Node]bool{f.f: true}
-	p, err := r.allocate(f.segs, routes(f.segs, f.on, aliases{}, f.homes), aliases{}, liveness(f.segs, f.on, aliases{}, keep), keep)
+	p, err := allocate(r, f.segs, routes(f.segs, f.on, aliases{}, f.homes), aliases{}, liveness(f.segs, f.on, aliases{}, keep), keep)
 	if err != nil {
 		t.Fatal(err)
 	}

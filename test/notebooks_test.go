@@ -180,6 +180,24 @@ var notebookChecks = map[string]func(t *testing.T, p printed){
 		p.numbers(t, `input: \[1 3 224 224\]`)
 		within(t, "top class probability", p.numbers(t, `ImageNet class\s+probability\s+-+\s+-+\s+\d+\s+([\d.]+)`)[0], 0, 1)
 	},
+	"low_level": func(t *testing.T, p printed) {
+		p.numbers(t, `cpu: loss ([\d.]+), dloss/dw\[0,0\] ([\d.-]+)`)
+		if d := p.numbers(t, `cpu and gpu losses differ by ([\d.e+-]+)`); math.Abs(d[0]) > 1e-5 {
+			t.Errorf("cpu and gpu losses differ by %g", d[0])
+		}
+		p.numbers(t, `best device: \S+`)
+		p.numbers(t, `event: upload 8.0 MiB on \S+ .*- done: true`)
+		for step := 1; step <= 3; step++ {
+			v := p.numbers(t, fmt.Sprintf(`step %d: prod\[0,0\] = ([\d.]+) \(want ([\d.]+)\)`, step))
+			within(t, fmt.Sprintf("plan step %d", step), v[0], v[1]*0.999, v[1]*1.001)
+		}
+		p.numbers(t, `write after free: .*used after Free`)
+		p.numbers(t, `run after free: .*used after Free`)
+		within(t, "meta vs one device", p.numbers(t, `max difference ([\d.e+-]+)`)[0], 0, 1e-5)
+		first, last := p.numbers(t, `data-parallel step 1: loss ([\d.]+)`)[0], p.numbers(t, `data-parallel step 3: loss ([\d.]+)`)[0]
+		within(t, "data-parallel loss after 3 steps", last, 0, first*0.99)
+		p.numbers(t, `phases: 2 - replicas identical: true`)
+	},
 	"autograd": func(t *testing.T, p printed) {
 		wb := p.numbers(t, `w = ([\d.-]+), b = ([\d.-]+) \(want 2 and -1\)`)
 		within(t, "fitted w", wb[0], 1.9, 2.1) // 1.977 measured

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gml-dev/gml/gpu"
+	"github.com/gml-dev/gml/runtime"
 )
 
 func init() {
@@ -37,5 +39,16 @@ func runDevices(args []string) error {
 	// Starts the outside product library, if there is one, so that what is printed is
 	// what a run would do (GML_CUDA=0 turns it off).
 	fmt.Printf("matrix products: %s\n", d.CheckProductPath())
+	var group []string
+	for _, pd := range runtime.Devices().Devices {
+		if pd.Info().Backend == "vulkan" {
+			group = append(group, pd.ID())
+		}
+	}
+	if len(group) > 1 {
+		// Transfers between devices go through host memory, which works on every driver;
+		// external memory or Vulkan device groups would be a faster path.
+		fmt.Printf("device group: %s; transfers between them: host staging\n", strings.Join(group, ", "))
+	}
 	return nil
 }

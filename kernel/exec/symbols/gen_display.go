@@ -30,6 +30,10 @@ func init() {
 
 		// type definitions
 		"Bundle":         reflect.ValueOf((*display.Bundle)(nil)),
+		"Diagram":        reflect.ValueOf((*display.Diagram)(nil)),
+		"DiagramEdge":    reflect.ValueOf((*display.DiagramEdge)(nil)),
+		"DiagramGroup":   reflect.ValueOf((*display.DiagramGroup)(nil)),
+		"DiagramNode":    reflect.ValueOf((*display.DiagramNode)(nil)),
 		"Handle":         reflect.ValueOf((*display.Handle)(nil)),
 		"InputPublisher": reflect.ValueOf((*display.InputPublisher)(nil)),
 		"Output":         reflect.ValueOf((*display.Output)(nil)),
@@ -40,7 +44,9 @@ func init() {
 		"Publisher":      reflect.ValueOf((*display.Publisher)(nil)),
 		"Renderer":       reflect.ValueOf((*display.Renderer)(nil)),
 		"Series":         reflect.ValueOf((*display.Series)(nil)),
+		"Span":           reflect.ValueOf((*display.Span)(nil)),
 		"Table":          reflect.ValueOf((*display.Table)(nil)),
+		"Timeline":       reflect.ValueOf((*display.Timeline)(nil)),
 
 		// interface wrapper definitions
 		"_InputPublisher": reflect.ValueOf((*_github_com_gml_dev_gml_display_InputPublisher)(nil)),

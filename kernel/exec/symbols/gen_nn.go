@@ -37,6 +37,7 @@ func init() {
 		"Custom":                 reflect.ValueOf(nn.Custom),
 		"CustomKind":             reflect.ValueOf(nn.CustomKind),
 		"DType":                  reflect.ValueOf(nn.DType),
+		"DataParallel":           reflect.ValueOf(nn.DataParallel),
 		"Dense":                  reflect.ValueOf(nn.Dense),
 		"Device":                 reflect.ValueOf(nn.Device),
 		"Dropout":                reflect.ValueOf(nn.Dropout),

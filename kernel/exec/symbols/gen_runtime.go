@@ -6,68 +6,178 @@ import (
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/tensor"
 	"reflect"
+	"time"
 )
 
 func init() {
 	Symbols["github.com/gml-dev/gml/runtime/runtime"] = map[string]reflect.Value{
 		// function, constant and variable definitions
+		"BestDevice":       reflect.ValueOf(runtime.BestDevice),
 		"BindInterrupt":    reflect.ValueOf(runtime.BindInterrupt),
+		"CPU":              reflect.ValueOf(runtime.CPU),
 		"Default":          reflect.ValueOf(runtime.Default),
 		"Device":           reflect.ValueOf(runtime.Device),
+		"DeviceAt":         reflect.ValueOf(runtime.DeviceAt),
 		"Devices":          reflect.ValueOf(runtime.Devices),
+		"DiscreteGPU":      reflect.ValueOf(runtime.DiscreteGPU),
+		"ErrFreed":         reflect.ValueOf(&runtime.ErrFreed).Elem(),
 		"ErrInterrupted":   reflect.ValueOf(&runtime.ErrInterrupted).Elem(),
+		"Explain":          reflect.ValueOf(runtime.Explain),
 		"FLOPs":            reflect.ValueOf(runtime.FLOPs),
+		"FindDevice":       reflect.ValueOf(runtime.FindDevice),
 		"FormatBytes":      reflect.ValueOf(runtime.FormatBytes),
+		"IntegratedGPU":    reflect.ValueOf(runtime.IntegratedGPU),
 		"Interrupted":      reflect.ValueOf(runtime.Interrupted),
 		"LookupCustomOp":   reflect.ValueOf(runtime.LookupCustomOp),
 		"New":              reflect.ValueOf(runtime.New),
+		"NewBufferGroup":   reflect.ValueOf(runtime.NewBufferGroup),
+		"NewMeta":          reflect.ValueOf(runtime.NewMeta),
+		"NewMetaOfGroups":  reflect.ValueOf(runtime.NewMetaOfGroups),
+		"NewPipeline":      reflect.ValueOf(runtime.NewPipeline),
 		"NewProfile":       reflect.ValueOf(runtime.NewProfile),
 		"NumPools":         reflect.ValueOf(runtime.NumPools),
+		"OtherGPU":         reflect.ValueOf(runtime.OtherGPU),
 		"PoolActivations":  reflect.ValueOf(runtime.PoolActivations),
 		"PoolIO":           reflect.ValueOf(runtime.PoolIO),
 		"PoolOptimizer":    reflect.ValueOf(runtime.PoolOptimizer),
 		"PoolScratch":      reflect.ValueOf(runtime.PoolScratch),
 		"PoolWeights":      reflect.ValueOf(runtime.PoolWeights),
+		"Proportions":      reflect.ValueOf(runtime.Proportions),
 		"Register":         reflect.ValueOf(runtime.Register),
 		"RegisterCustomOp": reflect.ValueOf(runtime.RegisterCustomOp),
+		"RegisterDriver":   reflect.ValueOf(runtime.RegisterDriver),
 		"Registered":       reflect.ValueOf(runtime.Registered),
+		"Replicate":        reflect.ValueOf(runtime.Replicate),
 		"Serial":           reflect.ValueOf(runtime.Serial),
 		"Shutdown":         reflect.ValueOf(runtime.Shutdown),
+		"SoftwareGPU":      reflect.ValueOf(runtime.SoftwareGPU),
+		"SplitBy":          reflect.ValueOf(runtime.SplitBy),
+		"SplitRows":        reflect.ValueOf(runtime.SplitRows),
+		"StartTimeline":    reflect.ValueOf(runtime.StartTimeline),
+		"UsageAny":         reflect.ValueOf(runtime.UsageAny),
+		"UsageCompute":     reflect.ValueOf(runtime.UsageCompute),
+		"UsageWeights":     reflect.ValueOf(runtime.UsageWeights),
+		"VirtualGPU":       reflect.ValueOf(runtime.VirtualGPU),
 		"WithGrad":         reflect.ValueOf(runtime.WithGrad),
 		"WithGrain":        reflect.ValueOf(runtime.WithGrain),
 
 		// type definitions
-		"Backend":       reflect.ValueOf((*runtime.Backend)(nil)),
-		"Buffer":        reflect.ValueOf((*runtime.Buffer)(nil)),
-		"CustomCall":    reflect.ValueOf((*runtime.CustomCall)(nil)),
-		"CustomFunc":    reflect.ValueOf((*runtime.CustomFunc)(nil)),
-		"CustomOp":      reflect.ValueOf((*runtime.CustomOp)(nil)),
-		"CustomOption":  reflect.ValueOf((*runtime.CustomOption)(nil)),
-		"DeviceInfo":    reflect.ValueOf((*runtime.DeviceInfo)(nil)),
-		"DeviceList":    reflect.ValueOf((*runtime.DeviceList)(nil)),
-		"EmitOptions":   reflect.ValueOf((*runtime.EmitOptions)(nil)),
-		"Executable":    reflect.ValueOf((*runtime.Executable)(nil)),
-		"Factory":       reflect.ValueOf((*runtime.Factory)(nil)),
-		"MemoryReport":  reflect.ValueOf((*runtime.MemoryReport)(nil)),
-		"MemoryRow":     reflect.ValueOf((*runtime.MemoryRow)(nil)),
-		"Model":         reflect.ValueOf((*runtime.Model)(nil)),
-		"ModelInput":    reflect.ValueOf((*runtime.ModelInput)(nil)),
-		"OpStat":        reflect.ValueOf((*runtime.OpStat)(nil)),
-		"Option":        reflect.ValueOf((*runtime.Option)(nil)),
-		"Pool":          reflect.ValueOf((*runtime.Pool)(nil)),
-		"Profile":       reflect.ValueOf((*runtime.Profile)(nil)),
-		"ProfileReport": reflect.ValueOf((*runtime.ProfileReport)(nil)),
-		"Program":       reflect.ValueOf((*runtime.Program)(nil)),
-		"Runtime":       reflect.ValueOf((*runtime.Runtime)(nil)),
-		"Segment":       reflect.ValueOf((*runtime.Segment)(nil)),
-		"Stats":         reflect.ValueOf((*runtime.Stats)(nil)),
+		"AsyncProgram":     reflect.ValueOf((*runtime.AsyncProgram)(nil)),
+		"AsyncTransfer":    reflect.ValueOf((*runtime.AsyncTransfer)(nil)),
+		"Backend":          reflect.ValueOf((*runtime.Backend)(nil)),
+		"Buffer":           reflect.ValueOf((*runtime.Buffer)(nil)),
+		"BufferGroup":      reflect.ValueOf((*runtime.BufferGroup)(nil)),
+		"BufferReuse":      reflect.ValueOf((*runtime.BufferReuse)(nil)),
+		"Completion":       reflect.ValueOf((*runtime.Completion)(nil)),
+		"Copier":           reflect.ValueOf((*runtime.Copier)(nil)),
+		"CustomCall":       reflect.ValueOf((*runtime.CustomCall)(nil)),
+		"CustomFunc":       reflect.ValueOf((*runtime.CustomFunc)(nil)),
+		"CustomOp":         reflect.ValueOf((*runtime.CustomOp)(nil)),
+		"CustomOption":     reflect.ValueOf((*runtime.CustomOption)(nil)),
+		"DeviceBuffer":     reflect.ValueOf((*runtime.DeviceBuffer)(nil)),
+		"DeviceInfo":       reflect.ValueOf((*runtime.DeviceInfo)(nil)),
+		"DeviceList":       reflect.ValueOf((*runtime.DeviceList)(nil)),
+		"DeviceType":       reflect.ValueOf((*runtime.DeviceType)(nil)),
+		"Driver":           reflect.ValueOf((*runtime.Driver)(nil)),
+		"EmitOptions":      reflect.ValueOf((*runtime.EmitOptions)(nil)),
+		"Event":            reflect.ValueOf((*runtime.Event)(nil)),
+		"EventRecorder":    reflect.ValueOf((*runtime.EventRecorder)(nil)),
+		"Executable":       reflect.ValueOf((*runtime.Executable)(nil)),
+		"Factory":          reflect.ValueOf((*runtime.Factory)(nil)),
+		"Fallback":         reflect.ValueOf((*runtime.Fallback)(nil)),
+		"Filler":           reflect.ValueOf((*runtime.Filler)(nil)),
+		"HostVisibility":   reflect.ValueOf((*runtime.HostVisibility)(nil)),
+		"Lowering":         reflect.ValueOf((*runtime.Lowering)(nil)),
+		"MemoryReport":     reflect.ValueOf((*runtime.MemoryReport)(nil)),
+		"MemoryReporter":   reflect.ValueOf((*runtime.MemoryReporter)(nil)),
+		"MemoryRow":        reflect.ValueOf((*runtime.MemoryRow)(nil)),
+		"Meta":             reflect.ValueOf((*runtime.Meta)(nil)),
+		"MetaExecutable":   reflect.ValueOf((*runtime.MetaExecutable)(nil)),
+		"MetaOption":       reflect.ValueOf((*runtime.MetaOption)(nil)),
+		"MetaPart":         reflect.ValueOf((*runtime.MetaPart)(nil)),
+		"Model":            reflect.ValueOf((*runtime.Model)(nil)),
+		"ModelInput":       reflect.ValueOf((*runtime.ModelInput)(nil)),
+		"NodePlacement":    reflect.ValueOf((*runtime.NodePlacement)(nil)),
+		"OpStat":           reflect.ValueOf((*runtime.OpStat)(nil)),
+		"Operand":          reflect.ValueOf((*runtime.Operand)(nil)),
+		"Option":           reflect.ValueOf((*runtime.Option)(nil)),
+		"PhysicalDevice":   reflect.ValueOf((*runtime.PhysicalDevice)(nil)),
+		"Pipeline":         reflect.ValueOf((*runtime.Pipeline)(nil)),
+		"Pool":             reflect.ValueOf((*runtime.Pool)(nil)),
+		"Profile":          reflect.ValueOf((*runtime.Profile)(nil)),
+		"ProfileReport":    reflect.ValueOf((*runtime.ProfileReport)(nil)),
+		"Program":          reflect.ValueOf((*runtime.Program)(nil)),
+		"RangeIO":          reflect.ValueOf((*runtime.RangeIO)(nil)),
+		"Runner":           reflect.ValueOf((*runtime.Runner)(nil)),
+		"Runtime":          reflect.ValueOf((*runtime.Runtime)(nil)),
+		"Schedule":         reflect.ValueOf((*runtime.Schedule)(nil)),
+		"Segment":          reflect.ValueOf((*runtime.Segment)(nil)),
+		"SegmentInfo":      reflect.ValueOf((*runtime.SegmentInfo)(nil)),
+		"SplitFunc":        reflect.ValueOf((*runtime.SplitFunc)(nil)),
+		"Stats":            reflect.ValueOf((*runtime.Stats)(nil)),
+		"Support":          reflect.ValueOf((*runtime.Support)(nil)),
+		"SupportExplainer": reflect.ValueOf((*runtime.SupportExplainer)(nil)),
+		"TimedCompletion":  reflect.ValueOf((*runtime.TimedCompletion)(nil)),
+		"Timeline":         reflect.ValueOf((*runtime.Timeline)(nil)),
+		"TimelineSpan":     reflect.ValueOf((*runtime.TimelineSpan)(nil)),
+		"TransferInfo":     reflect.ValueOf((*runtime.TransferInfo)(nil)),
+		"Usage":            reflect.ValueOf((*runtime.Usage)(nil)),
 
 		// interface wrapper definitions
-		"_Backend": reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Backend)(nil)),
-		"_Buffer":  reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Buffer)(nil)),
-		"_Model":   reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Model)(nil)),
-		"_Program": reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Program)(nil)),
+		"_AsyncProgram":     reflect.ValueOf((*_github_com_gml_dev_gml_runtime_AsyncProgram)(nil)),
+		"_AsyncTransfer":    reflect.ValueOf((*_github_com_gml_dev_gml_runtime_AsyncTransfer)(nil)),
+		"_Backend":          reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Backend)(nil)),
+		"_Buffer":           reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Buffer)(nil)),
+		"_Completion":       reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Completion)(nil)),
+		"_Copier":           reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Copier)(nil)),
+		"_Driver":           reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Driver)(nil)),
+		"_EventRecorder":    reflect.ValueOf((*_github_com_gml_dev_gml_runtime_EventRecorder)(nil)),
+		"_Filler":           reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Filler)(nil)),
+		"_HostVisibility":   reflect.ValueOf((*_github_com_gml_dev_gml_runtime_HostVisibility)(nil)),
+		"_MemoryReporter":   reflect.ValueOf((*_github_com_gml_dev_gml_runtime_MemoryReporter)(nil)),
+		"_Model":            reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Model)(nil)),
+		"_Program":          reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Program)(nil)),
+		"_RangeIO":          reflect.ValueOf((*_github_com_gml_dev_gml_runtime_RangeIO)(nil)),
+		"_Runner":           reflect.ValueOf((*_github_com_gml_dev_gml_runtime_Runner)(nil)),
+		"_SupportExplainer": reflect.ValueOf((*_github_com_gml_dev_gml_runtime_SupportExplainer)(nil)),
+		"_TimedCompletion":  reflect.ValueOf((*_github_com_gml_dev_gml_runtime_TimedCompletion)(nil)),
 	}
+}
+
+// _github_com_gml_dev_gml_runtime_AsyncProgram is an interface wrapper for AsyncProgram type
+type _github_com_gml_dev_gml_runtime_AsyncProgram struct {
+	IValue   interface{}
+	WRelease func()
+	WRun     func(prof *runtime.Profile) error
+	WStart   func() (runtime.Completion, error)
+}
+
+func (W _github_com_gml_dev_gml_runtime_AsyncProgram) Release() {
+	W.WRelease()
+}
+func (W _github_com_gml_dev_gml_runtime_AsyncProgram) Run(prof *runtime.Profile) error {
+	return W.WRun(prof)
+}
+func (W _github_com_gml_dev_gml_runtime_AsyncProgram) Start() (runtime.Completion, error) {
+	return W.WStart()
+}
+
+// _github_com_gml_dev_gml_runtime_AsyncTransfer is an interface wrapper for AsyncTransfer type
+type _github_com_gml_dev_gml_runtime_AsyncTransfer struct {
+	IValue         interface{}
+	WCopyAsync     func(dst runtime.Buffer, dstOffset int64, src runtime.Buffer, srcOffset int64, size int64) (runtime.Completion, error)
+	WDownloadAsync func(b runtime.Buffer, offset int64, dst []byte) (runtime.Completion, error)
+	WUploadAsync   func(b runtime.Buffer, offset int64, src []byte) (runtime.Completion, error)
+}
+
+func (W _github_com_gml_dev_gml_runtime_AsyncTransfer) CopyAsync(dst runtime.Buffer, dstOffset int64, src runtime.Buffer, srcOffset int64, size int64) (runtime.Completion, error) {
+	return W.WCopyAsync(dst, dstOffset, src, srcOffset, size)
+}
+func (W _github_com_gml_dev_gml_runtime_AsyncTransfer) DownloadAsync(b runtime.Buffer, offset int64, dst []byte) (runtime.Completion, error) {
+	return W.WDownloadAsync(b, offset, dst)
+}
+func (W _github_com_gml_dev_gml_runtime_AsyncTransfer) UploadAsync(b runtime.Buffer, offset int64, src []byte) (runtime.Completion, error) {
+	return W.WUploadAsync(b, offset, src)
 }
 
 // _github_com_gml_dev_gml_runtime_Backend is an interface wrapper for Backend type
@@ -122,6 +232,88 @@ func (W _github_com_gml_dev_gml_runtime_Buffer) Size() int64 {
 	return W.WSize()
 }
 
+// _github_com_gml_dev_gml_runtime_Completion is an interface wrapper for Completion type
+type _github_com_gml_dev_gml_runtime_Completion struct {
+	IValue interface{}
+	WDone  func() bool
+	WWait  func() error
+}
+
+func (W _github_com_gml_dev_gml_runtime_Completion) Done() bool {
+	return W.WDone()
+}
+func (W _github_com_gml_dev_gml_runtime_Completion) Wait() error {
+	return W.WWait()
+}
+
+// _github_com_gml_dev_gml_runtime_Copier is an interface wrapper for Copier type
+type _github_com_gml_dev_gml_runtime_Copier struct {
+	IValue interface{}
+	WCopy  func(dst runtime.Buffer, dstOffset int64, src runtime.Buffer, srcOffset int64, size int64) error
+}
+
+func (W _github_com_gml_dev_gml_runtime_Copier) Copy(dst runtime.Buffer, dstOffset int64, src runtime.Buffer, srcOffset int64, size int64) error {
+	return W.WCopy(dst, dstOffset, src, srcOffset, size)
+}
+
+// _github_com_gml_dev_gml_runtime_Driver is an interface wrapper for Driver type
+type _github_com_gml_dev_gml_runtime_Driver struct {
+	IValue   interface{}
+	WDefault func(devices []runtime.DeviceInfo) (int, error)
+	WDevices func() ([]runtime.DeviceInfo, error)
+	WOpen    func(index int) (runtime.Backend, error)
+}
+
+func (W _github_com_gml_dev_gml_runtime_Driver) Default(devices []runtime.DeviceInfo) (int, error) {
+	return W.WDefault(devices)
+}
+func (W _github_com_gml_dev_gml_runtime_Driver) Devices() ([]runtime.DeviceInfo, error) {
+	return W.WDevices()
+}
+func (W _github_com_gml_dev_gml_runtime_Driver) Open(index int) (runtime.Backend, error) {
+	return W.WOpen(index)
+}
+
+// _github_com_gml_dev_gml_runtime_EventRecorder is an interface wrapper for EventRecorder type
+type _github_com_gml_dev_gml_runtime_EventRecorder struct {
+	IValue  interface{}
+	WRecord func() (runtime.Completion, error)
+}
+
+func (W _github_com_gml_dev_gml_runtime_EventRecorder) Record() (runtime.Completion, error) {
+	return W.WRecord()
+}
+
+// _github_com_gml_dev_gml_runtime_Filler is an interface wrapper for Filler type
+type _github_com_gml_dev_gml_runtime_Filler struct {
+	IValue interface{}
+	WFill  func(b runtime.Buffer, offset int64, size int64, pattern uint32) error
+}
+
+func (W _github_com_gml_dev_gml_runtime_Filler) Fill(b runtime.Buffer, offset int64, size int64, pattern uint32) error {
+	return W.WFill(b, offset, size, pattern)
+}
+
+// _github_com_gml_dev_gml_runtime_HostVisibility is an interface wrapper for HostVisibility type
+type _github_com_gml_dev_gml_runtime_HostVisibility struct {
+	IValue       interface{}
+	WHostVisible func(b runtime.Buffer) bool
+}
+
+func (W _github_com_gml_dev_gml_runtime_HostVisibility) HostVisible(b runtime.Buffer) bool {
+	return W.WHostVisible(b)
+}
+
+// _github_com_gml_dev_gml_runtime_MemoryReporter is an interface wrapper for MemoryReporter type
+type _github_com_gml_dev_gml_runtime_MemoryReporter struct {
+	IValue      interface{}
+	WMemoryInfo func() (free int64, total int64)
+}
+
+func (W _github_com_gml_dev_gml_runtime_MemoryReporter) MemoryInfo() (free int64, total int64) {
+	return W.WMemoryInfo()
+}
+
 // _github_com_gml_dev_gml_runtime_Model is an interface wrapper for Model type
 type _github_com_gml_dev_gml_runtime_Model struct {
 	IValue          interface{}
@@ -156,4 +348,60 @@ func (W _github_com_gml_dev_gml_runtime_Program) Release() {
 }
 func (W _github_com_gml_dev_gml_runtime_Program) Run(prof *runtime.Profile) error {
 	return W.WRun(prof)
+}
+
+// _github_com_gml_dev_gml_runtime_RangeIO is an interface wrapper for RangeIO type
+type _github_com_gml_dev_gml_runtime_RangeIO struct {
+	IValue      interface{}
+	WDownloadAt func(b runtime.Buffer, offset int64, dst []byte) error
+	WUploadAt   func(b runtime.Buffer, offset int64, src []byte) error
+}
+
+func (W _github_com_gml_dev_gml_runtime_RangeIO) DownloadAt(b runtime.Buffer, offset int64, dst []byte) error {
+	return W.WDownloadAt(b, offset, dst)
+}
+func (W _github_com_gml_dev_gml_runtime_RangeIO) UploadAt(b runtime.Buffer, offset int64, src []byte) error {
+	return W.WUploadAt(b, offset, src)
+}
+
+// _github_com_gml_dev_gml_runtime_Runner is an interface wrapper for Runner type
+type _github_com_gml_dev_gml_runtime_Runner struct {
+	IValue interface{}
+	WFree  func()
+	WRun   func(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tensor, error)
+}
+
+func (W _github_com_gml_dev_gml_runtime_Runner) Free() {
+	W.WFree()
+}
+func (W _github_com_gml_dev_gml_runtime_Runner) Run(feeds map[*tensor.Node]*tensor.Tensor) ([]*tensor.Tensor, error) {
+	return W.WRun(feeds)
+}
+
+// _github_com_gml_dev_gml_runtime_SupportExplainer is an interface wrapper for SupportExplainer type
+type _github_com_gml_dev_gml_runtime_SupportExplainer struct {
+	IValue          interface{}
+	WWhyUnsupported func(n *tensor.Node) string
+}
+
+func (W _github_com_gml_dev_gml_runtime_SupportExplainer) WhyUnsupported(n *tensor.Node) string {
+	return W.WWhyUnsupported(n)
+}
+
+// _github_com_gml_dev_gml_runtime_TimedCompletion is an interface wrapper for TimedCompletion type
+type _github_com_gml_dev_gml_runtime_TimedCompletion struct {
+	IValue interface{}
+	WDone  func() bool
+	WSpan  func() (start time.Time, end time.Time, ok bool)
+	WWait  func() error
+}
+
+func (W _github_com_gml_dev_gml_runtime_TimedCompletion) Done() bool {
+	return W.WDone()
+}
+func (W _github_com_gml_dev_gml_runtime_TimedCompletion) Span() (start time.Time, end time.Time, ok bool) {
+	return W.WSpan()
+}
+func (W _github_com_gml_dev_gml_runtime_TimedCompletion) Wait() error {
+	return W.WWait()
 }

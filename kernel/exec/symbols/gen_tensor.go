@@ -346,6 +346,7 @@ func init() {
 		"ScatterReduceNone":                     reflect.ValueOf(tensor.ScatterReduceNone),
 		"ShiftLeft":                             reflect.ValueOf(tensor.ShiftLeft),
 		"ShiftRight":                            reflect.ValueOf(tensor.ShiftRight),
+		"SetGraphView":                          reflect.ValueOf(tensor.SetGraphView),
 		"Sigmoid":                               reflect.ValueOf(tensor.Sigmoid),
 		"Sign":                                  reflect.ValueOf(tensor.Sign),
 		"Silu":                                  reflect.ValueOf(tensor.Silu),
