@@ -404,3 +404,21 @@ func TestRunResidentKeepsOutputsOnTheDevice(t *testing.T) {
 		t.Errorf("Output after Free: %v", err)
 	}
 }
+
+// TestFailedAllocationIsAnError: a buffer the backend refuses fails Compile with the
+// backend's error, and what the plan had taken goes back (it once panicked instead).
+func TestFailedAllocationIsAnError(t *testing.T) {
+	cpu := newFake("cpu", allFake...)
+	r := newRuntime(cpu, cpu)
+	g := tensor.NewGraph()
+	x := g.Input("x", tensor.F32, 4)
+	small := tensor.Relu(x)
+	big := tensor.Neg(g.Input("y", tensor.F32, 1<<29))
+	_, err := r.Compile([]*tensor.Node{small, big})
+	if err == nil || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("Compile = %v, want the backend's out-of-memory error", err)
+	}
+	if n := len(cpu.live); n != 0 {
+		t.Errorf("%d buffers still live after the failed Compile", n)
+	}
+}

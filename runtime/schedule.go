@@ -404,10 +404,11 @@ func allocate(r allocator, segs []segmentPlan, rts []route, al aliases, l lifeti
 		consts:    map[*tensor.Node][]valueKey{},
 		variables: map[*tensor.Variable]*resident{},
 	}
+	built := p // a failing return sets p to nil before this runs
 	defer func() {
 		// What a failed allocation took goes back.
 		if err != nil {
-			for _, o := range p.owned {
+			for _, o := range built.owned {
 				r.free(o.backend, o.buf, o.pool)
 			}
 		}
