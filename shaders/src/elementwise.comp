@@ -112,24 +112,12 @@ float unary(float x) {
 	return x;
 }
 
-// divide rounds x / y as IEEE division does (the CPU's): Vulkan lets drivers divide
-// within 2.5 ulp, which moves a quotient at a rounding tie to the other integer
-// (ONNX's DynamicQuantizeLinear on the H200). One fma-exact residual corrects it.
-float divide(float x, float y) {
-	float q = x / y;
-	if (isinf(q) || isnan(q) || q == 0.0) {
-		return q;
-	}
-	precise float r = fma(-q, y, x);
-	return q + r / y;
-}
-
 float binary(float x, float y) {
 	switch (OP) {
 	case ELEMENTWISE_ADD: return x + y;
 	case ELEMENTWISE_SUB: return x - y;
 	case ELEMENTWISE_MUL: return x * y;
-	case ELEMENTWISE_DIV: return divide(x, y);
+	case ELEMENTWISE_DIV: return x / y;
 	case ELEMENTWISE_POW: return pow_(x, y);
 	case ELEMENTWISE_MOD: return x - y * trunc(x / y);
 	case ELEMENTWISE_MAXIMUM: return max(x, y);
