@@ -140,9 +140,12 @@ type fastPath struct {
 }
 
 // defaultMinWork is the threshold of products sent to the engine, in multiply-adds
-// (GML_CUDA_MIN_WORK overrides it). Provisional: PERF.md's section on cuBLASLt says
-// how to place it by measurement (gml bench gpu-matmul -crossover).
-const defaultMinWork = 1 << 28
+// (GML_CUDA_MIN_WORK overrides it). Measured on the H200 (PERF.md, cuBLASLt): a
+// product handed over between shader work costs about 0.34 ms of fixed ordering time,
+// so cuBLASLt's faster products pay only from about 4096^3 (2^36) in f32; at 2048^3 the
+// shaders still win, and mlp4096x4_b1024's 2^34 products ran 11.6 ms per step through
+// cuBLASLt against 10.9 ms on the shaders.
+const defaultMinWork = 1 << 35
 
 // stallLimit bounds a run's time without progress on the timeline while the engine
 // has work: longer means the engine is stuck.
