@@ -75,31 +75,14 @@ func TestDeviceGroupOfOneGPU(t *testing.T) {
 	closeTo(t, "pipeline over the group", pgot[0], pwant[0], 1e-5)
 	x, target, vars, outputs := sgdStep(16)
 	one := runtimeOn(t, group[0])
-	ref, err := one.Compile(outputs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Free()
 	m, err := rt.NewMeta(group)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	e, err := m.Compile(outputs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Free()
-	for step := range 3 {
-		feeds := map[*tensor.Node]*tensor.Tensor{x: random(uint64(300+step), 16, 6), target: random(uint64(400+step), 16, 3)}
-		want, err := ref.Run(feeds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := e.Run(feeds)
-		if err != nil {
-			t.Fatal(err)
-		}
+	stepBoth(t, one, m, outputs, 3, func(step int) map[*tensor.Node]*tensor.Tensor {
+		return map[*tensor.Node]*tensor.Tensor{x: random(uint64(300+step), 16, 6), target: random(uint64(400+step), 16, 3)}
+	}, func(step int, got, want []*tensor.Tensor) {
 		closeTo(t, fmt.Sprintf("step %d loss", step), got[0], want[0], 1e-5)
 		for _, v := range vars {
 			w, _ := one.Read(v)
@@ -114,5 +97,5 @@ func TestDeviceGroupOfOneGPU(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }

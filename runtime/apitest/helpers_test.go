@@ -148,3 +148,33 @@ func reference(x *tensor.Tensor, w, b, w2 *tensor.Variable) *tensor.Tensor {
 	}
 	return out
 }
+
+// stepBoth compiles outputs on one device's runtime and on m, runs steps of them with
+// feeds(i), and hands each step's results to check: the comparison every meta-device
+// training test makes.
+func stepBoth(t *testing.T, one *rt.Runtime, m *rt.Meta, outputs []*tensor.Node, steps int,
+	feeds func(i int) map[*tensor.Node]*tensor.Tensor, check func(i int, got, want []*tensor.Tensor)) {
+	t.Helper()
+	ref, err := one.Compile(outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Free()
+	e, err := m.Compile(outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Free()
+	for i := range steps {
+		f := feeds(i)
+		want, err := ref.Run(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.Run(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(i, got, want)
+	}
+}

@@ -86,28 +86,11 @@ func TestTensorParallelAttention(t *testing.T) {
 
 				step := append([]*tensor.Node{loss}, updates...)
 				one := runtimeOn(t, d)
-				ref, err := one.Compile(step)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer ref.Free()
-				train, err := m.Compile(step)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer train.Free()
-				for i := range 3 {
-					feeds := map[*tensor.Node]*tensor.Tensor{x: random(uint64(60+i), 2, 5, 6)}
-					w, err := ref.Run(feeds)
-					if err != nil {
-						t.Fatal(err)
-					}
-					g, err := train.Run(feeds)
-					if err != nil {
-						t.Fatal(err)
-					}
-					closeTo(t, fmt.Sprintf("step %d loss", i), g[0], w[0], 1e-5)
-				}
+				stepBoth(t, one, m, step, 3, func(i int) map[*tensor.Node]*tensor.Tensor {
+					return map[*tensor.Node]*tensor.Tensor{x: random(uint64(60+i), 2, 5, 6)}
+				}, func(i int, got, want []*tensor.Tensor) {
+					closeTo(t, fmt.Sprintf("step %d loss", i), got[0], want[0], 1e-5)
+				})
 				for _, v := range ws {
 					w, _ := one.Read(v)
 					got, err := m.Replicas(v)
