@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gml-dev/gml/internal/backendtest"
 	"github.com/gml-dev/gml/runtime/cpu/cputest"
 	"github.com/gml-dev/gml/tensor"
 )
@@ -121,4 +122,26 @@ func bcast(i int, src, out tensor.Shape) int {
 func broadcastShape(a, b tensor.Shape) tensor.Shape {
 	s, _ := tensor.Broadcast(a, b)
 	return s
+}
+
+// reference evaluates outs from the env's feeds with internal/backendtest's float64
+// interpreter (unrounded f32, as a sum of exact products), the references every backend
+// is checked against.
+func (e *env) reference(outs ...*tensor.Node) [][]float64 {
+	e.t.Helper()
+	feeds := map[*tensor.Node]*backendtest.Array{}
+	for n, t := range e.feeds {
+		feeds[n] = backendtest.FromTensor(t)
+	}
+	ip := backendtest.NewInterpreter()
+	ip.ExactF32 = true
+	res, err := ip.Eval(outs, feeds)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	want := make([][]float64, len(res))
+	for i, r := range res {
+		want[i] = r.Data
+	}
+	return want
 }
