@@ -219,31 +219,14 @@ func TestMetaTraining(t *testing.T) {
 			t.Run(fmt.Sprint(parts, " replicas"), func(t *testing.T) {
 				x, target, vars, outputs := sgdStep(12)
 				one := runtimeOn(t, d)
-				ref, err := one.Compile(outputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer ref.Free()
 				m, err := rt.NewMeta(rt.Replicate(d, parts))
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer m.Close()
-				e, err := m.Compile(outputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer e.Free()
-				for step := range 4 {
-					feeds := map[*tensor.Node]*tensor.Tensor{x: random(uint64(100+step), 12, 6), target: random(uint64(200+step), 12, 3)}
-					want, err := ref.Run(feeds)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := e.Run(feeds)
-					if err != nil {
-						t.Fatal(err)
-					}
+				stepBoth(t, one, m, outputs, 4, func(step int) map[*tensor.Node]*tensor.Tensor {
+					return map[*tensor.Node]*tensor.Tensor{x: random(uint64(100+step), 12, 6), target: random(uint64(200+step), 12, 3)}
+				}, func(step int, got, want []*tensor.Tensor) {
 					closeTo(t, fmt.Sprintf("step %d loss", step), got[0], want[0], 1e-5)
 					for _, v := range vars {
 						w, err := one.Read(v)
@@ -264,7 +247,7 @@ func TestMetaTraining(t *testing.T) {
 							}
 						}
 					}
-				}
+				})
 			})
 		}
 	})
