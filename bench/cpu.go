@@ -30,7 +30,7 @@ func init() {
 // taken at least -min_time.
 func benchCPU(args []string) error {
 	fs := flag.NewFlagSet("bench cpu", flag.ContinueOnError)
-	sizesFlag := fs.String("sizes", "256,512,1024,2048", "comma-separated square matmul sizes")
+	sizesFlag := fs.String("sizes", "256,512,1024,2048", "comma-separated matmul cases: N (square), MxNxK with an optional ta/tb/tatb suffix (transposed operands) and /B (a batch of B products), or \"train\" for the products of the nn workloads' training steps")
 	runs := fs.Int("runs", 7, "timed runs per figure (the best is reported)")
 	minTime := fs.Duration("min_time", 50*time.Millisecond, "least time of one timed run")
 	only := fs.String("case", "", "run only the cases of this bench: matmul, conv2d or elementwise")
@@ -46,13 +46,9 @@ func benchCPU(args []string) error {
 	if *only != "" && *only != "matmul" && *only != "conv2d" && *only != "elementwise" {
 		return fmt.Errorf("-case %q: want matmul, conv2d or elementwise", *only)
 	}
-	var sizes []int
-	for _, f := range strings.Split(*sizesFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return fmt.Errorf("-sizes: %q is not a positive integer", f)
-		}
-		sizes = append(sizes, n)
+	shapes, err := parseMatMulCases(*sizesFlag)
+	if err != nil {
+		return fmt.Errorf("-sizes: %w", err)
 	}
 	b := &cpuBench{t: timer{runs: *runs, minTime: *minTime}, be: cpu.New(), impl: gemm.Default(), threads: parallel.Workers()}
 	defer b.be.Close()
@@ -84,8 +80,8 @@ func benchCPU(args []string) error {
 	}
 	defer stop()
 	if *only == "" || *only == "matmul" {
-		for _, n := range sizes {
-			if err := b.matMul(n); err != nil {
+		for _, sh := range shapes {
+			if err := b.matMul(sh); err != nil {
 				return err
 			}
 		}
@@ -268,28 +264,133 @@ func (k *kernel) free() {
 	}
 }
 
-// matMul times the backend's n×n×n product and, when OpenBLAS is the reference,
-// OpenBLAS's, alternating the two so that both see the same background load; after
-// each OpenBLAS run it waits for OpenBLAS's threads to stop spinning.
-func (b *cpuBench) matMul(n int) error {
+// matMulCase is one product of `gml bench cpu`: batch products of op(A) (m×k) by op(B)
+// (k×n), with A stored transposed when ta and B when tb.
+type matMulCase struct {
+	m, n, k, batch int
+	ta, tb         bool
+	square         bool // given as one size: named f32_nN
+}
+
+// trainingCases are the products of the nn workloads' training steps (bench nn): the
+// transformer's 2048-token projections and MLP with the transposed products of their
+// gradients, its attention heads as a batch, and the MLP's batch-32 and batch-256 layers.
+const trainingCases = "2048x128x128,2048x512x128,2048x128x512,2048x128x128tb,2048x128x512tb,128x128x2048ta,128x512x2048ta,512x128x2048ta," +
+	"64x64x16tb/256,64x16x64/256,32x128x784,32x784x128tb,784x128x32ta,256x128x784,256x784x128tb,784x128x256ta"
+
+// parseMatMulCases reads the -sizes list.
+func parseMatMulCases(list string) ([]matMulCase, error) {
+	list = strings.ReplaceAll(list, "train", trainingCases)
+	var cases []matMulCase
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if n, err := strconv.Atoi(f); err == nil {
+			if n < 1 {
+				return nil, fmt.Errorf("%q is not a positive size", f)
+			}
+			cases = append(cases, matMulCase{m: n, n: n, k: n, batch: 1, square: true})
+			continue
+		}
+		c := matMulCase{batch: 1}
+		spec, batch, hasBatch := strings.Cut(f, "/")
+		if hasBatch {
+			b, err := strconv.Atoi(batch)
+			if err != nil || b < 1 {
+				return nil, fmt.Errorf("%q: batch %q is not a positive integer", f, batch)
+			}
+			c.batch = b
+		}
+		dims := strings.TrimRight(spec, "tab")
+		switch spec[len(dims):] {
+		case "":
+		case "ta":
+			c.ta = true
+		case "tb":
+			c.tb = true
+		case "tatb":
+			c.ta, c.tb = true, true
+		default:
+			return nil, fmt.Errorf("%q: suffix %q is not ta, tb or tatb", f, spec[len(dims):])
+		}
+		parts := strings.Split(dims, "x")
+		var v [3]int
+		for i := range v {
+			if len(parts) != 3 {
+				return nil, fmt.Errorf("%q is neither a size nor MxNxK", f)
+			}
+			n, err := strconv.Atoi(parts[i])
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("%q: %q is not a positive integer", f, parts[i])
+			}
+			v[i] = n
+		}
+		c.m, c.n, c.k = v[0], v[1], v[2]
+		cases = append(cases, c)
+	}
+	return cases, nil
+}
+
+// name is the case's name in the output: f32_n1024, f32_2048x128x512tb, f32_64x64x16tb_b256.
+func (c matMulCase) name() string {
+	if c.square {
+		return fmt.Sprintf("f32_n%d", c.n)
+	}
+	s := fmt.Sprintf("f32_%dx%dx%d", c.m, c.n, c.k)
+	if c.ta {
+		s += "ta"
+	}
+	if c.tb {
+		s += "tb"
+	}
+	if c.batch > 1 {
+		s += fmt.Sprintf("_b%d", c.batch)
+	}
+	return s
+}
+
+// matMul times the backend's product and, when OpenBLAS is the reference, OpenBLAS's
+// (one call per batch item), alternating the two so that both see the same background
+// load; after each OpenBLAS run it waits for OpenBLAS's threads to stop spinning.
+func (b *cpuBench) matMul(mc matMulCase) error {
 	g := tensor.NewGraph()
-	k, err := b.prepare(tensor.MatMul(g.Input("a", tensor.F32, n, n), g.Input("b", tensor.F32, n, n)))
+	ra, ca, rb, cb := mc.m, mc.k, mc.k, mc.n
+	if mc.ta {
+		ra, ca = ca, ra
+	}
+	if mc.tb {
+		rb, cb = cb, rb
+	}
+	lead := func(r, c int) []int {
+		if mc.batch > 1 {
+			return []int{mc.batch, r, c}
+		}
+		return []int{r, c}
+	}
+	k, err := b.prepare(tensor.MatMulT(g.Input("a", tensor.F32, lead(ra, ca)...), g.Input("b", tensor.F32, lead(rb, cb)...), mc.ta, mc.tb))
 	if err != nil {
-		return fmt.Errorf("matmul n=%d: %w", n, err)
+		return fmt.Errorf("matmul %s: %w", mc.name(), err)
 	}
 	defer k.free()
-	a, bm, c := randomF32(n*n, 1), randomF32(n*n, 2), make([]float32, n*n)
-	flops := 2 * float64(n) * float64(n) * float64(n)
+	sa, sb, sc := ra*ca, rb*cb, mc.m*mc.n
+	a, bm, c := randomF32(mc.batch*sa, 1), randomF32(mc.batch*sb, 2), make([]float32, mc.batch*sc)
+	flops := 2 * float64(mc.m) * float64(mc.n) * float64(mc.k) * float64(mc.batch)
 	ops := []func() error{k.run}
 	if b.openBLAS {
-		ops = append(ops, func() error { return gemm.OpenBLAS.Sgemm(false, false, n, n, n, 1, a, n, bm, n, 0, c, n) })
+		ops = append(ops, func() error {
+			for t := range mc.batch {
+				if err := gemm.OpenBLAS.Sgemm(mc.ta, mc.tb, mc.m, mc.n, mc.k, 1, a[t*sa:], ca, bm[t*sb:], cb, 0, c[t*sc:], mc.n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
 	best := make([]float64, len(ops))
 	for round := -1; round < b.t.runs; round++ { // round -1 warms up
 		for i, op := range ops {
 			r, err := b.t.rate(flops, op)
 			if err != nil {
-				return fmt.Errorf("matmul n=%d: %w", n, err)
+				return fmt.Errorf("matmul %s: %w", mc.name(), err)
 			}
 			if round >= 0 {
 				best[i] = max(best[i], r)
@@ -299,7 +400,7 @@ func (b *cpuBench) matMul(n int) error {
 			}
 		}
 	}
-	r := result{Bench: "matmul", Case: fmt.Sprintf("f32_n%d", n), Device: "cpu", Impl: b.impl.String(),
+	r := result{Bench: "matmul", Case: mc.name(), Device: "cpu", Impl: b.impl.String(),
 		Threads: b.threads, Value: round(best[0]/1e9, 1), Unit: "GFLOP/s"}
 	if b.openBLAS {
 		r.compare(reference{name: "openblas", threads: openblas.Threads(), value: round(best[1]/1e9, 1)})

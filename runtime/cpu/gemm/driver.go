@@ -60,7 +60,7 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 // nanosecond per element; a packed element of A then serves n multiply-adds and one of
 // B serves m. When the other dimension is small the copy costs as much as the product,
 // so the kernels read the operand where it lies instead (the general strides of
-// kernel.go): A when n <= inPlaceACols (and alpha is 1, which packing would fold in), B
+// kernel.go): A when n <= inPlaceACols, B
 // as stored (not transposed) when m <= inPlaceBRows. Rows of A or B whose leading
 // dimension is a multiple of inPlaceAlias floats would share L1 cache sets, so those
 // are packed anyway.
@@ -81,7 +81,7 @@ type plan struct {
 
 func newPlan(kern *kernel, m, n int, alpha float32, a matrix, b BPacker) plan {
 	p := plan{kern: kern, a: a, b: b, alpha: alpha, packA: true, packB: true}
-	if alpha == 1 && n <= inPlaceACols && (a.trans || a.ld%inPlaceAlias != 0) {
+	if n <= inPlaceACols && (a.trans || a.ld%inPlaceAlias != 0) {
 		p.packA = false
 	}
 	if bm, ok := b.(matrix); ok && !bm.trans && m <= inPlaceBRows && bm.ld%inPlaceAlias != 0 {
@@ -104,7 +104,7 @@ func (p plan) blockA(ws *workspace, ic, mb, pc, kb int) aBlock {
 	mr := p.kern.mr
 	if p.packA {
 		ws.packedA = grow(ws.packedA, roundUp(mb, mr)*kb)
-		packA(ws.packedA, mr, p.a, ic, mb, pc, kb, p.alpha)
+		packA(ws.packedA, mr, p.a, ic, mb, pc, kb)
 		return aBlock{data: ws.packedA, strip: mr * kb, rs: 1, cs: mr}
 	}
 	var blk aBlock
@@ -115,7 +115,7 @@ func (p plan) blockA(ws *workspace, ic, mb, pc, kb int) aBlock {
 	}
 	if full := mb / mr * mr; full < mb {
 		ws.edgeA = grow(ws.edgeA, mr*kb)
-		packA(ws.edgeA, mr, p.a, ic+full, mb-full, pc, kb, 1)
+		packA(ws.edgeA, mr, p.a, ic+full, mb-full, pc, kb)
 		blk.edge = ws.edgeA
 	}
 	return blk
@@ -164,7 +164,9 @@ func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, 
 // blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
 // blockM rows at a time and sweeps the micro-kernel over the tiles.
 func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
-	scale(m, n, beta, c, ldc)
+	if p.prescale(k, beta) {
+		scale(m, n, beta, c, ldc)
+	}
 	if k == 0 || p.alpha == 0 {
 		return
 	}
@@ -181,10 +183,17 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 			for ic := 0; ic < m; ic += blockM {
 				mb := min(blockM, m-ic)
 				ab := p.blockA(ws, ic, mb, pc, kb)
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0)
 			}
 		}
 	}
+}
+
+// prescale reports whether C must be scaled by beta before the product is added: the
+// kernels' first k-slice writes over C, so beta == 0 needs no pass of its own unless no
+// product is written (k or alpha is 0).
+func (p plan) prescale(k int, beta float32) bool {
+	return beta != 1 && (beta != 0 || k == 0 || p.alpha == 0)
 }
 
 // parallel has the loop order of serial, with the work of each step shared out. One
@@ -215,7 +224,7 @@ func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
 				panic(r)
 			}
 		}()
-		if beta != 1 {
+		if p.prescale(k, beta) {
 			lo, hi := share(m, w, workers)
 			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
 		}
@@ -255,7 +264,7 @@ func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
 					j0 := part * stripsPerPart * nr
 					j1 := min(j0+stripsPerPart*nr, nb)
 					bb := bBlock{data: pb[j0*kb:], panel: nr * kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
-					macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, kb, c[ic*ldc+jc+j0:], ldc)
+					macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, kb, c[ic*ldc+jc+j0:], ldc, p.alpha, beta != 0 || pc > 0)
 				}
 				bar.wait()
 				step++
@@ -289,15 +298,14 @@ func (p plan) parallelInPlace(m, n, k int, beta float32, c []float32, ldc int) {
 			ic, j0 := row*blockM, part*stripsPerPart*nr
 			mb, nb := min(blockM, m-ic), min(stripsPerPart*nr, n-j0)
 			cb := c[ic*ldc+j0:]
-			scale(mb, nb, beta, cb, ldc)
-			if p.alpha == 0 {
-				continue
+			if p.prescale(k, beta) {
+				scale(mb, nb, beta, cb, ldc)
 			}
 			for pc := 0; pc < k; pc += blockK {
 				kb := min(blockK, k-pc)
 				ab := p.blockA(ws, ic, mb, pc, kb)
 				bb := p.blockB(nil, ws, pc, kb, j0, nb)
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc, p.alpha, beta != 0 || pc > 0)
 			}
 		}
 	})
@@ -370,12 +378,12 @@ func (b *barrier) checkAbort() {
 	}
 }
 
-// macroKernel multiplies the mb×kb A block by the kb×nb B block into the mb×nb block of
-// c. Pairs of B panels go through the kernel's full form, a single one (the last of an
+// macroKernel multiplies the mb×kb A block by the kb×nb B block and writes alpha times
+// the product into the mb×nb block of c, added to it when add is set. Pairs of B panels go through the kernel's full form, a single one (the last of an
 // odd count, or one before B's packed edge) through its narrow form; edge tiles go
 // through tile so the micro-kernel always writes a whole tile.
 func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
-	mb, nb, kb int, c []float32, ldc int) {
+	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool) {
 	mr := kern.mr
 	for jr := 0; jr < nb; {
 		fn, width := kern.full, kern.width()
@@ -397,14 +405,17 @@ func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 			}
 			off := ir*ldc + jr
 			if rows == mr && cols == width {
-				fn(kb, a, rsA, csA, b, rsB, offB, c[off:], ldc)
+				fn(kb, a, rsA, csA, b, rsB, offB, c[off:], ldc, alpha, add)
 				continue
 			}
 			t := tile[:mr*width]
-			clear(t)
-			fn(kb, a, rsA, csA, b, rsB, offB, t, width)
+			fn(kb, a, rsA, csA, b, rsB, offB, t, width, alpha, false)
 			for i := 0; i < rows; i++ {
 				dst := c[off+i*ldc : off+i*ldc+cols]
+				if !add {
+					copy(dst, t[i*width:])
+					continue
+				}
 				for j := range dst {
 					dst[j] += t[i*width+j]
 				}
@@ -432,10 +443,10 @@ func scale(m, n int, beta float32, c []float32, ldc int) {
 	}
 }
 
-// packA copies rows [i0, i0+mb) and columns [p0, p0+kb) of op(A), times alpha, into dst
+// packA copies rows [i0, i0+mb) and columns [p0, p0+kb) of op(A) into dst
 // as strips of mr rows; within a strip the mr values of one column are adjacent. Rows
 // past mb in the last strip are zero.
-func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int, alpha float32) {
+func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int) {
 	for s := 0; s < mb; s += mr {
 		rows := min(mr, mb-s)
 		d := dst[s*kb : (s+mr)*kb]
@@ -443,9 +454,7 @@ func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int, alpha float32) {
 			for p := 0; p < kb; p++ {
 				src := a.data[(p0+p)*a.ld+i0+s:][:rows]
 				dp := d[p*mr : p*mr+mr]
-				for i, v := range src {
-					dp[i] = alpha * v
-				}
+				copy(dp, src)
 				clear(dp[rows:])
 			}
 			continue
@@ -458,7 +467,7 @@ func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int, alpha float32) {
 		for i := 0; i < rows; i++ {
 			src := a.data[(i0+s+i)*a.ld+p0:][:kb]
 			for p, v := range src {
-				d[p*mr+i] = alpha * v
+				d[p*mr+i] = v
 			}
 		}
 	}

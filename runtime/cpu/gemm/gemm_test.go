@@ -40,6 +40,20 @@ func refGemm(transA, transB bool, m, n, k int, alpha float64, a []float32, lda i
 	return out
 }
 
+// randC returns a random m×n C with leading dimension ldc, its n columns NaN when beta
+// is 0: a kernel that read C instead of writing over it would leave NaNs.
+func randC(r *rand.Rand, m, n, ldc int, beta float32) []float32 {
+	c := randSlice(r, m*ldc)
+	if beta == 0 {
+		for i := range m {
+			for j := range n {
+				c[i*ldc+j] = float32(math.NaN())
+			}
+		}
+	}
+	return c
+}
+
 func randSlice(r *rand.Rand, n int) []float32 {
 	s := make([]float32, n)
 	for i := range s {
@@ -96,6 +110,14 @@ func gemmCases() []gemmCase {
 		gemmCase{false, false, 1, 3000, 400, 0.5, 1, 1},
 		gemmCase{true, true, 1, 40, 30, 1, 0, 2},
 		gemmCase{false, true, 1, 50, 20, 0, 2, 0},
+		// alpha applied by the kernels (A read in place or packed), over several k-slices
+		// and row blocks, beta 0 (C written over: it starts as NaN) and not.
+		gemmCase{false, false, 150, 40, 513, 0.5, 0, 1},
+		gemmCase{true, true, 257, 33, 300, -2, 0, 0},
+		gemmCase{true, false, 257, 300, 257, 0.25, 1, 0},
+		gemmCase{false, true, 7, 257, 600, 3, -1, 2},
+		gemmCase{false, false, 33, 7, 0, 2, 0, 1},
+		gemmCase{false, false, 33, 7, 5, 0, 0, 0},
 	)
 	return cases
 }
@@ -117,7 +139,7 @@ func TestSgemmMatchesReference(t *testing.T) {
 			lda, ldb, ldc := max(colsA, 1)+tc.pad, max(colsB, 1)+tc.pad, max(tc.n, 1)+tc.pad
 			a := randSlice(r, rowsA*lda)
 			b := randSlice(r, rowsB*ldb)
-			c := randSlice(r, tc.m*ldc)
+			c := randC(r, tc.m, tc.n, ldc, tc.beta)
 			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
@@ -172,14 +194,14 @@ func TestKernelsMatchReference(t *testing.T) {
 				rowsB, colsB = tc.n, tc.k
 			}
 			lda, ldb, ldc := max(colsA, 1)+tc.pad, max(colsB, 1)+tc.pad, max(tc.n, 1)+tc.pad
-			a, b, c := randSlice(r, rowsA*lda), randSlice(r, rowsB*ldb), randSlice(r, tc.m*ldc)
+			a, b, c := randSlice(r, rowsA*lda), randSlice(r, rowsB*ldb), randC(r, tc.m, tc.n, ldc, tc.beta)
 			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
 			for _, par := range []bool{false, true} {
 				for _, inPlace := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 					p := newPlan(kern, tc.m, tc.n, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
-					p.packA = p.packA && !(inPlace[0] && tc.alpha == 1)
+					p.packA = p.packA && !inPlace[0]
 					p.packB = p.packB && !(inPlace[1] && !tc.transB)
 					copy(c, c0)
 					if par {

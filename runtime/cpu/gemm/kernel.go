@@ -7,13 +7,15 @@ import (
 	"sync"
 )
 
-// kernelFunc adds the product of an mr×k strip of A and `strips` k×nr panels of B to the
-// mr×(strips·nr) tile of c whose rows are ldc floats apart. Element (i, p) of the A
+// kernelFunc multiplies an mr×k strip of A by `strips` k×nr panels of B and writes alpha
+// times the product into the mr×(strips·nr) tile of c whose rows are ldc floats apart:
+// added to the tile when add is set, over it otherwise (so C need not be cleared first,
+// and alpha costs one multiply per element of C instead of one per packed element of A). Element (i, p) of the A
 // strip is a[i·rsA + p·csA]; element (p, j) of B panel t is b[t·offB + p·rsB + j]. So
 // one kernel reads A packed (rsA 1, csA mr), transposed as stored (rsA 1, csA lda) or
 // row-major as stored (rsA lda, csA 1), and B packed (rsB nr, offB nr·k) or as stored
 // (rsB ldb, offB nr). The assembly trusts the caller for bounds.
-type kernelFunc func(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+type kernelFunc func(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
 
 // kernel is a micro-kernel with its tile shape: full covers mr rows and strips B panels,
 // narrow the same rows and one panel (nil when strips is 1).
@@ -136,10 +138,7 @@ func chooseKernel(env string) (*kernel, string, error) {
 // with kernelFunc's contract. It sums one row by four columns at a time in four scalar
 // accumulators, which the compiler keeps in registers.
 func goKernel(mr, strips int) kernelFunc {
-	return func(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int) {
-		if k == 0 {
-			return
-		}
+	return func(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool) {
 		for s := 0; s < strips; s++ {
 			bs := b[s*offB:]
 			for i := 0; i < mr; i++ {
@@ -155,10 +154,14 @@ func goKernel(mr, strips int) kernelFunc {
 						s2 += av * bp[2]
 						s3 += av * bp[3]
 					}
-					cr[j] += s0
-					cr[j+1] += s1
-					cr[j+2] += s2
-					cr[j+3] += s3
+					if add {
+						cr[j] += alpha * s0
+						cr[j+1] += alpha * s1
+						cr[j+2] += alpha * s2
+						cr[j+3] += alpha * s3
+					} else {
+						cr[j], cr[j+1], cr[j+2], cr[j+3] = alpha*s0, alpha*s1, alpha*s2, alpha*s3
+					}
 				}
 			}
 		}

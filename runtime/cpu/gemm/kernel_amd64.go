@@ -12,18 +12,18 @@ import (
 // contract of kernelFunc.
 //
 //go:noescape
-func kernelAVX2(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+func kernelAVX2(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
 
 // kernelAVX512 is the avx512 shape's micro-kernel (12×32 over two B panels,
 // kernel_avx512_amd64.s), with the contract of kernelFunc.
 //
 //go:noescape
-func kernelAVX512(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+func kernelAVX512(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
 
 // kernelAVX512Narrow is kernelAVX512 over one B panel (12×16): the shape's narrow form.
 //
 //go:noescape
-func kernelAVX512Narrow(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+func kernelAVX512Narrow(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
 
 // axpyAVX2 adds alpha*x[i] to y[i] for every i < len(y) (kernel_amd64.s); x must hold at
 // least len(y) elements, which the caller guarantees.
