@@ -5,9 +5,13 @@
 //
 // Decisions:
 //   - Our own kernel is the default (Native). It is the BLIS/GotoBLAS design: B is packed
-//     into k×16 micro-panels and A into mr×k micro-panels (alpha folded into A's
-//     packing), cache blocks of blockM×blockK (A, kept in L2) and blockK×blockN (B, in
-//     L3), and a micro-kernel in Go assembly that keeps the C tile in registers.
+//     into k×16 micro-panels and A into mr×k micro-panels, cache blocks of blockM×blockK
+//     (A, kept in L2) and blockK×blockN (B, in L3), and a micro-kernel in Go assembly
+//     that keeps the C tile in registers.
+//   - The micro-kernel scales its tile by alpha and writes it over C on the first
+//     k-slice when beta is 0 (else adds it), so a product never clears C in a pass of
+//     its own nor reads the C it overwrites, and alpha costs nothing in packing (A can
+//     be read in place whatever alpha is: attention's scaled score products).
 //   - Two kernel shapes (kernel.go), chosen at run time with golang.org/x/sys/cpu: avx512
 //     (12×32 over two B panels, the tile in 24 of the 32 ZMM registers,
 //     kernel_avx512_amd64.s) where the CPU has AVX-512F, else avx2 (6×16 in twelve YMM
