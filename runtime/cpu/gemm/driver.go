@@ -462,13 +462,40 @@ func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int) {
 		if rows < mr {
 			clear(d)
 		}
-		// Row by row: each source row streams in order, and the strip (mr·kb floats)
-		// stays in L1 while its columns fill.
-		for i := 0; i < rows; i++ {
-			src := a.data[(i0+s+i)*a.ld+p0:][:kb]
-			for p, v := range src {
-				d[p*mr+i] = v
-			}
+		transposeRows(d, mr, a.data[(i0+s)*a.ld+p0:], a.ld, rows, kb)
+	}
+}
+
+// transpose4 is the assembly transpose of four rows (dst[p·ldd + i] = src[i·ld + p] for
+// i < 4 and p < k, k a multiple of 8), nil where the CPU has none. Tests set it to nil to
+// cover the Go code.
+var transpose4 = nativeTranspose4()
+
+// transposeRows writes dst[p·ldd + i] = src[i·ld + p] for i < rows and p < kb: the
+// packing of a row-major A strip or of a transposed B panel. Copying element by element
+// costs about a nanosecond each, as much as the product when the other dimension is
+// small (32×784×128 with B transposed), so groups of four rows go through transpose4
+// eight columns at a time (a last group of fewer than four overlaps the one before it,
+// writing some values twice); what remains is copied one element at a time.
+func transposeRows(dst []float32, ldd int, src []float32, ld, rows, kb int) {
+	k8 := 0
+	if transpose4 != nil && rows >= 4 && kb >= 8 {
+		k8 = kb &^ 7
+		for g := 0; g < rows; g += 4 {
+			g = min(g, rows-4)
+			// The assembly trusts its bounds: check the last element it reads and writes.
+			_, _ = src[(g+3)*ld+k8-1], dst[g+(k8-1)*ldd+3]
+			transpose4(dst[g:], ldd, src[g*ld:], ld, k8)
+		}
+	}
+	if k8 == kb {
+		return
+	}
+	// Row by row: each source row streams in order, and the destination (ldd·kb floats)
+	// stays in L1 while its columns fill.
+	for i := 0; i < rows; i++ {
+		for p, v := range src[i*ld+k8 : i*ld+kb] {
+			dst[(k8+p)*ldd+i] = v
 		}
 	}
 }
@@ -500,11 +527,6 @@ func (b matrix) PackB(dst []float32, p0, kb, j0, nb int) {
 		if cols < nr {
 			clear(d)
 		}
-		for j := 0; j < cols; j++ {
-			src := b.data[(j0+s+j)*b.ld+p0:][:kb]
-			for p, v := range src {
-				d[p*nr+j] = v
-			}
-		}
+		transposeRows(d, nr, b.data[(j0+s)*b.ld+p0:], b.ld, cols, kb)
 	}
 }

@@ -199,18 +199,62 @@ func TestKernelsMatchReference(t *testing.T) {
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
 			for _, par := range []bool{false, true} {
-				for _, inPlace := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+				// In place or packed; packed both ways also with the Go transposes.
+				for _, mode := range []struct{ inPlaceA, inPlaceB, goPack bool }{
+					{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false}, {false, false, true},
+				} {
 					p := newPlan(kern, tc.m, tc.n, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
-					p.packA = p.packA && !inPlace[0]
-					p.packB = p.packB && !(inPlace[1] && !tc.transB)
+					p.packA = p.packA && !mode.inPlaceA
+					p.packB = p.packB && !(mode.inPlaceB && !tc.transB)
 					copy(c, c0)
-					if par {
-						p.parallel(tc.m, tc.n, tc.k, tc.beta, c, ldc)
-					} else {
-						p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
-					}
-					checkGemm(t, fmt.Sprintf("%v/parallel=%v/packA=%v/packB=%v/%+v", kern, par, p.packA, p.packB, tc),
+					withTranspose4(mode.goPack, func() {
+						if par {
+							p.parallel(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+						} else {
+							p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+						}
+					})
+					checkGemm(t, fmt.Sprintf("%v/parallel=%v/packA=%v/packB=%v/goPack=%v/%+v", kern, par, p.packA, p.packB, mode.goPack, tc),
 						c, want, tc, ldc)
+				}
+			}
+		}
+	}
+}
+
+// withTranspose4 runs f with the packing's Go transposes when goPack is set, else with
+// the assembly where the CPU has it.
+func withTranspose4(goPack bool, f func()) {
+	if goPack {
+		saved := transpose4
+		transpose4 = nil
+		defer func() { transpose4 = saved }()
+	}
+	f()
+}
+
+// TestTransposeRows checks the packing transpose, assembly and Go, on ragged row counts
+// (fewer than four rows, a last group overlapping the one before) and column counts
+// (the columns past a multiple of eight).
+func TestTransposeRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, goPack := range []bool{false, true} {
+		for _, rows := range []int{1, 3, 4, 5, 6, 7, 12, 16} {
+			for _, kb := range []int{1, 7, 8, 9, 16, 33, 257} {
+				ld, ldd := kb+3, rows+2
+				src := randSlice(r, (rows-1)*ld+kb)
+				dst := make([]float32, (kb-1)*ldd+rows+2)
+				want := make([]float32, len(dst))
+				for i := range rows {
+					for p := range kb {
+						want[p*ldd+i] = src[i*ld+p]
+					}
+				}
+				withTranspose4(goPack, func() { transposeRows(dst, ldd, src, ld, rows, kb) })
+				for e := range dst {
+					if dst[e] != want[e] {
+						t.Fatalf("goPack=%v rows=%d kb=%d: dst[%d] = %g, want %g", goPack, rows, kb, e, dst[e], want[e])
+					}
 				}
 			}
 		}

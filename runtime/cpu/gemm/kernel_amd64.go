@@ -37,6 +37,21 @@ func axpyAVX2(alpha float32, x, y []float32)
 //go:noescape
 func dotAVX2(x, y []float32) float32
 
+// transpose4AVX2 writes dst[p·ldd + i] = src[i·ld + p] for i < 4 and p < k, k a
+// multiple of 8 (pack_amd64.s); the caller guarantees the bounds.
+//
+//go:noescape
+func transpose4AVX2(dst []float32, ldd int, src []float32, ld int, k int)
+
+// nativeTranspose4 returns the assembly transpose of four rows when the CPU runs it, else
+// nil.
+func nativeTranspose4() func(dst []float32, ldd int, src []float32, ld int, k int) {
+	if !hasAVX2 {
+		return nil
+	}
+	return transpose4AVX2
+}
+
 // hasAVX2 reports whether the CPU runs the AVX2+FMA code.
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 

@@ -13,6 +13,9 @@ var errNoNative = fmt.Errorf("gemm: no native kernel for GOARCH=%s", runtime.GOA
 // asmKernel reports that there is no assembly micro-kernel for this architecture.
 func asmKernel(string) *kernel { return nil }
 
+// nativeTranspose4 reports that there is no assembly transpose for this architecture.
+func nativeTranspose4() func(dst []float32, ldd int, src []float32, ld int, k int) { return nil }
+
 // nativeVector reports that there are no assembly vector routines for this architecture.
 func nativeVector() (axpy func(alpha float32, x, y []float32), dot func(x, y []float32) float32) {
 	return nil, nil

@@ -1,0 +1,49 @@
+#include "textflag.h"
+
+// func transpose4AVX2(dst []float32, ldd int, src []float32, ld int, k int)
+// dst[p·ldd + i] = src[i·ld + p] for i < 4 and p < k, k a multiple of 8: four rows of
+// src become k rows of four. Per 8 columns: two unpacks and two shuffles per pair of
+// rows leave columns p and p+4 in the two 128-bit lanes of one register.
+TEXT ·transpose4AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ ldd+24(FP), R8
+	SHLQ $2, R8
+	MOVQ src_base+32(FP), SI
+	MOVQ ld+56(FP), R9
+	SHLQ $2, R9
+	MOVQ k+64(FP), CX
+	SHRQ $3, CX
+	JZ   done
+	LEAQ (SI)(R9*2), R10 // row 2
+	LEAQ (R8)(R8*2), R11 // 3·ldd
+	LEAQ (DI)(R8*4), R12 // dst row 4
+loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R9*1), Y1
+	VMOVUPS (R10), Y2
+	VMOVUPS (R10)(R9*1), Y3
+	VUNPCKLPS Y1, Y0, Y4 // r0[0] r1[0] r0[1] r1[1] | r0[4] r1[4] r0[5] r1[5]
+	VUNPCKHPS Y1, Y0, Y5 // r0[2] r1[2] r0[3] r1[3] | r0[6] r1[6] r0[7] r1[7]
+	VUNPCKLPS Y3, Y2, Y6
+	VUNPCKHPS Y3, Y2, Y7
+	VSHUFPS $0x44, Y6, Y4, Y0 // column 0 | column 4
+	VSHUFPS $0xEE, Y6, Y4, Y1 // column 1 | column 5
+	VSHUFPS $0x44, Y7, Y5, Y2 // column 2 | column 6
+	VSHUFPS $0xEE, Y7, Y5, Y3 // column 3 | column 7
+	VMOVUPS X0, (DI)
+	VMOVUPS X1, (DI)(R8*1)
+	VMOVUPS X2, (DI)(R8*2)
+	VMOVUPS X3, (DI)(R11*1)
+	VEXTRACTF128 $1, Y0, (R12)
+	VEXTRACTF128 $1, Y1, (R12)(R8*1)
+	VEXTRACTF128 $1, Y2, (R12)(R8*2)
+	VEXTRACTF128 $1, Y3, (R12)(R11*1)
+	ADDQ $32, SI
+	ADDQ $32, R10
+	LEAQ (DI)(R8*8), DI
+	LEAQ (R12)(R8*8), R12
+	DECQ CX
+	JNZ  loop
+done:
+	VZEROUPPER
+	RET
