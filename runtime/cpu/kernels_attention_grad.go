@@ -108,6 +108,13 @@ func (a *attnBwd) scoreGradTile(p, dp []float32, b, i0, ni, j0, nj int) error {
 // online rule (the running maximum rescales the running sum), the sum in float64. For
 // the statistics pass v holds the forward's output o.
 func (a *attnBwd) statsBlock(scratch []float32, b, i0 int) error {
+	return a.statsTile(scratch, b, i0, false)
+}
+
+// statsTile is statsBlock; with keepProbs, which needs all keys in one tile, it leaves the
+// block's probabilities exp(s - lse) in scratch as probTile would (gradKV's tile p):
+// the exponentials the sum was taken of, divided by the sum.
+func (a *attnBwd) statsTile(scratch []float32, b, i0 int, keepProbs bool) error {
 	ni := min(attnTile, a.tq-i0)
 	var m [attnTile]float32
 	var l [attnTile]float64
@@ -129,6 +136,22 @@ func (a *attnBwd) statsBlock(scratch []float32, b, i0 int) error {
 			l[i] *= float64(vec.Expf(m[i] - mx))
 			l[i] += vec.ExpShiftSum(row, row, mx) // the tile's scores are not needed again
 			m[i] = mx
+		}
+	}
+	if keepProbs {
+		nj := min(attnTile, a.tk)
+		for i := range ni {
+			row := s[i*nj : (i+1)*nj]
+			if m[i] == float32(math.Inf(-1)) {
+				// No key visible: the row still holds its scores, and probTile's
+				// exp(-Inf - lse) gives the same NaNs as recomputing them would.
+				vec.ExpShiftSum(row, row, m[i]+float32(math.Log(l[i])))
+				continue
+			}
+			inv := float32(1 / l[i])
+			for j := range row {
+				row[j] *= inv
+			}
 		}
 	}
 	for i := range ni {
@@ -174,6 +197,12 @@ func (a *attnBwd) gradQBlock(scratch []float32, b, i0 int) error {
 // into the block's rows of the (…, Tk, D+Dv) output; with accumulDQ it also adds each
 // tile's share of ∂q into dq, which the caller has cleared.
 func (a *attnBwd) gradKVBlock(scratch []float32, b, j0 int) error {
+	return a.gradKV(scratch, b, j0, false)
+}
+
+// gradKV is gradKVBlock; probsReady says that scratch already holds the probabilities of
+// the one query tile (stats with keepProbs), which are then not recomputed.
+func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 	nj := min(attnTile, a.tk-j0)
 	w := a.d + a.dv
 	blk := a.dkv[(b*a.tk+j0)*w : (b*a.tk+j0+nj)*w]
@@ -185,10 +214,12 @@ func (a *attnBwd) gradKVBlock(scratch []float32, b, j0 int) error {
 	}
 	for i0 := first; i0 < a.tq; i0 += attnTile {
 		ni := min(attnTile, a.tq-i0)
-		if err := a.scoreTile(p, b, i0, ni, j0, nj); err != nil {
-			return err
+		if !probsReady {
+			if err := a.scoreTile(p, b, i0, ni, j0, nj); err != nil {
+				return err
+			}
+			a.probTile(p, b, i0, ni, nj)
 		}
-		a.probTile(p, b, i0, ni, nj)
 		gy := a.gy[(b*a.tq+i0)*a.dv:]
 		if a.dv > 0 {
 			if err := gemm.Default().SgemmPacked(false, true, nj, a.dv, ni, 1, p, nj,
@@ -286,12 +317,24 @@ func (t *attnTrio) prepare(statsOut, dq, dkv []byte, statsIn, gradIn [][]byte) {
 	t.o = f32s(statsIn[2])
 }
 
-// run computes the statistics and both gradients, one task per batch entry.
+// run computes the statistics and both gradients, one task per batch entry. When all
+// queries and all keys fit in one tile (a short sequence) the probabilities the
+// statistics pass forms stay in the tile for the gradients: one score product and one
+// pass of exponentials fewer per entry.
 func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 	a := t.a
 	qBlocks, kBlocks := (a.tq+attnTile-1)/attnTile, (a.tk+attnTile-1)/attnTile
 	stats := *a
 	stats.v = t.o // statsBlock reads o where v is
+	if qBlocks == 1 && kBlocks == 1 {
+		return runTasks(scratch, a.batch, next, func(s []float32, b int) error {
+			if err := stats.statsTile(s, b, 0, true); err != nil {
+				return err
+			}
+			clear(a.dq[b*a.tq*a.d : (b+1)*a.tq*a.d])
+			return a.gradKV(s, b, 0, true)
+		})
+	}
 	return runTasks(scratch, a.batch, next, func(s []float32, b int) error {
 		for i := range qBlocks {
 			if err := stats.statsBlock(s, b, i*attnTile); err != nil {
