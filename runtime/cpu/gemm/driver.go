@@ -24,10 +24,10 @@ const (
 	blockN = 3072
 )
 
-// minParallelFlops is the multiply-add count below which one goroutine does the whole
-// product: under it, starting goroutines and waiting at the barriers costs more than the
-// second core saves.
-const minParallelFlops = 1 << 20
+// minWorkerFlops is the least multiply-add count a product gives each of its workers:
+// under it, starting a goroutine and waiting at the barriers costs more than the worker
+// saves. So a product of 1M multiply-adds runs on two cores and one of 8M on sixteen.
+const minWorkerFlops = 1 << 19
 
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
 // transposed when trans is set.
@@ -149,15 +149,40 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 }
 
 // sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
-// on all workers when parallelOK is set and the product is large enough.
+// split between workers when parallelOK is set and the product is large enough.
 func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
 	beta float32, c []float32, ldc int) {
 	p := newPlan(kern, m, n, alpha, a, b)
-	if !parallelOK || m*n*k < minParallelFlops || parallel.Workers() == 1 {
+	workers := 1
+	if parallelOK {
+		workers = p.workers(m, n, k, parallel.Workers())
+	}
+	if workers == 1 {
 		p.serial(m, n, k, beta, c, ldc)
 		return
 	}
-	p.parallel(m, n, k, beta, c, ldc)
+	p.parallel(workers, m, n, k, beta, c, ldc)
+}
+
+// workers is how many of the available goroutines share an m×n×k product: one per
+// minWorkerFlops multiply-adds, and no more than the product has tiles (a worker with no
+// tile to compute would only wait at the barriers).
+func (p plan) workers(m, n, k, available int) int {
+	tiles := (m + p.kern.mr - 1) / p.kern.mr * ((n + p.kern.width() - 1) / p.kern.width())
+	return max(1, min(available, m*n*k/minWorkerFlops, tiles))
+}
+
+// rowChunk is the number of rows of C one work item covers: blockM, or fewer (a multiple
+// of the kernel's rows) when the product has too few row blocks to give every worker
+// several items, as the weight gradients of a training step (128×512 summed over 2048
+// tokens) have on sixteen workers.
+func (p plan) rowChunk(m, n, workers int) int {
+	rows := blockM
+	cols := (n + p.kern.width() - 1) / p.kern.width()
+	for rows > p.kern.mr && (m+rows-1)/rows*cols < 4*workers {
+		rows = max(p.kern.mr, roundUp(rows/2, p.kern.mr))
+	}
+	return rows
 }
 
 // serial is the single-goroutine blocked product (the BLIS loop order): for each
@@ -203,17 +228,17 @@ func (p plan) prescale(k int, beta float32) bool {
 // step's counter, each packing its own A block, and meet again before the panel is
 // overwritten. Taking items dynamically keeps both cores busy when another process
 // slows one of them down.
-func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
+func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	if !p.packB {
-		p.parallelInPlace(m, n, k, beta, c, ldc)
+		p.parallelInPlace(workers, m, n, k, beta, c, ldc)
 		return
 	}
-	workers := parallel.Workers()
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
 	shared.packedB = grow(shared.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
 	pb := shared.packedB
-	rowBlocks := (m + blockM - 1) / blockM
+	rows := p.rowChunk(m, n, workers)
+	rowBlocks := (m + rows - 1) / rows
 	counters := make([]atomic.Int64, max(1, ((n+blockN-1)/blockN)*((k+blockK-1)/blockK)))
 	bar := newBarrier(workers)
 	parallel.Run(workers, func(w int) {
@@ -255,8 +280,8 @@ func (p plan) parallel(m, n, k int, beta float32, c []float32, ldc int) {
 					// Consecutive items take consecutive row blocks, so that with as
 					// many row blocks as workers each worker keeps its packed A block.
 					row, part := item%rowBlocks, item/rowBlocks
-					ic := row * blockM
-					mb := min(blockM, m-ic)
+					ic := row * rows
+					mb := min(rows, m-ic)
 					if row != lastRow {
 						ab = p.blockA(ws, ic, mb, pc, kb)
 						lastRow = row
@@ -284,9 +309,9 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 // parallelInPlace is parallel for a B read in place: nothing is shared, so each item (a
 // row block and a column range of C) is scaled and then summed over all of k by the
 // worker that takes it, with no barrier.
-func (p plan) parallelInPlace(m, n, k int, beta float32, c []float32, ldc int) {
-	workers := parallel.Workers()
-	rowBlocks := (m + blockM - 1) / blockM
+func (p plan) parallelInPlace(workers, m, n, k int, beta float32, c []float32, ldc int) {
+	rows := p.rowChunk(m, n, workers)
+	rowBlocks := (m + rows - 1) / rows
 	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
 	items := rowBlocks * colParts
 	var next atomic.Int64
@@ -295,8 +320,8 @@ func (p plan) parallelInPlace(m, n, k int, beta float32, c []float32, ldc int) {
 		defer workspaces.Put(ws)
 		for item := int(next.Add(1)) - 1; item < items; item = int(next.Add(1)) - 1 {
 			row, part := item%rowBlocks, item/rowBlocks
-			ic, j0 := row*blockM, part*stripsPerPart*nr
-			mb, nb := min(blockM, m-ic), min(stripsPerPart*nr, n-j0)
+			ic, j0 := row*rows, part*stripsPerPart*nr
+			mb, nb := min(rows, m-ic), min(stripsPerPart*nr, n-j0)
 			cb := c[ic*ldc+j0:]
 			if p.prescale(k, beta) {
 				scale(mb, nb, beta, cb, ldc)
@@ -323,7 +348,9 @@ func share(n, w, workers int) (lo, hi int) {
 type barrier struct {
 	parties int32
 	arrived atomic.Int32
+	_       [60]byte // phase, which every waiter polls, on a cache line of its own
 	phase   atomic.Int32
+	_       [60]byte
 	cause   atomic.Pointer[any]
 	mu      sync.Mutex
 	cond    sync.Cond

@@ -114,7 +114,7 @@ func gemmCases() []gemmCase {
 		// and row blocks, beta 0 (C written over: it starts as NaN) and not.
 		gemmCase{false, false, 150, 40, 513, 0.5, 0, 1},
 		gemmCase{true, true, 257, 33, 300, -2, 0, 0},
-		gemmCase{true, false, 257, 300, 257, 0.25, 1, 0},
+		gemmCase{true, false, 20, 300, 257, 0.25, 1, 0},
 		gemmCase{false, true, 7, 257, 600, 3, -1, 2},
 		gemmCase{false, false, 33, 7, 0, 2, 0, 1},
 		gemmCase{false, false, 33, 7, 5, 0, 0, 0},
@@ -177,11 +177,13 @@ func allKernels() []*kernel {
 // TestKernelsMatchReference runs the blocked driver with every micro-kernel, whatever
 // Native chose, so each shape's packing, edges and panel pairing are covered on every
 // machine (its Go code where the CPU lacks its instructions), and with every way of
-// reading the operands (packed, or in place where the plan allows it).
+// reading the operands (packed, or in place where the plan allows it), on one goroutine
+// and split between 2, 3 or 16 workers (more than this machine's cores: the split must be
+// right whatever the host).
 func TestKernelsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, kern := range allKernels() {
-		for _, tc := range gemmCases() {
+		for ci, tc := range gemmCases() {
 			if tc.m == 0 || tc.n == 0 {
 				continue
 			}
@@ -198,23 +200,24 @@ func TestKernelsMatchReference(t *testing.T) {
 			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
-			for _, par := range []bool{false, true} {
-				// In place or packed; packed both ways also with the Go transposes.
+			for _, workers := range []int{1, 2, 3 + 13*(ci%2)} {
+				// In place or packed (B in place only as stored), packed also with the Go
+				// transposes.
 				for _, mode := range []struct{ inPlaceA, inPlaceB, goPack bool }{
 					{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false}, {false, false, true},
 				} {
 					p := newPlan(kern, tc.m, tc.n, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
-					p.packA = p.packA && !mode.inPlaceA
-					p.packB = p.packB && !(mode.inPlaceB && !tc.transB)
+					p.packA = !mode.inPlaceA
+					p.packB = !(mode.inPlaceB && !tc.transB)
 					copy(c, c0)
 					withTranspose4(mode.goPack, func() {
-						if par {
-							p.parallel(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+						if workers > 1 {
+							p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
 						} else {
 							p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
 						}
 					})
-					checkGemm(t, fmt.Sprintf("%v/parallel=%v/packA=%v/packB=%v/goPack=%v/%+v", kern, par, p.packA, p.packB, mode.goPack, tc),
+					checkGemm(t, fmt.Sprintf("%v/workers=%d/packA=%v/packB=%v/goPack=%v/%+v", kern, workers, p.packA, p.packB, mode.goPack, tc),
 						c, want, tc, ldc)
 				}
 			}
@@ -257,6 +260,43 @@ func TestTransposeRows(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestWorkers checks how a product is split: one goroutine for small products, one
+// worker per minWorkerFlops up to the available ones and the product's tiles, and row
+// chunks small enough to give sixteen workers several items each.
+func TestWorkers(t *testing.T) {
+	kern := goKernelOf(shapeAVX512) // 12×32 tiles
+	for _, c := range []struct{ m, n, k, available, want int }{
+		{32, 32, 32, 16, 1},          // 32K multiply-adds
+		{128, 128, 64, 16, 2},        // 1M
+		{2048, 128, 128, 16, 16},     // 32M
+		{2048, 128, 128, 2, 2},       // capped by the cores
+		{12, 32, 1 << 20, 16, 1},     // one tile
+		{128, 128, 2048, 16, 16},     // 11×4 tiles
+		{2048, 128, 0, 16, 1},        // nothing to multiply
+		{4096, 4096, 4096, 64, 64},   // a large product on a large host
+		{1, 1 << 20, 1 << 10, 16, 1}, // one row of tiles is still 32768 tiles wide
+	} {
+		p := plan{kern: kern}
+		got := p.workers(c.m, c.n, c.k, c.available)
+		if c.m == 1 {
+			c.want = 16 // 32768 tiles: the cores are the limit
+		}
+		if got != c.want {
+			t.Errorf("workers(%d, %d, %d, %d) = %d, want %d", c.m, c.n, c.k, c.available, got, c.want)
+		}
+	}
+	for _, c := range []struct{ m, n, workers, want int }{
+		{2048, 128, 2, blockM}, // 15 row blocks × 4 column tiles: plenty
+		{128, 128, 16, 12},     // the weight gradient: 11 chunks of 12 rows × 4
+		{128, 512, 16, 36},     // 4 chunks × 16
+		{20, 32, 16, 12},       // never below the kernel's rows
+	} {
+		if got := (plan{kern: kern}).rowChunk(c.m, c.n, c.workers); got != c.want {
+			t.Errorf("rowChunk(%d, %d, %d) = %d, want %d", c.m, c.n, c.workers, got, c.want)
 		}
 	}
 }
