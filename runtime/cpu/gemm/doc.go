@@ -46,15 +46,20 @@
 //   - Float64: Native and PureGo use gonum's blas/gonum Dgemm, so the plain-matrix
 //     helpers agree with gonum's mat.Dense exactly; OpenBLAS uses cblas_dgemm.
 //   - Half precision is not handled here: the CPU backend converts F16/BF16 to float32.
-//   - Parallel split (sgemmParallel): one goroutine per CPU lives through the whole
-//     product (parallel.Run). Per k-slice the workers pack their share of the B panel,
-//     meet at a barrier, take (row block, column range) items from an atomic counter,
-//     each packing its own A block, and meet again. Taking work dynamically rather than
-//     splitting C in fixed halves keeps both cores busy when another process slows one
-//     of them, the usual case on these shared 2-core machines. The barrier spins for some
-//     microseconds and then sleeps: waking a sleeping goroutine at every step cost about
-//     a third of the speed at n=512 on a quiet machine, while spinning for long holds a
-//     core that a descheduled peer needs.
+//   - Parallel split (plan.parallel): one worker per 512K multiply-adds, at most one per
+//     C tile and per CPU (parallel.Workers), so a small product stays on the calling
+//     goroutine and a mid-sized one does not wake sixteen. Each worker lives through the
+//     whole product (parallel.Run). Per k-slice the workers pack their share of the B
+//     panel (B is packed once, shared by all), meet at a barrier, take (row block, column
+//     range) items from an atomic counter, each packing its own A block, and meet again.
+//     Row blocks shrink below blockM (to the kernel's rows at least) when there are too
+//     few to give every worker several items, as with a weight gradient's 128 rows on
+//     sixteen workers. Items are whole tiles, so no two workers write one cache line of
+//     C. Taking work dynamically rather than splitting C in fixed parts keeps the cores
+//     busy when another process slows one of them, the usual case on shared machines.
+//     The barrier spins for some microseconds and then sleeps: waking a sleeping
+//     goroutine at every step cost about a third of the speed at n=512 on a quiet
+//     machine, while spinning for long holds a core that a descheduled peer needs.
 //   - Every entry point validates dimensions, leading dimensions and slice lengths and
 //     returns an error naming the operand; nothing reads out of bounds.
 package gemm
