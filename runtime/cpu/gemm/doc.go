@@ -54,8 +54,8 @@
 //     range) items from an atomic counter, each packing its own A block, and meet again.
 //     Row blocks shrink below blockM (to the kernel's rows at least) when there are too
 //     few to give every worker several items, as with a weight gradient's 128 rows on
-//     sixteen workers. Items are whole tiles, so no two workers write one cache line of
-//     C. Taking work dynamically rather than splitting C in fixed parts keeps the cores
+//     sixteen workers. Items span whole 16-float column groups, so workers share cache
+//     lines of C at most at their edges. Taking work dynamically rather than splitting C in fixed parts keeps the cores
 //     busy when another process slows one of them, the usual case on shared machines.
 //     The barrier spins for some microseconds and then sleeps: waking a sleeping
 //     goroutine at every step cost about a third of the speed at n=512 on a quiet
