@@ -200,12 +200,17 @@ func TestKernelsMatchReference(t *testing.T) {
 			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
-			for _, workers := range []int{1, 2, 3 + 13*(ci%2)} {
-				// In place or packed (B in place only as stored), packed also with the Go
-				// transposes.
-				for _, mode := range []struct{ inPlaceA, inPlaceB, goPack bool }{
-					{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false}, {false, false, true},
-				} {
+			// In place or packed (B in place only as stored), packed also with the Go
+			// transposes: every mode on one goroutine, and one mode, changing from case to
+			// case, on each of two splits.
+			modes := []struct{ inPlaceA, inPlaceB, goPack bool }{
+				{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false}, {false, false, true},
+			}
+			for wi, workers := range []int{1, 2, 3 + 13*(ci%2)} {
+				for mi, mode := range modes {
+					if workers > 1 && mi != (ci+wi)%len(modes) {
+						continue
+					}
 					p := newPlan(kern, tc.m, tc.n, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
 					p.packA = !mode.inPlaceA
 					p.packB = !(mode.inPlaceB && !tc.transB)
