@@ -1,6 +1,8 @@
 package cpu_test
 
 import (
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/gml-dev/gml/tensor"
@@ -70,5 +72,26 @@ func TestMatMulKernel(t *testing.T) {
 		out, want := refMatMul(av, bv, c.a, c.b, c.ta, c.tb)
 		name := "matmul " + c.a.String() + c.b.String()
 		check(t, name, e.run(tensor.MatMulT(a, b, c.ta, c.tb))[0], out, want, 1e-4)
+	}
+}
+
+// TestProductsOnEveryPath reruns the matmul and attention tests in child processes with
+// each GEMM kernel forced (GML_GEMM_KERNEL: the Go code of a shape where the CPU cannot
+// run its assembly), the portable GEMM (GML_BLAS=go) and the vector routines' Go code
+// (GML_SIMD=go), so a machine without AVX-512 still runs the avx512 shape's packing and
+// edges under the kernels that use it.
+func TestProductsOnEveryPath(t *testing.T) {
+	if os.Getenv("GML_TEST_CHILD") != "" {
+		t.Skip("in a child process already")
+	}
+	if testing.Short() {
+		t.Skip("-short: the child processes take some seconds")
+	}
+	for _, env := range []string{"GML_GEMM_KERNEL=avx2", "GML_GEMM_KERNEL=avx512", "GML_BLAS=go", "GML_SIMD=go"} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^(TestMatMulKernel|TestAttentionGradKernel|TestAttentionGradEmpty)$", "-test.count=1")
+		cmd.Env = append(os.Environ(), env, "GML_TEST_CHILD=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", env, err, out)
+		}
 	}
 }
