@@ -90,6 +90,13 @@ func (a *attnOperands) scoreTile(s []float32, b, i0, ni, j0, nj int) error {
 	return nil
 }
 
+// tileWork is the multiply-adds of the products of a block of up to attnTile of rows
+// against all of other (queries against keys, or keys against queries): the score
+// product and the one with v.
+func (a *attnOperands) tileWork(rows, other int) int {
+	return min(attnTile, rows) * other * (a.d + a.dv)
+}
+
 // visibleKeys is the end of the keys any of queries [i0, i0+ni) sees.
 func (a *attnOperands) visibleKeys(i0, ni int) int {
 	if a.causal {
@@ -99,11 +106,13 @@ func (a *attnOperands) visibleKeys(i0, ni int) int {
 }
 
 // runTasks runs body(scratch, t) for every task t < tasks on the workers, each task
-// taken from a counter, and returns the first error. scratch[w] is worker w's.
-func runTasks(scratch [][]float32, tasks int, next *atomic.Int64, body func(scratch []float32, t int) error) error {
+// taken from a counter, and returns the first error. scratch[w] is worker w's. Each
+// task is about taskWork multiply-adds, which bounds the workers (parallel.WorkersFor):
+// a few short sequences stay on one goroutine.
+func runTasks(scratch [][]float32, tasks, taskWork int, next *atomic.Int64, body func(scratch []float32, t int) error) error {
 	var failed atomic.Pointer[error]
 	next.Store(0)
-	parallel.Run(min(len(scratch), tasks), func(w int) {
+	parallel.Run(min(len(scratch), tasks, parallel.WorkersFor(tasks*taskWork)), func(w int) {
 		for {
 			t := int(next.Add(1) - 1)
 			if t >= tasks || failed.Load() != nil {
@@ -150,7 +159,7 @@ func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, err
 			clear(a.o) // softmax over no keys times no values
 			return nil
 		}
-		return runTasks(scratch, tasks, &next, func(s []float32, t int) error {
+		return runTasks(scratch, tasks, a.tileWork(a.tq, a.tk), &next, func(s []float32, t int) error {
 			return a.block(s, t/blocks, t%blocks*attnTile)
 		})
 	}, nil

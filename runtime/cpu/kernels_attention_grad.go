@@ -70,7 +70,8 @@ func attentionGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error,
 	scratch := workerScratch(2 * attnTile * attnTile)
 	var next atomic.Int64
 	return func() error {
-		return runTasks(scratch, tasks, &next, func(s []float32, t int) error {
+		// The ∂ passes form the scores, their gradient and one or two products more.
+		return runTasks(scratch, tasks, 3*a.tileWork(rows, a.tq+a.tk-rows), &next, func(s []float32, t int) error {
 			return pass(s, t/blocks, t%blocks*attnTile)
 		})
 	}, nil
@@ -327,7 +328,7 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 	stats := *a
 	stats.v = t.o // statsBlock reads o where v is
 	if qBlocks == 1 && kBlocks == 1 {
-		return runTasks(scratch, a.batch, next, func(s []float32, b int) error {
+		return runTasks(scratch, a.batch, 4*a.tileWork(a.tq, a.tk), next, func(s []float32, b int) error {
 			if err := stats.statsTile(s, b, 0, true); err != nil {
 				return err
 			}
@@ -335,7 +336,7 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 			return a.gradKV(s, b, 0, true)
 		})
 	}
-	return runTasks(scratch, a.batch, next, func(s []float32, b int) error {
+	return runTasks(scratch, a.batch, 5*a.tq*a.tk*(a.d+a.dv), next, func(s []float32, b int) error {
 		for i := range qBlocks {
 			if err := stats.statsBlock(s, b, i*attnTile); err != nil {
 				return err

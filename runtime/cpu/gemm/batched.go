@@ -51,7 +51,8 @@ func (i Impl) SgemmStrided(transA, transB bool, m, n, k int, alpha float32,
 			b[t*strideB:], ldb, beta, c[t*strideC:], ldc)
 	}
 	if i != OpenBLAS && batch > 1 && m*n*k < smallItemFlops {
-		parallel.For(batch, 1, func(lo, hi int) {
+		// Items to a goroutine: enough that each has parallel.MinWork multiply-adds.
+		parallel.For(batch, max(1, parallel.MinWork/max(1, m*n*k)), func(lo, hi int) {
 			for t := lo; t < hi; t++ {
 				item(t, false)
 			}

@@ -24,11 +24,6 @@ const (
 	blockN = 3072
 )
 
-// minWorkerFlops is the least multiply-add count a product gives each of its workers:
-// under it, starting a goroutine and waiting at the barriers costs more than the worker
-// saves. So a product of 1M multiply-adds runs on two cores and one of 8M on sixteen.
-const minWorkerFlops = 1 << 19
-
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
 // transposed when trans is set.
 type matrix struct {
@@ -165,11 +160,12 @@ func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, 
 }
 
 // workers is how many of the available goroutines share an m×n×k product: one per
-// minWorkerFlops multiply-adds, and no more than the product has tiles (a worker with no
-// tile to compute would only wait at the barriers).
+// parallel.MinWork multiply-adds (a product of 1M runs on two cores, one of 8M on
+// sixteen), and no more than the product has tiles (a worker with no tile would only
+// wait at the barriers).
 func (p plan) workers(m, n, k, available int) int {
 	tiles := (m + p.kern.mr - 1) / p.kern.mr * ((n + p.kern.width() - 1) / p.kern.width())
-	return max(1, min(available, m*n*k/minWorkerFlops, tiles))
+	return max(1, min(available, m*n*k/parallel.MinWork, tiles))
 }
 
 // rowChunk is the number of rows of C one work item covers: blockM, or fewer (a multiple

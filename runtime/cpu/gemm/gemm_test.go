@@ -270,7 +270,7 @@ func TestTransposeRows(t *testing.T) {
 }
 
 // TestWorkers checks how a product is split: one goroutine for small products, one
-// worker per minWorkerFlops up to the available ones and the product's tiles, and row
+// worker per parallel.MinWork multiply-adds up to the available ones and the product's tiles, and row
 // chunks small enough to give sixteen workers several items each.
 func TestWorkers(t *testing.T) {
 	kern := goKernelOf(shapeAVX512) // 12×32 tiles

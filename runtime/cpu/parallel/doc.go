@@ -8,6 +8,10 @@
 //     stderr and ignored). Contiguous chunks keep each goroutine on its own cache lines; a grain size
 //     keeps small loops on the calling goroutine, where starting goroutines would cost
 //     more than the work.
+//   - Work is split by cost: WorkersFor gives a job one worker per MinWork multiply-adds,
+//     so a small product or a few short attention sequences stay on one core however
+//     many the host has, and a large one uses them all (GEMM, attention, batched
+//     products).
 //   - Goroutines are started per call rather than kept in a pool: a start costs about a
 //     microsecond, which is small next to any loop worth splitting, and there is no pool
 //     state to shut down or leak.

@@ -18,6 +18,18 @@ func Workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// MinWork is the least work, in multiply-adds, worth a worker of its own: starting a
+// goroutine and meeting the others again costs some microseconds, which 512K
+// multiply-adds (about ten microseconds of one core at AVX2 speed) repay.
+const MinWork = 1 << 19
+
+// WorkersFor returns how many workers a job of work multiply-adds should use: one per
+// MinWork, at least one and at most Workers(). Small jobs stay on the calling goroutine
+// however many cores the host has.
+func WorkersFor(work int) int {
+	return max(1, min(Workers(), work/MinWork))
+}
+
 // threadsEnv is GML_THREADS, read once; 0 when unset. A bad value is reported once on
 // stderr and ignored: Workers is called from kernels that cannot return an error.
 var threadsEnv = sync.OnceValue(func() int {

@@ -80,3 +80,16 @@ func TestParseThreads(t *testing.T) {
 		}
 	}
 }
+
+// WorkersFor gives one worker per MinWork, never none and never more than Workers().
+func TestWorkersFor(t *testing.T) {
+	w := Workers()
+	for _, c := range []struct{ work, want int }{
+		{0, 1}, {MinWork - 1, 1}, {MinWork, 1}, {2 * MinWork, min(2, w)}, {3*MinWork - 1, min(2, w)},
+		{1 << 40, w},
+	} {
+		if got := WorkersFor(c.work); got != c.want {
+			t.Errorf("WorkersFor(%d) = %d, want %d (Workers() = %d)", c.work, got, c.want, w)
+		}
+	}
+}
