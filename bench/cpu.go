@@ -273,10 +273,13 @@ type matMulCase struct {
 }
 
 // trainingCases are the products of the nn workloads' training steps (bench nn): the
-// transformer's 2048-token projections and MLP with the transposed products of their
-// gradients, its attention heads as a batch, and the MLP's batch-32 and batch-256 layers.
-const trainingCases = "2048x128x128,2048x512x128,2048x128x512,2048x128x128tb,2048x128x512tb,128x128x2048ta,128x512x2048ta,512x128x2048ta," +
-	"64x64x16tb/256,64x16x64/256,32x128x784,32x784x128tb,784x128x32ta,256x128x784,256x784x128tb,784x128x256ta"
+// transformer's 2048-token projections and MLP, the products of their input gradients
+// (B transposed) and weight gradients (A transposed, summed over the tokens), its
+// attention heads as batches (the fused attention kernel's tile products), and the
+// 784-128 MLP's layer at batch 32 and 256 with its weight gradient.
+const trainingCases = "2048x128x128,2048x512x128,2048x128x512,2048x128x128tb,2048x512x128tb,2048x128x512tb," +
+	"128x128x2048ta,128x512x2048ta,512x128x2048ta,64x64x16tb/256,64x16x64/256," +
+	"32x128x784,784x128x32ta,256x128x784,784x128x256ta"
 
 // parseMatMulCases reads the -sizes list.
 func parseMatMulCases(list string) ([]matMulCase, error) {
