@@ -76,3 +76,32 @@ func TestBenchCPUFlags(t *testing.T) {
 		t.Error("an unknown benchmark ran")
 	}
 }
+
+// The -sizes list: square sizes, MxNxK with transposes and batches, the training preset,
+// and errors that name the bad entry.
+func TestParseMatMulCases(t *testing.T) {
+	cs, err := parseMatMulCases("256, 2048x128x512tb,128x512x2048ta/3,7x1x33tatb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.name())
+	}
+	want := []string{"f32_n256", "f32_2048x128x512tb", "f32_128x512x2048ta_b3", "f32_7x1x33tatb"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("names %v, want %v", names, want)
+	}
+	if c := cs[2]; c.m != 128 || c.n != 512 || c.k != 2048 || !c.ta || c.tb || c.batch != 3 {
+		t.Errorf("128x512x2048ta/3 parsed as %+v", c)
+	}
+	train, err := parseMatMulCases("train")
+	if err != nil || len(train) < 10 {
+		t.Errorf("train: %d cases, %v", len(train), err)
+	}
+	for _, bad := range []string{"0", "2x3", "2x3x0", "2x3x4tc", "2x3x4/0", "axbxc", "-5"} {
+		if _, err := parseMatMulCases(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("-sizes %q: error %v, want one naming it", bad, err)
+		}
+	}
+}
