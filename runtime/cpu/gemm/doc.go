@@ -27,7 +27,10 @@
 //     makes the products of a training step's small and skinny layers (32×784×128, the
 //     2048×128×128 projections of a small transformer) as fast as OpenBLAS's. Rows whose
 //     leading dimension is a multiple of 256 floats would share L1 sets, so they are
-//     packed regardless.
+//     packed regardless. Packing that transposes (a row-major A strip, a transposed B
+//     panel) moves four rows by eight columns at a time with AVX2 shuffles wherever the
+//     CPU has AVX2, whatever the implementation (PureGo included), and element by
+//     element otherwise; the tests run both.
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).
