@@ -7,6 +7,18 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
+// Pooling kernels. They are memory-bound, so the loops are shaped by memory order:
+//   - The unit of work is an output row (plane, oy): its window rows are contiguous runs
+//     of the input, and rows are split between threads in contiguous blocks sized by the
+//     number of input elements they read (poolGrain), so a small pool stays on one core.
+//   - The common 2×2 window of stride 2 without padding (halving) has its own loops,
+//     free of per-window bookkeeping: the forward pass reads two input rows and writes
+//     one output row; the max gradient writes every input element exactly once (the
+//     gradient at the window's first largest element, zero at the three others) instead
+//     of clearing the plane and scattering into it.
+//   - Other windows combine their input rows column by column into a line, then take each
+//     window's columns of that line: a k×k window costs about 2k operations, not k².
+
 func init() {
 	register(tensor.OpMaxPool, floatTypes, poolKernel)
 	register(tensor.OpAvgPool, floatTypes, poolKernel)
@@ -25,7 +37,7 @@ type pooler struct {
 	rows, cols           []span
 	full                 float32 // the divisor with CountIncludePad: the kernel area
 	include              bool
-	pairs                bool // every window is two columns wide
+	halving              bool // every window is the 2×2 block at (2·oy, 2·ox)
 }
 
 func newPooler(x, y tensor.Shape, at tensor.PoolAttr) pooler {
@@ -45,10 +57,12 @@ func newPooler(x, y tensor.Shape, at tensor.PoolAttr) pooler {
 	p := pooler{
 		planes: x[0] * x[1], h: in[0], w: in[1], oh: out[0], ow: out[1],
 		rows: clip(out[0], in[0], k[0], s[0], pb[0]), cols: clip(out[1], in[1], k[1], s[1], pb[1]),
-		full: float32(k[0] * k[1]), include: at.CountIncludePad, pairs: true,
+		full: float32(k[0] * k[1]), include: at.CountIncludePad, halving: true,
 	}
-	for _, c := range p.cols {
-		p.pairs = p.pairs && c.hi-c.lo == 2
+	for _, sp := range [][]span{p.rows, p.cols} {
+		for o, r := range sp {
+			p.halving = p.halving && r == span{2 * o, 2*o + 2}
+		}
 	}
 	return p
 }
@@ -75,98 +89,135 @@ func (p *pooler) divisor(r, c span) float32 {
 	return float32((r.hi - r.lo) * (c.hi - c.lo))
 }
 
-// grain is the number of planes a goroutine needs for a split to pay: at least a few
-// thousand window elements.
-func (p *pooler) grain() int {
-	return max(1, 1<<13/max(p.oh*p.ow*max(1, int(p.full)), 1))
+// poolGrain is the number of work units (output rows or planes) that together touch
+// about 32K elements, the least worth a goroutine of its own: unitCost is what one
+// unit touches.
+func poolGrain(unitCost int) int { return max(1, 1<<15/max(unitCost, 1)) }
+
+// rowCost is the number of input elements an output row's windows read.
+func (p *pooler) rowCost() int {
+	if len(p.rows) == 0 {
+		return 1
+	}
+	return (p.rows[0].hi - p.rows[0].lo) * p.w
 }
 
-// chunks is how many goroutines the planes are split between.
-func (p *pooler) chunks() int { return max(1, min(parallel.Workers(), p.planes/p.grain())) }
-
-// forPlanes runs body on every plane index, in parallel.
-func (p *pooler) forPlanes(body func(pl int)) {
-	parallel.For(p.planes, p.grain(), func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			body(pl)
-		}
-	})
-}
+// chunks splits n units of the given grain into at most Workers() contiguous blocks and
+// returns how many there are; block i is [i*n/count, (i+1)*n/count).
+func chunks(n, grain int) int { return max(1, min(parallel.Workers(), n/grain)) }
 
 // poolKernel computes max or average pooling.
 func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	p := newPooler(n.Input(0).Shape(), n.Shape(), n.Attr().(tensor.PoolAttr))
 	X, Y := f32s(in[0]), f32s(out)
 	isMax := n.Op() == tensor.OpMaxPool
-	// Each output row first combines its window's input rows column by column (a run
-	// over contiguous memory), then each output takes its window's columns of that
-	// row: a k×k window costs about 2k operations instead of k² with bookkeeping.
-	chunks := p.chunks()
-	scratch := make([][]float32, chunks)
+	rows := p.planes * p.oh
+	count := chunks(rows, poolGrain(p.rowCost()))
+	if isMax && p.halving {
+		return func() error {
+			parallel.Run(count, func(ch int) {
+				p.max2x2Rows(X, Y, ch*rows/count, (ch+1)*rows/count)
+			})
+			return nil
+		}, nil
+	}
+	scratch := make([][]float32, count)
 	for i := range scratch {
 		scratch[i] = make([]float32, p.w)
 	}
 	return func() error {
-		parallel.Run(chunks, func(ch int) {
-			line := scratch[ch]
-			for pl := ch * p.planes / chunks; pl < (ch+1)*p.planes/chunks; pl++ {
-				plane, dst := X[pl*p.h*p.w:(pl+1)*p.h*p.w], Y[pl*p.oh*p.ow:(pl+1)*p.oh*p.ow]
-				for oy, r := range p.rows {
-					copy(line, plane[r.lo*p.w:(r.lo+1)*p.w])
-					for y := r.lo + 1; y < r.hi; y++ {
-						row := plane[y*p.w : (y+1)*p.w]
-						if isMax {
-							// Go's max is branch-free (a branch on the data mispredicts
-							// about half the time) and propagates NaN, as PyTorch does.
-							for x, v := range row {
-								line[x] = max(line[x], v)
-							}
-						} else {
-							for x, v := range row {
-								line[x] += v
-							}
-						}
-					}
-					orow := dst[oy*p.ow : (oy+1)*p.ow]
-					for ox, c := range p.cols {
-						win := line[c.lo:c.hi]
-						m := win[0]
-						if isMax {
-							for _, v := range win[1:] {
-								m = max(m, v)
-							}
-							orow[ox] = m
-							continue
-						}
-						for _, v := range win[1:] {
-							m += v
-						}
-						orow[ox] = m / p.divisor(r, c)
-					}
-				}
-			}
+		parallel.Run(count, func(ch int) {
+			p.poolRows(X, Y, scratch[ch], isMax, ch*rows/count, (ch+1)*rows/count)
 		})
 		return nil
 	}, nil
+}
+
+// max2x2Rows computes output rows [lo, hi) (numbered across planes) of a halving max
+// pool.
+func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
+	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	for r := lo; r < hi; r++ {
+		pl, oy := r/oh, r%oh
+		top := X[(pl*h+2*oy)*w:][:2*ow]
+		bot := X[(pl*h+2*oy+1)*w:][:2*ow]
+		dst := Y[r*ow:][:ow]
+		for i := range dst {
+			// Go's max is branch-free (a branch on the data mispredicts about half
+			// the time) and propagates NaN, as PyTorch does.
+			dst[i] = max(max(top[2*i], top[2*i+1]), max(bot[2*i], bot[2*i+1]))
+		}
+	}
+}
+
+// poolRows computes output rows [lo, hi) (numbered across planes) of any max or average
+// pool, with line as scratch (p.w elements).
+func (p *pooler) poolRows(X, Y, line []float32, isMax bool, lo, hi int) {
+	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	for rr := lo; rr < hi; rr++ {
+		pl, oy := rr/oh, rr%oh
+		plane := X[pl*h*w:][:h*w]
+		r := p.rows[oy]
+		copy(line, plane[r.lo*w:][:w])
+		for y := r.lo + 1; y < r.hi; y++ {
+			row := plane[y*w:][:w]
+			if isMax {
+				for x, v := range row {
+					line[x] = max(line[x], v)
+				}
+			} else {
+				for x, v := range row {
+					line[x] += v
+				}
+			}
+		}
+		orow := Y[rr*ow:][:ow]
+		for ox, c := range p.cols {
+			win := line[c.lo:c.hi]
+			m := win[0]
+			if isMax {
+				for _, v := range win[1:] {
+					m = max(m, v)
+				}
+				orow[ox] = m
+				continue
+			}
+			for _, v := range win[1:] {
+				m += v
+			}
+			orow[ox] = m / p.divisor(r, c)
+		}
+	}
 }
 
 // maxPoolGradKernel adds each output gradient to the input position its window's
-// maximum came from.
+// maximum came from (the first largest).
 func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	p := newPooler(n.Input(0).Shape(), n.Input(1).Shape(), n.Attr().(tensor.PoolAttr))
 	X, GY, DX := f32s(in[0]), f32s(in[1]), f32s(out)
+	if p.halving {
+		// Output row oy owns input rows 2·oy and 2·oy+1; the input row left over under an
+		// odd height belongs to the plane's last output row.
+		rows := p.planes * p.oh
+		count := chunks(rows, poolGrain(2*p.w))
+		return func() error {
+			parallel.Run(count, func(ch int) {
+				p.maxGrad2x2Rows(X, GY, DX, ch*rows/count, (ch+1)*rows/count)
+			})
+			return nil
+		}, nil
+	}
+	// Overlapping windows may share an input element, so a plane is one unit of work.
+	count := chunks(p.planes, poolGrain(p.h*p.w+p.oh*p.ow*int(p.full)))
 	return func() error {
-		p.forPlanes(func(pl int) {
-			plane, dx, gy := X[pl*p.h*p.w:(pl+1)*p.h*p.w], DX[pl*p.h*p.w:(pl+1)*p.h*p.w], GY[pl*p.oh*p.ow:]
-			clear(dx)
-			for oy, r := range p.rows {
-				g := gy[oy*p.ow : (oy+1)*p.ow]
-				if r.hi-r.lo == 2 && p.pairs {
-					p.argmax2x2(plane, dx, g, r.lo)
-					continue
-				}
-				for ox, c := range p.cols {
-					dx[p.argmax(plane, r, c)] += g[ox]
+		parallel.Run(count, func(ch int) {
+			for pl := ch * p.planes / count; pl < (ch+1)*p.planes/count; pl++ {
+				plane, dx, gy := X[pl*p.h*p.w:][:p.h*p.w], DX[pl*p.h*p.w:][:p.h*p.w], GY[pl*p.oh*p.ow:][:p.oh*p.ow]
+				clear(dx)
+				for oy, r := range p.rows {
+					for ox, c := range p.cols {
+						dx[p.argmax(plane, r, c)] += gy[oy*p.ow+ox]
+					}
 				}
 			}
 		})
@@ -174,19 +225,31 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 	}, nil
 }
 
-// argmax2x2 adds the gradients g of one row of 2×2 windows (input rows y and y+1, the
-// columns of p.cols, each two wide) to their windows' first largest inputs, choosing
-// without branches: which of four values is largest is random, and a branch on it
-// mispredicts about half the time.
-func (p *pooler) argmax2x2(plane, dx, g []float32, y int) {
-	top, bot := plane[y*p.w:(y+1)*p.w], plane[(y+1)*p.w:(y+2)*p.w]
-	for ox, c := range p.cols {
-		x := c.lo
-		best, m := y*p.w+x, top[x]
-		best, m = pick(best, m, y*p.w+x+1, top[x+1])
-		best, m = pick(best, m, (y+1)*p.w+x, bot[x])
-		best, _ = pick(best, m, (y+1)*p.w+x+1, bot[x+1])
-		dx[best] += g[ox]
+// maxGrad2x2Rows writes the input gradient under output rows [lo, hi) (numbered across
+// planes) of a halving max pool: the two input rows under an output row are cleared,
+// then each window's gradient is stored at its first largest input, chosen without
+// branches (which of four values is largest is random, and a branch on it mispredicts
+// about half the time). Under the last output row of a plane, the row no window covers
+// (odd heights) is cleared too.
+func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
+	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	for r := lo; r < hi; r++ {
+		pl, oy := r/oh, r%oh
+		at := (pl*h + 2*oy) * w
+		top, bot := X[at:][:2*ow], X[at+w:][:2*ow]
+		d := DX[at:][:2*w]
+		clear(d)
+		g := GY[r*ow:][:ow]
+		for i, v := range g {
+			// Offsets in d of the window's four inputs: 2i, 2i+1, w+2i, w+2i+1.
+			sel, m := pick(0, top[2*i], 1, top[2*i+1])
+			sel, m = pick(sel, m, w, bot[2*i])
+			sel, _ = pick(sel, m, w+1, bot[2*i+1])
+			d[2*i+sel] = v
+		}
+		if oy == oh-1 {
+			clear(DX[at+2*w : (pl+1)*h*w])
+		}
 	}
 }
 
@@ -206,17 +269,20 @@ func pick(i int, m float32, j int, v float32) (int, float32) {
 func avgPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	p := newPooler(n.Shape(), n.Input(0).Shape(), n.Attr().(tensor.PoolAttr))
 	GY, DX := f32s(in[0]), f32s(out)
+	count := chunks(p.planes, poolGrain(p.h*p.w+p.oh*p.ow*int(p.full)))
 	return func() error {
-		p.forPlanes(func(pl int) {
-			dx, gy := DX[pl*p.h*p.w:(pl+1)*p.h*p.w], GY[pl*p.oh*p.ow:]
-			clear(dx)
-			for oy, r := range p.rows {
-				for ox, c := range p.cols {
-					v := gy[oy*p.ow+ox] / p.divisor(r, c)
-					for y := r.lo; y < r.hi; y++ {
-						row := dx[y*p.w+c.lo : y*p.w+c.hi]
-						for i := range row {
-							row[i] += v
+		parallel.Run(count, func(ch int) {
+			for pl := ch * p.planes / count; pl < (ch+1)*p.planes/count; pl++ {
+				dx, gy := DX[pl*p.h*p.w:][:p.h*p.w], GY[pl*p.oh*p.ow:][:p.oh*p.ow]
+				clear(dx)
+				for oy, r := range p.rows {
+					for ox, c := range p.cols {
+						v := gy[oy*p.ow+ox] / p.divisor(r, c)
+						for y := r.lo; y < r.hi; y++ {
+							row := dx[y*p.w+c.lo : y*p.w+c.hi]
+							for i := range row {
+								row[i] += v
+							}
 						}
 					}
 				}
