@@ -104,10 +104,11 @@ func Forward(p Params, x, w, bias, y []float32) error {
 		return nil
 	}
 	impl := gemm.Default()
-	shifted := g.shifted()
 	var wd window
+	shifted := g.shifted()
 	if shifted {
 		wd = newWindow(p)
+		shifted = g.wideForward(wd)
 	}
 	scratch := make([]shiftScratch, workersFor(p.Batch))
 	var failed firstError

@@ -112,6 +112,7 @@ func convCases() []Params {
 		{Batch: 3, InChannels: 12, InH: 8, InW: 6, OutChannels: 5, KernelH: 5, KernelW: 5,
 			PadTop: 2, PadBottom: 2, PadLeft: 2, PadRight: 2},
 		{Batch: 2, InChannels: 6, InH: 5, InW: 3, OutChannels: 3, KernelH: 1, KernelW: 3},
+		{Batch: 2, InChannels: 1, InH: 9, InW: 8, OutChannels: 33, KernelH: 3, KernelW: 3},
 		{Batch: 2, InChannels: 7, InH: 5, InW: 5, OutChannels: 3, KernelH: 1, KernelW: 1,
 			PadTop: 1, PadBottom: 0, PadLeft: 0, PadRight: 1},
 		{Batch: 1, InChannels: 1, InH: 1, InW: 1, OutChannels: 1, KernelH: 1, KernelW: 1,

@@ -28,6 +28,7 @@ func TestCasesCoverEveryPath(t *testing.T) {
 			seen["shifted unpadded"] = seen["shifted unpadded"] || !wd.padded
 			seen["shifted narrowed"] = seen["shifted narrowed"] || wd.n != g.plane
 			seen["shifted in place"] = seen["shifted in place"] || wd.n == g.plane
+			seen["shifted, forward general"] = seen["shifted, forward general"] || !g.wideForward(wd)
 			seen["per tap"] = seen["per tap"] || g.perTap()
 			seen["shifted, gradients general"] = seen["shifted, gradients general"] || !g.perTap()
 			seen["per tap, groups"] = seen["per tap, groups"] || g.perTap() && p.Groups > 1
@@ -36,7 +37,7 @@ func TestCasesCoverEveryPath(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"depthwise", "direct", "shifted", "shifted padded", "shifted unpadded",
-		"shifted narrowed", "shifted in place", "per tap", "shifted, gradients general", "per tap, groups", "general"} {
+		"shifted narrowed", "shifted in place", "shifted, forward general", "per tap", "shifted, gradients general", "per tap, groups", "general"} {
 		if !seen[path] {
 			t.Errorf("no case takes the %s path (micro-kernel rows %d)", path, gemm.MicroRows())
 		}
