@@ -11,13 +11,15 @@ import "github.com/gml-dev/gml/runtime/cpu/gemm"
 // are junk (they wrap into the next row) and cost wp/OutW - 1 more multiply-adds; in
 // exchange:
 //   - Forward packs GEMM's B panels with contiguous 16-float copies (shiftPanel) instead
-//     of clipped, strided gathers, then copies the wide result into y.
-//   - BackwardFilter is the same product with dy spread onto the wide grid (junk columns
-//     zero) and the column matrix packed transposed.
-//   - BackwardData needs no col2im: for each tap, the input gradient at the shifted
-//     positions is a matrix with the padded plane as its leading dimension, so one GEMM
-//     per tap, Wᵀ_tap·dy_wide, adds into it in place (the junk columns of dy_wide are
-//     zero and add nothing).
+//     of clipped, strided gathers, then copies the wide result into y (wideForward says
+//     when that pays).
+//   - With at least gemm.MicroRows() input channels per group (perTap), the gradients run
+//     one GEMM per group and tap on plain matrices, which the GEMM reads where they lie:
+//     the weight gradient of tap t is X_t·dyᵀ, X_t the input shifted by the tap's offset
+//     (a matrix whose leading dimension is the padded plane) and dyᵀ the output gradient
+//     transposed onto the wide grid; the input gradient at the shifted positions is
+//     likewise a matrix, and Wᵀ_t·dy_wide adds into it in place (the junk columns of
+//     dy_wide are zero and add nothing), so there is no col2im.
 // A padded convolution first copies each image into a zero-bordered buffer (and the
 // input gradient back out of one), a pass over the input, which is a KernelH·KernelW-th
 // of what im2col writes.
