@@ -258,25 +258,32 @@ func BackwardFilter(p Params, x, dy, dw []float32) error {
 			failed.set(fmt.Errorf("conv.BackwardFilter: %w", err))
 		}
 	})
-	if perTap {
-		for _, s := range sums[1:] {
-			if s != nil {
-				for i, v := range s {
-					sums[0][i] += v
-				}
-			}
-		}
-		if sums[0] != nil {
-			g.fromTapMajor(dw, sums[0])
-		}
+	if !perTap {
+		addPartials(dw, sums[1:])
 		return failed.err
 	}
-	for _, s := range sums[1:] {
-		for i, v := range s {
-			dw[i] += v
-		}
+	if sums[0] != nil {
+		addPartials(sums[0], sums[1:])
+		g.fromTapMajor(dw, sums[0])
 	}
 	return failed.err
+}
+
+// addPartials adds the partial sums parts, in order, into dst, splitting the elements
+// between workers: each element is summed in the same order as serially, so the result
+// does not depend on the split, and with many threads the sum is not left to one.
+func addPartials(dst []float32, parts [][]float32) {
+	parallel.For(len(dst), 1<<14, func(lo, hi int) {
+		d := dst[lo:hi]
+		for _, s := range parts {
+			if s == nil {
+				continue
+			}
+			for i, v := range s[lo:hi] {
+				d[i] += v
+			}
+		}
+	})
 }
 
 // filterGEMM adds the weight gradient of image n to dw, one GEMM per group.
