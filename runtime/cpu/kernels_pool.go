@@ -226,19 +226,26 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 }
 
 // maxGrad2x2Rows writes the input gradient under output rows [lo, hi) (numbered across
-// planes) of a halving max pool: the two input rows under an output row are cleared,
-// then each window's gradient is stored at its first largest input, chosen without
-// branches (which of four values is largest is random, and a branch on it mispredicts
-// about half the time). Under the last output row of a plane, the row no window covers
-// (odd heights) is cleared too.
+// planes) of a halving max pool: the input rows under them are cleared in one go (with
+// the row no window covers under odd heights), then each window's gradient is stored at
+// its first largest input, chosen without branches (which of four values is largest is
+// random, and a branch on it mispredicts about half the time).
 func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
+	if lo >= hi {
+		return
+	}
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	// start is the first input row under output row r, end what the rows up to hi own.
+	start := func(r int) int { return (r/oh*h + 2*(r%oh)) * w }
+	end := start(hi-1) + 2*w
+	if (hi-1)%oh == oh-1 {
+		end = ((hi-1)/oh + 1) * h * w
+	}
+	clear(DX[start(lo):end])
 	for r := lo; r < hi; r++ {
-		pl, oy := r/oh, r%oh
-		at := (pl*h + 2*oy) * w
+		at := start(r)
 		top, bot := X[at:][:2*ow], X[at+w:][:2*ow]
 		d := DX[at:][:2*w]
-		clear(d)
 		g := GY[r*ow:][:ow]
 		for i, v := range g {
 			// Offsets in d of the window's four inputs: 2i, 2i+1, w+2i, w+2i+1.
@@ -246,9 +253,6 @@ func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
 			sel, m = pick(sel, m, w, bot[2*i])
 			sel, _ = pick(sel, m, w+1, bot[2*i+1])
 			d[2*i+sel] = v
-		}
-		if oy == oh-1 {
-			clear(DX[at+2*w : (pl+1)*h*w])
 		}
 	}
 }
