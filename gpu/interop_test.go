@@ -513,6 +513,33 @@ func TestSplitThreshold(t *testing.T) {
 	}
 }
 
+// TestProductPathTakes: the threshold is in f32 multiply-adds, and 16-bit and TF32
+// products are weighed by what the engine gains on them.
+func TestProductPathTakes(t *testing.T) {
+	p := ProductPath{Active: true, MinWork: 1 << 35}
+	for _, c := range []struct {
+		work int64
+		in   DType
+		tf32 bool
+		want bool
+	}{
+		{1 << 35, F32, false, true},
+		{1<<35 - 1, F32, false, false},
+		{1 << 35, BF16, false, false},
+		{1 << 36, BF16, false, true},
+		{1 << 36, F16, false, true},
+		{1 << 33, F32, true, true},
+		{1<<33 - 1, F32, true, false},
+	} {
+		if got := p.Takes(c.work, c.in, c.tf32); got != c.want {
+			t.Errorf("Takes(%d, %v, tf32 %v) = %v, want %v", c.work, c.in, c.tf32, got, c.want)
+		}
+	}
+	if (ProductPath{MinWork: 0}).Takes(1<<40, F32, false) {
+		t.Error("an inactive path takes a product")
+	}
+}
+
 // TestCUDANotFound: with no CUDA library in the search path, loading reports it
 // cleanly, naming where it looked; and the device in this test run reports its path
 // coherently: on the shaders with a reason, or (an NVIDIA GPU with the libraries) the
