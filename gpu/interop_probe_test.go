@@ -1,7 +1,7 @@
 package gpu
 
 import (
-		"testing"
+	"testing"
 	"time"
 
 	vk "github.com/goki/vulkan"
@@ -102,6 +102,9 @@ func TestHandoverProbe(t *testing.T) {
 		}
 		t.Logf("%-58s %7.1f us per round trip", name, float64(time.Since(start).Nanoseconds())/1e3/float64(reps))
 	}
+	// CUDA kernels launched from Vulkan command buffers would run in the Vulkan context,
+	// with no switch: whether the driver offers that is worth knowing next to the figures.
+	t.Logf("VK_NV_cuda_kernel_launch: %v", d.Info.HasExtension("VK_NV_cuda_kernel_launch"))
 	measure("Vulkan alone, signalling a timeline of its own", func() {
 		localNext++
 		vulkan(local, localNext)
