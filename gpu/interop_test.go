@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"log"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -398,6 +399,27 @@ func TestSplitRecording(t *testing.T) {
 	}
 	if p := d.ProductPath(); !p.Active || p.Engine != "fake engine" {
 		t.Errorf("ProductPath = %+v, want the fake engine active", p)
+	}
+}
+
+// TestSplitTrace: with GML_CUDA_TRACE=all every split run logs its groups, products
+// and hand-overs as the host saw the timeline.
+func TestSplitTrace(t *testing.T) {
+	d := openTest(t)
+	attachFake(t, d)
+	saved := traceMode
+	traceMode = 2
+	t.Cleanup(func() { traceMode = saved })
+	var out strings.Builder
+	log.SetOutput(&out)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	runChain(t, d, 2)
+	lines := strings.Count(out.String(), "gml: cuda trace: run ")
+	if lines != 2 || !strings.Contains(out.String(), "2 groups, 3 products") || !strings.Contains(out.String(), "Vulkan signal to engine signal ") {
+		t.Errorf("want 2 trace lines of 2 groups and 3 products with hand-over times, the log has %d:\n%s", lines, out.String())
+	}
+	if strings.Contains(out.String(), "engine signal to next Vulkan signal - us") {
+		t.Errorf("a hand-over back to the queue was not seen:\n%s", out.String())
 	}
 }
 

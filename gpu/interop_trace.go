@@ -60,20 +60,23 @@ func (f *fastPath) startTrace(base uint64, s *splitRecording) *splitTrace {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		defer close(t.finished)
-		top := base + uint64(len(t.seen))
-		for !t.stop.Load() {
+		top := base + 2*uint64(len(s.groups)) // the last group's signal
+		// It polls once more after the stop, so that a run it had no time to watch
+		// still ends with every value seen.
+		for stopped := false; ; {
 			v, err := f.tl.value()
 			if err != nil {
 				return
 			}
 			t.polls++
 			now := time.Since(t.t0)
-			for j := int64(v) - int64(base) - 1; j >= 0 && j < int64(len(t.seen)) && t.seen[j] == 0; j-- {
+			for j := min(int64(v)-int64(base), int64(len(t.seen))) - 1; j >= 0 && t.seen[j] == 0; j-- {
 				t.seen[j] = now
 			}
-			if v >= top {
+			if v >= top || stopped {
 				return
 			}
+			stopped = t.stop.Load()
 		}
 	}()
 	return t
