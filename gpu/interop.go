@@ -155,7 +155,7 @@ const defaultMinWork = 1 << 35
 func weighedWork(work int64, in DType, tf32 bool) int64 {
 	switch {
 	case in == F16 || in == BF16:
-		return work / 2
+		return (work + 1) / 2 // a threshold of 1 still takes every product
 	case tf32:
 		return work * 4
 	}
