@@ -154,6 +154,11 @@
 //     the Vulkan context to CUDA's and back, which no ordering avoids (PERF.md), so the
 //     threshold keeps products on the shaders up to about 2^35 f32 multiply-adds.
 //     GML_CUDA_TRACE=1 logs each split run's hand-overs as the host sees the timeline.
+//     No scheduling setting shortens the switch (measured, PERF.md), so all stay at the
+//     driver's default; for measuring again, GML_VK_QUEUE_PRIORITY (low, medium, high,
+//     realtime: VK_KHR_global_priority, falling back to the default when refused),
+//     GML_CUDA_STREAM_PRIORITY (high, low or a number) and GML_CUDA_SCHEDULE (auto,
+//     spin, yield, blocking: cudaSetDeviceFlags) set them (priority.go).
 //   - A new shape's plan (descriptors, heuristic algorithm, cached per shape) is run once
 //     on the idle stream into scratch output before it is ever queued behind a timeline
 //     wait: a kernel's first launch may load its module lazily, and a load may

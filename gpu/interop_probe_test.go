@@ -11,7 +11,9 @@ import (
 // stream costs against each side alone, the host ordering every step by polling the
 // timeline; it logs microseconds per round trip (go test -v). With the device's own
 // engine it measures (PERF.md, cuBLASLt, has the H200's figures); without one it runs
-// the same steps through the fake engine, where the figures mean nothing.
+// the same steps through the fake engine, where the figures mean nothing. It logs the
+// scheduling settings in force, so that one run per setting of GML_VK_QUEUE_PRIORITY,
+// GML_CUDA_STREAM_PRIORITY, GML_CUDA_SCHEDULE or a driver variable compares them.
 func TestHandoverProbe(t *testing.T) {
 	d := openTest(t)
 	reps := 200
@@ -105,6 +107,16 @@ func TestHandoverProbe(t *testing.T) {
 	// CUDA kernels launched from Vulkan command buffers would run in the Vulkan context,
 	// with no switch: whether the driver offers that is worth knowing next to the figures.
 	t.Logf("VK_NV_cuda_kernel_launch: %v", d.Info.HasExtension("VK_NV_cuda_kernel_launch"))
+	vkPrio := d.queuePriority
+	if vkPrio == "" {
+		vkPrio = "default"
+	}
+	settings := "fake engine"
+	if c, ok := f.engine.(*cudaEngine); ok {
+		settings = c.settings()
+	}
+	t.Logf("queue global priority %s (KHR/EXT_global_priority offered: %v/%v); %s", vkPrio,
+		d.Info.HasExtension("VK_KHR_global_priority"), d.Info.HasExtension("VK_EXT_global_priority"), settings)
 	measure("Vulkan alone, signalling a timeline of its own", func() {
 		localNext++
 		vulkan(local, localNext)
