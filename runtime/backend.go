@@ -80,6 +80,12 @@ type Backend interface {
 type Segment struct {
 	Nodes   []*tensor.Node
 	Buffers map[*tensor.Node]Buffer
+	// Escapes, when not nil, holds the nodes of Nodes whose values are read after the
+	// segment has run: fetched outputs and values that later segments read. A backend
+	// may then leave unwritten the buffer of any other node once the segment's own
+	// readers have its value (the CPU backend's fusion keeps such values in cache).
+	// nil: any node's value may be read afterwards.
+	Escapes map[*tensor.Node]bool
 }
 
 // Program is a prepared segment.

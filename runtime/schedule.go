@@ -521,3 +521,17 @@ func allocate(r allocator, segs []segmentPlan, rts []route, al aliases, l lifeti
 	}
 	return p, nil
 }
+
+// escapes is the Escapes set of segment si: its nodes whose values are read after it,
+// because they are pinned (fetched, or read on another backend) or a later segment
+// reads them (through Reshape views too).
+func (sc *schedule) escapes(si int) map[*tensor.Node]bool {
+	out := map[*tensor.Node]bool{}
+	for _, n := range sc.segs[si].nodes {
+		b := sc.al.base(n)
+		if last, ok := sc.life.last[b]; sc.keep[n] || sc.life.pinned[b] || (ok && last.seg > si) {
+			out[n] = true
+		}
+	}
+	return out
+}
