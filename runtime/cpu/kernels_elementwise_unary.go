@@ -147,20 +147,19 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	},
 }
 
-// geluErf is the erf form of GELU, x·(1 + erf(x/√2))/2, with erf vectorised over
-// stretches that stay in L1.
+// geluErf is the erf form of GELU, (x/2)·(1 + erf(x/√2)), over stretches that stay in
+// L1, every step a vector loop of package vec (the products as Go rounds them).
 func geluErf(d, x []float32) {
-	var t [256]float32
+	var t, h [256]float32
+	c := [3]float32{1 / math.Sqrt2, 1, 0.5}
 	for i := 0; i < len(x); i += len(t) {
 		xs := x[i:min(i+len(t), len(x))]
-		ts, ds := t[:len(xs)], d[i:i+len(xs)]
-		for j, v := range xs {
-			ts[j] = v * (1 / math.Sqrt2)
-		}
+		ts, hs, ds := t[:len(xs)], h[:len(xs)], d[i:i+len(xs)]
+		vec.Arith(vec.Mul, ts, xs, 1, c[0:], 0)
 		vec.Erf(ts, ts)
-		for j, v := range xs {
-			ds[j] = 0.5 * v * (1 + ts[j])
-		}
+		vec.Arith(vec.Add, ts, c[1:], 0, ts, 1)
+		vec.Arith(vec.Mul, hs, c[2:], 0, xs, 1)
+		vec.Arith(vec.Mul, ds, hs, 1, ts, 1)
 	}
 }
 

@@ -460,13 +460,23 @@ func variance(x []float32, correction int) float64 {
 	return sqDev(x, mean) / float64(len(x)-correction)
 }
 
+// sqDev is Σ(x-mean)², in four running sums so the additions overlap.
 func sqDev(x []float32, mean float64) float64 {
-	var s float64
-	for _, v := range x {
-		d := float64(v) - mean
-		s += d * d
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		d0, d1 := float64(x[i])-mean, float64(x[i+1])-mean
+		d2, d3 := float64(x[i+2])-mean, float64(x[i+3])-mean
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
 	}
-	return s
+	for ; i < len(x); i++ {
+		d := float64(x[i]) - mean
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // reduceIntFactory reduces integers exactly in int64 (sums and products wrap on
