@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -101,20 +102,8 @@ type f32Reducer struct {
 	fin  func(acc float64, r int) float64
 }
 
-func sumRun(x []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += float64(x[i])
-		s1 += float64(x[i+1])
-		s2 += float64(x[i+2])
-		s3 += float64(x[i+3])
-	}
-	for ; i < len(x); i++ {
-		s0 += float64(x[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// sumRun is the float64 sum of a run (vectorised; the same at every level).
+func sumRun(x []float32) float64 { return vec.Sum(x) }
 
 func add(a, b float64) float64 { return a + b }
 
@@ -408,12 +397,7 @@ var colFolds = map[tensor.Op]func(a []float64, row []float32){
 	},
 }
 
-func sumInto(a []float64, row []float32) {
-	a = a[:len(row)]
-	for j, v := range row {
-		a[j] += float64(v)
-	}
-}
+func sumInto(a []float64, row []float32) { vec.SumInto(a, row) }
 
 // splitter reduces one long run in parallel pieces and merges the partials in order;
 // its scratch and worker body are made once, in Prepare.
