@@ -47,11 +47,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	tensor.OpLog:   mapF(math.Log),
 	tensor.OpSqrt:  mapF(math.Sqrt),
 	tensor.OpRsqrt: mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
-	tensor.OpSquare: plain(func(d, x []float32) {
-		for i, v := range x {
-			d[i] = v * v
-		}
-	}),
+	tensor.OpSquare: plain(func(d, x []float32) { vec.Arith(vec.Mul, d, x, 1, x, 1) }),
 	tensor.OpSin: mapF(math.Sin),
 	tensor.OpCos: mapF(math.Cos),
 	tensor.OpTanh: plain(func(d, x []float32) {
@@ -137,12 +133,14 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			}
 		}
 	},
+	// x·scale + bias, rounded after each operation (as Go computes it on amd64), by
+	// vector loops.
 	tensor.OpScale: func(attr any) func(d, x []float32) {
 		at := attr.(tensor.ScaleAttr)
+		c := []float32{at.Scale, at.Bias}
 		return func(d, x []float32) {
-			for i, v := range x {
-				d[i] = v*at.Scale + at.Bias
-			}
+			vec.Arith(vec.Mul, d, x, 1, c[0:], 0)
+			vec.Arith(vec.Add, d, d, 1, c[1:], 0)
 		}
 	},
 }
