@@ -434,12 +434,19 @@ func (p *ewProgram) blocks(scratch []byte, lo, hi int) {
 			m := &p.members[q]
 			var ops [3][]byte
 			var st [3]int
-			perRow := false
+			perRow, runs := false, -1
 			for j := range m.in {
 				ops[j], st[j] = p.operand(scratch, m, j, r0, r1)
-				perRow = perRow || st[j] < 0
+				perRow = perRow || st[j] == -1
+				if st[j] == -2 {
+					runs = j
+				}
 			}
 			d := p.value(scratch, q, r0, r1)
+			if runs >= 0 {
+				p.applyRuns(m, d, ops, st, runs, r0)
+				continue
+			}
 			if !perRow {
 				p.apply(m, d, ops, st)
 				continue
@@ -497,13 +504,45 @@ func (p *ewProgram) apply(m *ewMember, d []byte, ops [3][]byte, st [3]int) {
 	}
 }
 
+// applyRuns runs member m where its input j is broadcast along runs of the full shape
+// (a bias over H·W): one call per run, reading that input's value with stride 0.
+func (p *ewProgram) applyRuns(m *ewMember, d []byte, ops [3][]byte, st [3]int, j, r0 int) {
+	w, o := m.in[j].walk, &m.in[j]
+	off := r0 * p.row
+	end := off + len(d)/m.esz
+	var ro [3][]byte
+	var rs [3]int
+	for pos := off; pos < end; {
+		row, col := pos/w.inner, pos%w.inner
+		n := min(w.inner-col, end-pos)
+		so := 0
+		for k := len(w.outer) - 1; k >= 0; k-- {
+			so += row % w.outer[k] * w.st[0][k]
+			row /= w.outer[k]
+		}
+		for k, x := range m.in {
+			switch {
+			case k == j:
+				ro[k], rs[k] = o.src[so*o.esz:(so+1)*o.esz], 0
+			case st[k] == 0:
+				ro[k], rs[k] = ops[k], 0
+			default:
+				ro[k], rs[k] = ops[k][(pos-off)*x.esz:(pos-off+n)*x.esz], 1
+			}
+		}
+		p.apply(m, d[(pos-off)*m.esz:(pos-off+n)*m.esz], ro, rs)
+		pos += n
+	}
+}
+
 // minRowCall is the row length from which a row value read along full rows is passed
 // one row at a time with stride 0; shorter rows are spread into scratch first.
 const minRowCall = 32
 
 // operand returns the bytes of input j of member m in rows [r0, r1) and its stride: 1,
-// 0 (one value for all), or -1 (one value per row, for a member that works on full
-// rows). What cannot be read in place is copied into operand scratch: gathered
+// 0 (one value for all), -1 (one value per row, for a member that works on full rows),
+// or -2 (an input outside the group broadcast along runs of at least minRowCall, read
+// by applyRuns). What cannot be read in place is copied into operand scratch: gathered
 // broadcasts, short rows' values, and a one-value operand of a loop that needs stride 1.
 func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte, int) {
 	o := &m.in[j]
@@ -530,6 +569,9 @@ func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte,
 		b = o.src[off*o.esz : (off+cnt)*o.esz]
 	case o.mode == operandScalar:
 		b, stride = o.src[:o.esz], 0
+	case o.walk.ist[0] == 0 && o.walk.inner >= minRowCall && !(m.kind == ewWhere && j == 0) && m.full &&
+		(m.kind == ewBinary || m.kind == ewCompare || m.kind == ewWhere) && p.runsOnly(m, j):
+		return nil, -2
 	default:
 		b = tmp
 		if o.esz == 1 {
@@ -544,6 +586,17 @@ func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte,
 		return tmp, 1
 	}
 	return b, stride
+}
+
+// runsOnly reports whether input j is the only input of m that applyRuns would have
+// to split (none reads row values per row, no other is broadcast along runs).
+func (p *ewProgram) runsOnly(m *ewMember, j int) bool {
+	for k, o := range m.in {
+		if k != j && ((o.slot >= 0 && o.expand) || (o.slot < 0 && o.mode == operandGather)) {
+			return false
+		}
+	}
+	return true
 }
 
 // fillElems repeats the element e (1 or 4 bytes) over d.

@@ -63,7 +63,7 @@ var fusionCases = []fusionCase{
 		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x})
 	}},
 	{"bias_relu_and_backward", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
-		x, b, gy := in(n, 6, 3, 5), in(6, 1, 1), in(n, 6, 3, 5)
+		x, b, gy := in(n, 6, 4, 9), in(6, 1, 1), in(n, 6, 4, 9)
 		y := tensor.Relu(tensor.Add(x, b))
 		return append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, b})...)
 	}},
@@ -254,5 +254,18 @@ func benchProgram(b *testing.B, nodes []*tensor.Node, fused bool, outs ...*tenso
 		if err := p.Run(nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkFusedBiasRelu times a convolution's bias add and ReLU, both kept.
+func BenchmarkFusedBiasRelu(b *testing.B) {
+	for _, fused := range []bool{false, true} {
+		b.Run(fmt.Sprint("fused=", fused), func(b *testing.B) {
+			g := tensor.NewGraph()
+			x, bias := g.Input("x", tensor.F32, 64, 32, 26, 26), g.Input("b", tensor.F32, 32, 1, 1)
+			a := tensor.Add(x, bias)
+			y := tensor.Relu(a)
+			benchProgram(b, graphOf(y), fused, a, y)
+		})
 	}
 }
