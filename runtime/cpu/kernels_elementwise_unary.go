@@ -42,14 +42,14 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			d[i] = float32(math.Abs(float64(v)))
 		}
 	}),
-	tensor.OpSign:  mapF(func(v float64) float64 { return sign(v) }),
-	tensor.OpExp:   plain(vec.Exp),
-	tensor.OpLog:   mapF(math.Log),
-	tensor.OpSqrt:  mapF(math.Sqrt),
-	tensor.OpRsqrt: mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
+	tensor.OpSign:   mapF(func(v float64) float64 { return sign(v) }),
+	tensor.OpExp:    plain(vec.Exp),
+	tensor.OpLog:    mapF(math.Log),
+	tensor.OpSqrt:   mapF(math.Sqrt),
+	tensor.OpRsqrt:  mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
 	tensor.OpSquare: plain(func(d, x []float32) { vec.Arith(vec.Mul, d, x, 1, x, 1) }),
-	tensor.OpSin: mapF(math.Sin),
-	tensor.OpCos: mapF(math.Cos),
+	tensor.OpSin:    mapF(math.Sin),
+	tensor.OpCos:    mapF(math.Cos),
 	tensor.OpTanh: plain(func(d, x []float32) {
 		for i, v := range x {
 			d[i] = vec.Tanhf(v)
