@@ -56,11 +56,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 		}
 	}),
 	tensor.OpSigmoid: plain(vec.Sigmoid),
-	tensor.OpRelu: plain(func(d, x []float32) {
-		for i, v := range x {
-			d[i] = max(v, 0)
-		}
-	}),
+	tensor.OpRelu:    plain(vec.Relu),
 	tensor.OpLeakyRelu: func(attr any) func(d, x []float32) {
 		a := attr.(tensor.AlphaAttr).Alpha
 		return func(d, x []float32) {
