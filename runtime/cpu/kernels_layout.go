@@ -35,9 +35,9 @@ func stridedCopy(esz int, shape tensor.Shape, strides []int, base int, dst, src 
 	// Short contiguous rows (a permute that keeps a head's 16 values together) fold
 	// with the next axis into one row of pieces, which saves a step of the walk per
 	// piece.
-	plen, pst := p.inner, 0
+	plen, pst := 0, 0
 	if last := len(p.outer) - 1; p.ist[0] == 1 && p.inner < shortRow && last >= 1 {
-		pst = p.st[0][last]
+		plen, pst = p.inner, p.st[0][last]
 		p.inner *= p.outer[last]
 		p.rows /= p.outer[last]
 		p.outer, p.st[0] = p.outer[:last], p.st[0][:last]
@@ -116,11 +116,12 @@ func tiledTranspose[T any](p *bplan, base int, d, s []T) func() error {
 const shortRow = 64
 
 // copyRow returns the row step of a strided copy: n elements from base+off with stride
-// st, or, where pst is not 0, n/plen pieces of plen contiguous elements pst apart.
+// st, or, where plen is not 0, n/plen pieces of plen contiguous elements pst apart (0
+// for a repeated piece).
 func copyRow[T any](d, s []T, base, st, plen, pst int) func(o int, off [3]int, n int) {
 	return func(o int, off [3]int, n int) {
 		so := base + off[0]
-		if pst != 0 {
+		if plen != 0 {
 			for k := o; k < o+n; k += plen {
 				copy(d[k:k+plen], s[so:so+plen])
 				so += pst
