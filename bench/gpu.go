@@ -158,7 +158,7 @@ func benchGPUMatMul(args []string) error {
 				// The PyTorch anchors are untransposed products; transposed layouts are
 				// compared with them too, since a training step needs all three.
 				r := result{Bench: "gpu-matmul", Case: fmt.Sprintf("%s_n%d", ts, n), Device: d.Info.Name, Impl: "vulkan", Value: round(best, 2), Unit: "TFLOP/s"}
-				if path.Active && int64(n)*int64(n)*int64(n) >= path.MinWork && bestTile == "default" && *shader == "" {
+				if path.Takes(int64(n)*int64(n)*int64(n), in, c.tf32) && bestTile == "default" && *shader == "" {
 					r.Impl = "cublaslt"
 				}
 				if layout != "nn" {

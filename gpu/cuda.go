@@ -94,8 +94,8 @@ var (
 var cudartSymbols = [C.CU_COUNT][2]string{
 	C.CU_DEVICE_COUNT: {"cudaGetDeviceCount"}, C.CU_DEVICE_PROPERTIES: {"cudaGetDeviceProperties_v2", "cudaGetDeviceProperties"},
 	C.CU_SET_DEVICE: {"cudaSetDevice"}, C.CU_RUNTIME_VERSION: {"cudaRuntimeGetVersion"}, C.CU_DRIVER_VERSION: {"cudaDriverGetVersion"},
-	C.CU_ERROR_STRING: {"cudaGetErrorString"}, C.CU_STREAM_CREATE: {"cudaStreamCreateWithFlags"},
-	C.CU_STREAM_SYNC: {"cudaStreamSynchronize"}, C.CU_STREAM_QUERY: {"cudaStreamQuery"}, C.CU_STREAM_DESTROY: {"cudaStreamDestroy"},
+	C.CU_ERROR_STRING: {"cudaGetErrorString"},
+	C.CU_STREAM_SYNC:  {"cudaStreamSynchronize"}, C.CU_STREAM_QUERY: {"cudaStreamQuery"}, C.CU_STREAM_DESTROY: {"cudaStreamDestroy"},
 	C.CU_MALLOC: {"cudaMalloc"}, C.CU_FREE: {"cudaFree"}, C.CU_IMPORT_MEMORY: {"cudaImportExternalMemory"},
 	C.CU_MAPPED_BUFFER: {"cudaExternalMemoryGetMappedBuffer"}, C.CU_DESTROY_MEMORY: {"cudaDestroyExternalMemory"},
 	C.CU_IMPORT_SEMAPHORE:  {"cudaImportExternalSemaphore"},
@@ -103,7 +103,8 @@ var cudartSymbols = [C.CU_COUNT][2]string{
 	C.CU_WAIT_SEMAPHORES:   {"cudaWaitExternalSemaphoresAsync_v2", "cudaWaitExternalSemaphoresAsync"},
 	C.CU_DESTROY_SEMAPHORE: {"cudaDestroyExternalSemaphore"}, C.CU_EVENT_CREATE: {"cudaEventCreate"},
 	C.CU_EVENT_RECORD: {"cudaEventRecord"}, C.CU_EVENT_ELAPSED: {"cudaEventElapsedTime"}, C.CU_EVENT_DESTROY: {"cudaEventDestroy"},
-	C.CU_GET_LAST_ERROR: {"cudaGetLastError"},
+	C.CU_GET_LAST_ERROR: {"cudaGetLastError"}, C.CU_SET_DEVICE_FLAGS: {"cudaSetDeviceFlags"},
+	C.CU_STREAM_PRIORITY_RANGE: {"cudaDeviceGetStreamPriorityRange"}, C.CU_STREAM_CREATE_PRIORITY: {"cudaStreamCreateWithPriority"},
 }
 
 var cublasLtSymbols = [C.LT_COUNT]string{

@@ -21,6 +21,9 @@ typedef int (*cu_sem)(void *const *, const void *, unsigned, void *);
 typedef int (*cu_pp2)(void *, void *);
 typedef int (*cu_elapsed)(float *, void *, void *);
 typedef int (*cu_v)(void);
+typedef int (*cu_u)(unsigned);
+typedef int (*cu_range)(int *, int *);
+typedef int (*cu_stream_prio)(void **, unsigned, int);
 typedef int (*lt_pp)(void **);
 typedef int (*lt_p)(void *);
 typedef int (*lt_desc_create)(void **, int, int);
@@ -36,17 +39,34 @@ typedef struct {
 	int dev;
 	void *stream, *lt, *ws, *sem;
 	size_t wsSize;
+	// Scheduling settings (priority.go): schedule is cudaSetDeviceFlags' flags or -1;
+	// priority 0 the default stream priority, 1 the highest, 2 the lowest, 3 prioValue
+	// clamped to the range. prioValue holds the priority the stream got.
+	int schedule, priority, prioValue;
 } gml_cu_engine;
 
 // Where a start or a run failed, so Go can say which library's code an error is.
-enum { AT_SET_DEVICE, AT_STREAM, AT_WORKSPACE, AT_SEMAPHORE, AT_HANDLE, AT_WAIT, AT_MATMUL, AT_SIGNAL, AT_EVENT, AT_SCRATCH, AT_SYNC };
+enum { AT_SET_DEVICE, AT_STREAM, AT_WORKSPACE, AT_SEMAPHORE, AT_HANDLE, AT_WAIT, AT_MATMUL, AT_SIGNAL, AT_EVENT, AT_SCRATCH, AT_SYNC,
+	AT_DEVICE_FLAGS, AT_PRIORITY_RANGE };
 
 static int gml_cu_start(gml_cu_engine *e, int semfd, size_t ws, int *at) {
 	int err;
 	*at = AT_SET_DEVICE;
 	if ((err = ((cu_i)CU(CU_SET_DEVICE))(e->dev))) return err;
+	*at = AT_DEVICE_FLAGS;
+	if (e->schedule >= 0 && (err = ((cu_u)CU(CU_SET_DEVICE_FLAGS))((unsigned)e->schedule))) return err;
+	*at = AT_PRIORITY_RANGE;
+	int least = 0, greatest = 0;
+	if ((err = ((cu_range)CU(CU_STREAM_PRIORITY_RANGE))(&least, &greatest))) return err;
+	// Lower numbers are more urgent: greatest <= least.
+	switch (e->priority) {
+	case 1: e->prioValue = greatest; break;
+	case 2: e->prioValue = least; break;
+	case 3: e->prioValue = e->prioValue < greatest ? greatest : e->prioValue > least ? least : e->prioValue; break;
+	default: e->prioValue = 0;
+	}
 	*at = AT_STREAM;
-	if ((err = ((cu_ppu)CU(CU_STREAM_CREATE))(&e->stream, 1))) return err; // cudaStreamNonBlocking
+	if ((err = ((cu_stream_prio)CU(CU_STREAM_CREATE_PRIORITY))(&e->stream, 1, e->prioValue))) return err; // cudaStreamNonBlocking
 	*at = AT_WORKSPACE;
 	if ((err = ((cu_pz)CU(CU_MALLOC))(&e->ws, ws))) return err;
 	e->wsSize = ws;
@@ -308,9 +328,9 @@ func (c *cudaEngine) describe() string { return c.lib.describe() }
 
 // startError names the step of a start or run that failed.
 func startError(at C.int, code C.int) error {
-	steps := [...]string{"cudaSetDevice", "cudaStreamCreateWithFlags", "cudaMalloc (workspace)", "cudaImportExternalSemaphore (the Vulkan timeline)",
+	steps := [...]string{"cudaSetDevice", "cudaStreamCreateWithPriority", "cudaMalloc (workspace)", "cudaImportExternalSemaphore (the Vulkan timeline)",
 		"cublasLtCreate", "cudaWaitExternalSemaphoresAsync", "cublasLtMatmul", "cudaSignalExternalSemaphoresAsync", "cudaEventRecord",
-		"cudaMalloc (scratch output)", "cudaStreamSynchronize"}
+		"cudaMalloc (scratch output)", "cudaStreamSynchronize", "cudaSetDeviceFlags (GML_CUDA_SCHEDULE)", "cudaDeviceGetStreamPriorityRange"}
 	step := "CUDA"
 	if int(at) < len(steps) {
 		step = steps[at]
@@ -340,6 +360,22 @@ func (c *cudaEngine) start(d *Device, tl *timeline) error {
 		return err
 	}
 	c.e.dev = C.int(c.dev)
+	set, err := cudaSettingsFromEnv()
+	if err != nil {
+		closeFD(fd)
+		return err
+	}
+	c.e.schedule = C.int(set.schedule)
+	switch set.priorityName {
+	case "":
+		c.e.priority = 0
+	case "high":
+		c.e.priority = 1
+	case "low":
+		c.e.priority = 2
+	default:
+		c.e.priority, c.e.prioValue = 3, C.int(set.priority)
+	}
 	var at C.int
 	if code := C.gml_cu_start(&c.e, C.int(fd), cudaWorkspace, &at); code != 0 {
 		if at <= C.AT_SEMAPHORE && c.e.sem == nil {
@@ -350,6 +386,19 @@ func (c *cudaEngine) start(d *Device, tl *timeline) error {
 	}
 	c.started = true
 	return nil
+}
+
+// settings describes the scheduling settings the engine started with (priority.go).
+func (c *cudaEngine) settings() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sched := "default"
+	for name, f := range cudaSchedules {
+		if int(c.e.schedule) == f {
+			sched = name
+		}
+	}
+	return fmt.Sprintf("context schedule %s, stream priority %d", sched, int(c.e.prioValue))
 }
 
 // pointer returns the device address of a buffer, importing its block on first use.

@@ -92,6 +92,10 @@ type Device struct {
 
 	fn vkFuncs // the functions called through our own C shims
 
+	// queuePriority says which global priority GML_VK_QUEUE_PRIORITY got the queue
+	// (priority.go): "" for the driver's default.
+	queuePriority string
+
 	// fast is the outside product engine (interop.go), nil when there is none;
 	// fastReason then says why.
 	fast       *fastPath
@@ -356,18 +360,35 @@ func (d *Device) createDevice() error {
 	}
 	// Two queues where the family has them: the second carries asynchronous transfers.
 	prio := []float32{1, 1}[:min(d.qcount, 2)]
+	gp, gpExt, gpWhat := globalPriority(in)
+	d.queuePriority = gpWhat
+	qinfo := []vk.DeviceQueueCreateInfo{{SType: vk.StructureTypeDeviceQueueCreateInfo, PNext: gp, QueueFamilyIndex: qfam, QueueCount: uint32(len(prio)), PQueuePriorities: prio}}
+	if gp != nil {
+		defer freeChain(gp)
+		exts = append(exts, gpExt)
+	}
 	info := &vk.DeviceCreateInfo{
 		SType:                   vk.StructureTypeDeviceCreateInfo,
 		PNext:                   unsafe.Pointer(fc),
 		QueueCreateInfoCount:    1,
-		PQueueCreateInfos:       []vk.DeviceQueueCreateInfo{{SType: vk.StructureTypeDeviceQueueCreateInfo, QueueFamilyIndex: qfam, QueueCount: uint32(len(prio)), PQueuePriorities: prio}},
+		PQueueCreateInfos:       qinfo,
 		EnabledExtensionCount:   uint32(len(exts)),
 		PpEnabledExtensionNames: exts,
 	}
 	var dev vk.Device
 	// goki/vulkan stores the address of prio (Go memory) in its C copy of the info.
 	defer runtime.KeepAlive(prio)
-	if res := vk.CreateDevice(d.pd, info, nil, &dev); res != vk.Success {
+	res := vk.CreateDevice(d.pd, info, nil, &dev)
+	if res != vk.Success && gp != nil {
+		// A priority above the default may be refused (VK_ERROR_NOT_PERMITTED) to a
+		// process without the privilege: the queue then keeps the default.
+		d.queuePriority = fmt.Sprintf("default (%s refused: %v)", gpWhat, vk.Error(res))
+		qinfo[0].PNext = nil
+		info.PQueueCreateInfos = qinfo
+		info.EnabledExtensionCount, info.PpEnabledExtensionNames = uint32(len(exts)-1), exts[:len(exts)-1]
+		res = vk.CreateDevice(d.pd, info, nil, &dev)
+	}
+	if res != vk.Success {
 		// Retry with the plain feature set: a driver that rejects the cooperative-matrix
 		// or bfloat16 features still runs the f32 shaders.
 		C.gml_plain_features(fc)

@@ -129,7 +129,8 @@
 //
 // Matrix products through cuBLASLt (NVIDIA):
 //   - Big products (at least Device.ProductPath().MinWork multiply-adds, M·N·K over the
-//     batch) run through cuBLASLt on the Vulkan buffers themselves, where the libraries
+//     batch, for f32; f16 and bf16 products count half, TF32 ones four times, by what
+//     cuBLASLt gains on each: ProductPath.Takes) run through cuBLASLt on the Vulkan buffers themselves, where the libraries
 //     and a matching device exist; everything else stays on the shaders. libcudart and
 //     libcublasLt are opened with dlopen at Open (no build-time CUDA), newest major
 //     version first (13, 12, 11), looked for in: GML_CUDA_LIB_DIRS (a path list); the
@@ -149,6 +150,15 @@
 //     orders the CUDA stream against the queue: a recording is split at each run of
 //     products, the stream is given "wait for value v, products, signal v+1" and the
 //     queue's batches wait and signal around them, with no host round trip (interop.go).
+//     Each run of products still costs about 0.35 ms on the H200: the GPU switches from
+//     the Vulkan context to CUDA's and back, which no ordering avoids (PERF.md), so the
+//     threshold keeps products on the shaders up to about 2^35 f32 multiply-adds.
+//     GML_CUDA_TRACE=1 logs each split run's hand-overs as the host sees the timeline.
+//     No scheduling setting shortens the switch (measured, PERF.md), so all stay at the
+//     driver's default; for measuring again, GML_VK_QUEUE_PRIORITY (low, medium, high,
+//     realtime: VK_KHR_global_priority, falling back to the default when refused),
+//     GML_CUDA_STREAM_PRIORITY (high, low or a number) and GML_CUDA_SCHEDULE (auto,
+//     spin, yield, blocking: cudaSetDeviceFlags) set them (priority.go).
 //   - A new shape's plan (descriptors, heuristic algorithm, cached per shape) is run once
 //     on the idle stream into scratch output before it is ever queued behind a timeline
 //     wait: a kernel's first launch may load its module lazily, and a load may

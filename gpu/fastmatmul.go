@@ -174,7 +174,7 @@ func (r *Recorder) fastMatMul(p MatMul) (bool, error) {
 	}
 	q := p
 	push, err := q.normalize()
-	if err != nil || !f.accepts(r.d, int64(q.Batch)*int64(q.M)*int64(q.N)*int64(q.K)) {
+	if err != nil || !f.accepts(r.d, int64(q.Batch)*int64(q.M)*int64(q.N)*int64(q.K), q.Input, q.TF32 && q.Input == F32) {
 		return false, nil
 	}
 	label := p.Label
@@ -199,11 +199,18 @@ func (r *Recorder) fastMatMul(p MatMul) (bool, error) {
 // on the shaders.
 func recordFastMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*Buffer) (bool, error) {
 	f := r.d.fast
-	if f == nil || !f.accepts(r.d, int64(p.Batch)*int64(p.M)*int64(p.N)*int64(p.K)) {
+	if f == nil {
 		return false, nil
 	}
 	at := n.Attr().(tensor.MatMulAttr)
 	dt := n.DType()
+	operands := inputType(dt)
+	if dt == tensor.F32 && at.Precision != tensor.F32 {
+		operands = inputType(at.Precision)
+	}
+	if !f.accepts(r.d, int64(p.Batch)*int64(p.M)*int64(p.N)*int64(p.K), operands, at.TF32 && operands == F32) {
+		return false, nil
+	}
 	e := &extProduct{
 		M: p.M, N: p.N, K: p.K, Batch: p.Batch, TransA: p.TransA, TransB: p.TransB,
 		A: in[0], B: in[1], C: out, LDA: p.K, LDB: p.N, LDC: p.N,

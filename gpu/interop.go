@@ -139,13 +139,28 @@ type fastPath struct {
 	bad    map[string]string // shapes turned off, with the error
 }
 
-// defaultMinWork is the threshold of products sent to the engine, in multiply-adds
-// (GML_CUDA_MIN_WORK overrides it). Measured on the H200 (PERF.md, cuBLASLt): a
-// product handed over between shader work costs about 0.34 ms of fixed ordering time,
-// so cuBLASLt's faster products pay only from about 4096^3 (2^36) in f32; at 2048^3 the
-// shaders still win, and mlp4096x4_b1024's 2^34 products ran 11.6 ms per step through
-// cuBLASLt against 10.9 ms on the shaders.
+// defaultMinWork is the threshold of products sent to the engine, in f32-equivalent
+// multiply-adds (weighedWork; GML_CUDA_MIN_WORK overrides it). Measured on the H200
+// (PERF.md, cuBLASLt): a run of products handed over between shader work costs about
+// 0.35 ms, two switches of the GPU between the Vulkan and the CUDA context, whatever
+// orders them (GPU-side semaphore waits or the host). Against the shaders' 37-40 TFLOP/s
+// in f32 and cuBLASLt's 51, that pays from about 2^35 multiply-adds.
 const defaultMinWork = 1 << 35
+
+// weighedWork scales a product's multiply-adds to the f32 product that gains as much
+// from the engine, so that one threshold serves every type: the shaders' f16 and bf16
+// products run at 257-272 TFLOP/s against cuBLASLt's 690-720 (half the f32 gain per
+// multiply-add: break-even about 2^36), and TF32 products, which run as f32 on the
+// shaders, at 37-40 against 350-365 (four times: about 2^33).
+func weighedWork(work int64, in DType, tf32 bool) int64 {
+	switch {
+	case in == F16 || in == BF16:
+		return (work + 1) / 2 // a threshold of 1 still takes every product
+	case tf32:
+		return work * 4
+	}
+	return work
+}
 
 // stallLimit bounds a run's time without progress on the timeline while the engine
 // has work: longer means the engine is stuck.
@@ -175,18 +190,26 @@ type ProductPath struct {
 	// Active reports that big products run through Engine; otherwise every product
 	// runs on the Vulkan shaders.
 	Active bool
-	// MinWork is the least multiply-adds (M·N·K over the batch) of a product that goes
-	// to Engine when Active.
+	// MinWork is the least multiply-adds (M·N·K over the batch) of an f32 product that
+	// goes to Engine when Active; f16 and bf16 products need twice as many, TF32 ones a
+	// quarter (Takes).
 	MinWork int64
 	// Reason says why products take this path: what was missing, or what failed.
 	Reason string
+}
+
+// Takes reports whether a product of work multiply-adds (M·N·K over the batch) with
+// operands of type in (tf32: f32 operands that may be rounded to TensorFloat-32) goes
+// to Engine.
+func (p ProductPath) Takes(work int64, in DType, tf32 bool) bool {
+	return p.Active && weighedWork(work, in, tf32) >= p.MinWork
 }
 
 // String renders the path as one line, as `gml devices` prints it.
 func (p ProductPath) String() string {
 	switch {
 	case p.Active:
-		return fmt.Sprintf("%s for products of at least %d multiply-adds, Vulkan shaders below", p.Engine, p.MinWork)
+		return fmt.Sprintf("%s for f32 products of at least %d multiply-adds (f16 and bf16 twice, TF32 a quarter), Vulkan shaders below", p.Engine, p.MinWork)
 	case p.Engine != "" && p.Reason == "":
 		return fmt.Sprintf("%s found, started at the first product of at least %d multiply-adds", p.Engine, p.MinWork)
 	case p.Engine != "":
@@ -195,8 +218,9 @@ func (p ProductPath) String() string {
 	return "Vulkan shaders (" + p.Reason + ")"
 }
 
-// SetProductThreshold sets the least multiply-adds (M·N·K over the batch) of a product
-// that goes to the device's outside library, for products recorded afterwards: 0 sends
+// SetProductThreshold sets the least multiply-adds (M·N·K over the batch) of an f32
+// product that goes to the device's outside library (other types scaled as
+// ProductPath.Takes says), for products recorded afterwards: 0 sends
 // every product the library can take, math.MaxInt64 none. It is a tuning knob for
 // benchmarks (GML_CUDA_MIN_WORK sets it at Open); it does nothing without a library.
 func (d *Device) SetProductThreshold(minWork int64) {
@@ -280,13 +304,14 @@ func (f *fastPath) ready(d *Device) bool {
 	return true
 }
 
-// accepts reports whether a product of this size goes to the engine (starting it).
-func (f *fastPath) accepts(d *Device, work int64) bool {
+// accepts reports whether a product of this size and type goes to the engine
+// (starting it).
+func (f *fastPath) accepts(d *Device, work int64, in DType, tf32 bool) bool {
 	if f == nil || f.engine == nil {
 		return false
 	}
 	f.mu.Lock()
-	below := work < f.minWork
+	below := weighedWork(work, in, tf32) < f.minWork
 	f.mu.Unlock()
 	return !below && f.ready(d)
 }
@@ -449,6 +474,8 @@ func (rc *Recording) runSplit() ([]float64, error) {
 	n := len(s.cbs)
 	base := f.tl.next
 	f.tl.next += uint64(2*n + 2)
+	tr := f.startTrace(base, s)
+	defer tr.finish()
 	queued := 0
 	var err error
 	if f.usable(s.groups) {
@@ -465,6 +492,7 @@ func (rc *Recording) runSplit() ([]float64, error) {
 		}
 		return rc.runStepwise(base, queued)
 	}
+	tr.enqueuedNow()
 	pre, free, err := d.pendingCommands()
 	defer free()
 	if err == nil {
@@ -476,6 +504,7 @@ func (rc *Recording) runSplit() ([]float64, error) {
 		f.drain(base, len(s.groups))
 		return nil, err
 	}
+	tr.submittedNow()
 	if err := d.waitRun(base, n); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"log"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -401,6 +402,27 @@ func TestSplitRecording(t *testing.T) {
 	}
 }
 
+// TestSplitTrace: with GML_CUDA_TRACE=all every split run logs its groups, products
+// and hand-overs as the host saw the timeline.
+func TestSplitTrace(t *testing.T) {
+	d := openTest(t)
+	attachFake(t, d)
+	saved := traceMode
+	traceMode = 2
+	t.Cleanup(func() { traceMode = saved })
+	var out strings.Builder
+	log.SetOutput(&out)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	runChain(t, d, 2)
+	lines := strings.Count(out.String(), "gml: cuda trace: run ")
+	if lines != 2 || !strings.Contains(out.String(), "2 groups, 3 products") || !strings.Contains(out.String(), "Vulkan signal to engine signal ") {
+		t.Errorf("want 2 trace lines of 2 groups and 3 products with hand-over times, the log has %d:\n%s", lines, out.String())
+	}
+	if strings.Contains(out.String(), "engine signal to next Vulkan signal - us") {
+		t.Errorf("a hand-over back to the queue was not seen:\n%s", out.String())
+	}
+}
+
 // TestSplitQueueFailure fails the queueing of the second group's products: that run
 // goes step by step with the group on the shaders and still agrees with the host, the
 // shape is turned off, and the recording reports itself stale.
@@ -510,6 +532,33 @@ func TestSplitThreshold(t *testing.T) {
 	runMatMul(t, d, MatMul{M: 10, N: 10, K: 10, Batch: 1}, r)
 	if e.products != 1 {
 		t.Errorf("the engine computed %d products, want only the one at the threshold", e.products)
+	}
+}
+
+// TestProductPathTakes: the threshold is in f32 multiply-adds, and 16-bit and TF32
+// products are weighed by what the engine gains on them.
+func TestProductPathTakes(t *testing.T) {
+	p := ProductPath{Active: true, MinWork: 1 << 35}
+	for _, c := range []struct {
+		work int64
+		in   DType
+		tf32 bool
+		want bool
+	}{
+		{1 << 35, F32, false, true},
+		{1<<35 - 1, F32, false, false},
+		{1 << 35, BF16, false, false},
+		{1 << 36, BF16, false, true},
+		{1 << 36, F16, false, true},
+		{1 << 33, F32, true, true},
+		{1<<33 - 1, F32, true, false},
+	} {
+		if got := p.Takes(c.work, c.in, c.tf32); got != c.want {
+			t.Errorf("Takes(%d, %v, tf32 %v) = %v, want %v", c.work, c.in, c.tf32, got, c.want)
+		}
+	}
+	if (ProductPath{MinWork: 0}).Takes(1<<40, F32, false) {
+		t.Error("an inactive path takes a product")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 // TestRecorderBarriers checks that only dependent dispatches get a barrier.
 func TestRecorderBarriers(t *testing.T) {
 	d := openTest(t)
+	d.SetProductThreshold(math.MaxInt64) // barriers are the shaders' ordering, even under GML_CUDA_MIN_WORK
 	bufs := make([]*Buffer, 4)
 	for i := range bufs {
 		b, err := d.Alloc(64 * 64 * 4)

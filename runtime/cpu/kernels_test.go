@@ -1,9 +1,6 @@
 package cpu
 
 import (
-	"math"
-	"math/rand/v2"
-	"slices"
 	"testing"
 	"unsafe"
 
@@ -43,39 +40,6 @@ func TestAlignedBytes(t *testing.T) {
 			if len(b) != n || uintptr(unsafe.Pointer(&b[0]))%alignment != 0 {
 				t.Fatalf("alignedBytes(%d): length %d at %p", n, len(b), &b[0])
 			}
-		}
-	}
-}
-
-// TestArgmax2x2 checks the branch-free 2×2 windows of the max pool gradient against
-// argmax on values with many ties and NaNs: both take the first largest, and a NaN
-// wins only as a window's first element.
-func TestArgmax2x2(t *testing.T) {
-	x := tensor.Shape{1, 1, 6, 8}
-	p := newPooler(x, tensor.Shape{1, 1, 3, 4}, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
-	if !p.pairs {
-		t.Fatal("2x2 windows of stride 2 not recognised as pairs")
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	plane := make([]float32, x.Size())
-	for trial := range 200 {
-		for i := range plane {
-			plane[i] = float32(r.IntN(3))
-			if r.IntN(10) == 0 {
-				plane[i] = float32(math.NaN())
-			}
-		}
-		got, want := make([]float32, len(plane)), make([]float32, len(plane))
-		for oy, row := range p.rows {
-			g := make([]float32, p.ow)
-			for ox := range g {
-				g[ox] = float32(1 + oy*p.ow + ox)
-				want[p.argmax(plane, row, p.cols[ox])] += g[ox]
-			}
-			p.argmax2x2(plane, got, g, row.lo)
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("trial %d: plane %v: got %v, want %v", trial, plane, got, want)
 		}
 	}
 }

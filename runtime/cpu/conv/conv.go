@@ -104,11 +104,25 @@ func Forward(p Params, x, w, bias, y []float32) error {
 		return nil
 	}
 	impl := gemm.Default()
+	var wd window
+	shifted := g.shifted()
+	if shifted {
+		wd = newWindow(p)
+		shifted = g.wideForward(wd)
+	}
+	scratch := make([]shiftScratch, workersFor(p.Batch))
 	var failed firstError
-	forImages(p.Batch, false, func(_, n int, parallelGEMM bool) {
-		if g.directDepthwise() {
+	forImages(p.Batch, false, func(worker, n int, parallelGEMM bool) {
+		var err error
+		switch {
+		case g.directDepthwise():
 			depthwiseForward(g, x[n*g.inLen:][:g.inLen], w, y[n*g.outLen:][:g.outLen])
-		} else if err := g.forwardGEMM(impl, parallelGEMM, n, x, w, y); err != nil {
+		case shifted:
+			err = g.forwardShifted(impl, parallelGEMM, wd, &scratch[worker], n, x, w, y)
+		default:
+			err = g.forwardGEMM(impl, parallelGEMM, n, x, w, y)
+		}
+		if err != nil {
 			failed.set(fmt.Errorf("conv.Forward: %w", err))
 			return
 		}
@@ -141,18 +155,33 @@ func BackwardData(p Params, dy, w, dx []float32) error {
 		return err
 	}
 	g := newGeometry(p)
-	if g.plane == 0 || g.kg == 0 {
+	if g.plane == 0 || g.kg == 0 || g.cg == 0 {
 		clear(dx)
 		return nil
 	}
 	impl := gemm.Default()
 	cols := make([][]float32, workersFor(p.Batch))
+	perTap := g.shifted() && g.perTap()
+	var (
+		wd      window
+		wt      []float32
+		scratch []shiftScratch
+	)
+	if perTap {
+		wd, wt, scratch = newWindow(p), g.tapMajor(w), make([]shiftScratch, len(cols))
+	}
 	var failed firstError
 	forImages(p.Batch, false, func(worker, n int, parallelGEMM bool) {
 		img := dx[n*g.inLen:][:g.inLen]
 		if g.directDepthwise() {
 			clear(img)
 			depthwiseData(g, dy[n*g.outLen:][:g.outLen], w, img)
+			return
+		}
+		if perTap {
+			if err := g.dataPerTap(impl, parallelGEMM, wd, &scratch[worker], n, dy, wt, dx); err != nil {
+				failed.set(fmt.Errorf("conv.BackwardData: %w", err))
+			}
 			return
 		}
 		dst, ld := img, g.ldPlane
@@ -197,8 +226,18 @@ func BackwardFilter(p Params, x, dy, dw []float32) error {
 		return nil
 	}
 	impl := gemm.Default()
+	perTap := g.shifted() && g.perTap()
+	var wd window
+	if perTap {
+		wd = newWindow(p)
+	}
+	// Per-worker partial sums; the per-tap kernels sum in tap-major order, the others in
+	// dw's, the first worker straight into dw.
 	sums := make([][]float32, workersFor(p.Batch))
-	sums[0] = dw
+	if !perTap {
+		sums[0] = dw
+	}
+	scratch := make([]shiftScratch, len(sums))
 	var failed firstError
 	// Fixed blocks of images per worker, summed in worker order: the same sum in every
 	// run, so training is bit-reproducible.
@@ -206,26 +245,57 @@ func BackwardFilter(p Params, x, dy, dw []float32) error {
 		if sums[worker] == nil {
 			sums[worker] = make([]float32, len(dw))
 		}
-		if g.directDepthwise() {
+		var err error
+		switch {
+		case g.directDepthwise():
 			depthwiseFilter(g, x[n*g.inLen:][:g.inLen], dy[n*g.outLen:][:g.outLen], sums[worker])
-			return
+		case perTap:
+			err = g.filterPerTap(impl, parallelGEMM, wd, &scratch[worker], n, x, dy, sums[worker])
+		default:
+			err = g.filterGEMM(impl, parallelGEMM, n, x, dy, sums[worker])
 		}
-		for grp := 0; grp < p.Groups; grp++ {
-			err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,
-				dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(x[n*g.inLen:], grp, true),
-				1, sums[worker][grp*g.kg*g.crs:], g.lda)
-			if err != nil {
-				failed.set(fmt.Errorf("conv.BackwardFilter: %w", err))
-				return
+		if err != nil {
+			failed.set(fmt.Errorf("conv.BackwardFilter: %w", err))
+		}
+	})
+	if !perTap {
+		addPartials(dw, sums[1:])
+		return failed.err
+	}
+	if sums[0] != nil {
+		addPartials(sums[0], sums[1:])
+		g.fromTapMajor(dw, sums[0])
+	}
+	return failed.err
+}
+
+// addPartials adds the partial sums parts, in order, into dst, splitting the elements
+// between workers: each element is summed in the same order as serially, so the result
+// does not depend on the split, and with many threads the sum is not left to one.
+func addPartials(dst []float32, parts [][]float32) {
+	parallel.For(len(dst), 1<<14, func(lo, hi int) {
+		d := dst[lo:hi]
+		for _, s := range parts {
+			if s == nil {
+				continue
+			}
+			for i, v := range s[lo:hi] {
+				d[i] += v
 			}
 		}
 	})
-	for _, s := range sums[1:] {
-		for i, v := range s {
-			dw[i] += v
+}
+
+// filterGEMM adds the weight gradient of image n to dw, one GEMM per group.
+func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, dy, dw []float32) error {
+	for grp := 0; grp < g.p.Groups; grp++ {
+		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,
+			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(x[n*g.inLen:], grp, true),
+			1, dw[grp*g.kg*g.crs:], g.lda); err != nil {
+			return err
 		}
 	}
-	return failed.err
+	return nil
 }
 
 // BiasGrad computes the gradient of the loss with respect to the bias, db (one value per

@@ -97,6 +97,26 @@ func convCases() []Params {
 		// Several chunks of images.
 		{Batch: 9, InChannels: 16, InH: 64, InW: 64, OutChannels: 2, KernelH: 3, KernelW: 3,
 			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		// Unit strides run on the wide grid (shifted.go), per tap when a group has at
+		// least gemm.MicroRows() input channels: ragged channel counts and sizes on both
+		// sides of that bound, with and without padding, dilated, grouped.
+		{Batch: 3, InChannels: 33, InH: 13, InW: 13, OutChannels: 7, KernelH: 3, KernelW: 3},
+		{Batch: 2, InChannels: 7, InH: 7, InW: 9, OutChannels: 33, KernelH: 3, KernelW: 3,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		{Batch: 2, InChannels: 1, InH: 3, InW: 257, OutChannels: 7, KernelH: 3, KernelW: 3,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		{Batch: 1, InChannels: 257, InH: 5, InW: 4, OutChannels: 7, KernelH: 3, KernelW: 3,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		{Batch: 2, InChannels: 26, InH: 9, InW: 11, OutChannels: 14, KernelH: 3, KernelW: 2,
+			Groups: 2, DilationH: 2, PadTop: 2, PadBottom: 0, PadLeft: 1, PadRight: 3},
+		{Batch: 3, InChannels: 12, InH: 8, InW: 6, OutChannels: 5, KernelH: 5, KernelW: 5,
+			PadTop: 2, PadBottom: 2, PadLeft: 2, PadRight: 2},
+		{Batch: 2, InChannels: 6, InH: 5, InW: 3, OutChannels: 3, KernelH: 1, KernelW: 3},
+		{Batch: 2, InChannels: 1, InH: 9, InW: 8, OutChannels: 33, KernelH: 3, KernelW: 3},
+		{Batch: 2, InChannels: 7, InH: 5, InW: 5, OutChannels: 3, KernelH: 1, KernelW: 1,
+			PadTop: 1, PadBottom: 0, PadLeft: 0, PadRight: 1},
+		{Batch: 1, InChannels: 1, InH: 1, InW: 1, OutChannels: 1, KernelH: 1, KernelW: 1,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
 		// Empty batch and zero input channels.
 		{Batch: 0, InChannels: 2, InH: 4, InW: 4, OutChannels: 2, KernelH: 3, KernelW: 3},
 		{Batch: 2, InChannels: 0, InH: 4, InW: 4, OutChannels: 2, KernelH: 3, KernelW: 3},
@@ -243,5 +263,33 @@ func TestConvErrors(t *testing.T) {
 	if err := TransposedForward(bad, make([]float32, 9), make([]float32, 9), nil, nil); err == nil ||
 		!strings.Contains(err.Error(), "output padding") {
 		t.Errorf("output padding 2 with stride 2: error %v, want an output padding error", err)
+	}
+}
+
+// TestBackwardFilterReproducible checks that the weight gradient is bit-identical from
+// run to run (fixed blocks of images per worker, partial sums added in worker order), on
+// the per-tap path and the general one, with more images than workers.
+func TestBackwardFilterReproducible(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, p := range []Params{
+		{Batch: 9, InChannels: 33, InH: 9, InW: 9, OutChannels: 7, KernelH: 3, KernelW: 3},
+		{Batch: 9, InChannels: 3, InH: 9, InW: 9, OutChannels: 7, KernelH: 3, KernelW: 3, StrideH: 2, StrideW: 2},
+	} {
+		x, dy := random(r, p.InputLen()), random(r, p.OutputLen())
+		first := make([]float32, p.WeightLen())
+		if err := BackwardFilter(p, x, dy, first); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			again := make([]float32, p.WeightLen())
+			if err := BackwardFilter(p, x, dy, again); err != nil {
+				t.Fatal(err)
+			}
+			for i := range first {
+				if math.Float32bits(first[i]) != math.Float32bits(again[i]) {
+					t.Fatalf("%+v: element %d is %g, then %g", p, i, first[i], again[i])
+				}
+			}
+		}
 	}
 }

@@ -6,7 +6,7 @@
 //   - Layouts are NCHW for activations and OIHW for weights (PyTorch's), so ONNX and
 //     PyTorch weights load without permutation; transposed convolutions take PyTorch's
 //     (in, out/groups, kH, kW) weights.
-//   - Implicit GEMM (package gemm): per group, the weights are an
+//   - Implicit GEMM (package gemm), the general path: per group, the weights are an
 //     (OutChannels/Groups)×(InChannels/Groups·kH·kW) matrix and each image's column
 //     (im2col) matrix is (InChannels/Groups·kH·kW)×(OutH·OutW). That matrix is never
 //     written out: fieldPanel packs GEMM's B panels straight from the input
@@ -21,8 +21,19 @@
 //     counter, which images a worker sums would vary with timing).
 //   - A 1×1 kernel with unit stride and no padding uses the input as its own column
 //     matrix (gemm.Dense).
-//   - BackwardData is the adjoint: GEMM with the transposed weights into a per-worker
-//     column buffer, then col2im (scatter-add) into the input gradient.
+//   - Other unit-stride convolutions (the usual 3×3 "same" and "valid" layers) run on a
+//     wide output grid (shifted.go): with the output laid out at the padded input's row
+//     length, every row of the column matrix is a contiguous run of the (padded) input
+//     shifted by its tap's offset. Forward packs B with contiguous copies and narrows the
+//     result into y. With at least gemm.MicroRows() input channels per group, the two
+//     gradients run one GEMM per kernel tap on plain matrices: the weight gradient of
+//     tap t is X_t·dyᵀ (X_t the input shifted by the tap), and the input gradient adds
+//     Wᵀ_t·dy straight into the input gradient at the tap's offset, so there is neither
+//     a column matrix to pack nor a col2im scatter. Padded inputs are copied once into a
+//     zero-bordered buffer per image. Fewer channels, strides and the general case take
+//     the implicit GEMM below.
+//   - BackwardData on the general path is the adjoint: GEMM with the transposed weights
+//     into a per-worker column buffer, then col2im (scatter-add) into the input gradient.
 //   - Transposed convolution is BackwardData of the convolution Transposed.Conv describes;
 //     output padding must be below the stride. Its gradients are Forward (input) and
 //     BackwardFilter (weights) of the same convolution, as TransposedForward documents,

@@ -1,0 +1,311 @@
+package conv
+
+import "github.com/gml-dev/gml/runtime/cpu/gemm"
+
+// Unit-stride convolutions (every stride 1: the 3×3 "same" and "valid" layers of most
+// CNNs) run on a wide output grid, which turns im2col into plain shifted reads of the
+// input. Lay the output out with the padded input's row length wp instead of OutW: wide
+// position j = o*wp + q. Kernel tap (r, s) then reads input element j + r*DilationH*wp +
+// s*DilationW of the padded channel for every j, so a row of the column matrix is a
+// contiguous run of the input, shifted by the tap's offset. The columns with q >= OutW
+// are junk (they wrap into the next row) and cost wp/OutW - 1 more multiply-adds; in
+// exchange:
+//   - Forward packs GEMM's B panels with contiguous 16-float copies (shiftPanel) instead
+//     of clipped, strided gathers, then copies the wide result into y (wideForward says
+//     when that pays).
+//   - With at least gemm.MicroRows() input channels per group (perTap), the gradients run
+//     one GEMM per group and tap on plain matrices, which the GEMM reads where they lie:
+//     the weight gradient of tap t is X_t·dyᵀ, X_t the input shifted by the tap's offset
+//     (a matrix whose leading dimension is the padded plane) and dyᵀ the output gradient
+//     transposed onto the wide grid; the input gradient at the shifted positions is
+//     likewise a matrix, and Wᵀ_t·dy_wide adds into it in place (the junk columns of
+//     dy_wide are zero and add nothing), so there is no col2im.
+// A padded convolution first copies each image into a zero-bordered buffer (and the
+// input gradient back out of one), a pass over the input, which is a KernelH·KernelW-th
+// of what im2col writes.
+
+// window is the wide-grid geometry of a unit-stride convolution.
+type window struct {
+	hp, wp, plane int   // padded input height, width and plane size
+	n             int   // wide positions: (OutH-1)*wp + OutW
+	offs          []int // per tap r*KernelW+s: the offset r*DilationH*wp + s*DilationW
+	padded        bool
+}
+
+// shifted reports whether the convolution runs on the wide grid: unit strides, and not
+// one of the cases with a dedicated path (depthwise loops, the 1×1 direct GEMM).
+func (g geometry) shifted() bool {
+	return g.p.StrideH == 1 && g.p.StrideW == 1 && !g.direct && !g.directDepthwise()
+}
+
+// wideForward reports whether Forward runs on the wide grid: when that grid is the
+// output plane itself, or when there are enough taps per output (crs) that packing them
+// as contiguous copies saves more than copying the wide result into y costs (a pass over
+// the output). The general path's packing gathers crs×plane elements per image, the
+// narrowing copies kg×plane; on the cnn28 layers the 1-channel first layer (9 taps, 32
+// outputs) ran 2× faster on the general path and the 32-channel second one (288 taps, 64
+// outputs) 1.5× faster on the wide grid.
+func (g geometry) wideForward(wd window) bool { return wd.n == g.plane || 3*g.crs >= g.kg }
+
+func newWindow(p Params) window {
+	w := window{hp: p.InH + p.PadTop + p.PadBottom, wp: p.InW + p.PadLeft + p.PadRight}
+	w.plane = w.hp * w.wp
+	w.n = (p.OutH()-1)*w.wp + p.OutW()
+	w.padded = p.PadTop+p.PadBottom+p.PadLeft+p.PadRight > 0
+	w.offs = make([]int, p.KernelH*p.KernelW)
+	for r := range p.KernelH {
+		for s := range p.KernelW {
+			w.offs[r*p.KernelW+s] = r*p.DilationH*w.wp + s*p.DilationW
+		}
+	}
+	return w
+}
+
+// pad copies the channels of one image x into the interiors of the padded planes of
+// dst, whose borders stay as they are (zero).
+func (w window) pad(p Params, dst, x []float32) {
+	for c := range p.InChannels {
+		for ih := range p.InH {
+			copy(dst[c*w.plane+(ih+p.PadTop)*w.wp+p.PadLeft:][:p.InW], x[(c*p.InH+ih)*p.InW:][:p.InW])
+		}
+	}
+}
+
+// crop copies the interiors of the padded planes of src into one image x.
+func (w window) crop(p Params, x, src []float32) {
+	for c := range p.InChannels {
+		for ih := range p.InH {
+			copy(x[(c*p.InH+ih)*p.InW:][:p.InW], src[c*w.plane+(ih+p.PadTop)*w.wp+p.PadLeft:][:p.InW])
+		}
+	}
+}
+
+// widen copies channels rows×OutW planes of y into the wide layout (rows of wp, row
+// length OutW used) of dst; the junk columns of dst stay as they are (zero).
+func (w window) widen(p Params, dst, y []float32, channels int) {
+	oh, ow := p.OutH(), p.OutW()
+	for k := range channels {
+		for o := range oh {
+			copy(dst[k*w.n+o*w.wp:][:ow], y[(k*oh+o)*ow:][:ow])
+		}
+	}
+}
+
+// narrow copies the valid columns of channels wide planes of src into y.
+func (w window) narrow(p Params, y, src []float32, channels int) {
+	oh, ow := p.OutH(), p.OutW()
+	for k := range channels {
+		for o := range oh {
+			copy(y[(k*oh+o)*ow:][:ow], src[k*w.n+o*w.wp:][:ow])
+		}
+	}
+}
+
+// shiftPanel is the wide column matrix of one group of one (padded) image as a GEMM B
+// operand: row c*taps + t, column j is x[c*plane + offs[t] + j].
+type shiftPanel struct {
+	x     []float32 // the group's padded channels
+	plane int
+	offs  []int
+}
+
+// PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) as gemm.BPacker describes.
+func (f shiftPanel) PackB(dst []float32, p0, kb, j0, nb int) {
+	const w = gemm.PackWidth
+	taps := len(f.offs)
+	// Row by row, so that the input streams through the cache in order.
+	full := nb / w * w
+	c, t := p0/taps, p0%taps
+	for pp := range kb {
+		src := f.x[c*f.plane+f.offs[t]+j0:][:nb]
+		for s := 0; s < full; s += w {
+			// Through a local copy, which the compiler moves in registers.
+			v := *(*[w]float32)(src[s:])
+			*(*[w]float32)(dst[s*kb+pp*w:]) = v
+		}
+		if full < nb {
+			dp := dst[full*kb+pp*w:][:w]
+			copy(dp, src[full:])
+			clear(dp[nb-full:])
+		}
+		if t++; t == taps {
+			t, c = 0, c+1
+		}
+	}
+}
+
+// shiftScratch is one worker's buffers for the wide-grid kernels, allocated on first use.
+type shiftScratch struct {
+	x    []float32 // one padded image (Forward, BackwardFilter) or its gradient (BackwardData)
+	wide []float32 // one image of y or dy on the wide grid
+}
+
+// padded returns image img, copied into s.x with zero borders when the convolution pads.
+func (s *shiftScratch) padded(g geometry, wd window, img []float32) []float32 {
+	if !wd.padded {
+		return img
+	}
+	if s.x == nil {
+		s.x = make([]float32, g.p.InChannels*wd.plane)
+	}
+	wd.pad(g.p, s.x, img)
+	return s.x
+}
+
+// wideBuf returns a buffer for OutChannels wide planes (junk columns zero), or nil when
+// the wide grid is the output plane itself.
+func (s *shiftScratch) wideBuf(g geometry, wd window) []float32 {
+	if wd.n == g.plane {
+		return nil
+	}
+	if s.wide == nil {
+		s.wide = make([]float32, g.p.OutChannels*wd.n)
+	}
+	return s.wide
+}
+
+// forwardShifted computes image n of y, one GEMM per group.
+func (g geometry) forwardShifted(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
+	n int, x, w, y []float32) error {
+	p := g.p
+	src := s.padded(g, wd, x[n*g.inLen:][:g.inLen])
+	out := y[n*g.outLen:][:g.outLen]
+	wide := s.wideBuf(g, wd)
+	dst := out
+	if wide != nil {
+		dst = wide
+	}
+	for grp := range p.Groups {
+		panel := shiftPanel{x: src[grp*g.cg*wd.plane:], plane: wd.plane, offs: wd.offs}
+		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, wd.n, g.crs, 1, w[grp*g.kg*g.crs:], g.lda,
+			panel, 0, dst[grp*g.kg*wd.n:], wd.n); err != nil {
+			return err
+		}
+	}
+	if wide != nil {
+		wd.narrow(p, out, wide, p.OutChannels)
+	}
+	return nil
+}
+
+// perTap reports whether the data and weight gradients of a shifted convolution run one
+// GEMM per kernel tap, whose rows are the input channels of a group: only with enough
+// channels to fill the micro-kernel's rows.
+func (g geometry) perTap() bool { return g.cg >= gemm.MicroRows() }
+
+// filterPerTap adds the weight gradient of image n to dwt, in tap-major order (see
+// tapMajor), one GEMM per group and tap: for tap t, dWᵀ_t (cg×kg) += X_t·dyᵀ, where X_t
+// is the input shifted by the tap's offset, a cg×n matrix with the padded plane as its
+// leading dimension, and dyᵀ is the image's output gradient transposed onto the wide
+// grid (junk rows zero). Both operands are plain matrices, so the GEMM reads them as
+// they are (no column matrix to pack at all) when they are small.
+func (g geometry) filterPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
+	n int, x, dy, dwt []float32) error {
+	p := g.p
+	taps := len(wd.offs)
+	src := s.padded(g, wd, x[n*g.inLen:][:g.inLen])
+	if s.wide == nil {
+		s.wide = make([]float32, wd.n*p.OutChannels)
+	}
+	wd.transposeWide(p, s.wide, dy[n*g.outLen:][:g.outLen])
+	for grp := range p.Groups {
+		b := gemm.Dense(s.wide[grp*g.kg:], p.OutChannels, false)
+		for t, off := range wd.offs {
+			if err := impl.SgemmPacked(parallelGEMM, false, g.cg, g.kg, wd.n, 1, src[grp*g.cg*wd.plane+off:], wd.plane,
+				b, 1, dwt[(grp*taps+t)*g.cg*g.kg:], g.kg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// transposeWide writes the OutChannels planes of one image's y into dst transposed onto
+// the wide grid: dst[(o*wp + q)*OutChannels + k] = y[k][o][q]. Junk rows stay as they
+// are (zero).
+func (w window) transposeWide(p Params, dst, y []float32) {
+	oh, ow, ch := p.OutH(), p.OutW(), p.OutChannels
+	plane := oh * ow
+	// Blocks of 8 channels: the reads walk 8 rows of y in step and each write fills 8
+	// consecutive floats.
+	for k0 := 0; k0 < ch; k0 += 8 {
+		kn := min(8, ch-k0)
+		for o := range oh {
+			for q := range ow {
+				d := dst[(o*w.wp+q)*ch+k0:][:kn]
+				src := y[k0*plane+o*ow+q:]
+				for k := range d {
+					d[k] = src[k*plane]
+				}
+			}
+		}
+	}
+}
+
+// fromTapMajor adds the tap-major weights wt (see tapMajor) into w in its own order.
+func (g geometry) fromTapMajor(w, wt []float32) {
+	taps := g.p.KernelH * g.p.KernelW
+	for grp := range g.p.Groups {
+		for k := range g.kg {
+			for c := range g.cg {
+				dst := w[((grp*g.kg+k)*g.cg+c)*taps:][:taps]
+				for t := range dst {
+					dst[t] += wt[((grp*taps+t)*g.cg+c)*g.kg+k]
+				}
+			}
+		}
+	}
+}
+
+// tapMajor returns the weights rearranged for dataPerTap: for group grp and tap t, the
+// cg×kg matrix Wᵀ_tap at (grp*taps + t)*cg*kg, entry (c, k) = w[grp*kg + k][c][t].
+func (g geometry) tapMajor(w []float32) []float32 {
+	taps := g.p.KernelH * g.p.KernelW
+	wt := make([]float32, len(w))
+	for grp := range g.p.Groups {
+		for k := range g.kg {
+			for c := range g.cg {
+				src := w[((grp*g.kg+k)*g.cg+c)*taps:][:taps]
+				for t, v := range src {
+					wt[((grp*taps+t)*g.cg+c)*g.kg+k] = v
+				}
+			}
+		}
+	}
+	return wt
+}
+
+// dataPerTap computes image n of dx (overwritten), one GEMM per group and tap, from the
+// tap-major weights wt.
+func (g geometry) dataPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
+	n int, dy, wt, dx []float32) error {
+	p := g.p
+	taps := len(wd.offs)
+	grad := dy[n*g.outLen:][:g.outLen]
+	if wide := s.wideBuf(g, wd); wide != nil {
+		wd.widen(p, wide, grad, p.OutChannels)
+		grad = wide
+	}
+	img := dx[n*g.inLen:][:g.inLen]
+	dst := img
+	if wd.padded {
+		if s.x == nil {
+			s.x = make([]float32, p.InChannels*wd.plane)
+		}
+		dst = s.x
+	}
+	clear(dst)
+	for grp := range p.Groups {
+		b := gemm.Dense(grad[grp*g.kg*wd.n:], wd.n, false)
+		for t, off := range wd.offs {
+			if err := impl.SgemmPacked(parallelGEMM, false, g.cg, wd.n, g.kg, 1, wt[(grp*taps+t)*g.cg*g.kg:], g.kg,
+				b, 1, dst[grp*g.cg*wd.plane+off:], wd.plane); err != nil {
+				return err
+			}
+		}
+	}
+	if wd.padded {
+		wd.crop(p, img, dst)
+	}
+	return nil
+}
