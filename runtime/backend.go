@@ -80,6 +80,13 @@ type Backend interface {
 type Segment struct {
 	Nodes   []*tensor.Node
 	Buffers map[*tensor.Node]Buffer
+	// Escapes, when not nil, holds the nodes of Nodes whose values are read after the
+	// segment has run, or by readers that name another node (a lowered fused node
+	// whose result they are): fetched outputs, values later segments read. A backend
+	// may then leave unwritten the buffer of any other node once the segment's own
+	// readers have its value (the CPU backend's fusion keeps such values in cache).
+	// nil: any node's value may be read afterwards.
+	Escapes map[*tensor.Node]bool
 }
 
 // Program is a prepared segment.

@@ -81,8 +81,8 @@ func (r *Runtime) compile(outputs []*tensor.Node) (*Executable, error) {
 			e.inputs = append(e.inputs, n)
 		}
 	}
-	for _, s := range e.segs {
-		seg := &Segment{Nodes: s.nodes, Buffers: make(map[*tensor.Node]Buffer, 2*len(s.nodes))}
+	for si, s := range e.segs {
+		seg := &Segment{Nodes: s.nodes, Buffers: make(map[*tensor.Node]Buffer, 2*len(s.nodes)), Escapes: sc.escapes(si)}
 		for _, n := range s.nodes {
 			seg.Buffers[n] = e.place.bufs[valueKey{n, s.backend}]
 			for _, in := range n.Inputs() {

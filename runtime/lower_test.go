@@ -163,3 +163,21 @@ func TestLowerFallsBackWithoutThePrimitives(t *testing.T) {
 	}
 	checkClose(t, "relu of a decomposed layer norm", got[0], want[0])
 }
+
+// TestLowerResultReadThroughTheFusedNode: the readers of a lowered layer norm name the
+// layer norm, not the last node of its decomposition, so a backend that leaves values
+// only its segment reads unwritten (the CPU's fusion) must learn from Segment.Escapes
+// that the decomposition's result is read.
+func TestLowerResultReadThroughTheFusedNode(t *testing.T) {
+	rt := open(t, tensor.OpLayerNorm)
+	g := tensor.NewGraph()
+	x, gamma := g.Input("x", tensor.F32, 6, 40), g.Input("gamma", tensor.F32, 40)
+	y := tensor.Sum(tensor.LayerNorm(tensor.Exp(x), gamma, nil, nil, 1e-5), []int{0}, false)
+	feeds := map[*tensor.Node]*tensor.Tensor{x: feed(t, x), gamma: feed(t, gamma)}
+	got, _, _ := runOn(t, rt, []*tensor.Node{y}, feeds)
+	want, err := cputest.Run([]*tensor.Node{y}, feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "sum over rows of a decomposed layer norm", got[0], want[0])
+}

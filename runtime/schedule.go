@@ -521,3 +521,22 @@ func allocate(r allocator, segs []segmentPlan, rts []route, al aliases, l lifeti
 	}
 	return p, nil
 }
+
+// escapes is the Escapes set of segment si: its nodes whose values are read after it,
+// because they are pinned (fetched, or read on another backend) or a later segment
+// reads them (through Reshape views too), and the results of lowered fused nodes,
+// whose readers name the fused node rather than the result.
+func (sc *schedule) escapes(si int) map[*tensor.Node]bool {
+	lowered := map[*tensor.Node]bool{}
+	for _, d := range sc.al {
+		lowered[sc.al.base(d)] = true
+	}
+	out := map[*tensor.Node]bool{}
+	for _, n := range sc.segs[si].nodes {
+		b := sc.al.base(n)
+		if last, ok := sc.life.last[b]; sc.keep[n] || sc.life.pinned[b] || lowered[b] || (ok && last.seg > si) {
+			out[n] = true
+		}
+	}
+	return out
+}

@@ -41,7 +41,7 @@ var mutations = []mutation{
 	{name: "accuracy_greater_equal", area: "nn", about: "the accuracy metric counts argmax >= label instead of ==",
 		edits: []edit{{"nn/losses.go", "hit = tensor.Equal(tensor.ArgMax(scores, -1, false), flatLabels(y))", "hit = tensor.GreaterEqual(tensor.ArgMax(scores, -1, false), flatLabels(y))"}}, pkgs: nnPkgs},
 	{name: "cpu_adam_eps_inside_sqrt", area: "runtime/cpu", about: "CPU Adam divides by sqrt(v+eps) instead of sqrt(v)+eps",
-		edits: []edit{{"runtime/cpu/kernels_training.go", "p[i] = p[i]*decay - lr*(mi*c1)/(float32(math.Sqrt(float64(vi*c2)))+eps)", "p[i] = p[i]*decay - lr*(mi*c1)/float32(math.Sqrt(float64(vi*c2+eps)))"}}, pkgs: cpuPkgs},
+		edits: []edit{{"runtime/cpu/vec/adam.go", "p[i] = p[i]*decay - lr*(mi*c1)/(float32(math.Sqrt(float64(vi*c2)))+eps)", "p[i] = p[i]*decay - lr*(mi*c1)/float32(math.Sqrt(float64(vi*c2+eps)))"}}, pkgs: append([]string{"./runtime/cpu/vec"}, cpuPkgs...)},
 	{name: "hmac_without_metadata", area: "kernel", about: "the message signature leaves the metadata frame out",
 		edits: []edit{{"kernel/wire/sign.go", "h.Write(metadata)", ""}}, pkgs: wirePkgs},
 
@@ -69,7 +69,7 @@ var mutations = []mutation{
 	{name: "matmul_transb_ignored", area: "runtime/cpu", about: "the batched-rows product path ignores TransB",
 		edits: []edit{{"runtime/cpu/kernels_matmul.go", "return gemm.Sgemm(false, at.TransB, rows, nn, k, 1, a, ak, b, bn, 0, c, nn)", "return gemm.Sgemm(false, false, rows, nn, k, 1, a, ak, b, bn, 0, c, nn)"}}, pkgs: cpuPkgs},
 	{name: "layernorm_eps_outside_sqrt", area: "runtime/cpu", about: "layer norm divides by sqrt(var)+eps instead of sqrt(var+eps)",
-		edits: []edit{{"runtime/cpu/kernels_norm.go", "inv := 1 / math.Sqrt(ss/float64(inner)+eps)", "inv := 1 / (math.Sqrt(ss/float64(inner)) + eps)"}}, pkgs: cpuPkgs},
+		edits: []edit{{"runtime/cpu/kernels_norm.go", "inv := 1 / math.Sqrt(sqDev(x, mean)/float64(inner)+eps)", "inv := 1 / (math.Sqrt(sqDev(x, mean)/float64(inner)) + eps)"}}, pkgs: cpuPkgs},
 	{name: "pad_reflect_off_by_one", area: "runtime/cpu", about: "reflect padding past the end repeats the edge (symmetric instead of reflect)",
 		edits: []edit{{"runtime/cpu/kernels_layout.go", "s = 2*(d-1) - s", "s = 2*d - 1 - s"}}, pkgs: cpuPkgs},
 	{name: "variance_correction_ignored", area: "runtime/cpu", about: "the variance over axes divides by n whatever the correction",

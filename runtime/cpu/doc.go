@@ -28,10 +28,20 @@
 //     arbitrary strides implements the layout ops (permute, slice with steps, expand,
 //     tile, depth-to-space) as one strided copy; a copy that swaps the two innermost axes
 //     moves 32×32 tiles so reads and writes both stay in cache.
+//   - Prepare fuses before it prepares node by node (fuse.go). Chains of F32
+//     elementwise nodes (unary ops, arithmetic with broadcast operands, comparisons,
+//     Where) and Sum/Mean over trailing axes of one shape run as one step, in blocks of
+//     whole rows that stay in cache, each member with its own kernel's loop, so the
+//     results are the unfused ones bit for bit; values no one else reads never reach
+//     memory. The scheduler's Segment.Escapes says which values are read after the
+//     segment. A group runs at its last member's place only when no node in between
+//     overwrites what it reads or touches what it writes. GML_FUSE=off disables it.
 //   - Reductions see the input as rows: when the reduced axes are innermost they fold
 //     contiguous runs; when they form one block followed by kept axes (a sum over the
-//     batch axis) they accumulate whole rows in order; other patterns are transposed into
-//     scratch first. One long row (a full Sum or Mean) is split between goroutines.
+//     batch axis) they accumulate whole rows in order; interleaved reduced and kept axes
+//     fold in memory order too (a variance over a reduced innermost axis among them is
+//     transposed first). One long row (a full Sum or Mean) is split between goroutines.
+//     Sums accumulate in float64 vector lanes (vec.Sum, vec.SumInto).
 //   - The hot activations (exp, erf, GELU, tanh, sigmoid, silu) and the exponentials of
 //     softmax and attention use the float32 functions of package vec (range reduction
 //     and polynomials, about 1 ulp; exp and erf in AVX-512 or AVX2 assembly); the rest

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"os"
 	"sync/atomic"
 	"unsafe"
 
@@ -15,8 +16,9 @@ import (
 // is read, given the scheduler's buffer reuse: a fused step may write a later node's
 // output early only where no node in between uses that memory.
 
-// fuse returns the fused steps of nodes (mem[i] is the memory of nodes[i]).
-func fuse(nodes []*tensor.Node, mem []nodeMem) map[*tensor.Node]func() error {
+// fuse returns the fused steps of nodes (mem[i] is the memory of nodes[i]; escapes
+// reports the nodes whose values are read after the segment).
+func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) map[*tensor.Node]func() error {
 	steps := map[*tensor.Node]func() error{}
 	index := make(map[*tensor.Node]int, len(nodes))
 	for i, n := range nodes {
@@ -25,8 +27,28 @@ func fuse(nodes []*tensor.Node, mem []nodeMem) map[*tensor.Node]func() error {
 	for _, t := range findAttnTrios(nodes) {
 		fuseAttnTrio(t, index, mem, steps)
 	}
+	if fuseOff {
+		return steps
+	}
+	f := &ewFuser{nodes: nodes, mem: mem, index: index, users: make([][]int, len(nodes)), escapes: escapes}
+	for i, n := range nodes {
+		for _, x := range n.Inputs() {
+			if xi, ok := index[x]; ok {
+				f.users[xi] = append(f.users[xi], i)
+			}
+		}
+	}
+	for _, g := range f.groups(steps) {
+		for _, m := range g.members {
+			steps[nodes[m]] = nil
+		}
+		steps[nodes[g.members[len(g.members)-1]]] = f.build(g)
+	}
 	return steps
 }
+
+// fuseOff turns elementwise fusion off (GML_FUSE=off), to compare or to rule it out.
+var fuseOff = os.Getenv("GML_FUSE") == "off"
 
 // addressRange is the address range [lo, hi) of a byte slice.
 func addressRange(b []byte) (lo, hi uintptr) {

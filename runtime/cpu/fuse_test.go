@@ -17,7 +17,10 @@ func runShared(t *testing.T, nodes []*tensor.Node, share map[*tensor.Node]*tenso
 	feeds map[*tensor.Node][]float32, outs ...*tensor.Node) (int, [][]float32) {
 	t.Helper()
 	be := New()
-	seg := &runtime.Segment{Nodes: nodes, Buffers: map[*tensor.Node]runtime.Buffer{}}
+	seg := &runtime.Segment{Nodes: nodes, Buffers: map[*tensor.Node]runtime.Buffer{}, Escapes: map[*tensor.Node]bool{}}
+	for _, o := range outs {
+		seg.Escapes[o] = true
+	}
 	for _, n := range nodes {
 		if s, ok := share[n]; ok {
 			seg.Buffers[n] = seg.Buffers[s]

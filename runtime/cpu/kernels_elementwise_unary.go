@@ -42,29 +42,21 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			d[i] = float32(math.Abs(float64(v)))
 		}
 	}),
-	tensor.OpSign:  mapF(func(v float64) float64 { return sign(v) }),
-	tensor.OpExp:   plain(vec.Exp),
-	tensor.OpLog:   mapF(math.Log),
-	tensor.OpSqrt:  mapF(math.Sqrt),
-	tensor.OpRsqrt: mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
-	tensor.OpSquare: plain(func(d, x []float32) {
-		for i, v := range x {
-			d[i] = v * v
-		}
-	}),
-	tensor.OpSin: mapF(math.Sin),
-	tensor.OpCos: mapF(math.Cos),
+	tensor.OpSign:   mapF(func(v float64) float64 { return sign(v) }),
+	tensor.OpExp:    plain(vec.Exp),
+	tensor.OpLog:    mapF(math.Log),
+	tensor.OpSqrt:   mapF(math.Sqrt),
+	tensor.OpRsqrt:  mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
+	tensor.OpSquare: plain(func(d, x []float32) { vec.Arith(vec.Mul, d, x, 1, x, 1) }),
+	tensor.OpSin:    mapF(math.Sin),
+	tensor.OpCos:    mapF(math.Cos),
 	tensor.OpTanh: plain(func(d, x []float32) {
 		for i, v := range x {
 			d[i] = vec.Tanhf(v)
 		}
 	}),
 	tensor.OpSigmoid: plain(vec.Sigmoid),
-	tensor.OpRelu: plain(func(d, x []float32) {
-		for i, v := range x {
-			d[i] = max(v, 0)
-		}
-	}),
+	tensor.OpRelu:    plain(vec.Relu),
 	tensor.OpLeakyRelu: func(attr any) func(d, x []float32) {
 		a := attr.(tensor.AlphaAttr).Alpha
 		return func(d, x []float32) {
@@ -137,30 +129,31 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 			}
 		}
 	},
+	// x·scale + bias, rounded after each operation (as Go computes it on amd64), by
+	// vector loops.
 	tensor.OpScale: func(attr any) func(d, x []float32) {
 		at := attr.(tensor.ScaleAttr)
+		c := []float32{at.Scale, at.Bias}
 		return func(d, x []float32) {
-			for i, v := range x {
-				d[i] = v*at.Scale + at.Bias
-			}
+			vec.Arith(vec.Mul, d, x, 1, c[0:], 0)
+			vec.Arith(vec.Add, d, d, 1, c[1:], 0)
 		}
 	},
 }
 
-// geluErf is the erf form of GELU, x·(1 + erf(x/√2))/2, with erf vectorised over
-// stretches that stay in L1.
+// geluErf is the erf form of GELU, (x/2)·(1 + erf(x/√2)), over stretches that stay in
+// L1, every step a vector loop of package vec (the products as Go rounds them).
 func geluErf(d, x []float32) {
-	var t [256]float32
+	var t, h [256]float32
+	c := [3]float32{1 / math.Sqrt2, 1, 0.5}
 	for i := 0; i < len(x); i += len(t) {
 		xs := x[i:min(i+len(t), len(x))]
-		ts, ds := t[:len(xs)], d[i:i+len(xs)]
-		for j, v := range xs {
-			ts[j] = v * (1 / math.Sqrt2)
-		}
+		ts, hs, ds := t[:len(xs)], h[:len(xs)], d[i:i+len(xs)]
+		vec.Arith(vec.Mul, ts, xs, 1, c[0:], 0)
 		vec.Erf(ts, ts)
-		for j, v := range xs {
-			ds[j] = 0.5 * v * (1 + ts[j])
-		}
+		vec.Arith(vec.Add, ts, c[1:], 0, ts, 1)
+		vec.Arith(vec.Mul, hs, c[2:], 0, xs, 1)
+		vec.Arith(vec.Mul, ds, hs, 1, ts, 1)
 	}
 }
 

@@ -143,18 +143,11 @@ func normKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 		parallel.For(rows, max(1, rowGrain/max(inner, 1)), func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				x, y := X[r*inner:(r+1)*inner], Y[r*inner:(r+1)*inner]
-				var mean, ss float64
+				var mean float64
 				if !rms {
-					for _, v := range x {
-						mean += float64(v)
-					}
-					mean /= float64(inner)
+					mean = sumRun(x) / float64(inner)
 				}
-				for _, v := range x {
-					d := float64(v) - mean
-					ss += d * d
-				}
-				inv := 1 / math.Sqrt(ss/float64(inner)+eps)
+				inv := 1 / math.Sqrt(sqDev(x, mean)/float64(inner)+eps)
 				for j, v := range x {
 					o := (float64(v) - mean) * inv
 					if gamma != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -101,20 +102,8 @@ type f32Reducer struct {
 	fin  func(acc float64, r int) float64
 }
 
-func sumRun(x []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		s0 += float64(x[i])
-		s1 += float64(x[i+1])
-		s2 += float64(x[i+2])
-		s3 += float64(x[i+3])
-	}
-	for ; i < len(x); i++ {
-		s0 += float64(x[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// sumRun is the float64 sum of a run (vectorised; the same at every level).
+func sumRun(x []float32) float64 { return vec.Sum(x) }
 
 func add(a, b float64) float64 { return a + b }
 
@@ -183,11 +172,25 @@ func emptyResult(op tensor.Op) float64 {
 func reduceF32Factory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	at := n.Attr().(tensor.ReduceAttr)
 	if o, r, i, ok := blockPattern(n.Input(0).Shape(), at.Axes); ok && r > 0 {
-		return columnReduce(n.Op(), at.Correction, o, r, i, f32s(out), f32s(in[0])), nil
+		bases, rowOffs := make([]int, o), make([]int, r)
+		for k := range bases {
+			bases[k] = k * r * i
+		}
+		for k := range rowOffs {
+			rowOffs[k] = k * i
+		}
+		return columnReduce(n.Op(), at.Correction, bases, rowOffs, i, f32s(out), f32s(in[0])), nil
 	}
 	view, rows, r, prep, err := rowsView(n.Input(0).Shape(), 4, at.Axes, in[0])
 	if err != nil {
 		return nil, err
+	}
+	if prep != nil && r > 0 {
+		// Reduced and kept axes interleave: reduce in place, in memory order, rather
+		// than transpose first (a bias gradient over N, H and W of NCHW).
+		if step := interleavedReduce(n.Op(), at.Correction, n.Input(0).Shape(), at.Axes, f32s(out), f32s(in[0])); step != nil {
+			return step, nil
+		}
 	}
 	d, x := f32s(out), f32s(view)
 	if r == 0 {
@@ -246,11 +249,13 @@ func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
 	return outer, r, inner, stage == 2
 }
 
-// columnReduce reduces x viewed as (outer, r, inner) over r by accumulating whole rows
-// of inner elements in float64, which reads memory in order (a sum over the batch axis,
-// a bias gradient). Work is split over the (outer, inner) output positions.
-func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32) func() error {
-	acc := make([]float64, outer*inner)
+// columnReduce reduces, for each of len(bases)*inner outputs (o, j), the elements
+// x[bases[o] + rowOffs[k] + j] over k, by accumulating whole rows of inner elements in
+// float64, which reads memory in order (a sum over the batch axis, a bias gradient).
+// Work is split over the output positions.
+func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int, d, x []float32) func() error {
+	r := len(rowOffs)
+	acc := make([]float64, len(bases)*inner)
 	fin := identity
 	into := colFolds[tensor.OpSum]
 	if op != tensor.OpVar {
@@ -263,8 +268,8 @@ func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32)
 			o, i0 := lo/inner, lo%inner
 			i1 := min(inner, i0+hi-lo)
 			a := acc[o*inner+i0 : o*inner+i1]
-			for k := 0; k < r; k++ {
-				row := x[(o*r+k)*inner+i0 : (o*r+k)*inner+i1]
+			for k, ro := range rowOffs {
+				row := x[bases[o]+ro+i0 : bases[o]+ro+i1]
 				switch {
 				case mean != nil:
 					m := mean[o*inner+i0 : o*inner+i1]
@@ -288,7 +293,7 @@ func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32)
 	}
 	var means []float64
 	if op == tensor.OpVar {
-		means = make([]float64, outer*inner)
+		means = make([]float64, len(acc))
 	}
 	body := func(lo, hi int) {
 		fold(lo, hi, into, nil)
@@ -307,7 +312,60 @@ func columnReduce(op tensor.Op, correction, outer, r, inner int, d, x []float32)
 		}
 	}
 	grain := max(1, elemGrain/r)
-	return func() error { parallel.For(outer*inner, grain, body); return nil }
+	return func() error { parallel.For(len(acc), grain, body); return nil }
+}
+
+// interleavedReduce reduces x over axes where reduced and kept axes interleave, in
+// memory order: with a kept innermost axis through columnReduce, with a reduced one by
+// folding each contiguous run into its output. It returns nil for a variance over a
+// reduced innermost axis, which the caller transposes first.
+func interleavedReduce(op tensor.Op, correction int, x tensor.Shape, axes []int, d, xs []float32) func() error {
+	// Merge adjacent axes of the same kind; drop axes of size 1.
+	var sizes []int
+	var reduced []bool
+	for i, s := range x {
+		if s == 1 {
+			continue
+		}
+		red := slices.Contains(axes, i)
+		if k := len(sizes) - 1; k >= 0 && reduced[k] == red {
+			sizes[k] *= s
+			continue
+		}
+		sizes, reduced = append(sizes, s), append(reduced, red)
+	}
+	strides := tensor.Shape(sizes).Strides()
+	var kShape, kSt, rShape, rSt []int
+	last := len(sizes) - 1
+	for i := 0; i < last; i++ {
+		if reduced[i] {
+			rShape, rSt = append(rShape, sizes[i]), append(rSt, strides[i])
+		} else {
+			kShape, kSt = append(kShape, sizes[i]), append(kSt, strides[i])
+		}
+	}
+	bases := offsets(tensor.Shape(kShape), kSt)
+	outer := offsets(tensor.Shape(rShape), rSt)
+	if !reduced[last] {
+		return columnReduce(op, correction, bases, outer, sizes[last], d, xs)
+	}
+	if op == tensor.OpVar {
+		return nil
+	}
+	red, run := f32Reducers[op], sizes[last]
+	r := run * len(outer)
+	body := func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			b := bases[o]
+			acc := red.part(xs[b+outer[0] : b+outer[0]+run])
+			for _, ro := range outer[1:] {
+				acc = red.comb(acc, red.part(xs[b+ro:b+ro+run]))
+			}
+			d[o] = float32(red.fin(acc, r))
+		}
+	}
+	grain := max(1, elemGrain/r)
+	return func() error { parallel.For(len(bases), grain, body); return nil }
 }
 
 // colFolds fold one more row into the running results of a column reduction; each
@@ -339,12 +397,7 @@ var colFolds = map[tensor.Op]func(a []float64, row []float32){
 	},
 }
 
-func sumInto(a []float64, row []float32) {
-	a = a[:len(row)]
-	for j, v := range row {
-		a[j] += float64(v)
-	}
-}
+func sumInto(a []float64, row []float32) { vec.SumInto(a, row) }
 
 // splitter reduces one long run in parallel pieces and merges the partials in order;
 // its scratch and worker body are made once, in Prepare.
@@ -391,13 +444,23 @@ func variance(x []float32, correction int) float64 {
 	return sqDev(x, mean) / float64(len(x)-correction)
 }
 
+// sqDev is Σ(x-mean)², in four running sums so the additions overlap.
 func sqDev(x []float32, mean float64) float64 {
-	var s float64
-	for _, v := range x {
-		d := float64(v) - mean
-		s += d * d
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		d0, d1 := float64(x[i])-mean, float64(x[i+1])-mean
+		d2, d3 := float64(x[i+2])-mean, float64(x[i+3])-mean
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
 	}
-	return s
+	for ; i < len(x); i++ {
+		d := float64(x[i]) - mean
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // reduceIntFactory reduces integers exactly in int64 (sums and products wrap on

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -103,31 +104,20 @@ func adamFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) 
 	lrOf := scalarReader(n.Input(4).DType(), in[4])
 	stepOf := scalarReader(n.Input(5).DType(), in[5])
 	b1, b2, eps, wd := at.Beta1, at.Beta2, at.Eps, at.WeightDecay
-	var lr, c1, c2, decay float32
+	gwd := wd // weight decay folded into the gradient (Adam) or not (AdamW)
+	if at.Decoupled {
+		gwd = 0
+	}
+	var c vec.AdamConsts
 	before := func() {
 		l, t := lrOf(), stepOf()
-		lr = float32(l)
-		c1 = float32(1 / (1 - math.Pow(float64(b1), t)))
-		c2 = float32(1 / (1 - math.Pow(float64(b2), t)))
-		decay = 1
+		decay := float32(1)
 		if at.Decoupled {
 			decay = float32(1 - l*float64(wd))
 		}
+		c = vec.AdamConsts{b1, 1 - b1, b2, 1 - b2, gwd, float32(l),
+			float32(1 / (1 - math.Pow(float64(b1), t))), float32(1 / (1 - math.Pow(float64(b2), t))), eps, decay}
 	}
-	body := func(lo, hi int) {
-		lr, c1, c2, decay := lr, c1, c2, decay
-		gwd := wd // weight decay folded into the gradient (Adam) or not (AdamW)
-		if at.Decoupled {
-			gwd = 0
-		}
-		p, g, m, v := p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]
-		for i := range p {
-			gi := g[i] + gwd*p[i]
-			mi := b1*m[i] + (1-b1)*gi
-			vi := b2*v[i] + (1-b2)*gi*gi
-			m[i], v[i] = mi, vi
-			p[i] = p[i]*decay - lr*(mi*c1)/(float32(math.Sqrt(float64(vi*c2)))+eps)
-		}
-	}
+	body := func(lo, hi int) { vec.AdamStep(&c, p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]) }
 	return updateStep(out, in[0], len(p), before, body), nil
 }

@@ -224,3 +224,24 @@ func TestScatterAddLarge(t *testing.T) {
 	}
 	check(t, "scatter_add large", e.run(tensor.ScatterAdd(x, idx, u, 0))[0], tensor.Shape{v, dim}, want, 1e-5)
 }
+
+// TestPermuteShortRows covers the copy that folds short contiguous rows into pieces
+// (the heads permute of attention), and repeats them (a tile), on ragged sizes.
+func TestPermuteShortRows(t *testing.T) {
+	for _, n := range []int{1, 7, 33, 257} {
+		for _, inner := range []int{1, 7, 16} {
+			s := tensor.Shape{2, n, 3, inner}
+			out := tensor.Shape{2, 3, n, inner}
+			e := newEnv(t)
+			x, xv := e.f32(s...)
+			res := e.run(tensor.Permute(x, 0, 2, 1, 3), tensor.Tile(x, 1, 1, 2, 3))
+			check(t, "permute", res[0], out, mapped(xv, out, 0, func(c []int) int {
+				return flat([]int{c[0], c[2], c[1], c[3]}, s)
+			}), 0)
+			tiled := tensor.Shape{2, n, 6, 3 * inner}
+			check(t, "tile", res[1], tiled, mapped(xv, tiled, 0, func(c []int) int {
+				return flat([]int{c[0], c[1], c[2] % 3, c[3] % inner}, s)
+			}), 0)
+		}
+	}
+}

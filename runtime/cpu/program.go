@@ -26,7 +26,11 @@ func (c *Backend) Prepare(seg *runtime.Segment) (runtime.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	fused := fuse(seg.Nodes, mem)
+	escapes := func(*tensor.Node) bool { return true }
+	if seg.Escapes != nil {
+		escapes = func(n *tensor.Node) bool { return seg.Escapes[n] }
+	}
+	fused := fuse(seg.Nodes, mem, escapes)
 	p := &program{}
 	for i, n := range seg.Nodes {
 		switch n.Op() {

@@ -217,3 +217,29 @@ func TestArgCumTopK(t *testing.T) {
 		check(t, "topk smallest", res[6], small3, wantSmall, 0)
 	}
 }
+
+// TestReduceInterleavedAxes covers reductions whose reduced and kept axes interleave
+// (reduced in memory order, with a reduced or a kept innermost axis) on ragged sizes.
+func TestReduceInterleavedAxes(t *testing.T) {
+	ops := []struct {
+		name  string
+		build func(x *tensor.Node, axes []int, keep bool) *tensor.Node
+		ref   func([]float64) float64
+	}{
+		{"sum", tensor.Sum, refSum},
+		{"mean", tensor.Mean, func(g []float64) float64 { return refSum(g) / float64(len(g)) }},
+		{"max", tensor.Max, func(g []float64) float64 { return slices.Max(g) }},
+		{"var1", func(x *tensor.Node, axes []int, keep bool) *tensor.Node { return tensor.Variance(x, axes, keep, 1) }, refVar(1)},
+	}
+	for _, n := range []int{1, 7, 33, 257} {
+		shape := tensor.Shape{n, 3, 5, 2}
+		for _, axes := range [][]int{{0, 2}, {0, 2, 3}, {1, 3}, {0, 1, 3}} {
+			for _, op := range ops {
+				e := newEnv(t)
+				x, xv := e.f32(shape...)
+				outShape, want := refReduce(xv, shape, axes, true, op.ref)
+				check(t, op.name, e.run(op.build(x, axes, true))[0], outShape, want, 1e-5)
+			}
+		}
+	}
+}

@@ -46,7 +46,10 @@ func Prepare(outputs []*tensor.Node, feeds map[*tensor.Node]*tensor.Tensor) (*Pr
 	}
 	nodes := ancestors(outputs)
 	be := cpu.New()
-	seg := &runtime.Segment{Nodes: nodes, Buffers: map[*tensor.Node]runtime.Buffer{}}
+	seg := &runtime.Segment{Nodes: nodes, Buffers: map[*tensor.Node]runtime.Buffer{}, Escapes: map[*tensor.Node]bool{}}
+	for _, o := range outputs {
+		seg.Escapes[o] = true
+	}
 	for _, n := range nodes {
 		if !be.Supports(n) {
 			return nil, fmt.Errorf("cputest: the CPU backend does not support %v", n)

@@ -103,3 +103,16 @@ func Where32(d []uint32, c []byte, a []uint32, sa int, b []uint32, sb int) {
 		}
 	}
 }
+
+// Relu sets d[i] = max(x[i], 0) for every i < len(x), with Go's max: NaN stays NaN and
+// -0 becomes +0. d must be at least as long as x.
+func Relu(d, x []float32) {
+	d = d[:len(x)]
+	i := 0
+	if active.relu != nil {
+		i = active.relu(d, x)
+	}
+	for ; i < len(x); i++ {
+		d[i] = max(x[i], 0)
+	}
+}

@@ -252,3 +252,29 @@ wdone:
 	MOVQ CX, ret+112(FP)
 	VZEROUPPER
 	RET
+
+// func reluAVX2(d, x []float32) int
+// d[i] = max(x[i], 0) as Go's max computes it: x where x > 0 or x is NaN (the
+// unordered not-less-or-equal predicate), +0 elsewhere (the mask clears every bit).
+TEXT ·reluAVX2(SB), NOSPLIT, $0-56
+	MOVQ d_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	ANDQ $-8, CX
+	XORQ AX, AX
+	VXORPS Y1, Y1, Y1
+
+reluloop:
+	CMPQ AX, CX
+	JGE  reludone
+	VMOVUPS (SI)(AX*4), Y0
+	VCMPPS $0x06, Y1, Y0, Y2
+	VANDPS Y0, Y2, Y2
+	VMOVUPS Y2, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  reluloop
+
+reludone:
+	MOVQ CX, ret+48(FP)
+	VZEROUPPER
+	RET

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestElementwiseAtEveryLevel compares Arith, Compare and Where32 at every level with
+// TestElementwiseAtEveryLevel compares Arith, Compare, Where32 and Relu at every level with
 // Go's operators, bit for bit, on ragged lengths in every operand pattern, with NaN,
 // infinities and signed zeros among the values.
 func TestElementwiseAtEveryLevel(t *testing.T) {
@@ -75,6 +75,13 @@ func TestElementwiseAtEveryLevel(t *testing.T) {
 					if du[i] != want {
 						t.Fatalf("%s: Where32 element %d: %#x, want %#x", name, i, du[i], want)
 					}
+				}
+			}
+			d := make([]float32, n)
+			Relu(d, a[:n])
+			for i := range d {
+				if want := max(a[i], 0); math.Float32bits(d[i]) != math.Float32bits(want) && !(d[i] != d[i] && want != want) {
+					t.Fatalf("%v/n=%d: Relu element %d of %v: %v, want %v", im.level, n, i, a[i], d[i], want)
 				}
 			}
 		}

@@ -1,5 +1,6 @@
 // Package vec holds the CPU backend's vector math on float32 slices: the exponential
 // (alone and shifted and summed, for softmax rows), the error function, the maximum,
+// elementwise arithmetic, comparisons and selection, sums in float64 (Sum, SumInto),
 // and the scalar float32 functions the kernels inline (Expf, Tanhf, Erff).
 //
 // Decisions:

@@ -40,6 +40,11 @@ type impl struct {
 	arith   func(op int, d, a, b []float32, sa, sb int) int
 	compare func(op int, d []byte, a, b []float32, sa, sb int) int
 	where32 func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
+	relu    func(d, x []float32) int
+	adam    func(c *AdamConsts, p, g, m, v []float32) int
+	// Sums in float64 lanes (sum.go), AVX2 at both levels.
+	sum     func(x []float32) (int, float64)
+	sumInto func(a []float64, x []float32) int
 }
 
 // active is the level in use; tests swap it.

@@ -39,14 +39,26 @@ func compareAVX2(op int, d []byte, a, b []float32, sa, sb int) int
 //go:noescape
 func where32AVX2(d []uint32, c []byte, a, b []uint32, sa, sb int) int
 
+//go:noescape
+func adamAVX2(c *AdamConsts, p, g, m, v []float32) int
+
+//go:noescape
+func reluAVX2(d, x []float32) int
+
+//go:noescape
+func sumAVX2(x []float32) (int, float64)
+
+//go:noescape
+func sumIntoAVX2(a []float64, x []float32) int
+
 // asmImpl returns the assembly of level l when the CPU (and the operating system, which
 // must save the wider registers) runs it.
 func asmImpl(l Level) (impl, bool) {
 	switch {
 	case l == AVX512 && cpu.X86.HasAVX512F:
-		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, maxAVX512, binaryAVX2, compareAVX2, where32AVX2}, true
+		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, maxAVX512, binaryAVX2, compareAVX2, where32AVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2}, true
 	case l == AVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, maxAVX2, binaryAVX2, compareAVX2, where32AVX2}, true
+		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, maxAVX2, binaryAVX2, compareAVX2, where32AVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2}, true
 	}
 	return impl{}, false
 }

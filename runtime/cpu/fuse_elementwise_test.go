@@ -1,0 +1,271 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+
+	"github.com/gml-dev/gml/runtime"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// graphOf returns the nodes outs depend on, inputs before their readers (node IDs grow
+// in creation order, and a node is created after its inputs).
+func graphOf(outs ...*tensor.Node) []*tensor.Node {
+	seen := map[*tensor.Node]bool{}
+	var all []*tensor.Node
+	var visit func(n *tensor.Node)
+	visit = func(n *tensor.Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		all = append(all, n)
+		for _, x := range n.Inputs() {
+			visit(x)
+		}
+	}
+	for _, o := range outs {
+		visit(o)
+	}
+	slices.SortFunc(all, func(a, b *tensor.Node) int { return a.ID() - b.ID() })
+	return all
+}
+
+// fusionCase is a graph whose elementwise parts fuse.
+type fusionCase struct {
+	name  string
+	build func(g *tensor.Graph, in func(shape ...int) *tensor.Node, n int) []*tensor.Node
+}
+
+var fusionCases = []fusionCase{
+	{"gelu_backward", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, gy := in(n, 24), in(n, 24)
+		return tensor.GradWithSeed([]*tensor.Node{tensor.Gelu(x, tensor.GeluErf)}, []*tensor.Node{gy}, []*tensor.Node{x})
+	}},
+	{"gelu_tanh_backward", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, gy := in(n), in(n)
+		return tensor.GradWithSeed([]*tensor.Node{tensor.Gelu(x, tensor.GeluTanh)}, []*tensor.Node{gy}, []*tensor.Node{x})
+	}},
+	{"layer_norm_backward", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, gamma, beta, gy := in(n, 3, 40), in(40), in(40), in(n, 3, 40)
+		y := tensor.LayerNorm(x, gamma, beta, []int{-1}, 1e-5)
+		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma, beta})
+	}},
+	{"rms_norm_two_axes_backward", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, gy := in(n, 5, 7), in(n, 5, 7)
+		y := tensor.RMSNorm(x, nil, []int{-2, -1}, 1e-5)
+		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x})
+	}},
+	{"bias_relu_and_backward", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, b, gy := in(n, 6, 4, 9), in(6, 1, 1), in(n, 6, 4, 9)
+		y := tensor.Relu(tensor.Add(x, b))
+		return append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, b})...)
+	}},
+	{"broadcasts", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, row, col, s := in(n, 9), in(9), in(n, 1), in(1)
+		a := tensor.Mul(tensor.Sub(x, row), col)
+		b := tensor.Where(tensor.Less(a, s), tensor.Exp(a), tensor.Div(row, tensor.AddScalar(tensor.Square(a), 1)))
+		return []*tensor.Node{tensor.Add(b, a), tensor.Sum(b, []int{0}, true)}
+	}},
+	{"softmax_rows", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, gy := in(n, 10), in(n, 10)
+		y := tensor.LogSoftmax(x, 1)
+		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x})
+	}},
+}
+
+// runFusionCase builds c with rows n and runs it fused or not, with the given buffers
+// shared (by the index of a node in the graph's order).
+func runFusionCase(t *testing.T, c fusionCase, n int, fused bool, share func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node) (int, [][]float32) {
+	t.Helper()
+	g := tensor.NewGraph()
+	r := rand.New(rand.NewPCG(uint64(n), 9))
+	feeds := map[*tensor.Node][]float32{}
+	in := func(shape ...int) *tensor.Node {
+		x := g.Input(fmt.Sprint("x", len(feeds)), tensor.F32, shape...)
+		v := make([]float32, x.Shape().Size())
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * 2)
+		}
+		feeds[x] = v
+		return x
+	}
+	outs := c.build(g, in, n)
+	nodes := graphOf(outs...)
+	defer func(old bool) { fuseOff = old }(fuseOff)
+	fuseOff = !fused
+	var sh map[*tensor.Node]*tensor.Node
+	if share != nil {
+		sh = share(nodes)
+	}
+	return runShared(t, nodes, sh, feeds, outs...)
+}
+
+// TestElementwiseFusion checks that fused groups give the unfused results bit for bit
+// on ragged sizes, that they form (fewer steps), and, through a second process, the
+// same with GML_SIMD=go. At 1100 rows the unfused exponentials split between threads
+// at points that are not whole vectors, where the vector and Go codes may differ in
+// the last bit: there the results must agree to 2⁻²².
+func TestElementwiseFusion(t *testing.T) {
+	for _, c := range fusionCases {
+		for _, n := range []int{1, 7, 33, 257, 1100} {
+			stepsOff, want := runFusionCase(t, c, n, false, nil)
+			steps, got := runFusionCase(t, c, n, true, nil)
+			if steps >= stepsOff {
+				t.Errorf("%s n=%d: %d steps fused, %d unfused: nothing fused", c.name, n, steps, stepsOff)
+			}
+			for i := range want {
+				for j := range want[i] {
+					w, d := float64(want[i][j]), math.Abs(float64(got[i][j]-want[i][j]))
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) && (n < 1100 || !(d <= 0x1p-22*(1+math.Abs(w)))) {
+						t.Fatalf("%s n=%d (%v): output %d element %d = %v fused, %v unfused", c.name, n, vec.Active(), i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+	if os.Getenv("GML_SIMD") == "" && vec.Active() != vec.Go {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestElementwiseFusion$")
+		cmd.Env = append(os.Environ(), "GML_SIMD=go")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("with GML_SIMD=go: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestElementwiseFusionHazards runs groups whose memory the scheduler could share
+// with nodes between their members: the fusion must refuse what would read memory
+// after another node overwrote it or write what a node between reads, and give the
+// unfused results whatever it does.
+func TestElementwiseFusionHazards(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node
+		share func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node
+	}{{
+		// x is last read by exp; a transpose between the members reuses its buffer.
+		"input overwritten between members",
+		func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+			x, w := in(n, n), in(n, n)
+			a := tensor.Exp(x)
+			c := tensor.Transpose(w, 0, 1)
+			return []*tensor.Node{tensor.Add(a, c)}
+		},
+		func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
+			return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpPermute): nodes[0]}
+		},
+	}, {
+		// a is read by a transpose between the members, so it must exist by then.
+		"member read between members",
+		func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+			x := in(n, n)
+			a := tensor.Exp(x)
+			c := tensor.Transpose(a, 0, 1)
+			return []*tensor.Node{tensor.Add(tensor.MulScalar(a, 2), c)}
+		},
+		nil,
+	}, {
+		// The output takes the buffer of the input the first member read last, as the
+		// scheduler's reuse does: fused blocks read it before they overwrite it.
+		"output in a read input's memory",
+		func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+			x, y := in(n, 5), in(n, 5)
+			return []*tensor.Node{tensor.Mul(tensor.Exp(x), y)}
+		},
+		func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
+			return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpMul): nodes[0]}
+		},
+	}}
+	for _, c := range cases {
+		for _, n := range []int{1, 7, 33} {
+			fc := fusionCase{c.name, c.build}
+			_, want := runFusionCase(t, fc, n, false, c.share)
+			_, got := runFusionCase(t, fc, n, true, c.share)
+			for j := range want[0] {
+				if math.Float32bits(got[0][j]) != math.Float32bits(want[0][j]) {
+					t.Fatalf("%s n=%d: element %d = %v fused, %v unfused", c.name, n, j, got[0][j], want[0][j])
+				}
+			}
+		}
+	}
+}
+
+// byOp returns the first node of nodes with op.
+func byOp(nodes []*tensor.Node, op tensor.Op) *tensor.Node {
+	for _, n := range nodes {
+		if n.Op() == op {
+			return n
+		}
+	}
+	panic(fmt.Sprintf("no %v node", op))
+}
+
+// BenchmarkFusedGeluBackward times GELU's backward on 1M values fused and not.
+func BenchmarkFusedGeluBackward(b *testing.B) {
+	for _, fused := range []bool{false, true} {
+		b.Run(fmt.Sprint("fused=", fused), func(b *testing.B) {
+			g := tensor.NewGraph()
+			x, gy := g.Input("x", tensor.F32, 2048, 512), g.Input("gy", tensor.F32, 2048, 512)
+			dx := tensor.GradWithSeed([]*tensor.Node{tensor.Gelu(x, tensor.GeluErf)}, []*tensor.Node{gy}, []*tensor.Node{x})
+			benchProgram(b, graphOf(dx...), fused, dx...)
+		})
+	}
+}
+
+// BenchmarkFusedLayerNormBackward times a layer norm's backward on 2048 rows of 128.
+func BenchmarkFusedLayerNormBackward(b *testing.B) {
+	for _, fused := range []bool{false, true} {
+		b.Run(fmt.Sprint("fused=", fused), func(b *testing.B) {
+			g := tensor.NewGraph()
+			x, gy, gamma := g.Input("x", tensor.F32, 2048, 128), g.Input("gy", tensor.F32, 2048, 128), g.Input("g", tensor.F32, 128)
+			y := tensor.LayerNorm(x, gamma, nil, []int{-1}, 1e-5)
+			dx := tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x})
+			benchProgram(b, graphOf(dx...), fused, dx...)
+		})
+	}
+}
+
+func benchProgram(b *testing.B, nodes []*tensor.Node, fused bool, outs ...*tensor.Node) {
+	defer func(old bool) { fuseOff = old }(fuseOff)
+	fuseOff = !fused
+	be := New()
+	seg := &runtime.Segment{Nodes: nodes, Buffers: map[*tensor.Node]runtime.Buffer{}, Escapes: map[*tensor.Node]bool{}}
+	for _, o := range outs {
+		seg.Escapes[o] = true
+	}
+	for _, n := range nodes {
+		buf, err := be.Alloc(int64(n.DType().Bytes(n.Shape().Size())), runtime.PoolActivations)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seg.Buffers[n] = buf
+	}
+	p, err := be.Prepare(seg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := p.Run(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFusedBiasRelu times a convolution's bias add and ReLU, both kept.
+func BenchmarkFusedBiasRelu(b *testing.B) {
+	for _, fused := range []bool{false, true} {
+		b.Run(fmt.Sprint("fused=", fused), func(b *testing.B) {
+			g := tensor.NewGraph()
+			x, bias := g.Input("x", tensor.F32, 64, 32, 26, 26), g.Input("b", tensor.F32, 32, 1, 1)
+			a := tensor.Add(x, bias)
+			y := tensor.Relu(a)
+			benchProgram(b, graphOf(y), fused, a, y)
+		})
+	}
+}

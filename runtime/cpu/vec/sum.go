@@ -1,0 +1,51 @@
+package vec
+
+// Sums of float32 data in float64, for reductions and normalisation statistics.
+
+// Sum returns the sum of x accumulated in float64: sixteen running sums over whole
+// groups of sixteen (the assembly's four vectors of four lanes), merged in a fixed
+// order, then the tail in order. Every level gives the same result.
+func Sum(x []float32) float64 {
+	var n int
+	var s float64
+	if active.sum != nil {
+		n, s = active.sum(x)
+	} else {
+		n, s = sumGo(x)
+	}
+	for _, v := range x[n:] {
+		s += float64(v)
+	}
+	return s
+}
+
+// sumGo is the Go code of Sum's whole groups.
+func sumGo(x []float32) (int, float64) {
+	var p [16]float64
+	n := len(x) &^ 15
+	for i := 0; i < n; i += 16 {
+		g := x[i : i+16]
+		for k := range p {
+			p[k] += float64(g[k])
+		}
+	}
+	var a [4]float64
+	for l := range a {
+		a[l] = (p[l] + p[4+l]) + (p[8+l] + p[12+l])
+	}
+	return n, (a[0] + a[2]) + (a[1] + a[3])
+}
+
+// SumInto adds x to a element by element in float64 (a[i] += x[i] for i < len(x)); a
+// must be at least as long as x. The additions are exact conversions and one rounding
+// each, so every level gives the same result.
+func SumInto(a []float64, x []float32) {
+	a = a[:len(x)]
+	i := 0
+	if active.sumInto != nil {
+		i = active.sumInto(a, x)
+	}
+	for ; i < len(x); i++ {
+		a[i] += float64(x[i])
+	}
+}

@@ -1,0 +1,62 @@
+package vec
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSumsAtEveryLevel checks Sum against its definition (sixteen running sums, a
+// fixed merge, the tail in order) and against a float64 sum, and SumInto against Go's
+// arithmetic bit for bit, at every level on ragged lengths and unaligned starts.
+func TestSumsAtEveryLevel(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 257, 1000} {
+			buf := make([]float32, n+1)
+			for i := range buf {
+				buf[i] = float32(r.NormFloat64() * 100)
+			}
+			x := buf[1:] // an unaligned start
+			name := fmt.Sprintf("%v/n=%d", im.level, n)
+			var p [16]float64
+			whole := n &^ 15
+			for i, v := range x[:whole] {
+				p[i%16] += float64(v)
+			}
+			var a [4]float64
+			for l := range a {
+				a[l] = (p[l] + p[4+l]) + (p[8+l] + p[12+l])
+			}
+			want := (a[0] + a[2]) + (a[1] + a[3])
+			exact := 0.0
+			for i, v := range x {
+				if i >= whole {
+					want += float64(v)
+				}
+				exact += float64(v)
+			}
+			if got := Sum(x); math.Float64bits(got) != math.Float64bits(want) || math.Abs(got-exact) > 1e-9*(1+math.Abs(exact)) {
+				t.Errorf("%s: Sum = %v, want %v (exactly %v)", name, got, want, exact)
+			}
+			acc := make([]float64, n+1)
+			wantAcc := make([]float64, n+1)
+			for i := range acc {
+				acc[i] = r.NormFloat64()
+				wantAcc[i] = acc[i]
+			}
+			for i, v := range x {
+				wantAcc[i] += float64(v)
+			}
+			SumInto(acc, x)
+			for i := range acc {
+				if math.Float64bits(acc[i]) != math.Float64bits(wantAcc[i]) {
+					t.Fatalf("%s: SumInto element %d = %v, want %v", name, i, acc[i], wantAcc[i])
+				}
+			}
+		}
+	}
+}
