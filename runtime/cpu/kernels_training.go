@@ -31,22 +31,30 @@ func dropoutFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, erro
 	if n.Op() == tensor.OpDropout {
 		x = f32s(in[0])
 	}
-	var seed uint32
+	var draw tensor.DropoutDraw
 	body := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			keep := tensor.DropoutKeep(seed, uint32(i), rate)
-			switch {
-			case !keep:
-				d[i] = 0
-			case x != nil:
-				d[i] = x[i] * scale
-			default:
-				d[i] = scale
+		draw := draw // a local the compiler keeps in registers
+		d := d[lo:hi]
+		if x == nil {
+			for j := range d {
+				d[j] = 0
+				if draw.Keep(uint32(lo + j)) {
+					d[j] = scale
+				}
 			}
+			return
+		}
+		x := x[lo:hi]
+		for j := range d {
+			v := x[j] * scale
+			if !draw.Keep(uint32(lo + j)) {
+				v = 0
+			}
+			d[j] = v
 		}
 	}
 	return func() error {
-		seed = uint32(seedOf(0))
+		draw = tensor.NewDropoutDraw(uint32(seedOf(0)), rate)
 		parallel.For(len(d), elemGrain, body)
 		return nil
 	}, nil
