@@ -385,13 +385,13 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 		}
 		free = append(free, em.free...)
 	}
-	p.scratch = make([][]byte, parallel.Workers())
-	for w := range p.scratch {
-		p.scratch[w] = alignedBytes((p.nslots + 3) * p.slotBytes)
-	}
 	blocks := (p.rows + p.blockRows - 1) / p.blockRows
 	work := g.shape.Size() * len(g.members)
 	p.chunks = max(1, min(parallel.Workers(), blocks, work/(4*elemGrain)))
+	p.scratch = make([][]byte, p.chunks) // one per worker that runs
+	for w := range p.scratch {
+		p.scratch[w] = alignedBytes((p.nslots + 3) * p.slotBytes)
+	}
 	return p.run
 }
 

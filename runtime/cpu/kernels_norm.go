@@ -145,7 +145,7 @@ func normKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 				x, y := X[r*inner:(r+1)*inner], Y[r*inner:(r+1)*inner]
 				var mean float64
 				if !rms {
-					mean = sumRun(x) / float64(inner)
+					mean = vec.Sum(x) / float64(inner)
 				}
 				inv := 1 / math.Sqrt(sqDev(x, mean)/float64(inner)+eps)
 				for j, v := range x {

@@ -102,25 +102,21 @@ func (p *pooler) rowCost() int {
 	return (p.rows[0].hi - p.rows[0].lo) * p.w
 }
 
-// chunks splits n units of the given grain into at most Workers() contiguous blocks and
-// returns how many there are; block i is [i*n/count, (i+1)*n/count).
-func chunks(n, grain int) int { return max(1, min(parallel.Workers(), n/grain)) }
-
 // poolKernel computes max or average pooling.
 func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	p := newPooler(n.Input(0).Shape(), n.Shape(), n.Attr().(tensor.PoolAttr))
 	X, Y := f32s(in[0]), f32s(out)
 	isMax := n.Op() == tensor.OpMaxPool
 	rows := p.planes * p.oh
-	count := chunks(rows, poolGrain(p.rowCost()))
+	grain := poolGrain(p.rowCost())
 	if isMax && p.halving {
 		return func() error {
-			parallel.Run(count, func(ch int) {
-				p.max2x2Rows(X, Y, ch*rows/count, (ch+1)*rows/count)
-			})
+			parallel.For(rows, grain, func(lo, hi int) { p.max2x2Rows(X, Y, lo, hi) })
 			return nil
 		}, nil
 	}
+	// poolRows needs a scratch row per block, so the blocks are counted here.
+	count := max(1, min(parallel.Workers(), rows/grain))
 	scratch := make([][]float32, count)
 	for i := range scratch {
 		scratch[i] = make([]float32, p.w)
@@ -198,20 +194,17 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 	if p.halving {
 		// Output row oy owns input rows 2·oy and 2·oy+1; the input row left over under an
 		// odd height belongs to the plane's last output row.
-		rows := p.planes * p.oh
-		count := chunks(rows, poolGrain(2*p.w))
+		grain := poolGrain(2 * p.w)
 		return func() error {
-			parallel.Run(count, func(ch int) {
-				p.maxGrad2x2Rows(X, GY, DX, ch*rows/count, (ch+1)*rows/count)
-			})
+			parallel.For(p.planes*p.oh, grain, func(lo, hi int) { p.maxGrad2x2Rows(X, GY, DX, lo, hi) })
 			return nil
 		}, nil
 	}
 	// Overlapping windows may share an input element, so a plane is one unit of work.
-	count := chunks(p.planes, poolGrain(p.h*p.w+p.oh*p.ow*int(p.full)))
+	grain := poolGrain(p.h*p.w + p.oh*p.ow*int(p.full))
 	return func() error {
-		parallel.Run(count, func(ch int) {
-			for pl := ch * p.planes / count; pl < (ch+1)*p.planes/count; pl++ {
+		parallel.For(p.planes, grain, func(lo, hi int) {
+			for pl := lo; pl < hi; pl++ {
 				plane, dx, gy := X[pl*p.h*p.w:][:p.h*p.w], DX[pl*p.h*p.w:][:p.h*p.w], GY[pl*p.oh*p.ow:][:p.oh*p.ow]
 				clear(dx)
 				for oy, r := range p.rows {
@@ -273,10 +266,10 @@ func pick(i int, m float32, j int, v float32) (int, float32) {
 func avgPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	p := newPooler(n.Shape(), n.Input(0).Shape(), n.Attr().(tensor.PoolAttr))
 	GY, DX := f32s(in[0]), f32s(out)
-	count := chunks(p.planes, poolGrain(p.h*p.w+p.oh*p.ow*int(p.full)))
+	grain := poolGrain(p.h*p.w + p.oh*p.ow*int(p.full))
 	return func() error {
-		parallel.Run(count, func(ch int) {
-			for pl := ch * p.planes / count; pl < (ch+1)*p.planes/count; pl++ {
+		parallel.For(p.planes, grain, func(lo, hi int) {
+			for pl := lo; pl < hi; pl++ {
 				dx, gy := DX[pl*p.h*p.w:][:p.h*p.w], GY[pl*p.oh*p.ow:][:p.oh*p.ow]
 				clear(dx)
 				for oy, r := range p.rows {

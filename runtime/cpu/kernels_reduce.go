@@ -102,9 +102,6 @@ type f32Reducer struct {
 	fin  func(acc float64, r int) float64
 }
 
-// sumRun is the float64 sum of a run (vectorised; the same at every level).
-func sumRun(x []float32) float64 { return vec.Sum(x) }
-
 func add(a, b float64) float64 { return a + b }
 
 // pickMax and pickMin keep NaN once seen, as NumPy does.
@@ -145,8 +142,8 @@ func minRun(x []float32) float64 {
 func identity(acc float64, _ int) float64 { return acc }
 
 var f32Reducers = map[tensor.Op]f32Reducer{
-	tensor.OpSum:  {sumRun, add, identity},
-	tensor.OpMean: {sumRun, add, func(acc float64, r int) float64 { return acc / float64(r) }},
+	tensor.OpSum:  {vec.Sum, add, identity},
+	tensor.OpMean: {vec.Sum, add, func(acc float64, r int) float64 { return acc / float64(r) }},
 	tensor.OpMax:  {maxRun, pickMax, identity},
 	tensor.OpMin:  {minRun, pickMin, identity},
 	tensor.OpProd: {func(x []float32) float64 {
@@ -371,8 +368,8 @@ func interleavedReduce(op tensor.Op, correction int, x tensor.Shape, axes []int,
 // colFolds fold one more row into the running results of a column reduction; each
 // loop is written out so no function call happens per element.
 var colFolds = map[tensor.Op]func(a []float64, row []float32){
-	tensor.OpSum:  sumInto,
-	tensor.OpMean: sumInto,
+	tensor.OpSum:  vec.SumInto,
+	tensor.OpMean: vec.SumInto,
 	tensor.OpMax: func(a []float64, row []float32) {
 		a = a[:len(row)]
 		for j, v := range row {
@@ -396,8 +393,6 @@ var colFolds = map[tensor.Op]func(a []float64, row []float32){
 		}
 	},
 }
-
-func sumInto(a []float64, row []float32) { vec.SumInto(a, row) }
 
 // splitter reduces one long run in parallel pieces and merges the partials in order;
 // its scratch and worker body are made once, in Prepare.
@@ -434,13 +429,13 @@ func (s *splitter) run(part func(x []float32) float64, comb func(a, b float64) f
 
 // variance is the two-pass variance of the run, dividing by its length - correction.
 func (s *splitter) variance(correction int) float64 {
-	s.mean = s.run(sumRun, add) / float64(len(s.x))
+	s.mean = s.run(vec.Sum, add) / float64(len(s.x))
 	return s.run(s.centred, add) / float64(len(s.x)-correction)
 }
 
 // variance is the two-pass variance of x, dividing by len(x)-correction.
 func variance(x []float32, correction int) float64 {
-	mean := sumRun(x) / float64(len(x))
+	mean := vec.Sum(x) / float64(len(x))
 	return sqDev(x, mean) / float64(len(x)-correction)
 }
 
