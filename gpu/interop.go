@@ -235,12 +235,10 @@ func (d *Device) SetProductThreshold(minWork int64) {
 // the engine; CheckProductPath does.
 func (d *Device) ProductPath() ProductPath {
 	f := d.fast
-	if f == nil || f.engine == nil {
-		reason := "no outside library"
-		if f != nil {
-			reason = f.reason
-		} else if d.fastReason != "" {
-			reason = d.fastReason
+	if f == nil { // newFastPath is only ever given an engine
+		reason := d.fastReason
+		if reason == "" {
+			reason = "no outside library"
 		}
 		return ProductPath{Reason: reason}
 	}
@@ -252,7 +250,7 @@ func (d *Device) ProductPath() ProductPath {
 // CheckProductPath starts the device's outside engine if it has one (a CUDA context,
 // a product through Vulkan memory checked against the host) and reports the path.
 func (d *Device) CheckProductPath() ProductPath {
-	if d.fast != nil && d.fast.engine != nil {
+	if d.fast != nil {
 		d.fast.ready(d)
 	}
 	return d.ProductPath()
@@ -307,7 +305,7 @@ func (f *fastPath) ready(d *Device) bool {
 // accepts reports whether a product of this size and type goes to the engine
 // (starting it).
 func (f *fastPath) accepts(d *Device, work int64, in DType, tf32 bool) bool {
-	if f == nil || f.engine == nil {
+	if f == nil {
 		return false
 	}
 	f.mu.Lock()
@@ -747,9 +745,7 @@ func (d *Device) closeFast() {
 	if d.fast.abandoned.Load() {
 		return // the stuck start may hold the engine and wait on the timeline
 	}
-	if d.fast.engine != nil {
-		d.fast.engine.close()
-	}
+	d.fast.engine.close()
 	if d.fast.tl != nil {
 		d.fast.tl.destroy()
 	}
@@ -772,7 +768,7 @@ func (d *Device) lockForClose() bool {
 
 // forgetBlock tells the engine a block is about to be freed.
 func (d *Device) forgetBlock(b *block) {
-	if d.fast != nil && d.fast.engine != nil && b.exported && !d.fast.abandoned.Load() {
+	if d.fast != nil && b.exported && !d.fast.abandoned.Load() {
 		d.fast.engine.forget(b)
 	}
 }
