@@ -63,8 +63,10 @@ type msg struct {
 }
 
 // maxFrame bounds one message, so a corrupt length cannot make the reader allocate
-// without limit; a display of a large image is well below it.
-const maxFrame = 1 << 30
+// without limit; a display of a large image is well below it. Send refuses what Recv
+// would, so an oversized message is an error at its sender, not a lost worker. (A
+// variable so that tests can lower it.)
+var maxFrame = 1 << 30
 
 // conn sends and receives length-prefixed JSON messages. Send is safe for concurrent
 // use; Recv is meant for one reading goroutine.
@@ -84,6 +86,9 @@ func (c *conn) Send(m *msg) error {
 	if err != nil {
 		return fmt.Errorf("worker: encoding %s: %w", m.T, err)
 	}
+	if len(body) > maxFrame {
+		return fmt.Errorf("worker: %s message of %d bytes exceeds the %d-byte limit", m.T, len(body), maxFrame)
+	}
 	frame := make([]byte, 4, 4+len(body))
 	binary.BigEndian.PutUint32(frame, uint32(len(body)))
 	frame = append(frame, body...)
@@ -100,7 +105,7 @@ func (c *conn) Recv() (*msg, error) {
 		return nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
-	if n > maxFrame {
+	if int64(n) > int64(maxFrame) {
 		return nil, fmt.Errorf("worker: frame of %d bytes exceeds the limit", n)
 	}
 	body := make([]byte, n)

@@ -140,7 +140,10 @@ func (w *server) execute(ctx context.Context, ex kernel.Executor, m *msg) {
 	w.cancel = nil
 	w.mu.Unlock()
 	awaitOutputRead()
-	w.c.Send(&msg{T: tResult, ID: m.ID, Data: res.Data, Metadata: res.Metadata, Err: res.Err})
+	if err := w.c.Send(&msg{T: tResult, ID: m.ID, Data: res.Data, Metadata: res.Metadata, Err: res.Err}); err != nil {
+		// The value could not be sent (too large): the cell ends with that error instead.
+		w.c.Send(&msg{T: tResult, ID: m.ID, Err: &kernel.CellError{Name: "ResultTooLarge", Value: err.Error()}})
+	}
 }
 
 func (w *server) stuck(note string) {

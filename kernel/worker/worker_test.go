@@ -210,3 +210,37 @@ func TestCloseLetsTheWorkerCleanUp(t *testing.T) {
 		t.Errorf("Close took %v: the worker did not exit when the supervisor hung up", took)
 	}
 }
+
+// TestFrameLimit: a message over the frame limit is refused by Send with an error that
+// names it, and nothing reaches the other side; one within it goes through.
+func TestFrameLimit(t *testing.T) {
+	defer func(old int) { maxFrame = old }(maxFrame)
+	maxFrame = 64
+	for _, tc := range []struct {
+		text string
+		ok   bool
+	}{{"short", true}, {strings.Repeat("x", 100), false}} {
+		var buf strings.Builder
+		c := newConn(struct {
+			io.Reader
+			io.Writer
+		}{strings.NewReader(""), &buf})
+		err := c.Send(&msg{T: tResult, Text: tc.text})
+		if tc.ok != (err == nil) {
+			t.Fatalf("Send of %d bytes of text: %v", len(tc.text), err)
+		}
+		if !tc.ok {
+			if !strings.Contains(err.Error(), "exceeds the 64-byte limit") || buf.Len() != 0 {
+				t.Errorf("Send = %v, %d bytes written; want a limit error and nothing written", err, buf.Len())
+			}
+			continue
+		}
+		got, err := newConn(struct {
+			io.Reader
+			io.Writer
+		}{strings.NewReader(buf.String()), io.Discard}).Recv()
+		if err != nil || got.Text != tc.text {
+			t.Errorf("Recv = %+v, %v; want the text back", got, err)
+		}
+	}
+}
