@@ -6,6 +6,8 @@ import (
 )
 
 // Convolution kernels delegate to package conv; 1-D data is treated as 2-D with height 1.
+// Each kernel builds its conv.Conv once, when the program is prepared, so the scratch
+// memory a convolution needs is allocated at the first step and reused by the next.
 // Pooling is in kernels_pool.go.
 
 func init() {
@@ -35,26 +37,35 @@ func convParams(img tensor.Shape, outChannels int, kernel []int, at tensor.ConvA
 // convKernel runs the forward convolution.
 func convKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	ws := n.Input(1).Shape()
-	p := convParams(n.Input(0).Shape(), ws[0], ws[2:], n.Attr().(tensor.ConvAttr))
+	c, err := conv.New(convParams(n.Input(0).Shape(), ws[0], ws[2:], n.Attr().(tensor.ConvAttr)))
+	if err != nil {
+		return nil, err
+	}
 	X, W, Y := f32s(in[0]), f32s(in[1]), f32s(out)
-	return func() error { return conv.Forward(p, X, W, nil, Y) }, nil
+	return func() error { return c.Forward(X, W, nil, Y) }, nil
 }
 
 // convTransposeKernel runs the transposed convolution as the data gradient of the
 // convolution from its output shape to its input shape.
 func convTransposeKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	ws := n.Input(1).Shape()
-	p := convParams(n.Shape(), ws[0], ws[2:], n.Attr().(tensor.ConvAttr))
+	c, err := conv.New(convParams(n.Shape(), ws[0], ws[2:], n.Attr().(tensor.ConvAttr)))
+	if err != nil {
+		return nil, err
+	}
 	X, W, Y := f32s(in[0]), f32s(in[1]), f32s(out)
-	return func() error { return conv.BackwardData(p, X, W, Y) }, nil
+	return func() error { return c.BackwardData(X, W, Y) }, nil
 }
 
 // convFilterGradKernel runs the weight gradient of the convolution.
 func convFilterGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	fs := n.Shape()
-	p := convParams(n.Input(0).Shape(), fs[0], fs[2:], n.Attr().(tensor.ConvAttr))
+	c, err := conv.New(convParams(n.Input(0).Shape(), fs[0], fs[2:], n.Attr().(tensor.ConvAttr)))
+	if err != nil {
+		return nil, err
+	}
 	X, GY, DW := f32s(in[0]), f32s(in[1]), f32s(out)
-	return func() error { return conv.BackwardFilter(p, X, GY, DW) }, nil
+	return func() error { return c.BackwardFilter(X, GY, DW) }, nil
 }
 
 // im2colKernel unfolds x (N, C, spatial...) into (N, C*K, out...) as the depthwise
@@ -67,11 +78,14 @@ func im2colKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error)
 	x := n.Input(0).Shape()
 	k := at.FilterShape.Size()
 	at.Groups = x[1]
-	p := convParams(x, x[1]*k, at.FilterShape, at)
+	c, err := conv.New(convParams(x, x[1]*k, at.FilterShape, at))
+	if err != nil {
+		return nil, err
+	}
 	eye := make([]float32, x[1]*k*k)
 	for i := 0; i < x[1]*k; i++ {
 		eye[i*k+i%k] = 1
 	}
 	X, Y := f32s(in[0]), f32s(out)
-	return func() error { return conv.Forward(p, X, eye, nil, Y) }, nil
+	return func() error { return c.Forward(X, eye, nil, Y) }, nil
 }

@@ -15,7 +15,8 @@ import (
 //     free of per-window bookkeeping: the forward pass reads two input rows and writes
 //     one output row; the max gradient writes every input element exactly once (the
 //     gradient at the window's first largest element, zero at the three others) instead
-//     of clearing the plane and scattering into it.
+//     of clearing the plane and scattering into it. Both take eight windows at a time in
+//     AVX2 assembly (pool_amd64.s) where package vec runs AVX2 or wider.
 //   - Other windows combine their input rows column by column into a line, then take each
 //     window's columns of that line: a k×k window costs about 2k operations, not k².
 
@@ -130,7 +131,7 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 }
 
 // max2x2Rows computes output rows [lo, hi) (numbered across planes) of a halving max
-// pool.
+// pool: eight windows at a time in assembly where the CPU has AVX2, the rest here.
 func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
 	for r := lo; r < hi; r++ {
@@ -138,7 +139,16 @@ func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
 		top := X[(pl*h+2*oy)*w:][:2*ow]
 		bot := X[(pl*h+2*oy+1)*w:][:2*ow]
 		dst := Y[r*ow:][:ow]
-		for i := range dst {
+		done := 0
+		if poolAVX2 && ow >= 8 {
+			// The last eight windows again when ow is no multiple of 8: the overlap
+			// is computed twice, to the same values.
+			done = max2x2AVX2(dst, top, bot)
+			if done < ow {
+				done = ow - 8 + max2x2AVX2(dst[ow-8:], top[2*(ow-8):], bot[2*(ow-8):])
+			}
+		}
+		for i := done; i < len(dst); i++ {
 			// Go's max is branch-free (a branch on the data mispredicts about half
 			// the time) and propagates NaN, as PyTorch does.
 			dst[i] = max(max(top[2*i], top[2*i+1]), max(bot[2*i], bot[2*i+1]))
@@ -219,33 +229,39 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 }
 
 // maxGrad2x2Rows writes the input gradient under output rows [lo, hi) (numbered across
-// planes) of a halving max pool: the input rows under them are cleared in one go (with
-// the row no window covers under odd heights), then each window's gradient is stored at
-// its first largest input, chosen without branches (which of four values is largest is
-// random, and a branch on it mispredicts about half the time).
+// planes) of a halving max pool, every element once: each window's gradient at its first
+// largest input and zero at the three others (eight windows at a time in assembly where
+// the CPU has AVX2), zero in the column and row no window covers under odd sizes. Here
+// the largest is chosen without branches (which of four values is largest is random, and
+// a branch on it mispredicts about half the time).
 func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
-	if lo >= hi {
-		return
-	}
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
-	// start is the first input row under output row r, end what the rows up to hi own.
-	start := func(r int) int { return (r/oh*h + 2*(r%oh)) * w }
-	end := start(hi-1) + 2*w
-	if (hi-1)%oh == oh-1 {
-		end = ((hi-1)/oh + 1) * h * w
-	}
-	clear(DX[start(lo):end])
 	for r := lo; r < hi; r++ {
-		at := start(r)
+		pl, oy := r/oh, r%oh
+		at := (pl*h + 2*oy) * w
 		top, bot := X[at:][:2*ow], X[at+w:][:2*ow]
-		d := DX[at:][:2*w]
+		dtop, dbot := DX[at:][:w], DX[at+w:][:w]
 		g := GY[r*ow:][:ow]
-		for i, v := range g {
-			// Offsets in d of the window's four inputs: 2i, 2i+1, w+2i, w+2i+1.
+		done := 0
+		if poolAVX2 && ow >= 8 {
+			// The last eight windows again when ow is no multiple of 8 (see max2x2Rows).
+			done = maxGrad2x2AVX2(dtop, dbot, top, bot, g)
+			if done < ow {
+				done = ow - 8 + maxGrad2x2AVX2(dtop[2*(ow-8):], dbot[2*(ow-8):], top[2*(ow-8):], bot[2*(ow-8):], g[ow-8:])
+			}
+		}
+		for i := done; i < len(g); i++ {
+			// Offsets in the two rows of the window's four inputs: 2i, 2i+1, w+2i, w+2i+1.
 			sel, m := pick(0, top[2*i], 1, top[2*i+1])
 			sel, m = pick(sel, m, w, bot[2*i])
 			sel, _ = pick(sel, m, w+1, bot[2*i+1])
-			d[2*i+sel] = v
+			dtop[2*i], dtop[2*i+1], dbot[2*i], dbot[2*i+1] = 0, 0, 0, 0
+			DX[at+2*i+sel] = g[i]
+		}
+		clear(dtop[2*ow:])
+		clear(dbot[2*ow:])
+		if oy == oh-1 {
+			clear(DX[at+2*w : (pl+1)*h*w])
 		}
 	}
 }

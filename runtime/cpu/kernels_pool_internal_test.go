@@ -9,13 +9,70 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
+// halvingShapes are inputs of 2×2 pools with stride 2: rows shorter than the assembly's
+// eight windows, rows of several vectors and a tail, odd heights and widths.
+var halvingShapes = []tensor.Shape{{1, 1, 6, 8}, {2, 3, 7, 9}, {1, 2, 2, 3}, {2, 2, 5, 33}, {1, 3, 6, 50}, {1, 1, 3, 16}, {3, 2, 27, 26}}
+
+// forBothPools runs f with the halving pools' assembly off and, where the machine has
+// it, on.
+func forBothPools(t *testing.T, f func(t *testing.T)) {
+	saved := poolAVX2
+	defer func() { poolAVX2 = saved }()
+	for _, on := range []bool{false, true} {
+		if on && !saved {
+			continue
+		}
+		poolAVX2 = on
+		t.Run(map[bool]string{false: "go", true: "avx2"}[on], f)
+	}
+}
+
+// TestMax2x2 checks the halving max pool against the general pool's Go code on values
+// with many ties, NaNs and signed zeros, however the rows are split between calls.
+func TestMax2x2(t *testing.T) {
+	forBothPools(t, func(t *testing.T) {
+		for _, x := range halvingShapes {
+			y := tensor.Shape{x[0], x[1], x[2] / 2, x[3] / 2}
+			p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
+			r := rand.New(rand.NewPCG(5, 6))
+			X := make([]float32, x.Size())
+			for trial := range 50 {
+				for i := range X {
+					X[i] = float32(r.IntN(5)) - 2
+					switch r.IntN(12) {
+					case 0:
+						X[i] = float32(math.NaN())
+					case 1:
+						X[i] = float32(math.Copysign(0, -1))
+					}
+				}
+				rows := p.planes * p.oh
+				got, want := make([]float32, y.Size()), make([]float32, y.Size())
+				cut := trial % (rows + 1)
+				p.max2x2Rows(X, got, 0, cut)
+				p.max2x2Rows(X, got, cut, rows)
+				p.poolRows(X, want, make([]float32, p.w), true, 0, rows)
+				for i := range got {
+					if got[i] != want[i] && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("%v trial %d: output %d = %v, want %v", x, trial, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestMaxGrad2x2 checks the branch-free 2×2 windows of the max pool gradient against
 // argmax on values with many ties and NaNs: both take the first largest, a NaN wins only
 // as a window's first element, and every input element is written (the output starts
 // as garbage), including the column and row no window covers under odd sizes, however
 // the rows are split between calls.
 func TestMaxGrad2x2(t *testing.T) {
-	for _, x := range []tensor.Shape{{1, 1, 6, 8}, {2, 3, 7, 9}, {1, 2, 2, 3}} {
+	forBothPools(t, testMaxGrad2x2)
+}
+
+func testMaxGrad2x2(t *testing.T) {
+	for _, x := range halvingShapes {
 		y := tensor.Shape{x[0], x[1], x[2] / 2, x[3] / 2}
 		p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
 		if !p.halving {

@@ -47,50 +47,121 @@ func (g geometry) columns(x []float32, grp int, transposed bool) gemm.BPacker {
 	return fieldPanel{p: g.p, x: xg, ow: g.p.OutW(), transposed: transposed}
 }
 
-// forImages calls body once for every image n in [0, batch). With at least two images
-// and two workers the images are shared out between workers (numbered from 0 in worker)
-// and body must keep its GEMMs on its own goroutine (parallelGEMM false); otherwise
-// images run in turn and their GEMMs may split. Shared out dynamically, an image goes to
-// whichever worker is free, which keeps every core busy when another process slows one;
-// with fixed, worker w takes the w-th contiguous block of images in order, so what a
-// worker accumulates over its images (BackwardFilter's partial sums) is the same in
-// every run with the same number of workers. workersFor(batch) says how many workers
-// there will be, for sizing per-worker buffers.
-func forImages(batch int, fixed bool, body func(worker, n int, parallelGEMM bool)) {
-	workers := workersFor(batch)
+// forEach calls body once for every item i in [0, count). With at least two items and
+// two workers the items are shared out between workers (numbered from 0 in worker) from
+// a counter, so an item goes to whichever worker is free, which keeps every core busy
+// when another process slows one; body must then keep its GEMMs on its own goroutine
+// (parallelGEMM false). Otherwise the items run in turn and their GEMMs may split.
+// workersFor(count) says how many workers there will be, for sizing per-worker buffers.
+func forEach(count int, body func(worker, i int, parallelGEMM bool)) {
+	workers := workersFor(count)
 	if workers == 1 {
-		for n := range batch {
-			body(0, n, true)
+		for i := range count {
+			body(0, i, true)
 		}
 		return
 	}
-	if fixed {
-		parallel.Run(workers, func(worker int) {
-			for n := worker * batch / workers; n < (worker+1)*batch/workers; n++ {
-				body(worker, n, false)
-			}
-		})
-		return
-	}
 	var next atomic.Int64
-	parallel.For(workers, 1, func(lo, hi int) {
-		for worker := lo; worker < hi; worker++ {
-			for n := int(next.Add(1)) - 1; n < batch; n = int(next.Add(1)) - 1 {
-				body(worker, n, false)
-			}
+	parallel.Run(workers, func(worker int) {
+		for i := int(next.Add(1)) - 1; i < count; i = int(next.Add(1)) - 1 {
+			body(worker, i, false)
 		}
 	})
 }
 
-// workersFor is the number of workers forImages uses for batch images.
-func workersFor(batch int) int { return max(1, min(parallel.Workers(), batch)) }
+// workersFor is the number of workers forEach uses for count items.
+func workersFor(count int) int { return max(1, min(parallel.Workers(), count)) }
 
-// Forward computes the convolution y = x ⋆ w (+ bias) described by p. bias, when not
-// nil, holds one value per output channel. y is overwritten. Each group of each image is
-// one GEMM: W_g, (OutChannels/Groups)×(InChannels/Groups·KH·KW), times the image's
-// column matrix, which the GEMM packs straight from x.
-func Forward(p Params, x, w, bias, y []float32) error {
+// Conv is a convolution of fixed Params together with the scratch memory its kernels
+// reuse from call to call (padded images, wide-grid planes, column buffers, the weight
+// gradient's partial sums). The memory is allocated at the first call that needs it and
+// kept, so a Conv built once per graph node allocates nothing per training step. A Conv
+// runs one call at a time: concurrent calls wait for each other.
+type Conv struct {
+	p  Params
+	g  geometry
+	wd window // the wide grid, for unit strides (shifted)
+
+	// Per-worker buffers of Forward and BackwardData, apart because the wide-grid kernels
+	// rely on what their own buffers keep from call to call (zero borders and junk
+	// columns), which the other writes over.
+	mu        sync.Mutex
+	fwd, data []shiftScratch
+	cols      [][]float32 // per worker: BackwardData's column buffers
+	wt        []float32   // BackwardData's tap-major weights
+	filter    filterScratch
+}
+
+// New returns the convolution p describes, or an error naming the field of p that makes
+// it unusable.
+func New(p Params) (*Conv, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	p = p.normalized()
+	c := &Conv{p: p, g: newGeometry(p)}
+	if c.g.shifted() {
+		c.wd = newWindow(p)
+	}
+	return c, nil
+}
+
+// Params returns the convolution's parameters (normalized: no zero strides, dilations or
+// groups).
+func (c *Conv) Params() Params { return c.p }
+
+// perWorker returns the first n of *bufs, growing it to n.
+func perWorker[T any](bufs *[]T, n int) []T {
+	if len(*bufs) < n {
+		*bufs = append(*bufs, make([]T, n-len(*bufs))...)
+	}
+	return (*bufs)[:n]
+}
+
+// grow returns buf resized to n elements, reallocated (zeroed) only when too short.
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
+}
+
+// Forward computes the convolution y = x ⋆ w (+ bias) described by p with a Conv of its
+// own; see Conv.Forward.
+func Forward(p Params, x, w, bias, y []float32) error {
+	c, err := New(p)
+	if err != nil {
+		return fmt.Errorf("conv.Forward: %w", err)
+	}
+	return c.Forward(x, w, bias, y)
+}
+
+// BackwardData computes the input gradient of the convolution described by p with a
+// Conv of its own; see Conv.BackwardData.
+func BackwardData(p Params, dy, w, dx []float32) error {
+	c, err := New(p)
+	if err != nil {
+		return fmt.Errorf("conv.BackwardData: %w", err)
+	}
+	return c.BackwardData(dy, w, dx)
+}
+
+// BackwardFilter computes the weight gradient of the convolution described by p with a
+// Conv of its own; see Conv.BackwardFilter.
+func BackwardFilter(p Params, x, dy, dw []float32) error {
+	c, err := New(p)
+	if err != nil {
+		return fmt.Errorf("conv.BackwardFilter: %w", err)
+	}
+	return c.BackwardFilter(x, dy, dw)
+}
+
+// Forward computes the convolution y = x ⋆ w (+ bias). bias, when not nil, holds one
+// value per output channel. y is overwritten. Each group of each image is one GEMM: W_g,
+// (OutChannels/Groups)×(InChannels/Groups·KH·KW), times the image's column matrix, which
+// the GEMM packs straight from x.
+func (c *Conv) Forward(x, w, bias, y []float32) error {
+	p, g := c.p, c.g
 	if err := checkLens("Forward", p, operand{"x", len(x), p.InputLen()},
 		operand{"w", len(w), p.WeightLen()}, operand{"y", len(y), p.OutputLen()}); err != nil {
 		return err
@@ -99,26 +170,22 @@ func Forward(p Params, x, w, bias, y []float32) error {
 		return fmt.Errorf("conv.Forward: bias has %d elements, want %d (one per output channel)",
 			len(bias), p.OutChannels)
 	}
-	g := newGeometry(p)
 	if len(y) == 0 {
 		return nil
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	impl := gemm.Default()
-	var wd window
-	shifted := g.shifted()
-	if shifted {
-		wd = newWindow(p)
-		shifted = g.wideForward(wd)
-	}
-	scratch := make([]shiftScratch, workersFor(p.Batch))
+	shifted := g.shifted() && g.wideForward(c.wd)
+	scratch := perWorker(&c.fwd, workersFor(p.Batch))
 	var failed firstError
-	forImages(p.Batch, false, func(worker, n int, parallelGEMM bool) {
+	forEach(p.Batch, func(worker, n int, parallelGEMM bool) {
 		var err error
 		switch {
 		case g.directDepthwise():
 			depthwiseForward(g, x[n*g.inLen:][:g.inLen], w, y[n*g.outLen:][:g.outLen])
 		case shifted:
-			err = g.forwardShifted(impl, parallelGEMM, wd, &scratch[worker], n, x, w, y)
+			err = g.forwardShifted(impl, parallelGEMM, c.wd, &scratch[worker], n, x, w, y)
 		default:
 			err = g.forwardGEMM(impl, parallelGEMM, n, x, w, y)
 		}
@@ -146,32 +213,30 @@ func (g geometry) forwardGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, w, y 
 }
 
 // BackwardData computes the gradient of the loss with respect to the input, dx, from
-// the gradient dy with respect to the output of the convolution described by p. dx is
-// overwritten. Per group and image: dcol = W_gᵀ·dy_g, then col2im adds dcol into dx.
-func BackwardData(p Params, dy, w, dx []float32) error {
-	p = p.normalized()
+// the gradient dy with respect to the output. dx is overwritten. Per group and image:
+// dcol = W_gᵀ·dy_g, then col2im adds dcol into dx.
+func (c *Conv) BackwardData(dy, w, dx []float32) error {
+	p, g := c.p, c.g
 	if err := checkLens("BackwardData", p, operand{"dy", len(dy), p.OutputLen()},
 		operand{"w", len(w), p.WeightLen()}, operand{"dx", len(dx), p.InputLen()}); err != nil {
 		return err
 	}
-	g := newGeometry(p)
 	if g.plane == 0 || g.kg == 0 || g.cg == 0 {
 		clear(dx)
 		return nil
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	impl := gemm.Default()
-	cols := make([][]float32, workersFor(p.Batch))
+	workers := workersFor(p.Batch)
 	perTap := g.shifted() && g.perTap()
-	var (
-		wd      window
-		wt      []float32
-		scratch []shiftScratch
-	)
+	scratch, cols := perWorker(&c.data, workers), perWorker(&c.cols, workers)
 	if perTap {
-		wd, wt, scratch = newWindow(p), g.tapMajor(w), make([]shiftScratch, len(cols))
+		c.wt = grow(c.wt, len(w))
+		g.tapMajor(c.wt, w)
 	}
 	var failed firstError
-	forImages(p.Batch, false, func(worker, n int, parallelGEMM bool) {
+	forEach(p.Batch, func(worker, n int, parallelGEMM bool) {
 		img := dx[n*g.inLen:][:g.inLen]
 		if g.directDepthwise() {
 			clear(img)
@@ -179,16 +244,14 @@ func BackwardData(p Params, dy, w, dx []float32) error {
 			return
 		}
 		if perTap {
-			if err := g.dataPerTap(impl, parallelGEMM, wd, &scratch[worker], n, dy, wt, dx); err != nil {
+			if err := g.dataPerTap(impl, parallelGEMM, c.wd, &scratch[worker], n, dy, c.wt, dx); err != nil {
 				failed.set(fmt.Errorf("conv.BackwardData: %w", err))
 			}
 			return
 		}
 		dst, ld := img, g.ldPlane
 		if !g.direct {
-			if cols[worker] == nil {
-				cols[worker] = make([]float32, p.Groups*g.crs*g.plane)
-			}
+			cols[worker] = grow(cols[worker], p.Groups*g.crs*g.plane)
 			dst = cols[worker]
 		}
 		for grp := 0; grp < p.Groups; grp++ {
@@ -207,95 +270,6 @@ func BackwardData(p Params, dy, w, dx []float32) error {
 		}
 	})
 	return failed.err
-}
-
-// BackwardFilter computes the gradient of the loss with respect to the weights, dw, from
-// the input x and the output gradient dy of the convolution described by p. dw is
-// overwritten. Per group it sums dy_g·colᵀ over the images; each worker sums its block
-// of images into its own buffer, and the buffers are added in worker order at the end,
-// so the result depends on the number of workers but not on their timing.
-func BackwardFilter(p Params, x, dy, dw []float32) error {
-	p = p.normalized()
-	if err := checkLens("BackwardFilter", p, operand{"x", len(x), p.InputLen()},
-		operand{"dy", len(dy), p.OutputLen()}, operand{"dw", len(dw), p.WeightLen()}); err != nil {
-		return err
-	}
-	g := newGeometry(p)
-	clear(dw)
-	if g.plane == 0 || g.crs == 0 {
-		return nil
-	}
-	impl := gemm.Default()
-	perTap := g.shifted() && g.perTap()
-	var wd window
-	if perTap {
-		wd = newWindow(p)
-	}
-	// Per-worker partial sums; the per-tap kernels sum in tap-major order, the others in
-	// dw's, the first worker straight into dw.
-	sums := make([][]float32, workersFor(p.Batch))
-	if !perTap {
-		sums[0] = dw
-	}
-	scratch := make([]shiftScratch, len(sums))
-	var failed firstError
-	// Fixed blocks of images per worker, summed in worker order: the same sum in every
-	// run, so training is bit-reproducible.
-	forImages(p.Batch, true, func(worker, n int, parallelGEMM bool) {
-		if sums[worker] == nil {
-			sums[worker] = make([]float32, len(dw))
-		}
-		var err error
-		switch {
-		case g.directDepthwise():
-			depthwiseFilter(g, x[n*g.inLen:][:g.inLen], dy[n*g.outLen:][:g.outLen], sums[worker])
-		case perTap:
-			err = g.filterPerTap(impl, parallelGEMM, wd, &scratch[worker], n, x, dy, sums[worker])
-		default:
-			err = g.filterGEMM(impl, parallelGEMM, n, x, dy, sums[worker])
-		}
-		if err != nil {
-			failed.set(fmt.Errorf("conv.BackwardFilter: %w", err))
-		}
-	})
-	if !perTap {
-		addPartials(dw, sums[1:])
-		return failed.err
-	}
-	if sums[0] != nil {
-		addPartials(sums[0], sums[1:])
-		g.fromTapMajor(dw, sums[0])
-	}
-	return failed.err
-}
-
-// addPartials adds the partial sums parts, in order, into dst, splitting the elements
-// between workers: each element is summed in the same order as serially, so the result
-// does not depend on the split, and with many threads the sum is not left to one.
-func addPartials(dst []float32, parts [][]float32) {
-	parallel.For(len(dst), 1<<14, func(lo, hi int) {
-		d := dst[lo:hi]
-		for _, s := range parts {
-			if s == nil {
-				continue
-			}
-			for i, v := range s[lo:hi] {
-				d[i] += v
-			}
-		}
-	})
-}
-
-// filterGEMM adds the weight gradient of image n to dw, one GEMM per group.
-func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, dy, dw []float32) error {
-	for grp := 0; grp < g.p.Groups; grp++ {
-		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,
-			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(x[n*g.inLen:], grp, true),
-			1, dw[grp*g.kg*g.crs:], g.lda); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // BiasGrad computes the gradient of the loss with respect to the bias, db (one value per

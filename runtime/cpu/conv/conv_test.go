@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -116,6 +118,9 @@ func convCases() []Params {
 		{Batch: 2, InChannels: 7, InH: 5, InW: 5, OutChannels: 3, KernelH: 1, KernelW: 1,
 			PadTop: 1, PadBottom: 0, PadLeft: 0, PadRight: 1},
 		{Batch: 1, InChannels: 1, InH: 1, InW: 1, OutChannels: 1, KernelH: 1, KernelW: 1,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		// Blocks of three and four images in the weight gradient's per-tap path.
+		{Batch: 33, InChannels: 13, InH: 7, InW: 7, OutChannels: 7, KernelH: 3, KernelW: 3,
 			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
 		// Empty batch and zero input channels.
 		{Batch: 0, InChannels: 2, InH: 4, InW: 4, OutChannels: 2, KernelH: 3, KernelW: 3},
@@ -267,7 +272,7 @@ func TestConvErrors(t *testing.T) {
 }
 
 // TestBackwardFilterReproducible checks that the weight gradient is bit-identical from
-// run to run (fixed blocks of images per worker, partial sums added in worker order), on
+// run to run (fixed blocks of images, partial sums added in block order), on
 // the per-tap path and the general one, with more images than workers.
 func TestBackwardFilterReproducible(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
@@ -288,6 +293,78 @@ func TestBackwardFilterReproducible(t *testing.T) {
 			for i := range first {
 				if math.Float32bits(first[i]) != math.Float32bits(again[i]) {
 					t.Fatalf("%+v: element %d is %g, then %g", p, i, first[i], again[i])
+				}
+			}
+		}
+	}
+}
+
+// TestConvReuse runs one Conv several times on new data, its three passes interleaved,
+// on the wide-grid paths (which keep zero borders and junk columns in their scratch
+// from call to call), the general path and the 1×1 direct one.
+func TestConvReuse(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, p := range []Params{
+		{Batch: 5, InChannels: 13, InH: 6, InW: 7, OutChannels: 9, KernelH: 3, KernelW: 3,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 2},
+		{Batch: 3, InChannels: 2, InH: 9, InW: 8, OutChannels: 5, KernelH: 3, KernelW: 3},
+		{Batch: 3, InChannels: 3, InH: 9, InW: 8, OutChannels: 5, KernelH: 3, KernelW: 2, StrideH: 2, PadLeft: 1},
+		{Batch: 2, InChannels: 7, InH: 5, InW: 3, OutChannels: 3, KernelH: 1, KernelW: 1},
+	} {
+		c, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 3 {
+			name := fmt.Sprintf("%+v round %d", p, round)
+			x, w, dy := random(r, p.InputLen()), random(r, p.WeightLen()), random(r, p.OutputLen())
+			wantY, wantDX, wantDW := naive(p, x, w, dy)
+			y, dx, dw := random(r, len(wantY)), random(r, len(wantDX)), random(r, len(wantDW))
+			if err := c.Forward(x, w, nil, y); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.BackwardData(dy, w, dx); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.BackwardFilter(x, dy, dw); err != nil {
+				t.Fatal(err)
+			}
+			compare(t, name+" y", y, wantY, 1e-4)
+			compare(t, name+" dx", dx, wantDX, 1e-4)
+			compare(t, name+" dw", dw, wantDW, 1e-4)
+		}
+	}
+}
+
+// TestBackwardFilterThreads checks that the weight gradient has the same bits whatever
+// the number of threads: the batch is summed in blocks that depend on the sizes alone.
+// The thread count follows GOMAXPROCS unless GML_THREADS fixes it.
+func TestBackwardFilterThreads(t *testing.T) {
+	if os.Getenv("GML_THREADS") != "" {
+		t.Skip("GML_THREADS fixes the thread count")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, p := range []Params{
+		{Batch: 33, InChannels: 13, InH: 9, InW: 9, OutChannels: 7, KernelH: 3, KernelW: 3},
+		{Batch: 20, InChannels: 1, InH: 12, InW: 12, OutChannels: 16, KernelH: 3, KernelW: 3},
+		{Batch: 9, InChannels: 3, InH: 9, InW: 9, OutChannels: 7, KernelH: 3, KernelW: 3, StrideH: 2, StrideW: 2},
+	} {
+		x, dy := random(r, p.InputLen()), random(r, p.OutputLen())
+		var first []float32
+		for _, threads := range []int{1, 2, 3, 8, 16} {
+			runtime.GOMAXPROCS(threads)
+			dw := make([]float32, p.WeightLen())
+			if err := BackwardFilter(p, x, dy, dw); err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = dw
+				continue
+			}
+			for i := range first {
+				if math.Float32bits(first[i]) != math.Float32bits(dw[i]) {
+					t.Fatalf("%+v: element %d is %g with 1 thread, %g with %d", p, i, first[i], dw[i], threads)
 				}
 			}
 		}

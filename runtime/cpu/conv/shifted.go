@@ -62,11 +62,15 @@ func newWindow(p Params) window {
 }
 
 // pad copies the channels of one image x into the interiors of the padded planes of
-// dst, whose borders stay as they are (zero).
-func (w window) pad(p Params, dst, x []float32) {
+// dst, one every stride elements, whose borders stay as they are (zero).
+func (w window) pad(p Params, dst, x []float32, stride int) {
 	for c := range p.InChannels {
+		if !w.padded {
+			copy(dst[c*stride:][:w.plane], x[c*w.plane:][:w.plane])
+			continue
+		}
 		for ih := range p.InH {
-			copy(dst[c*w.plane+(ih+p.PadTop)*w.wp+p.PadLeft:][:p.InW], x[(c*p.InH+ih)*p.InW:][:p.InW])
+			copy(dst[c*stride+(ih+p.PadTop)*w.wp+p.PadLeft:][:p.InW], x[(c*p.InH+ih)*p.InW:][:p.InW])
 		}
 	}
 }
@@ -145,10 +149,8 @@ func (s *shiftScratch) padded(g geometry, wd window, img []float32) []float32 {
 	if !wd.padded {
 		return img
 	}
-	if s.x == nil {
-		s.x = make([]float32, g.p.InChannels*wd.plane)
-	}
-	wd.pad(g.p, s.x, img)
+	s.x = grow(s.x, g.p.InChannels*wd.plane)
+	wd.pad(g.p, s.x, img, wd.plane)
 	return s.x
 }
 
@@ -158,9 +160,7 @@ func (s *shiftScratch) wideBuf(g geometry, wd window) []float32 {
 	if wd.n == g.plane {
 		return nil
 	}
-	if s.wide == nil {
-		s.wide = make([]float32, g.p.OutChannels*wd.n)
-	}
+	s.wide = grow(s.wide, g.p.OutChannels*wd.n)
 	return s.wide
 }
 
@@ -192,33 +192,6 @@ func (g geometry) forwardShifted(impl gemm.Impl, parallelGEMM bool, wd window, s
 // GEMM per kernel tap, whose rows are the input channels of a group: only with enough
 // channels to fill the micro-kernel's rows.
 func (g geometry) perTap() bool { return g.cg >= gemm.MicroRows() }
-
-// filterPerTap adds the weight gradient of image n to dwt, in tap-major order (see
-// tapMajor), one GEMM per group and tap: for tap t, dWᵀ_t (cg×kg) += X_t·dyᵀ, where X_t
-// is the input shifted by the tap's offset, a cg×n matrix with the padded plane as its
-// leading dimension, and dyᵀ is the image's output gradient transposed onto the wide
-// grid (junk rows zero). Both operands are plain matrices, so the GEMM reads them as
-// they are (no column matrix to pack at all) when they are small.
-func (g geometry) filterPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
-	n int, x, dy, dwt []float32) error {
-	p := g.p
-	taps := len(wd.offs)
-	src := s.padded(g, wd, x[n*g.inLen:][:g.inLen])
-	if s.wide == nil {
-		s.wide = make([]float32, wd.n*p.OutChannels)
-	}
-	wd.transposeWide(p, s.wide, dy[n*g.outLen:][:g.outLen])
-	for grp := range p.Groups {
-		b := gemm.Dense(s.wide[grp*g.kg:], p.OutChannels, false)
-		for t, off := range wd.offs {
-			if err := impl.SgemmPacked(parallelGEMM, false, g.cg, g.kg, wd.n, 1, src[grp*g.cg*wd.plane+off:], wd.plane,
-				b, 1, dwt[(grp*taps+t)*g.cg*g.kg:], g.kg); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // transposeWide writes the OutChannels planes of one image's y into dst transposed onto
 // the wide grid: dst[(o*wp + q)*OutChannels + k] = y[k][o][q]. Junk rows stay as they
@@ -257,11 +230,10 @@ func (g geometry) fromTapMajor(w, wt []float32) {
 	}
 }
 
-// tapMajor returns the weights rearranged for dataPerTap: for group grp and tap t, the
-// cg×kg matrix Wᵀ_tap at (grp*taps + t)*cg*kg, entry (c, k) = w[grp*kg + k][c][t].
-func (g geometry) tapMajor(w []float32) []float32 {
+// tapMajor writes the weights w rearranged for dataPerTap into wt: for group grp and tap
+// t, the cg×kg matrix Wᵀ_tap at (grp*taps + t)*cg*kg, entry (c, k) = w[grp*kg + k][c][t].
+func (g geometry) tapMajor(wt, w []float32) {
 	taps := g.p.KernelH * g.p.KernelW
-	wt := make([]float32, len(w))
 	for grp := range g.p.Groups {
 		for k := range g.kg {
 			for c := range g.cg {
@@ -272,7 +244,6 @@ func (g geometry) tapMajor(w []float32) []float32 {
 			}
 		}
 	}
-	return wt
 }
 
 // dataPerTap computes image n of dx (overwritten), one GEMM per group and tap, from the
@@ -289,9 +260,7 @@ func (g geometry) dataPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *sh
 	img := dx[n*g.inLen:][:g.inLen]
 	dst := img
 	if wd.padded {
-		if s.x == nil {
-			s.x = make([]float32, p.InChannels*wd.plane)
-		}
+		s.x = grow(s.x, p.InChannels*wd.plane)
 		dst = s.x
 	}
 	clear(dst)

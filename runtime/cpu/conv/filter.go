@@ -1,0 +1,200 @@
+package conv
+
+import (
+	"fmt"
+
+	"github.com/gml-dev/gml/runtime/cpu/gemm"
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+)
+
+// The weight gradient sums over the batch, so it cannot be split by images the way the
+// forward pass is without a reduction. The batch is cut into a number of blocks that
+// depends on the sizes alone (filterBlocks), never on the thread count; each block sums
+// its images into a partial gradient of its own, and the partials are added in block
+// order. The gradient is therefore the same bits whatever GML_THREADS says and however
+// the blocks are shared out, and sixteen threads have sixteen blocks to work on.
+//
+// On the per-tap path (unit strides, at least gemm.MicroRows() input channels per
+// group) a block is one GEMM per group and tap over all its images at once: the input
+// is laid out channel by channel with the block's padded images one after another
+// (filterScratch.xs) and the output gradient transposed onto the wide grid image after
+// image (filterScratch.dyT), so tap t's X_t is a single cg×K matrix with K about the
+// block's images times the padded plane, and so is dyᵀ. One long GEMM per (block,
+// group, tap) replaces one short one per image, and the (block, tap) items, all
+// independent, keep every worker busy.
+
+const (
+	// maxFilterBlocks bounds the blocks of images: enough for sixteen workers.
+	maxFilterBlocks = 16
+	// minBlockK is the least GEMM depth (wide positions) worth a block of its own.
+	minBlockK = 256
+	// maxPartialFloats bounds the memory of the partial gradients.
+	maxPartialFloats = 4 << 20
+)
+
+// filterScratch is BackwardFilter's memory, kept from call to call.
+type filterScratch struct {
+	xs       []float32 // per-tap: each input channel's padded images in a row
+	dyT      []float32 // per-tap: dy transposed onto the wide grid, image after image
+	partials []float32 // one weight gradient per block
+}
+
+// filterBlocks returns the number of blocks of images the weight gradient is summed in:
+// at most maxFilterBlocks and the batch, few enough that each block's GEMMs are at least
+// minBlockK deep (k positions per image) and the partial sums stay within
+// maxPartialFloats.
+func (g geometry) filterBlocks(k int) int {
+	b := g.p.Batch
+	return max(1, min(b, maxFilterBlocks, b*k/minBlockK, maxPartialFloats/max(g.p.WeightLen(), 1)))
+}
+
+// BackwardFilter computes the gradient of the loss with respect to the weights, dw, from
+// the input x and the output gradient dy. dw is overwritten. The batch is summed in
+// blocks whose partial gradients are added in order (see filterBlocks), so the result
+// does not depend on the number of threads.
+func (c *Conv) BackwardFilter(x, dy, dw []float32) error {
+	p, g := c.p, c.g
+	if err := checkLens("BackwardFilter", p, operand{"x", len(x), p.InputLen()},
+		operand{"dy", len(dy), p.OutputLen()}, operand{"dw", len(dw), p.WeightLen()}); err != nil {
+		return err
+	}
+	if g.plane == 0 || g.crs == 0 || p.Batch == 0 {
+		clear(dw)
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	perTap := g.shifted() && g.perTap()
+	var err error
+	if perTap {
+		err = c.filterPerTap(x, dy, dw)
+	} else {
+		err = c.filterImages(x, dy, dw)
+	}
+	if err != nil {
+		return fmt.Errorf("conv.BackwardFilter: %w", err)
+	}
+	return nil
+}
+
+// partials returns blocks partial gradients, the first being first (nil: scratch too).
+func (c *Conv) partials(blocks int, first []float32) [][]float32 {
+	n := c.p.WeightLen()
+	rest := 0
+	if first != nil {
+		rest = n
+	}
+	c.filter.partials = grow(c.filter.partials, blocks*n-rest)
+	parts := make([][]float32, blocks)
+	for b := range parts {
+		if b == 0 && first != nil {
+			parts[b] = first
+			continue
+		}
+		parts[b] = c.filter.partials[b*n-rest:][:n]
+	}
+	return parts
+}
+
+// blockImages returns the images [n0, n1) of block b of blocks.
+func (g geometry) blockImages(b, blocks int) (n0, n1 int) {
+	return b * g.p.Batch / blocks, (b + 1) * g.p.Batch / blocks
+}
+
+// filterImages is BackwardFilter image by image (depthwise loops, or the implicit GEMM
+// on the column matrix): each block adds its images' gradients into its partial, the
+// first block straight into dw.
+func (c *Conv) filterImages(x, dy, dw []float32) error {
+	g := c.g
+	impl := gemm.Default()
+	blocks := g.filterBlocks(g.plane)
+	parts := c.partials(blocks, dw)
+	var failed firstError
+	forEach(blocks, func(_, b int, parallelGEMM bool) {
+		sum := parts[b]
+		clear(sum)
+		n0, n1 := g.blockImages(b, blocks)
+		for n := n0; n < n1; n++ {
+			if g.directDepthwise() {
+				depthwiseFilter(g, x[n*g.inLen:][:g.inLen], dy[n*g.outLen:][:g.outLen], sum)
+				continue
+			}
+			if err := g.filterGEMM(impl, parallelGEMM, n, x, dy, sum); err != nil {
+				failed.set(err)
+				return
+			}
+		}
+	})
+	addPartials(dw, parts[1:])
+	return failed.err
+}
+
+// filterGEMM adds the weight gradient of image n to dw, one GEMM per group.
+func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, dy, dw []float32) error {
+	for grp := 0; grp < g.p.Groups; grp++ {
+		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,
+			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(x[n*g.inLen:], grp, true),
+			1, dw[grp*g.kg*g.crs:], g.lda); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// filterPerTap is BackwardFilter on the wide grid, one GEMM per block, group and tap:
+// for tap t, dWᵀ_t (cg×kg) = X_t·dyᵀ over the block's images, in tap-major order (see
+// tapMajor), then added up in block order and rearranged into dw.
+func (c *Conv) filterPerTap(x, dy, dw []float32) error {
+	p, g, wd := c.p, c.g, c.wd
+	f := &c.filter
+	row := p.Batch * wd.plane // one input channel's padded images
+	f.xs = grow(f.xs, p.InChannels*row)
+	f.dyT = grow(f.dyT, row*p.OutChannels)
+	// The layouts, image by image. Borders and junk rows are never written, so they stay
+	// zero from the allocation on.
+	parallel.For(p.Batch, 1, func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			wd.pad(p, f.xs[n*wd.plane:], x[n*g.inLen:][:g.inLen], row)
+			wd.transposeWide(p, f.dyT[n*wd.plane*p.OutChannels:], dy[n*g.outLen:][:g.outLen])
+		}
+	})
+	impl := gemm.Default()
+	taps := len(wd.offs)
+	blocks := g.filterBlocks(wd.plane)
+	parts := c.partials(blocks, nil)
+	items := blocks * p.Groups * taps
+	var failed firstError
+	forEach(items, func(_, i int, parallelGEMM bool) {
+		b, gt := i/(p.Groups*taps), i%(p.Groups*taps)
+		grp, t := gt/taps, gt%taps
+		n0, n1 := g.blockImages(b, blocks)
+		k := (n1-n0-1)*wd.plane + wd.n
+		a := f.xs[grp*g.cg*row+n0*wd.plane+wd.offs[t]:]
+		bm := gemm.Dense(f.dyT[n0*wd.plane*p.OutChannels+grp*g.kg:], p.OutChannels, false)
+		if err := impl.SgemmPacked(parallelGEMM, false, g.cg, g.kg, k, 1, a, row,
+			bm, 0, parts[b][gt*g.cg*g.kg:], g.kg); err != nil {
+			failed.set(err)
+		}
+	})
+	if failed.err != nil {
+		return failed.err
+	}
+	addPartials(parts[0], parts[1:])
+	clear(dw)
+	g.fromTapMajor(dw, parts[0])
+	return nil
+}
+
+// addPartials adds the partial sums parts, in order, into dst, splitting the elements
+// between workers: each element is summed in the same order as serially, so the result
+// does not depend on the split, and with many threads the sum is not left to one.
+func addPartials(dst []float32, parts [][]float32) {
+	parallel.For(len(dst), 1<<14, func(lo, hi int) {
+		d := dst[lo:hi]
+		for _, s := range parts {
+			for i, v := range s[lo:hi] {
+				d[i] += v
+			}
+		}
+	})
+}
