@@ -15,18 +15,19 @@ import (
 // the blocks are shared out, and sixteen threads have sixteen blocks to work on.
 //
 // On the per-tap path (unit strides, at least gemm.MicroRows() input channels per
-// group) a block is one GEMM per group and tap over all its images at once: the input
-// is laid out channel by channel with the block's padded images one after another
-// (filterScratch.xs) and the output gradient transposed onto the wide grid image after
-// image (filterScratch.dyT), so tap t's X_t is a single cg×K matrix with K about the
-// block's images times the padded plane, and so is dyᵀ. One long GEMM per (block,
-// group, tap) replaces one short one per image, and the (block, tap) items, all
-// independent, keep every worker busy.
+// group) the input is first laid out channel by channel with the padded images one
+// after another (filterScratch.xs) and the output gradient transposed onto the wide
+// grid image after image (filterScratch.dyT), in parallel over the images; then every
+// (block, group, tap) is an item of its own, one GEMM per image of the block: dWᵀ_t
+// (cg×kg) += X_t·dyᵀ, X_t the image's input shifted by the tap's offset. There are many
+// more items than workers, so a core slowed by another process delays the rest little.
+// The GEMMs stay one image deep: an image's operands fit in the first-level cache, and
+// one GEMM over a whole block's images (tried) ran 20% slower on the H200 host's Xeon.
 
 const (
 	// maxFilterBlocks bounds the blocks of images: enough for sixteen workers.
 	maxFilterBlocks = 16
-	// minBlockK is the least GEMM depth (wide positions) worth a block of its own.
+	// minBlockK is the least number of (wide) positions worth a block of its own.
 	minBlockK = 256
 	// maxPartialFloats bounds the memory of the partial gradients.
 	maxPartialFloats = 4 << 20
@@ -40,9 +41,8 @@ type filterScratch struct {
 }
 
 // filterBlocks returns the number of blocks of images the weight gradient is summed in:
-// at most maxFilterBlocks and the batch, few enough that each block's GEMMs are at least
-// minBlockK deep (k positions per image) and the partial sums stay within
-// maxPartialFloats.
+// at most maxFilterBlocks and the batch, few enough that each block holds at least
+// minBlockK positions (k per image) and the partial sums stay within maxPartialFloats.
 func (g geometry) filterBlocks(k int) int {
 	b := g.p.Batch
 	return max(1, min(b, maxFilterBlocks, b*k/minBlockK, maxPartialFloats/max(g.p.WeightLen(), 1)))
@@ -141,9 +141,9 @@ func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, dy, dw
 	return nil
 }
 
-// filterPerTap is BackwardFilter on the wide grid, one GEMM per block, group and tap:
-// for tap t, dWᵀ_t (cg×kg) = X_t·dyᵀ over the block's images, in tap-major order (see
-// tapMajor), then added up in block order and rearranged into dw.
+// filterPerTap is BackwardFilter on the wide grid, per block, group and tap: for tap t,
+// dWᵀ_t (cg×kg) = X_t·dyᵀ summed over the block's images in order, in tap-major order
+// (see tapMajor), then added up in block order and rearranged into dw.
 func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 	p, g, wd := c.p, c.g, c.wd
 	f := &c.filter
@@ -168,12 +168,16 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 		b, gt := i/(p.Groups*taps), i%(p.Groups*taps)
 		grp, t := gt/taps, gt%taps
 		n0, n1 := g.blockImages(b, blocks)
-		k := (n1-n0-1)*wd.plane + wd.n
-		a := f.xs[grp*g.cg*row+n0*wd.plane+wd.offs[t]:]
-		bm := gemm.Dense(f.dyT[n0*wd.plane*p.OutChannels+grp*g.kg:], p.OutChannels, false)
-		if err := impl.SgemmPacked(parallelGEMM, false, g.cg, g.kg, k, 1, a, row,
-			bm, 0, parts[b][gt*g.cg*g.kg:], g.kg); err != nil {
-			failed.set(err)
+		var beta float32 // the first image overwrites the partial, the others add
+		for n := n0; n < n1; n++ {
+			a := f.xs[grp*g.cg*row+n*wd.plane+wd.offs[t]:]
+			bm := gemm.Dense(f.dyT[n*wd.plane*p.OutChannels+grp*g.kg:], p.OutChannels, false)
+			if err := impl.SgemmPacked(parallelGEMM, false, g.cg, g.kg, wd.n, 1, a, row,
+				bm, beta, parts[b][gt*g.cg*g.kg:], g.kg); err != nil {
+				failed.set(err)
+				return
+			}
+			beta = 1
 		}
 	})
 	if failed.err != nil {
