@@ -200,16 +200,26 @@ func (w window) transposeWide(p Params, dst, y []float32) {
 	oh, ow, ch := p.OutH(), p.OutW(), p.OutChannels
 	plane := oh * ow
 	// Blocks of 8 channels: the reads walk 8 rows of y in step and each write fills 8
-	// consecutive floats.
-	for k0 := 0; k0 < ch; k0 += 8 {
-		kn := min(8, ch-k0)
+	// consecutive floats; full blocks through fixed-size arrays, free of bounds checks.
+	full := ch / 8 * 8
+	for k0 := 0; k0 < full; k0 += 8 {
+		var rows [8][]float32
+		for k := range rows {
+			rows[k] = y[(k0+k)*plane:][:plane]
+		}
 		for o := range oh {
 			for q := range ow {
-				d := dst[(o*w.wp+q)*ch+k0:][:kn]
-				src := y[k0*plane+o*ow+q:]
-				for k := range d {
-					d[k] = src[k*plane]
-				}
+				i := o*ow + q
+				d := (*[8]float32)(dst[(o*w.wp+q)*ch+k0:])
+				d[0], d[1], d[2], d[3] = rows[0][i], rows[1][i], rows[2][i], rows[3][i]
+				d[4], d[5], d[6], d[7] = rows[4][i], rows[5][i], rows[6][i], rows[7][i]
+			}
+		}
+	}
+	for k := full; k < ch; k++ {
+		for o := range oh {
+			for q := range ow {
+				dst[(o*w.wp+q)*ch+k] = y[k*plane+o*ow+q]
 			}
 		}
 	}
