@@ -15,8 +15,9 @@ import (
 //     free of per-window bookkeeping: the forward pass reads two input rows and writes
 //     one output row; the max gradient writes every input element exactly once (the
 //     gradient at the window's first largest element, zero at the three others) instead
-//     of clearing the plane and scattering into it. Both take eight windows at a time in
-//     AVX2 assembly (pool_amd64.s) where package vec runs AVX2 or wider.
+//     of clearing the plane and scattering into it. Both take eight (or, in rows of 4 to
+//     7 windows, four) windows at a time in AVX2 assembly (pool_amd64.s) where package
+//     vec runs AVX2 or wider.
 //   - Other windows combine their input rows column by column into a line, then take each
 //     window's columns of that line: a k×k window costs about 2k operations, not k².
 
@@ -131,7 +132,7 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 }
 
 // max2x2Rows computes output rows [lo, hi) (numbered across planes) of a halving max
-// pool: eight windows at a time in assembly where the CPU has AVX2, the rest here.
+// pool: in assembly where the CPU has AVX2 (max2x2Vec), else here.
 func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
 	for r := lo; r < hi; r++ {
@@ -139,15 +140,7 @@ func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
 		top := X[(pl*h+2*oy)*w:][:2*ow]
 		bot := X[(pl*h+2*oy+1)*w:][:2*ow]
 		dst := Y[r*ow:][:ow]
-		done := 0
-		if poolAVX2 && ow >= 8 {
-			// The last eight windows again when ow is no multiple of 8: the overlap
-			// is computed twice, to the same values.
-			done = max2x2AVX2(dst, top, bot)
-			if done < ow {
-				done = ow - 8 + max2x2AVX2(dst[ow-8:], top[2*(ow-8):], bot[2*(ow-8):])
-			}
-		}
+		done := max2x2Vec(dst, top, bot)
 		for i := done; i < len(dst); i++ {
 			// Go's max is branch-free (a branch on the data mispredicts about half
 			// the time) and propagates NaN, as PyTorch does.
@@ -231,7 +224,8 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 // maxGrad2x2Rows writes the input gradient under output rows [lo, hi) (numbered across
 // planes) of a halving max pool, every element once: each window's gradient at its first
 // largest input and zero at the three others (eight windows at a time in assembly where
-// the CPU has AVX2), zero in the column and row no window covers under odd sizes. Here
+// the CPU has AVX2: maxGrad2x2Vec), zero in the column and row no window covers under
+// odd sizes. Here
 // the largest is chosen without branches (which of four values is largest is random, and
 // a branch on it mispredicts about half the time).
 func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
@@ -242,14 +236,7 @@ func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
 		top, bot := X[at:][:2*ow], X[at+w:][:2*ow]
 		dtop, dbot := DX[at:][:w], DX[at+w:][:w]
 		g := GY[r*ow:][:ow]
-		done := 0
-		if poolAVX2 && ow >= 8 {
-			// The last eight windows again when ow is no multiple of 8 (see max2x2Rows).
-			done = maxGrad2x2AVX2(dtop, dbot, top, bot, g)
-			if done < ow {
-				done = ow - 8 + maxGrad2x2AVX2(dtop[2*(ow-8):], dbot[2*(ow-8):], top[2*(ow-8):], bot[2*(ow-8):], g[ow-8:])
-			}
-		}
+		done := maxGrad2x2Vec(dtop, dbot, top, bot, g)
 		for i := done; i < len(g); i++ {
 			// Offsets in the two rows of the window's four inputs: 2i, 2i+1, w+2i, w+2i+1.
 			sel, m := pick(0, top[2*i], 1, top[2*i+1])

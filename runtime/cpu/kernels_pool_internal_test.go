@@ -10,8 +10,9 @@ import (
 )
 
 // halvingShapes are inputs of 2×2 pools with stride 2: rows shorter than the assembly's
-// eight windows, rows of several vectors and a tail, odd heights and widths.
-var halvingShapes = []tensor.Shape{{1, 1, 6, 8}, {2, 3, 7, 9}, {1, 2, 2, 3}, {2, 2, 5, 33}, {1, 3, 6, 50}, {1, 1, 3, 16}, {3, 2, 27, 26}}
+// vectors of four and eight windows, rows of several vectors and a tail, odd heights
+// and widths.
+var halvingShapes = []tensor.Shape{{1, 1, 6, 8}, {2, 3, 7, 9}, {1, 2, 2, 3}, {2, 2, 5, 33}, {1, 3, 6, 50}, {1, 1, 3, 16}, {3, 2, 27, 26}, {2, 2, 11, 11}, {1, 2, 4, 14}}
 
 // forBothPools runs f with the halving pools' assembly off and, where the machine has
 // it, on.

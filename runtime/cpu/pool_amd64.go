@@ -5,14 +5,62 @@ package cpu
 import "github.com/gml-dev/gml/runtime/cpu/vec"
 
 // The assembly of pool_amd64.s. Each handles the first len(dst) (len(g)) windows rounded
-// down to a multiple of 8, reading 2 inputs per window from each of top and bot (which
-// must hold them), and returns that count; the caller does the rest in Go.
+// down to a multiple of 8 (of 4 for the x4 forms), reading 2 inputs per window from each
+// of top and bot (which must hold them), and returns that count.
 
 //go:noescape
 func max2x2AVX2(dst, top, bot []float32) int
 
 //go:noescape
 func maxGrad2x2AVX2(dtop, dbot, top, bot, g []float32) int
+
+//go:noescape
+func max2x2x4AVX2(dst, top, bot []float32) int
+
+//go:noescape
+func maxGrad2x2x4AVX2(dtop, dbot, top, bot, g []float32) int
+
+// max2x2Vec computes the windows of one output row of a halving max pool in assembly
+// and returns how many (all, or 0 when the row has fewer than 4 or poolAVX2 is off).
+// A row that is no multiple of the vector's windows takes its last vector again: the
+// overlap is computed twice, to the same values.
+func max2x2Vec(dst, top, bot []float32) int {
+	ow := len(dst)
+	switch {
+	case !poolAVX2 || ow < 4:
+		return 0
+	case ow >= 8:
+		if max2x2AVX2(dst, top, bot) < ow {
+			max2x2AVX2(dst[ow-8:], top[2*(ow-8):], bot[2*(ow-8):])
+		}
+	default:
+		if max2x2x4AVX2(dst, top, bot) < ow {
+			max2x2x4AVX2(dst[ow-4:], top[2*(ow-4):], bot[2*(ow-4):])
+		}
+	}
+	return ow
+}
+
+// maxGrad2x2Vec is max2x2Vec for the gradient: it writes the two input rows of dtop and
+// dbot under the windows of g.
+func maxGrad2x2Vec(dtop, dbot, top, bot, g []float32) int {
+	ow := len(g)
+	switch {
+	case !poolAVX2 || ow < 4:
+		return 0
+	case ow >= 8:
+		if maxGrad2x2AVX2(dtop, dbot, top, bot, g) < ow {
+			o := ow - 8
+			maxGrad2x2AVX2(dtop[2*o:], dbot[2*o:], top[2*o:], bot[2*o:], g[o:])
+		}
+	default:
+		if maxGrad2x2x4AVX2(dtop, dbot, top, bot, g) < ow {
+			o := ow - 4
+			maxGrad2x2x4AVX2(dtop[2*o:], dbot[2*o:], top[2*o:], bot[2*o:], g[o:])
+		}
+	}
+	return ow
+}
 
 // poolAVX2 says whether the halving pools use the assembly: wherever package vec runs
 // AVX2 or wider (GML_SIMD=go turns it off). A variable, so tests run both codes.

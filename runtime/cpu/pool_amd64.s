@@ -109,3 +109,97 @@ gradloop:
 
 graddone:
 	RET
+
+// The same four windows at a time in 128-bit registers, for rows of 4 to 7 windows.
+// VSHUFPS on a 128-bit register keeps the windows in order: no VPERMPD.
+
+// func max2x2x4AVX2(dst, top, bot []float32) int
+TEXT ·max2x2x4AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ top_base+24(FP), SI
+	MOVQ bot_base+48(FP), DX
+	SHRQ $2, CX
+	MOVQ CX, AX
+	SHLQ $2, AX
+	MOVQ AX, ret+72(FP)
+	TESTQ CX, CX
+	JZ max4done
+
+max4loop:
+	VMOVUPS (SI), X0
+	VMOVUPS 16(SI), X1
+	VMOVUPS (DX), X2
+	VMOVUPS 16(DX), X3
+	MAXN(X0, X2, X4, X6)
+	MAXN(X1, X3, X5, X7)
+	VSHUFPS $0x88, X5, X4, X0
+	VSHUFPS $0xDD, X5, X4, X1
+	MAXN(X0, X1, X2, X6)
+	VMOVUPS X2, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $16, DI
+	DECQ CX
+	JNZ max4loop
+
+max4done:
+	RET
+
+// func maxGrad2x2x4AVX2(dtop, dbot, top, bot, g []float32) int
+TEXT ·maxGrad2x2x4AVX2(SB), NOSPLIT, $0-128
+	MOVQ dtop_base+0(FP), DI
+	MOVQ dbot_base+24(FP), R8
+	MOVQ top_base+48(FP), SI
+	MOVQ bot_base+72(FP), DX
+	MOVQ g_base+96(FP), R9
+	MOVQ g_len+104(FP), CX
+	SHRQ $2, CX
+	MOVQ CX, AX
+	SHLQ $2, AX
+	MOVQ AX, ret+120(FP)
+	TESTQ CX, CX
+	JZ grad4done
+
+grad4loop:
+	VMOVUPS (SI), X0
+	VMOVUPS 16(SI), X1
+	VMOVUPS (DX), X2
+	VMOVUPS 16(DX), X3
+	VSHUFPS $0x88, X1, X0, X4
+	VSHUFPS $0xDD, X1, X0, X5
+	VSHUFPS $0x88, X3, X2, X6
+	VSHUFPS $0xDD, X3, X2, X7
+	VMOVAPS X4, X8
+	VCMPPS $0x1E, X8, X5, X9
+	VBLENDVPS X9, X5, X8, X8
+	VCMPPS $0x1E, X8, X6, X10
+	VBLENDVPS X10, X6, X8, X8
+	VCMPPS $0x1E, X8, X7, X11
+	VANDNPS X10, X11, X12
+	VORPS X10, X11, X13
+	VANDNPS X9, X13, X14
+	VORPS X9, X13, X15
+	VMOVUPS (R9), X0
+	VANDNPS X0, X15, X1
+	VANDPS X0, X14, X2
+	VANDPS X0, X12, X3
+	VANDPS X0, X11, X4
+	VUNPCKLPS X2, X1, X5
+	VUNPCKHPS X2, X1, X6
+	VUNPCKLPS X4, X3, X7
+	VUNPCKHPS X4, X3, X8
+	VMOVUPS X5, (DI)
+	VMOVUPS X6, 16(DI)
+	VMOVUPS X7, (R8)
+	VMOVUPS X8, 16(R8)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	ADDQ $32, R8
+	ADDQ $16, R9
+	DECQ CX
+	JNZ grad4loop
+
+grad4done:
+	RET
