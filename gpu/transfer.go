@@ -31,6 +31,8 @@ import (
 	"unsafe"
 
 	vk "github.com/goki/vulkan"
+
+	"github.com/gml-dev/gml/internal/sysmem"
 )
 
 // staging is a host-visible buffer reused for uploads and downloads on devices whose
@@ -88,7 +90,7 @@ func (d *Device) hostBuffer(size uint64, usage vk.BufferUsageFlagBits, what stri
 		return nil, nil, nil, fmt.Errorf("gpu: the device has no host-visible coherent memory for %s", what)
 	}
 	var mem vk.DeviceMemory
-	if err := check(vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: idx}, nil, &mem), "vkAllocateMemory ("+what+", "+FormatBytes(size)+")"); err != nil {
+	if err := check(vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: idx}, nil, &mem), "vkAllocateMemory ("+what+", "+sysmem.FormatBytes(size)+")"); err != nil {
 		vk.DestroyBuffer(d.dev, buf, nil)
 		return nil, nil, nil, err
 	}
