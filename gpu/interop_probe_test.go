@@ -78,8 +78,9 @@ func TestHandoverProbe(t *testing.T) {
 			t.Fatal(err)
 		}
 		spin(tl, v)
-		vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0))
-		vk.ResetFences(d.dev, 1, []vk.Fence{d.fence})
+		if err := d.waitFence(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	engine := func(wait, signal uint64) {
 		t.Helper()
