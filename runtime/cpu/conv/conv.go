@@ -106,10 +106,6 @@ func New(p Params) (*Conv, error) {
 	return c, nil
 }
 
-// Params returns the convolution's parameters (normalized: no zero strides, dilations or
-// groups).
-func (c *Conv) Params() Params { return c.p }
-
 // perWorker returns the first n of *bufs, growing it to n.
 func perWorker[T any](bufs *[]T, n int) []T {
 	if len(*bufs) < n {

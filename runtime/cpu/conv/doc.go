@@ -12,13 +12,17 @@
 //     written out: fieldPanel packs GEMM's B panels straight from the input
 //     (gemm.SgemmPacked with a gemm.BPacker), which halves the memory traffic of
 //     im2col-then-pack. The product lands directly in NCHW order.
-//   - Parallelism: with at least two images, workers take whole images from a counter
-//     and run their GEMMs on their own goroutine (per-worker buffers); a single image
-//     instead lets its GEMMs split between workers. The weight gradient is the
-//     exception to the counter: each worker sums a fixed block of images and the
-//     partial gradients are added in worker order, so the gradient, and training, are
-//     bit-identical from run to run for a given number of workers (taken from the
-//     counter, which images a worker sums would vary with timing).
+//   - Parallelism: with at least two images, workers take whole images (the weight
+//     gradient: items of a block of images) from a counter and run their GEMMs on their
+//     own goroutine (per-worker buffers); a single image instead lets its GEMMs split
+//     between workers.
+//   - The weight gradient sums the batch in blocks whose number depends on the sizes
+//     alone (filter.go), each into a partial gradient of its own, added in block order:
+//     the gradient, and training, have the same bits whatever the thread count and
+//     however the blocks are shared out.
+//   - A Conv (New) keeps its scratch memory from call to call; the CPU backend builds one
+//     per graph node when it prepares a program, so training steps allocate nothing. The
+//     package-level functions build a Conv per call.
 //   - A 1×1 kernel with unit stride and no padding uses the input as its own column
 //     matrix (gemm.Dense).
 //   - Other unit-stride convolutions (the usual 3×3 "same" and "valid" layers) run on a
@@ -26,11 +30,12 @@
 //     length, every row of the column matrix is a contiguous run of the (padded) input
 //     shifted by its tap's offset. Forward packs B with contiguous copies and narrows the
 //     result into y. With at least gemm.MicroRows() input channels per group, the two
-//     gradients run one GEMM per kernel tap on plain matrices: the weight gradient of
-//     tap t is X_t·dyᵀ (X_t the input shifted by the tap), and the input gradient adds
-//     Wᵀ_t·dy straight into the input gradient at the tap's offset, so there is neither
-//     a column matrix to pack nor a col2im scatter. Padded inputs are copied once into a
-//     zero-bordered buffer per image. Fewer channels, strides and the general case take
+//     gradients run one GEMM per image and kernel tap on plain matrices: the weight
+//     gradient of tap t is X_t·dyᵀ (X_t the input shifted by the tap; the batch laid out
+//     once, each channel's padded images in a row, and every (block, group, tap) an item
+//     of its own), and the input gradient adds Wᵀ_t·dy straight into the input gradient
+//     at the tap's offset, so there is neither a column matrix to pack nor a col2im
+//     scatter. Padded inputs are copied once into zero-bordered buffers. Fewer channels, strides and the general case take
 //     the implicit GEMM below.
 //   - BackwardData on the general path is the adjoint: GEMM with the transposed weights
 //     into a per-worker column buffer, then col2im (scatter-add) into the input gradient.

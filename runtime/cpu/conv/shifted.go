@@ -16,8 +16,9 @@ import "github.com/gml-dev/gml/runtime/cpu/gemm"
 //   - With at least gemm.MicroRows() input channels per group (perTap), the gradients run
 //     one GEMM per group and tap on plain matrices, which the GEMM reads where they lie:
 //     the weight gradient of tap t is X_t·dyᵀ, X_t the input shifted by the tap's offset
-//     (a matrix whose leading dimension is the padded plane) and dyᵀ the output gradient
-//     transposed onto the wide grid; the input gradient at the shifted positions is
+//     (a matrix whose leading dimension is the padded plane, or a row of padded images
+//     in filter.go's layout) and dyᵀ the output gradient transposed onto the wide grid;
+//     the input gradient at the shifted positions is
 //     likewise a matrix, and Wᵀ_t·dy_wide adds into it in place (the junk columns of
 //     dy_wide are zero and add nothing), so there is no col2im.
 // A padded convolution first copies each image into a zero-bordered buffer (and the
