@@ -16,7 +16,7 @@ import (
 // the blocks are shared out, and sixteen threads have sixteen blocks to work on.
 //
 // On the per-tap path (unit strides, at least gemm.MicroRows() input channels per
-// group) the input is first laid out channel by channel with the padded images one
+// group) a padded input is first laid out channel by channel with the padded images one
 // after another (filterScratch.xs) and the output gradient transposed onto the wide
 // grid image after image (filterScratch.dyT), in parallel over the images; then every
 // (block, group, tap) is an item of its own, one GEMM per image of the block: dWᵀ_t
@@ -148,15 +148,24 @@ func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, dy, dw
 func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 	p, g, wd := c.p, c.g, c.wd
 	f := &c.filter
-	row := p.Batch * wd.plane // one input channel's padded images
-	f.xs = grow(f.xs, p.InChannels*row)
-	f.dyT = grow(f.dyT, row*p.OutChannels)
+	// Without padding each image is read where it lies; with it, each channel's padded
+	// images are laid out in a row. dyT holds each image's wide rows (wd.n of them).
+	xs, ld, image := x, wd.plane, g.inLen // the input, its leading dimension and image stride
+	if wd.padded {
+		row := p.Batch * wd.plane
+		f.xs = grow(f.xs, p.InChannels*row)
+		xs, ld, image = f.xs, row, wd.plane
+	}
+	wideLen := wd.n * p.OutChannels
+	f.dyT = grow(f.dyT, p.Batch*wideLen)
 	// The layouts, image by image. Borders and junk rows are never written, so they stay
 	// zero from the allocation on.
 	parallel.For(p.Batch, 1, func(lo, hi int) {
 		for n := lo; n < hi; n++ {
-			wd.pad(p, f.xs[n*wd.plane:], x[n*g.inLen:][:g.inLen], row)
-			wd.transposeWide(p, f.dyT[n*wd.plane*p.OutChannels:], dy[n*g.outLen:][:g.outLen])
+			if wd.padded {
+				wd.pad(p, f.xs[n*wd.plane:], x[n*g.inLen:][:g.inLen], ld)
+			}
+			wd.transposeWide(p, f.dyT[n*wideLen:][:wideLen], dy[n*g.outLen:][:g.outLen])
 		}
 	})
 	impl := gemm.Default()
@@ -171,9 +180,9 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 		n0, n1 := g.blockImages(b, blocks)
 		var beta float32 // the first image overwrites the partial, the others add
 		for n := n0; n < n1; n++ {
-			a := f.xs[grp*g.cg*row+n*wd.plane+wd.offs[t]:]
-			bm := gemm.Dense(f.dyT[n*wd.plane*p.OutChannels+grp*g.kg:], p.OutChannels, false)
-			if err := impl.SgemmPacked(parallelGEMM, false, g.cg, g.kg, wd.n, 1, a, row,
+			a := xs[n*image+grp*g.cg*ld+wd.offs[t]:]
+			bm := gemm.Dense(f.dyT[n*wideLen+grp*g.kg:], p.OutChannels, false)
+			if err := impl.SgemmPacked(parallelGEMM, false, g.cg, g.kg, wd.n, 1, a, ld,
 				bm, beta, parts[b][gt*g.cg*g.kg:], g.kg); err != nil {
 				failed.set(err)
 				return

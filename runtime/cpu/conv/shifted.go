@@ -66,10 +66,6 @@ func newWindow(p Params) window {
 // dst, one every stride elements, whose borders stay as they are (zero).
 func (w window) pad(p Params, dst, x []float32, stride int) {
 	for c := range p.InChannels {
-		if !w.padded {
-			copy(dst[c*stride:][:w.plane], x[c*w.plane:][:w.plane])
-			continue
-		}
 		for ih := range p.InH {
 			copy(dst[c*stride+(ih+p.PadTop)*w.wp+p.PadLeft:][:p.InW], x[(c*p.InH+ih)*p.InW:][:p.InW])
 		}
