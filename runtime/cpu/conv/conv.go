@@ -75,8 +75,8 @@ func workersFor(count int) int { return max(1, min(parallel.Workers(), count)) }
 // Conv is a convolution of fixed Params together with the scratch memory its kernels
 // reuse from call to call (padded images, wide-grid planes, column buffers, the weight
 // gradient's partial sums). The memory is allocated at the first call that needs it and
-// kept, so a Conv built once per graph node allocates nothing per training step. A Conv
-// runs one call at a time: concurrent calls wait for each other.
+// kept, so a Conv built once per graph node allocates no scratch per training step. A
+// Conv runs one call at a time: concurrent calls wait for each other.
 type Conv struct {
 	p  Params
 	g  geometry

@@ -21,8 +21,8 @@
 //     the gradient, and training, have the same bits whatever the thread count and
 //     however the blocks are shared out.
 //   - A Conv (New) keeps its scratch memory from call to call; the CPU backend builds one
-//     per graph node when it prepares a program, so training steps allocate nothing. The
-//     package-level functions build a Conv per call.
+//     per graph node when it prepares a program, so training steps allocate no scratch.
+//     The package-level functions build a Conv per call.
 //   - A 1×1 kernel with unit stride and no padding uses the input as its own column
 //     matrix (gemm.Dense).
 //   - Other unit-stride convolutions (the usual 3×3 "same" and "valid" layers) run on a
