@@ -1,6 +1,7 @@
 package conv
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -368,5 +369,47 @@ func TestBackwardFilterThreads(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestConvConcurrent calls one Conv from several goroutines at once, each with its own
+// data: the calls share the Conv's scratch, so they must take turns.
+func TestConvConcurrent(t *testing.T) {
+	p := Params{Batch: 4, InChannels: 13, InH: 6, InW: 7, OutChannels: 9, KernelH: 3, KernelW: 3,
+		PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1}
+	c, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	type job struct{ x, w, dy, y, dx, dw []float32 }
+	jobs := make([]job, 4)
+	for i := range jobs {
+		jobs[i] = job{x: random(r, p.InputLen()), w: random(r, p.WeightLen()), dy: random(r, p.OutputLen()),
+			y: make([]float32, p.OutputLen()), dx: make([]float32, p.InputLen()), dw: make([]float32, p.WeightLen())}
+	}
+	errs := make(chan error, len(jobs))
+	for i := range jobs {
+		go func(j job) {
+			for range 5 {
+				if err := errors.Join(c.Forward(j.x, j.w, nil, j.y), c.BackwardData(j.dy, j.w, j.dx),
+					c.BackwardFilter(j.x, j.dy, j.dw)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(jobs[i])
+	}
+	for range jobs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, j := range jobs {
+		y, dx, dw := naive(p, j.x, j.w, j.dy)
+		compare(t, fmt.Sprintf("job %d y", i), j.y, y, 1e-4)
+		compare(t, fmt.Sprintf("job %d dx", i), j.dx, dx, 1e-4)
+		compare(t, fmt.Sprintf("job %d dw", i), j.dw, dw, 1e-4)
 	}
 }
