@@ -194,7 +194,6 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 		return failed.err
 	}
 	addPartials(parts[0], parts[1:])
-	clear(dw)
 	g.fromTapMajor(dw, parts[0])
 	return nil
 }

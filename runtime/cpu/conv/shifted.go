@@ -1,6 +1,9 @@
 package conv
 
-import "github.com/gml-dev/gml/runtime/cpu/gemm"
+import (
+	"github.com/gml-dev/gml/runtime/cpu/gemm"
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+)
 
 // Unit-stride convolutions (every stride 1: the 3×3 "same" and "valid" layers of most
 // CNNs) run on a wide output grid, which turns im2col into plain shifted reads of the
@@ -222,19 +225,21 @@ func (w window) transposeWide(p Params, dst, y []float32) {
 	}
 }
 
-// fromTapMajor adds the tap-major weights wt (see tapMajor) into w in its own order.
+// fromTapMajor writes the tap-major weights wt (see tapMajor) into w in its own order,
+// split between workers by output channel.
 func (g geometry) fromTapMajor(w, wt []float32) {
 	taps := g.p.KernelH * g.p.KernelW
-	for grp := range g.p.Groups {
-		for k := range g.kg {
+	parallel.For(g.p.OutChannels, max(1, 1<<13/max(g.cg*taps, 1)), func(lo, hi int) {
+		for kk := lo; kk < hi; kk++ { // kk = grp*kg + k
+			grp, k := kk/g.kg, kk%g.kg
 			for c := range g.cg {
-				dst := w[((grp*g.kg+k)*g.cg+c)*taps:][:taps]
+				dst := w[(kk*g.cg+c)*taps:][:taps]
 				for t := range dst {
-					dst[t] += wt[((grp*taps+t)*g.cg+c)*g.kg+k]
+					dst[t] = wt[((grp*taps+t)*g.cg+c)*g.kg+k]
 				}
 			}
 		}
-	}
+	})
 }
 
 // tapMajor writes the weights w rearranged for dataPerTap into wt: for group grp and tap
