@@ -34,9 +34,10 @@ func dropoutFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, erro
 	var draw tensor.DropoutDraw
 	body := func(lo, hi int) {
 		draw := draw // a local the compiler keeps in registers
+		seedHash, threshold := draw.Params()
 		d := d[lo:hi]
 		if x == nil {
-			for j := range d {
+			for j := vec.DropoutVectors(d, nil, uint32(lo), seedHash, threshold, scale); j < len(d); j++ {
 				d[j] = 0
 				if draw.Keep(uint32(lo + j)) {
 					d[j] = scale
@@ -45,7 +46,7 @@ func dropoutFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, erro
 			return
 		}
 		x := x[lo:hi]
-		for j := range d {
+		for j := vec.DropoutVectors(d, x, uint32(lo), seedHash, threshold, scale); j < len(d); j++ {
 			v := x[j] * scale
 			if !draw.Keep(uint32(lo + j)) {
 				v = 0

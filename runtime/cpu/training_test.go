@@ -1,31 +1,54 @@
 package cpu_test
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/gml-dev/gml/tensor"
 )
 
+// TestDropoutKernels checks dropout and its mask against tensor.DropoutKeep bit for bit,
+// on ragged sizes and one the threads split (at points that are not whole vectors).
 func TestDropoutKernels(t *testing.T) {
 	const rate = 0.3
-	e := newEnv(t)
-	x, xv := e.f32(1000)
-	seed := e.feed(tensor.I32, []float64{42}, 1)
-	res := e.run(tensor.Dropout(x, seed, rate), tensor.DropoutMask(x, seed, rate))
-	want, mask := make([]float64, len(xv)), make([]float64, len(xv))
-	kept := 0
-	for i, v := range xv {
-		if tensor.DropoutKeep(42, uint32(i), rate) {
-			mask[i] = float64(float32(1 / (1 - rate)))
-			want[i] = float64(float32(v) * float32(mask[i]))
-			kept++
+	for _, n := range []int{1, 7, 33, 257, 1000, 40003} {
+		e := newEnv(t)
+		x, xv := e.f32(n)
+		seed := e.feed(tensor.I32, []float64{42}, 1)
+		res := e.run(tensor.Dropout(x, seed, rate), tensor.DropoutMask(x, seed, rate))
+		want, mask := make([]float64, len(xv)), make([]float64, len(xv))
+		kept := 0
+		for i, v := range xv {
+			if tensor.DropoutKeep(42, uint32(i), rate) {
+				mask[i] = float64(float32(1 / (1 - rate)))
+				want[i] = float64(float32(v) * float32(mask[i]))
+				kept++
+			}
+		}
+		check(t, fmt.Sprintf("dropout n=%d", n), res[0], tensor.Shape{n}, want, 0)
+		check(t, fmt.Sprintf("dropout mask n=%d", n), res[1], tensor.Shape{n}, mask, 0)
+		if n >= 1000 && math.Abs(float64(kept)/float64(n)-(1-rate)) > 0.05 {
+			t.Errorf("n=%d: kept %d at rate %v", n, kept, rate)
 		}
 	}
-	check(t, "dropout", res[0], tensor.Shape{1000}, want, 0)
-	check(t, "dropout mask", res[1], tensor.Shape{1000}, mask, 0)
-	if kept < 650 || kept > 750 {
-		t.Errorf("kept %d of 1000 at rate %v", kept, rate)
+}
+
+// TestTrainingKernelsOnEveryPath reruns the training and softmax kernel tests in child
+// processes with the vector code capped at each level below the machine's (GML_SIMD),
+// so the Go code and the AVX2 assembly run on an AVX-512 machine too.
+func TestTrainingKernelsOnEveryPath(t *testing.T) {
+	if os.Getenv("GML_TEST_CHILD") != "" {
+		t.Skip("in a child process already")
+	}
+	for _, env := range []string{"GML_SIMD=go", "GML_SIMD=avx2"} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^(TestDropoutKernels|TestOptimizerKernels|TestSoftmaxKernels)$", "-test.count=1")
+		cmd.Env = append(os.Environ(), env, "GML_TEST_CHILD=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", env, err, out)
+		}
 	}
 }
 
