@@ -15,12 +15,7 @@ type AdamConsts [10]float32
 //	g' = g + wd·p;  m = β1·m + (1-β1)·g';  v = β2·v + (1-β2)·g'·g'
 //	p  = p·decay - lr·(m·c1) / (√(v·c2) + ε)
 //
-// Subnormal numbers count as zero, as operands and as results (x86's MXCSR DAZ and FTZ
-// modes, which the assembly sets for its loop): the moments of a parameter whose
-// gradient has become zero (a dead ReLU unit) decay geometrically through the subnormal
-// range, where Intel cores take a microcode assist per operation, which made the update
-// 10-40 times slower. A subnormal moment moves the parameter by less than lr·1e-38/ε,
-// so flushing it changes nothing a model can see.
+// Subnormal numbers count as zero, as operands and as results (ftz.go says why).
 func AdamStep(c *AdamConsts, p, g, m, v []float32) {
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
 	i := 0
@@ -39,56 +34,12 @@ func adamGo(c *AdamConsts, p, g, m, v []float32) {
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
 	for i := range p {
 		pi := daz(p[i])
-		gi := daz(g[i]) + mulFTZ(wd, pi) // a sum of float32s is never tiny unless subnormal
-		gi = ftz(gi)
-		mi := ftz(mulFTZ(b1, daz(m[i])) + mulFTZ(nb1, gi))
-		vi := ftz(mulFTZ(b2, daz(v[i])) + mulFTZ(mulFTZ(nb2, gi), gi))
+		gi := addFTZ(daz(g[i]), mulFTZ(wd, pi))
+		mi := addFTZ(mulFTZ(b1, daz(m[i])), mulFTZ(nb1, gi))
+		vi := addFTZ(mulFTZ(b2, daz(v[i])), mulFTZ(mulFTZ(nb2, gi), gi))
 		m[i], v[i] = mi, vi
 		num := mulFTZ(mulFTZ(mi, c1), lr)
-		den := float32(math.Sqrt(float64(mulFTZ(vi, c2)))) + eps // √ of a normal is normal
-		p[i] = ftz(mulFTZ(pi, decay) - divFTZ(num, ftz(den)))
+		den := addFTZ(float32(math.Sqrt(float64(mulFTZ(vi, c2)))), eps) // √ of a float32 is never tiny
+		p[i] = subFTZ(mulFTZ(pi, decay), divFTZ(num, den))
 	}
-}
-
-// tinyBound is the largest magnitude that FTZ flushes: x86 detects tininess after
-// rounding, so a result flushes when, rounded to 24 bits with an unbounded exponent, it
-// is below the smallest normal 2⁻¹²⁶, which holds for exact results below 2⁻¹²⁶ - 2⁻¹⁵¹
-// (that one rounds to even, up to 2⁻¹²⁶).
-const tinyBound = 0x1p-126 - 0x1p-151
-
-// daz returns x, or a zero of its sign when x is subnormal.
-func daz(x float32) float32 {
-	if b := math.Float32bits(x); b&0x7f800000 == 0 {
-		return math.Float32frombits(b & 0x80000000)
-	}
-	return x
-}
-
-// ftz returns the rounded result r of an operation whose exact result is never
-// tiny-but-normal (sums and differences of float32s are multiples of 2⁻¹⁴⁹, so
-// one that rounds to ±2⁻¹²⁶ is exactly that), flushed when subnormal.
-func ftz(r float32) float32 { return daz(r) }
-
-// mulFTZ is a·b with x86's FTZ: the float64 product of two float32s is exact, and it
-// decides the one case rounding hides, a product that rounds up to ±2⁻¹²⁶.
-func mulFTZ(a, b float32) float32 {
-	r := float32(a * b)
-	if math.Abs(float64(r)) == 0x1p-126 && math.Abs(float64(a)*float64(b)) < tinyBound {
-		return math.Float32frombits(math.Float32bits(r) & 0x80000000)
-	}
-	return daz(r)
-}
-
-// divFTZ is a/b with x86's FTZ. When the quotient rounds to ±2⁻¹²⁶, the float64
-// quotient settles whether it is tiny, unless it equals the bound, where the exact
-// remainder of a fused multiply-add does.
-func divFTZ(a, b float32) float32 {
-	r := a / b
-	if math.Abs(float64(r)) == 0x1p-126 {
-		x, y := math.Abs(float64(a)), math.Abs(float64(b))
-		if q := x / y; q < tinyBound || q == tinyBound && math.FMA(-tinyBound, y, x) < 0 {
-			return math.Float32frombits(math.Float32bits(r) & 0x80000000)
-		}
-	}
-	return daz(r)
 }

@@ -59,6 +59,9 @@ func TestAdamFlushesSubnormals(t *testing.T) {
 	consts := []AdamConsts{
 		{0.9, 0.1, 0.999, 0.001, 0.01, 1e-3, 1 / (1 - 0.9), 1 / (1 - 0.999), 1e-8, 1},
 		{0.5, 0.5, 0.25, 0.75, 0, 1, 1, 1, 0x1p-60, 0.5},
+		// Factors 1-j·2⁻²³: with (1+j·2⁻²³)·2⁻¹²⁶ their product is 2⁻¹²⁶(1-j²·2⁻⁴⁶),
+		// tiny before rounding, 2⁻¹²⁶ after, so not flushed.
+		{1 - 3*0x1p-23, 3 * 0x1p-23, 1 - 7*0x1p-23, 7 * 0x1p-23, 0, 1e-3, 1, 1, 1e-8, 1 - 5*0x1p-23},
 	}
 	for ci, c := range consts {
 		var p, g, m, v []float32
