@@ -63,12 +63,20 @@ func (e *env) variable(name string, shape ...int) (*tensor.Node, []float64) {
 	return e.g.Var(tensor.NewVariable(name, init)), vals
 }
 
+// TestOptimizerKernels checks SGD and Adam against float64 on ragged sizes, and one the
+// threads split.
 func TestOptimizerKernels(t *testing.T) {
+	for _, n := range []int{1, 7, 33, 257, 40003} {
+		testOptimizers(t, n)
+	}
+}
+
+func testOptimizers(t *testing.T, n int) {
 	for _, nesterov := range []bool{false, true} {
 		e := newEnv(t)
-		p, pv := e.variable("p", 3, 4)
-		vel, vv := e.variable("vel", 3, 4)
-		g, gv := e.f32(3, 4)
+		p, pv := e.variable("p", n)
+		vel, vv := e.variable("vel", n)
+		g, gv := e.f32(n)
 		lr := e.feed(tensor.F32, []float64{0.1}, 1)
 		at := tensor.SGDAttr{Momentum: 0.9, WeightDecay: 0.01, Nesterov: nesterov}
 		res := e.run(tensor.SGDUpdate(p, g, vel, lr, at), vel)
@@ -82,25 +90,25 @@ func TestOptimizerKernels(t *testing.T) {
 			}
 			wantP[i] = pv[i] - 0.1*step
 		}
-		check(t, "sgd param", res[0], tensor.Shape{3, 4}, wantP, 1e-6)
-		check(t, "sgd velocity", res[1], tensor.Shape{3, 4}, wantV, 1e-6)
+		check(t, fmt.Sprint("sgd param n=", n), res[0], tensor.Shape{n}, wantP, 1e-6)
+		check(t, fmt.Sprint("sgd velocity n=", n), res[1], tensor.Shape{n}, wantV, 1e-6)
 	}
 	for _, decoupled := range []bool{false, true} {
 		e := newEnv(t)
-		p, pv := e.variable("p", 5)
-		m, mv := e.variable("m", 5)
-		v, vv := e.variable("v", 5)
+		p, pv := e.variable("p", n)
+		m, mv := e.variable("m", n)
+		v, vv := e.variable("v", n)
 		for i := range vv {
 			vv[i] = math.Abs(vv[i])
 		}
 		vAbs := tensor.Assign(v, tensor.Abs(v))
-		g, gv := e.f32(5)
+		g, gv := e.f32(n)
 		lr := e.feed(tensor.F32, []float64{0.01}, 1)
 		step := e.feed(tensor.I64, []float64{3}, 1)
 		at := tensor.AdamAttr{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1, Decoupled: decoupled}
 		// Assign runs first (graph order), so the update reads |v|.
 		res := e.run(vAbs, tensor.AdamUpdate(p, g, m, v, lr, step, at), m, v)
-		wantP, wantM, wantV := make([]float64, 5), make([]float64, 5), make([]float64, 5)
+		wantP, wantM, wantV := make([]float64, n), make([]float64, n), make([]float64, n)
 		for i := range pv {
 			gi := gv[i]
 			decay := 1.0
@@ -115,9 +123,9 @@ func TestOptimizerKernels(t *testing.T) {
 			wantP[i] = pv[i]*decay - 0.01*mh/(math.Sqrt(vh)+1e-8)
 		}
 		// Assign's output aliases the variable, so after the run it holds the updated moment.
-		check(t, "assign", res[0], tensor.Shape{5}, wantV, 1e-6)
-		check(t, "adam param", res[1], tensor.Shape{5}, wantP, 1e-5)
-		check(t, "adam m", res[2], tensor.Shape{5}, wantM, 1e-6)
-		check(t, "adam v", res[3], tensor.Shape{5}, wantV, 1e-6)
+		check(t, fmt.Sprint("assign n=", n), res[0], tensor.Shape{n}, wantV, 1e-6)
+		check(t, fmt.Sprint("adam param n=", n), res[1], tensor.Shape{n}, wantP, 1e-5)
+		check(t, fmt.Sprint("adam m n=", n), res[2], tensor.Shape{n}, wantM, 1e-6)
+		check(t, fmt.Sprint("adam v n=", n), res[3], tensor.Shape{n}, wantV, 1e-6)
 	}
 }
