@@ -44,11 +44,30 @@ func TestAdamAtEveryLevel(t *testing.T) {
 	}
 }
 
-// TestAdamFlushesSubnormals checks, at every level against the Go code bit for bit, the
-// operands and results around the smallest normal, where x86's DAZ and FTZ (which the
-// assembly sets) and the Go code's emulation of them must agree: subnormal moments,
-// parameters and gradients, products that land just below, on and above 2⁻¹²⁶
-// (tininess is decided after rounding), exact subnormal products and quotients.
+// adamFTZ is the update of adamGo with every operation under DAZ and FTZ (ftz_test.go).
+func adamFTZ(c *AdamConsts, p, g, m, v []float32) {
+	var k AdamConsts
+	for i, x := range c {
+		k[i] = daz(x)
+	}
+	b1, nb1, b2, nb2, wd, lr, c1, c2, eps, decay := k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9]
+	for i := range p {
+		pi := daz(p[i])
+		gi := addFTZ(daz(g[i]), mulFTZ(wd, pi))
+		mi := addFTZ(mulFTZ(b1, daz(m[i])), mulFTZ(nb1, gi))
+		vi := addFTZ(mulFTZ(b2, daz(v[i])), mulFTZ(mulFTZ(nb2, gi), gi))
+		m[i], v[i] = mi, vi
+		num := mulFTZ(mulFTZ(mi, c1), lr)
+		den := addFTZ(float32(math.Sqrt(float64(mulFTZ(vi, c2)))), eps) // √ of a float32 is never tiny
+		p[i] = subFTZ(mulFTZ(pi, decay), divFTZ(num, den))
+	}
+}
+
+// TestAdamFlushesSubnormals checks the assembly levels against adamFTZ bit for bit on
+// operands and results around the smallest normal: subnormal moments, parameters and
+// gradients, products that land just below, on and above 2⁻¹²⁶ (tininess is decided
+// after rounding), exact subnormal products and quotients; on ragged lengths, whose
+// tails the assembly takes padded.
 func TestAdamFlushesSubnormals(t *testing.T) {
 	defer func(a impl) { active = a }(active)
 	const minNormal = 0x1p-126
@@ -95,10 +114,10 @@ func TestAdamFlushesSubnormals(t *testing.T) {
 			add(tiny(), tiny(), tiny(), float32(math.Abs(float64(tiny()))))
 			add(float32(r.NormFloat64()), float32(0x1p-65*r.NormFloat64()), tiny(), float32(math.Abs(float64(tiny()))))
 		}
-		for _, im := range levels() {
+		for _, im := range levels()[1:] {
 			for _, n := range []int{1, 7, 33, 257, len(p)} {
 				wp, wm, wv := append([]float32(nil), p[:n]...), append([]float32(nil), m[:n]...), append([]float32(nil), v[:n]...)
-				adamGo(&c, wp, g[:n], wm, wv)
+				adamFTZ(&c, wp, g[:n], wm, wv)
 				gp, gm, gv := append([]float32(nil), p[:n]...), append([]float32(nil), m[:n]...), append([]float32(nil), v[:n]...)
 				active = im
 				AdamStep(&c, gp, g[:n], gm, gv)

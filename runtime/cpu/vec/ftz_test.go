@@ -2,22 +2,24 @@ package vec
 
 import "math"
 
-// The optimizer updates treat subnormal numbers as zero, as operands and as results:
-// x86's MXCSR DAZ and FTZ modes, which their assembly sets for its loop, and which the
-// Go code below reproduces bit for bit. A moment or velocity of a parameter whose
-// gradient has become zero (a dead ReLU unit) decays geometrically through the
-// subnormal range, where Intel cores take a microcode assist for each operation on a
-// subnormal: on the H200 host an Adam step over 100K such floats took 1-3 ms instead of
-// 0.1. Flushing moves a parameter by less than lr·2⁻¹²⁶/ε (Adam) or lr·2⁻¹²⁶ (SGD),
-// nothing a model can see.
+// The Go reference of the optimizer assembly's DAZ and FTZ modes (subnormal operands
+// and results are zero), which the tests compare the assembly with bit for bit.
 //
-// The Go code computes each operation of two float32s in float64 and rounds once more
-// to float32, which gives the float32 result (53 ≥ 2·24+2 bits, so the double rounding
-// is innocuous for +, -, ·, / and √) and never meets a subnormal itself. x86 detects
+// Each operation of two float32s is computed in float64 and rounded once more to
+// float32, which gives the float32 result (53 ≥ 2·24+2 bits, so the double rounding is
+// innocuous for +, -, ·, / and √) and never meets a subnormal itself. x86 detects
 // tininess after rounding: a result flushes when, rounded to 24 bits with an unbounded
 // exponent, it is below 2⁻¹²⁶; by the same argument that is when the float64 result is
 // below tinyBound (2⁻¹²⁶ - 2⁻¹⁵¹ itself rounds to even, up to 2⁻¹²⁶).
 const tinyBound = 0x1p-126 - 0x1p-151
+
+// tinyKey orders floats so that exactly the subnormals and ±2⁻¹²⁶ fall below
+// tinyKeyBound (zero does not): the values where plain float32 arithmetic and DAZ/FTZ
+// may part, as operands or as results (one rounded up to 2⁻¹²⁶ may be tiny). The Go
+// code takes plain arithmetic when the least key of an element's values stays above.
+func tinyKey(x float32) uint32 { return math.Float32bits(x)&0x7fffffff - 1 }
+
+const tinyKeyBound = 0x00800000
 
 // daz returns x, or a zero of its sign when x is subnormal (DAZ on an operand).
 func daz(x float32) float32 {
