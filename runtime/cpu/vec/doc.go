@@ -28,8 +28,11 @@
 //     last bit; each is deterministic.
 //   - Sums (ExpShiftSum) accumulate in float64 lanes, so a long softmax row loses no
 //     digits to the order of addition.
-//   - The optimizer updates treat subnormals as zero (MXCSR DAZ and FTZ around their
-//     assembly loop, an exact emulation in Go, ftz.go): moments decaying through the
-//     subnormal range cost a microcode assist per operation on Intel cores, an Adam step
-//     10-30 times slower.
+//   - The optimizer assembly treats subnormals as zero (MXCSR DAZ and FTZ around its
+//     loop) and takes a slice's tail padded to a whole vector, so no element's result
+//     depends on where a thread's share ends: moments decaying through the subnormal
+//     range cost a microcode assist per operation on Intel cores, an Adam step 10-30
+//     times slower. The Go code does not flush (ARM cores handle subnormals at full
+//     speed), so it matches the assembly unless a subnormal occurs; the tests check the
+//     assembly against an exact Go model of DAZ and FTZ (ftz_test.go).
 package vec
