@@ -11,7 +11,7 @@ import (
 // Training kernels: dropout from the counter-based mask tensor.DropoutKeep (so the GPU
 // draws the same mask), Assign, and the optimizer updates, which write the parameter
 // and its state into their variables' buffers (the scheduler aliases the node's output
-// to the parameter; when it does not, the output gets a copy). The updates treat
+// to the parameter; when it does not, the output gets a copy). On x86 the updates treat
 // subnormal numbers as zero (vec.AdamStep, vec.SGDStep): decaying through that range
 // made them tens of times slower on Intel CPUs.
 
