@@ -13,7 +13,7 @@ const maxTile = 12 * 32
 // k×nr B micro-panel (blockK*nr*4 bytes) stays in L1, the packed blockM×blockK A block in
 // L2, and the blockK×blockN B panel in L3. Measured with `gml bench cpu`. blockM is a
 // multiple of every kernel's mr.
-var (
+const (
 	blockM = 144
 	blockK = 256
 	blockN = 3072
@@ -55,11 +55,10 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 // as stored (not transposed) when m <= inPlaceBRows. Rows of A or B whose leading
 // dimension is a multiple of inPlaceAlias floats would share L1 cache sets, so those
 // are packed anyway.
-var (
-	inPlaceACols      = 256
-	inPlaceATransCols = 256
-	inPlaceBRows      = 96
-	inPlaceAlias      = 256
+const (
+	inPlaceACols = 256
+	inPlaceBRows = 96
+	inPlaceAlias = 256
 )
 
 // plan is how one product reads its operands.
@@ -75,7 +74,7 @@ type plan struct {
 func newPlan(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker) plan {
 	p := plan{kern: kern, a: a, b: b, alpha: alpha, packA: true, packB: true, parts: 1}
 	p.parts = p.kParts(m, n, k)
-	if a.trans && n <= inPlaceATransCols || !a.trans && n <= inPlaceACols && a.ld%inPlaceAlias != 0 {
+	if n <= inPlaceACols && (a.trans || a.ld%inPlaceAlias != 0) {
 		p.packA = false
 	}
 	if bm, ok := b.(matrix); ok && !bm.trans && m <= inPlaceBRows && bm.ld%inPlaceAlias != 0 {

@@ -43,9 +43,9 @@ func (p plan) tiles(m, n int) int {
 // follows from the shape alone, never from the number of workers, so the result is the
 // same bits whatever GML_THREADS is. A part costs one more pass over an m×n C, as much
 // as one more blockK slice of the sum costs anyway.
-var (
+const (
 	// splitTiles is how many tiles, over all parts, a split product aims at: enough for
-	// sixteen workers to take several each. 0 turns the split off.
+	// sixteen workers to take several each.
 	splitTiles = 512
 	// splitMinK is the least depth of one part: one whole k-slice.
 	splitMinK = 256
@@ -60,7 +60,7 @@ var (
 
 // kParts is the number of parts the sum over k of an m×n×k product is split into.
 func (p plan) kParts(m, n, k int) int {
-	if splitTiles == 0 || m*n*k < splitMinWork || roundUp(n, nr)*k > splitMaxFloats {
+	if m*n*k < splitMinWork || roundUp(n, nr)*k > splitMaxFloats {
 		return 1
 	}
 	return max(1, min(k/splitMinK, (splitTiles+p.tiles(m, n)-1)/p.tiles(m, n)))
@@ -68,7 +68,9 @@ func (p plan) kParts(m, n, k int) int {
 
 // itemsPerWorker is how many work items a parallel product aims to give each worker:
 // with several, a worker slowed by another process leaves its share to the others.
-var (
+// minItemStrips is the fewest kernel strips an item's rows shrink to before its columns
+// are split too (rowChunk).
+const (
 	itemsPerWorker = 4
 	minItemStrips  = 4
 )
@@ -136,7 +138,7 @@ func (p plan) prescale(k int, beta float32) bool {
 // host's Xeon, sharing A was 10-30% faster on two cores and 10-15% slower on sixteen for
 // the 2048-row products of a transformer step (the strips then come from other
 // cores' caches); the choice does not change the result.
-var (
+const (
 	sharedAWorkers = 4
 	sharedAMax     = 1 << 20
 )
@@ -380,7 +382,7 @@ type barrier struct {
 
 // barrierSpins is how many times a waiter checks the barrier before it sleeps (some
 // tens of microseconds).
-var barrierSpins = 4000
+const barrierSpins = 4000
 
 func newBarrier(parties int) *barrier {
 	b := &barrier{parties: int32(parties)}
