@@ -145,39 +145,37 @@ const (
 
 // slice is one blockK-deep slice of the sum within a parallel step: rows [pc, pc+kb) of
 // op(B), packed at offset bOff of the step's B (and A at aOff when A is shared), summed
-// into part's C.
+// into part's C, over it when first (the part's first slice).
 type slice struct {
 	pc, kb     int
 	part       int
+	first      bool
 	bOff, aOff int
 }
 
-// steps returns the slices of the sum as the parallel driver takes them: one slice a
-// step, or all of them in one step when the sum is split in parts (so the parts run at
-// the same time), with the offsets of their packed panels for C columns nb wide and m
-// rows.
-func (p plan) steps(m, nb, k int) [][]slice {
-	var all []slice
-	bOff, aOff := 0, 0
+// steps returns the slices of the sum as the parallel driver takes them: step j holds
+// the j-th slice of every part (so the parts run at the same time, and the packed panels
+// of a step stay as small as parts×blockK rows), with the offsets of their panels for C
+// columns nb wide and m rows. It also returns the largest depth of a step.
+func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 	for part := range p.parts {
 		lo, hi := share(k, part, p.parts)
-		for pc := lo; pc < hi; pc += blockK {
-			kb := min(blockK, hi-pc)
-			all = append(all, slice{pc: pc, kb: kb, part: part, bOff: bOff, aOff: aOff})
-			if p.parts > 1 {
-				bOff += roundUp(nb, nr) * kb
-				aOff += roundUp(m, p.kern.mr) * kb
+		for j, pc := 0, lo; pc < hi; j, pc = j+1, pc+blockK {
+			if j == len(steps) {
+				steps = append(steps, nil)
 			}
+			steps[j] = append(steps[j], slice{pc: pc, kb: min(blockK, hi-pc), part: part, first: pc == lo})
 		}
 	}
-	if p.parts > 1 {
-		return [][]slice{all}
+	for _, st := range steps {
+		depth := 0
+		for i := range st {
+			st[i].bOff, st[i].aOff = roundUp(nb, nr)*depth, roundUp(m, p.kern.mr)*depth
+			depth += st[i].kb
+		}
+		stepK = max(stepK, depth)
 	}
-	steps := make([][]slice, len(all))
-	for i := range all {
-		steps[i] = all[i : i+1]
-	}
-	return steps
+	return steps, stepK
 }
 
 // parallel has the loop order of serial, with the work of each step shared out. One
@@ -192,6 +190,7 @@ func (p plan) steps(m, nb, k int) [][]slice {
 // another process slows one of them down. A split sum ends with the parts added to C
 // in order, each worker adding its share of the rows.
 func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
+	p.parts = min(p.parts, max(k, 1)) // every part sums at least one term
 	if p.parts > 1 {
 		p.packB = true // the parts share one packing of B
 	}
@@ -201,13 +200,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	}
 	mr := p.kern.mr
 	nb0 := min(n, blockN)
-	steps := p.steps(m, nb0, k)
-	stepK := 0
-	if len(steps) > 0 {
-		for _, s := range steps[0] {
-			stepK += s.kb
-		}
-	}
+	steps, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
@@ -286,7 +279,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 					if part > 0 {
 						out, ldo = partial[(part-1)*m*n+ic*n+jc+j0:], n
 					}
-					first := true
 					for _, s := range slices {
 						if s.part != part {
 							continue
@@ -299,9 +291,8 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 							lastRow = row
 						}
 						bb := bBlock{data: pb[s.bOff+j0*s.kb:], panel: nr * s.kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
-						add := !first || s.pc > 0 && p.parts == 1 || part == 0 && beta != 0
+						add := !s.first || part == 0 && beta != 0
 						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add)
-						first = false
 					}
 				}
 				step++
