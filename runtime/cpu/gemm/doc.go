@@ -71,8 +71,9 @@
 //     of the avx512 kernel for sixteen cores), sums contiguous parts of k at the same
 //     time, each into a C of its own, and adds them to C in order at the end. The number
 //     of parts follows from the shape and the kernel alone (about 512 tiles over all
-//     parts, each at least one k-slice deep, products of 8M multiply-adds or more), so
-//     the result is the same bits whatever GML_THREADS is, serial runs included. On the
+//     parts, in as few steps of one k-slice per part as that allows, for products of 8M
+//     multiply-adds or more), so the result is the same bits whatever GML_THREADS is,
+//     serial runs included. On the
 //     H200 host's Xeon a first setting of it (6 parts for 128×128×2048) took that product
 //     from 88 to 198 GFLOP/s and 256×128×784 from 123 to 210 at 16 threads (OpenBLAS:
 //     232 and 230).

@@ -515,10 +515,10 @@ func TestSgemmPackedPanicReturns(t *testing.T) {
 	t.Fatal("SgemmPacked returned normally")
 }
 
-// TestSplitSum runs products whose sum over k is split in parts (kParts) with every
-// micro-kernel, A packed and in place, on 1, 2 and 16 workers, against the float64
-// reference, and requires the same bits whatever the number of workers: the parts
-// follow from the shape alone.
+// TestSplitSum runs products whose sum over k is split in parts (kParts), and unsplit,
+// with every micro-kernel, A packed and in place, on 1 (serially when unsplit), 2 and 16
+// workers, against the float64 reference, and requires the same bits whatever the
+// number of workers: the parts follow from the shape alone.
 func TestSplitSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	cases := []gemmCase{
@@ -541,14 +541,18 @@ func TestSplitSum(t *testing.T) {
 			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
-			for _, parts := range []int{2, 3, 7} {
+			for _, parts := range []int{1, 2, 3, 7} {
 				for _, packA := range []bool{true, false} {
 					var first []float32
 					for _, workers := range []int{1, 2, 16} {
 						p := newPlan(kern, tc.m, tc.n, tc.k, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
 						p.parts, p.packA = parts, packA
 						copy(c, c0)
-						p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+						if workers == 1 && parts == 1 {
+							p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc) // as sgemm runs it
+						} else {
+							p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+						}
 						name := fmt.Sprintf("%v/parts=%d/packA=%v/workers=%d/%+v", kern, parts, packA, workers, tc)
 						checkGemm(t, name, c, want, tc, ldc)
 						if first == nil {
@@ -571,7 +575,7 @@ func TestKParts(t *testing.T) {
 		{128, 128, 2048, 8},   // 44 tiles
 		{128, 512, 2048, 3},   // 176 tiles
 		{512, 128, 2048, 3},   // 172 tiles
-		{256, 128, 784, 3},    // 88 tiles
+		{256, 128, 784, 4},    // 88 tiles: four parts of 196, one step
 		{1024, 1024, 1024, 1}, // 2752 tiles
 		{2048, 128, 128, 1},   // 684 tiles
 		{32, 32, 256, 1},      // too small to be worth a worker

@@ -47,8 +47,8 @@ const (
 	// splitTiles is how many tiles, over all parts, a split product aims at: enough for
 	// sixteen workers to take several each.
 	splitTiles = 512
-	// splitMinK is the least depth of one part: one whole k-slice.
-	splitMinK = 256
+	// splitMinK is the least depth of one part: half a k-slice.
+	splitMinK = blockK / 2
 	// splitMinWork is the least product, in multiply-adds, worth splitting: below it the
 	// product runs on fewer than sixteen workers anyway (workers), and a split would
 	// only add the packing of a B that such products often read in place.
@@ -58,12 +58,22 @@ const (
 	splitMaxFloats = 4 << 20
 )
 
-// kParts is the number of parts the sum over k of an m×n×k product is split into.
+// kParts is the number of parts the sum over k of an m×n×k product is split into. Each
+// part runs as few k-slices as the others (a step of the parallel driver takes one slice
+// of every part), and a part is as long as those slices allow: at most splitTiles over
+// the tiles parts and at least splitMinK deep, the fewest steps of blockK slices, then
+// the fewest parts that fill them. 784 splits in four parts of 196 (one step), not three
+// of 261 (two steps, the second 5 deep).
 func (p plan) kParts(m, n, k int) int {
 	if m*n*k < splitMinWork || roundUp(n, nr)*k > splitMaxFloats {
 		return 1
 	}
-	return max(1, min(k/splitMinK, (splitTiles+p.tiles(m, n)-1)/p.tiles(m, n)))
+	most := min((k+splitMinK-1)/splitMinK, (splitTiles+p.tiles(m, n)-1)/p.tiles(m, n))
+	if most <= 1 {
+		return 1
+	}
+	steps := (k + most*blockK - 1) / (most * blockK)
+	return (k + steps*blockK - 1) / (steps * blockK)
 }
 
 // itemsPerWorker is how many work items a parallel product aims to give each worker:
@@ -156,15 +166,23 @@ type slice struct {
 // steps returns the slices of the sum as the parallel driver takes them: step j holds
 // the j-th slice of every part (so the parts run at the same time, and the packed panels
 // of a step stay as small as parts×blockK rows), with the offsets of their panels for C
-// columns nb wide and m rows. It also returns the largest depth of a step.
+// columns nb wide and m rows. It also returns the largest depth of a step. An unsplit
+// sum is cut in blockK slices as serial cuts it, so that both give the same bits; the
+// parts of a split one in equal slices (four of 196 rather than three of 256 and one of
+// 16), since a shallow slice costs a whole step.
 func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 	for part := range p.parts {
 		lo, hi := share(k, part, p.parts)
-		for j, pc := 0, lo; pc < hi; j, pc = j+1, pc+blockK {
+		count := (hi - lo + blockK - 1) / blockK
+		for j := range count {
+			a, b := share(hi-lo, j, count)
 			if j == len(steps) {
 				steps = append(steps, nil)
 			}
-			steps[j] = append(steps[j], slice{pc: pc, kb: min(blockK, hi-pc), part: part, first: pc == lo})
+			if p.parts == 1 {
+				a, b = j*blockK, min((j+1)*blockK, k)
+			}
+			steps[j] = append(steps[j], slice{pc: lo + a, kb: b - a, part: part, first: j == 0})
 		}
 	}
 	for _, st := range steps {
