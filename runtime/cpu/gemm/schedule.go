@@ -53,17 +53,16 @@ const (
 	// product runs on fewer than sixteen workers anyway (workers), and a split would
 	// only add the packing of a B that such products often read in place.
 	splitMinWork = 16 * parallel.MinWork
-	// splitMaxFloats bounds the packed B of the whole sum (k×n), which a split product
-	// packs at once.
+	// splitMaxFloats bounds the B (k×n) of a product that splits: a step packs a slice
+	// of it for every part, in two buffers.
 	splitMaxFloats = 4 << 20
 )
 
-// kParts is the number of parts the sum over k of an m×n×k product is split into. Each
-// part runs as few k-slices as the others (a step of the parallel driver takes one slice
-// of every part), and a part is as long as those slices allow: at most splitTiles over
-// the tiles parts and at least splitMinK deep, the fewest steps of blockK slices, then
-// the fewest parts that fill them. 784 splits in four parts of 196 (one step), not three
-// of 261 (two steps, the second 5 deep).
+// kParts is the number of parts the sum over k of an m×n×k product is split into: at
+// most splitTiles over the tiles of C, each part at least splitMinK deep; of the splits
+// that take the fewest steps (a step sums one blockK slice of every part), the one with
+// the fewest parts. So k = 784 splits in four parts of 196 (one step), not three of 261
+// (two steps, the second 5 deep).
 func (p plan) kParts(m, n, k int) int {
 	if m*n*k < splitMinWork || roundUp(n, nr)*k > splitMaxFloats {
 		return 1
