@@ -252,6 +252,9 @@ func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
 // Work is split over the output positions.
 func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int, d, x []float32) func() error {
 	r := len(rowOffs)
+	if br := max(1, elemGrain/inner); op != tensor.OpVar && r > br && len(bases)*inner <= maxRowSplitOutputs {
+		return rowSplitReduce(op, bases, rowOffs, inner, br, d, x)
+	}
 	acc := make([]float64, len(bases)*inner)
 	fin := identity
 	into := colFolds[tensor.OpSum]
@@ -310,6 +313,62 @@ func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int,
 	}
 	grain := max(1, elemGrain/r)
 	return func() error { parallel.For(len(acc), grain, body); return nil }
+}
+
+// maxRowSplitOutputs is the most outputs for which a column reduction splits its rows
+// rather than its outputs: few outputs over many rows (a bias gradient over 2048 rows
+// of 128) give each worker too narrow a strip of every row.
+const maxRowSplitOutputs = 4096
+
+// rowSplitReduce is columnReduce for few outputs over many rows: the rows of each base
+// are cut into blocks of br rows (about elemGrain elements, whatever the number of
+// threads), each block folds into its own float64 partials in memory order, and the
+// partials merge block after block. The blocks do not depend on the thread count, so
+// neither do the results.
+func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []float32) func() error {
+	r := len(rowOffs)
+	nb := (r + br - 1) / br
+	red, into := f32Reducers[op], colFolds[op]
+	part := make([]float64, len(bases)*nb*inner)
+	sum := op == tensor.OpSum || op == tensor.OpMean // merged without a call per element
+	blocks := func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			o, kb := t/nb, t%nb
+			a := part[t*inner : (t+1)*inner]
+			for k, ro := range rowOffs[kb*br : min(r, (kb+1)*br)] {
+				row := x[bases[o]+ro : bases[o]+ro+inner]
+				if k == 0 {
+					for j, v := range row {
+						a[j] = float64(v)
+					}
+					continue
+				}
+				into(a, row)
+			}
+		}
+	}
+	merge := func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			o, j := p/inner, p%inner
+			base := o * nb * inner
+			acc := part[base+j]
+			if sum {
+				for kb := 1; kb < nb; kb++ {
+					acc += part[base+kb*inner+j]
+				}
+			} else {
+				for kb := 1; kb < nb; kb++ {
+					acc = red.comb(acc, part[base+kb*inner+j])
+				}
+			}
+			d[p] = float32(red.fin(acc, r))
+		}
+	}
+	return func() error {
+		parallel.For(len(bases)*nb, 1, blocks)
+		parallel.For(len(bases)*inner, max(1, elemGrain/nb), merge)
+		return nil
+	}
 }
 
 // interleavedReduce reduces x over axes where reduced and kept axes interleave, in
