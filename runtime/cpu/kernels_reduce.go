@@ -467,7 +467,7 @@ type splitter struct {
 func newSplitter(x []float32) *splitter {
 	k := max(1, min(parallel.Workers(), len(x)/elemGrain))
 	s := &splitter{x: x, partial: make([]float64, k)}
-	s.centred = func(x []float32) float64 { return sqDev(x, s.mean) }
+	s.centred = func(x []float32) float64 { return vec.SqDev(x, s.mean) }
 	s.body = func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			s.partial[p] = s.part(s.x[p*len(s.x)/k : (p+1)*len(s.x)/k])
@@ -495,26 +495,7 @@ func (s *splitter) variance(correction int) float64 {
 // variance is the two-pass variance of x, dividing by len(x)-correction.
 func variance(x []float32, correction int) float64 {
 	mean := vec.Sum(x) / float64(len(x))
-	return sqDev(x, mean) / float64(len(x)-correction)
-}
-
-// sqDev is Σ(x-mean)², in four running sums so the additions overlap.
-func sqDev(x []float32, mean float64) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		d0, d1 := float64(x[i])-mean, float64(x[i+1])-mean
-		d2, d3 := float64(x[i+2])-mean, float64(x[i+3])-mean
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-	}
-	for ; i < len(x); i++ {
-		d := float64(x[i]) - mean
-		s0 += d * d
-	}
-	return (s0 + s1) + (s2 + s3)
+	return vec.SqDev(x, mean) / float64(len(x)-correction)
 }
 
 // reduceIntFactory reduces integers exactly in int64 (sums and products wrap on
