@@ -1,0 +1,142 @@
+package parallel
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// spinTime is how long a pool worker, and Run's caller waiting for the workers, poll
+// before they sleep: the parallel ops of a training step follow each other within
+// tens of microseconds, so the workers are found awake, while an idle process stops
+// using the CPU almost at once.
+const spinTime = 200 * time.Microsecond
+
+// pollsPerYield is how many polls a spinning goroutine makes between calls to
+// runtime.Gosched, which lets other goroutines have its thread when GOMAXPROCS is
+// smaller than the number spinning.
+const pollsPerYield = 1024
+
+// poolOff turns the pool off (GML_POOL=off): Run starts goroutines per call, to
+// compare or to rule the pool out.
+var poolOff = os.Getenv("GML_POOL") == "off"
+
+// pool holds the worker goroutines of Run. A goroutine started per call costs little
+// to create, but on a many-core host its start waits for the Go scheduler to wake an
+// idle thread, and the wakes happen one after another: tens of microseconds before the
+// last of 16 workers runs, paid by every op. Only one Run uses the pool at a time
+// (busy); a Run that finds it busy (a nested or concurrent one) starts goroutines.
+type pool struct {
+	busy    atomic.Bool
+	workers []*worker
+}
+
+var thePool pool
+
+// worker is one goroutine of the pool. A call is posted by setting call and then
+// bumping seq; the worker polls seq for spinTime after its last call, then sleeps
+// on wake.
+type worker struct {
+	seq      atomic.Uint64
+	call     *call
+	index    int
+	sleeping atomic.Bool
+	wake     chan struct{}
+}
+
+// call is one Run on the pool.
+type call struct {
+	body     func(int)
+	pending  atomic.Int32 // calls of body not yet returned
+	done     chan struct{}
+	once     sync.Once
+	panicked any
+}
+
+// finish records one returned body and wakes the caller after the last.
+func (c *call) finish() {
+	if c.pending.Add(-1) == 0 {
+		close(c.done)
+	}
+}
+
+// do calls body(i), keeping the first panic.
+func (c *call) do(i int) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.once.Do(func() { c.panicked = r })
+		}
+	}()
+	c.body(i)
+}
+
+// runPooled runs body(0..n-1) on the pool, reporting false (having run nothing) when
+// the pool is busy or would need more workers than it may have.
+func runPooled(n int, body func(int)) bool {
+	if poolOff || n-1 > max(Workers(), runtime.NumCPU()) || !thePool.busy.CompareAndSwap(false, true) {
+		return false
+	}
+	defer thePool.busy.Store(false)
+	for len(thePool.workers) < n-1 {
+		w := &worker{wake: make(chan struct{}, 1)}
+		thePool.workers = append(thePool.workers, w)
+		go w.loop()
+	}
+	c := &call{body: body, done: make(chan struct{})}
+	c.pending.Store(int32(n))
+	for i := 1; i < n; i++ {
+		w := thePool.workers[i-1]
+		w.call, w.index = c, i
+		w.seq.Add(1)
+		if w.sleeping.Load() && w.sleeping.CompareAndSwap(true, false) {
+			w.wake <- struct{}{}
+		}
+	}
+	c.do(0)
+	c.finish()
+	if !spin(func() bool { return c.pending.Load() == 0 }) {
+		<-c.done
+	}
+	if c.panicked != nil {
+		panic(c.panicked)
+	}
+	return true
+}
+
+// spin polls ready for spinTime and reports whether it became true.
+func spin(ready func() bool) bool {
+	start := time.Now()
+	for polls := 1; ; polls++ {
+		if ready() {
+			return true
+		}
+		if polls%pollsPerYield == 0 {
+			if time.Since(start) > spinTime {
+				return false
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
+// loop runs the worker's calls for ever.
+func (w *worker) loop() {
+	var last uint64
+	for {
+		if !spin(func() bool { return w.seq.Load() != last }) {
+			// Sleep, unless a call was posted meanwhile. Either this check sees the
+			// poster's seq, or the poster sees sleeping and sends a wake; when both
+			// happen the poster's CompareAndSwap wins and its wake is consumed here.
+			w.sleeping.Store(true)
+			if w.seq.Load() == last || !w.sleeping.CompareAndSwap(true, false) {
+				<-w.wake
+			}
+		}
+		last = w.seq.Load()
+		c, i := w.call, w.index
+		c.do(i)
+		c.finish()
+	}
+}
