@@ -14,10 +14,12 @@ import (
 // using the CPU almost at once.
 const spinTime = 200 * time.Microsecond
 
-// pollsPerYield is how many polls a spinning goroutine makes between calls to
-// runtime.Gosched, which lets other goroutines have its thread when GOMAXPROCS is
-// smaller than the number spinning.
-const pollsPerYield = 1024
+// pollsPerCheck is how many polls a spinning goroutine makes between looks at the
+// clock. Only when the pool's goroutines outnumber GOMAXPROCS does it also yield then
+// (runtime.Gosched), so that the goroutines it waits for get a thread: a yield takes
+// the scheduler's global lock, and sixteen goroutines yielding every microsecond made
+// a Run cost 50µs on a 16-core host.
+const pollsPerCheck = 1024
 
 // poolOff turns the pool off (GML_POOL=off): Run starts goroutines per call, to
 // compare or to rule the pool out.
@@ -30,6 +32,7 @@ var poolOff = os.Getenv("GML_POOL") == "off"
 // (busy); a Run that finds it busy (a nested or concurrent one) starts goroutines.
 type pool struct {
 	busy    atomic.Bool
+	size    atomic.Int32 // len(workers), read by the workers
 	workers []*worker
 }
 
@@ -44,6 +47,7 @@ type worker struct {
 	index    int
 	sleeping atomic.Bool
 	wake     chan struct{}
+	_        [64]byte // keeps the next worker's seq off this one's cache line
 }
 
 // call is one Run on the pool.
@@ -82,6 +86,7 @@ func runPooled(n int, body func(int)) bool {
 	for len(thePool.workers) < n-1 {
 		w := &worker{wake: make(chan struct{}, 1)}
 		thePool.workers = append(thePool.workers, w)
+		thePool.size.Store(int32(len(thePool.workers)))
 		go w.loop()
 	}
 	c := &call{body: body, done: make(chan struct{})}
@@ -107,16 +112,19 @@ func runPooled(n int, body func(int)) bool {
 
 // spin polls ready for spinTime and reports whether it became true.
 func spin(ready func() bool) bool {
+	yield := int(thePool.size.Load())+1 > runtime.GOMAXPROCS(0)
 	start := time.Now()
 	for polls := 1; ; polls++ {
 		if ready() {
 			return true
 		}
-		if polls%pollsPerYield == 0 {
+		if polls%pollsPerCheck == 0 {
 			if time.Since(start) > spinTime {
 				return false
 			}
-			runtime.Gosched()
+			if yield {
+				runtime.Gosched()
+			}
 		}
 	}
 }
