@@ -190,11 +190,10 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 			}
 			if mx > m[i] {
 				// A new maximum: what was summed so far shrinks by e^(m_old - m_new).
-				if c := vec.Expf(m[i] - mx); l[i] != 0 {
-					l[i] *= float64(c)
-					for e, v := range o[i*a.dv : (i+1)*a.dv] {
-						o[i*a.dv+e] = v * c
-					}
+				if c := [1]float32{vec.Expf(m[i] - mx)}; l[i] != 0 {
+					l[i] *= float64(c[0])
+					row := o[i*a.dv : (i+1)*a.dv]
+					vec.Arith(vec.Mul, row, row, 1, c[:], 0)
 				}
 				m[i] = mx
 			}
@@ -208,10 +207,9 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 		}
 	}
 	for i := range ni {
-		inv := float32(1 / l[i]) // +Inf for a query that saw nothing: 0·Inf is NaN
-		for e := i * a.dv; e < (i+1)*a.dv; e++ {
-			o[e] *= inv
-		}
+		inv := [1]float32{float32(1 / l[i])} // +Inf for a query that saw nothing: 0·Inf is NaN
+		row := o[i*a.dv : (i+1)*a.dv]
+		vec.Arith(vec.Mul, row, row, 1, inv[:], 0)
 	}
 	return nil
 }
