@@ -249,6 +249,13 @@ func TestPermuteShortRows(t *testing.T) {
 			check(t, "permute", res[0], out, mapped(xv, out, 0, func(c []int) int {
 				return flat([]int{c[0], c[2], c[1], c[3]}, s)
 			}), 0)
+			// A slice of the first inner-1 of each row folds its pieces into rows
+			// across the outer axes as well (a single outer axis after merging).
+			if inner > 1 {
+				sl := e.run(tensor.Slice(x, []int{0, 0, 0, 0}, []int{2, n, 3, inner - 1}, nil))[0]
+				ss := tensor.Shape{2, n, 3, inner - 1}
+				check(t, "slice", sl, ss, mapped(xv, ss, 0, func(c []int) int { return flat(c, s) }), 0)
+			}
 			tiled := tensor.Shape{2, n, 6, 3 * inner}
 			check(t, "tile", res[1], tiled, mapped(xv, tiled, 0, func(c []int) int {
 				return flat([]int{c[0], c[1], c[2] % 3, c[3] % inner}, s)
