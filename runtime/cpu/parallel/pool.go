@@ -32,7 +32,7 @@ var poolOff = os.Getenv("GML_POOL") == "off"
 // (busy); a Run that finds it busy (a nested or concurrent one) starts goroutines.
 type pool struct {
 	busy    atomic.Bool
-	size    atomic.Int32 // len(workers), read by the workers
+	yield   atomic.Bool // the pool's goroutines and the caller outnumber GOMAXPROCS
 	workers []*worker
 }
 
@@ -86,9 +86,10 @@ func runPooled(n int, body func(int)) bool {
 	for len(thePool.workers) < n-1 {
 		w := &worker{wake: make(chan struct{}, 1)}
 		thePool.workers = append(thePool.workers, w)
-		thePool.size.Store(int32(len(thePool.workers)))
 		go w.loop()
 	}
+	// Read here, once per Run: runtime.GOMAXPROCS takes the scheduler's lock.
+	thePool.yield.Store(len(thePool.workers)+1 > runtime.GOMAXPROCS(0))
 	c := &call{body: body, done: make(chan struct{})}
 	c.pending.Store(int32(n))
 	for i := 1; i < n; i++ {
@@ -112,7 +113,7 @@ func runPooled(n int, body func(int)) bool {
 
 // spin polls ready for spinTime and reports whether it became true.
 func spin(ready func() bool) bool {
-	yield := int(thePool.size.Load())+1 > runtime.GOMAXPROCS(0)
+	yield := thePool.yield.Load()
 	start := time.Now()
 	for polls := 1; ; polls++ {
 		if ready() {
