@@ -15,11 +15,15 @@ import (
 const spinTime = 200 * time.Microsecond
 
 // pollsPerCheck is how many polls a spinning goroutine makes between looks at the
-// clock. Only when the pool's goroutines outnumber GOMAXPROCS does it also yield then
-// (runtime.Gosched), so that the goroutines it waits for get a thread: a yield takes
-// the scheduler's global lock, and sixteen goroutines yielding every microsecond made
-// a Run cost 50µs on a 16-core host.
-const pollsPerCheck = 1024
+// clock. When the pool's goroutines outnumber GOMAXPROCS it also yields then
+// (runtime.Gosched), so that the goroutines it waits for get a thread; otherwise only
+// every yieldEvery, so that the garbage collector's workers find a thread: a yield
+// takes the scheduler's global lock, and sixteen goroutines yielding every
+// microsecond made a Run cost 50µs on a 16-core host.
+const (
+	pollsPerCheck = 1024
+	yieldEvery    = 100 * time.Microsecond
+)
 
 // poolOff turns the pool off (GML_POOL=off): Run starts goroutines per call, to
 // compare or to rule the pool out.
@@ -115,16 +119,19 @@ func runPooled(n int, body func(int)) bool {
 func spin(ready func() bool) bool {
 	yield := thePool.yield.Load()
 	start := time.Now()
+	yielded := start
 	for polls := 1; ; polls++ {
 		if ready() {
 			return true
 		}
 		if polls%pollsPerCheck == 0 {
-			if time.Since(start) > spinTime {
+			now := time.Now()
+			if now.Sub(start) > spinTime {
 				return false
 			}
-			if yield {
+			if yield || now.Sub(yielded) > yieldEvery {
 				runtime.Gosched()
+				yielded = now
 			}
 		}
 	}
