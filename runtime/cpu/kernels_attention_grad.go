@@ -149,8 +149,7 @@ func (a *attnBwd) statsTile(scratch []float32, b, i0 int, keepProbs bool) error 
 				vec.ExpShiftSum(row, row, m[i]+float32(math.Log(l[i])))
 				continue
 			}
-			inv := [1]float32{float32(1 / l[i])}
-			vec.Arith(vec.Mul, row, row, 1, inv[:], 0)
+			scaleRow(row, scratch, float32(1/l[i]))
 		}
 	}
 	for i := range ni {
