@@ -249,7 +249,8 @@ func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
 // columnReduce reduces, for each of len(bases)*inner outputs (o, j), the elements
 // x[bases[o] + rowOffs[k] + j] over k, by accumulating whole rows of inner elements in
 // float64, which reads memory in order (a sum over the batch axis, a bias gradient).
-// Work is split over the output positions.
+// Work is split over the output positions, or over blocks of rows when there are few
+// outputs and many rows (rowSplitReduce).
 func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int, d, x []float32) func() error {
 	r := len(rowOffs)
 	if br := max(1, elemGrain/inner); op != tensor.OpVar && r > br && len(bases)*inner <= maxRowSplitOutputs {
