@@ -15,11 +15,11 @@ import (
 const spinTime = 200 * time.Microsecond
 
 // pollsPerCheck is how many polls a spinning goroutine makes between looks at the
-// clock. When the pool's goroutines outnumber GOMAXPROCS it also yields then
-// (runtime.Gosched), so that the goroutines it waits for get a thread; otherwise only
-// every yieldEvery, so that the garbage collector's workers find a thread: a yield
-// takes the scheduler's global lock, and sixteen goroutines yielding every
-// microsecond made a Run cost 50µs on a 16-core host.
+// clock, and yieldEvery how often it then yields (runtime.Gosched) so that the
+// garbage collector's workers find a thread: a yield takes the scheduler's global
+// lock, and sixteen goroutines yielding every microsecond made a Run cost 50µs on a
+// 16-core host. When the pool's goroutines outnumber GOMAXPROCS nobody spins: a
+// spinner would hold a thread that a worker it waits for needs.
 const (
 	pollsPerCheck = 1024
 	yieldEvery    = 100 * time.Microsecond
@@ -37,7 +37,7 @@ var poolOff = os.Getenv("GML_POOL") == "off"
 // (busy); a Run that finds it busy (a nested or concurrent one) starts goroutines.
 type pool struct {
 	busy    atomic.Bool
-	yield   atomic.Bool // the pool's goroutines and the caller outnumber GOMAXPROCS
+	crowded atomic.Bool // the pool's goroutines and the caller outnumber GOMAXPROCS
 	workers []*worker
 }
 
@@ -94,7 +94,7 @@ func runPooled(n int, body func(int)) bool {
 		go w.loop()
 	}
 	// Read here, once per Run: runtime.GOMAXPROCS takes the scheduler's lock.
-	thePool.yield.Store(len(thePool.workers)+1 > runtime.GOMAXPROCS(0))
+	thePool.crowded.Store(len(thePool.workers)+1 > runtime.GOMAXPROCS(0))
 	c := &call{body: body, done: make(chan struct{})}
 	c.pending.Store(int32(n))
 	for i := 1; i < n; i++ {
@@ -116,9 +116,12 @@ func runPooled(n int, body func(int)) bool {
 	return true
 }
 
-// spin polls ready for spinTime and reports whether it became true.
+// spin polls ready for spinTime (not at all when the pool is crowded) and reports
+// whether it became true.
 func spin(ready func() bool) bool {
-	yield := thePool.yield.Load()
+	if thePool.crowded.Load() {
+		return ready()
+	}
 	start := time.Now()
 	yielded := start
 	for polls := 1; ; polls++ {
@@ -130,7 +133,7 @@ func spin(ready func() bool) bool {
 			if now.Sub(start) > spinTime {
 				return false
 			}
-			if yield || now.Sub(yielded) > yieldEvery {
+			if now.Sub(yielded) > yieldEvery {
 				runtime.Gosched()
 				yielded = now
 			}
