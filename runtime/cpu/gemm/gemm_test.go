@@ -161,12 +161,16 @@ func TestSgemmMatchesReference(t *testing.T) {
 	}
 }
 
-// allKernels lists every micro-kernel this machine runs: each shape's Go code, and its
-// assembly where the CPU has it.
+// allKernels lists every micro-kernel this machine runs: each shape's Go code (once per
+// tile geometry: neon's is avx2's), and its assembly where the CPU has it.
 func allKernels() []*kernel {
 	var out []*kernel
+	seen := map[[2]int]bool{}
 	for _, s := range shapes {
-		out = append(out, goKernelOf(s.name))
+		if !seen[[2]int{s.mr, s.strips}] {
+			out = append(out, goKernelOf(s.name))
+			seen[[2]int{s.mr, s.strips}] = true
+		}
 		if k := asmKernel(s.name); k != nil {
 			out = append(out, k)
 		}

@@ -1,0 +1,16 @@
+package gemm
+
+import "testing"
+
+// TestNativeIsNEON checks that Native runs the neon assembly and the assembly vector
+// routines on arm64, so the reference tests of Native and of allKernels cover them
+// rather than a silent fallback to Go.
+func TestNativeIsNEON(t *testing.T) {
+	k, note, err := chooseKernel("")
+	if err != nil || k.name != shapeNEON || !k.asm || note != "" {
+		t.Fatalf("default kernel %v (note %q, error %v), want the neon assembly", k, note, err)
+	}
+	if axpy, dot := nativeVector(); axpy == nil || dot == nil {
+		t.Fatal("no assembly AXPY or dot product for the one-row products")
+	}
+}
