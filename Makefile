@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/gml
 GOFLAGS_TEST ?= -count=1 -timeout 60m
 
-.PHONY: all deps build kernelspec run test unit e2e lint fuzz generate shaders bench mutate clean
+.PHONY: all deps build kernelspec run test test-arm64 unit e2e lint fuzz generate shaders bench mutate clean
 
 all: build
 
@@ -24,9 +24,19 @@ run: deps build kernelspec
 # The whole suite: formatting, vet, generated files fresh, unit and end-to-end tests.
 # internal/testsummary prints go test's usual output and ends with what did not run
 # on this machine (every skipped test and its reason); it fails when a test fails.
-test: deps build kernelspec lint
+test: deps build kernelspec lint test-arm64
 	set -o pipefail; $(GO) test -json $(GOFLAGS_TEST) ./... | $(GO) run ./internal/testsummary
 	$(MAKE) fuzz
+
+# arm64 from this x86-64 machine: the module builds and vets for arm64 (cgo through
+# Debian's cross gcc), and the packages with arm64 assembly pass their whole tests under
+# qemu-user, without cgo so the test binaries are static. qemu's timings mean nothing.
+ARM64_CGO := GOARCH=arm64 CGO_ENABLED=1 CC=aarch64-linux-gnu-gcc
+ARM64_ASM_PKGS := ./runtime/cpu/gemm/
+test-arm64:
+	$(ARM64_CGO) $(GO) build ./...
+	$(ARM64_CGO) $(GO) vet ./...
+	GOARCH=arm64 CGO_ENABLED=0 $(GO) test $(GOFLAGS_TEST) -exec qemu-aarch64 $(ARM64_ASM_PKGS)
 
 # Fuzzes the parsers of untrusted files for a short budget (a crash fails the build).
 # Minimisation is bounded by executions: by time it can take a minute per input.
