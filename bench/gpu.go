@@ -54,6 +54,7 @@ func benchGPUMatMul(args []string) error {
 	sizes := fs.String("n", "1024,4096,8192", "matrix sizes")
 	types := fs.String("types", "f32,f16,bf16", "input types: f32, tf32 (f32 operands multiplied in TensorFloat-32 where cuBLASLt runs the product), f16, bf16")
 	crossover := fs.String("crossover", "", "instead, time products of these sizes interleaved with shader work, through cuBLASLt and on the shaders (microseconds per product), to place the threshold between them")
+	handover := fs.Bool("handover", false, "instead, time round trips between the Vulkan queue and cuBLASLt's stream, and each side alone (microseconds per round trip, -reps of them, 200 unless set), under the scheduling settings in force (GML_VK_QUEUE_PRIORITY, GML_CUDA_STREAM_PRIORITY, GML_CUDA_SCHEDULE)")
 	reps := fs.Int("reps", 20, "timed products per case (median reported)")
 	// On the H200 a workgroup-scope cooperative-matrix pipeline runs about 5x slower for
 	// its first 1-4 seconds on a machine (the driver seems to swap in better code, then
@@ -93,6 +94,15 @@ func benchGPUMatMul(args []string) error {
 	}
 	if *crossover != "" {
 		return benchCrossover(d, *crossover, *types, *reps)
+	}
+	if *handover {
+		trips := 200 // a round trip takes tens of microseconds
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "reps" {
+				trips = *reps
+			}
+		})
+		return benchHandover(d, trips)
 	}
 	d.SetProfiling(true)
 	path := d.CheckProductPath()
@@ -404,6 +414,21 @@ func benchCrossover(d *gpu.Device, sizes, types string, reps int) error {
 			c.free()
 		}
 		small.free()
+	}
+	return nil
+}
+
+// benchHandover prints what a crossing between the Vulkan queue and the outside
+// library's stream costs against each side alone (gpu.Device.HandoverProbe), one line
+// per way, with the scheduling settings on standard error.
+func benchHandover(d *gpu.Device, trips int) error {
+	settings, times, err := d.HandoverProbe(trips)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "gml bench gpu-matmul: hand-over settings: %s\n", settings)
+	for _, h := range times {
+		emit(result{Bench: "gpu-matmul", Case: "handover_" + h.Case, Device: d.Info.Name, Value: round(h.Micros, 1), Unit: "us/round-trip"})
 	}
 	return nil
 }

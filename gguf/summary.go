@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gml-dev/gml/display"
+	"github.com/gml-dev/gml/internal/sysmem"
 )
 
 // Summary is a file's overview as tables: the file (version, architecture, counts,
@@ -77,7 +78,7 @@ func (f *File) Summary() *Summary {
 	}
 	ov.Row("tensors", len(f.tensors))
 	ov.Row("parameters", fmt.Sprintf("%s (%d)", humanCount(params), params))
-	size := humanBytes(dataBytes)
+	size := sysmem.FormatBytes(uint64(dataBytes))
 	if unknown {
 		size += " (plus tensors of unknown types)"
 	}
@@ -102,7 +103,7 @@ func (f *File) Summary() *Summary {
 		a := byType[t]
 		share, bpw, bytes := "?", "?", "?"
 		if t.Known() {
-			bytes = humanBytes(a.size)
+			bytes = sysmem.FormatBytes(uint64(a.size))
 			bpw = fmt.Sprintf("%.2f", t.BitsPerWeight())
 			if dataBytes > 0 {
 				share = fmt.Sprintf("%.1f%%", 100*float64(a.size)/float64(dataBytes))
@@ -128,7 +129,7 @@ func (f *File) TensorTable() *display.Table {
 	for _, ti := range f.tensors {
 		size := "?"
 		if ti.Size >= 0 {
-			size = humanBytes(ti.Size)
+			size = sysmem.FormatBytes(uint64(ti.Size))
 		}
 		t.Row(ti.Name, fmt.Sprint(ti.Shape), ti.Type, ti.Elements, size)
 	}
@@ -143,19 +144,6 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n), -1
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.2f %ciB", v, "KMGTP"[i])
 }
 
 func humanCount(n int64) string {

@@ -287,6 +287,8 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/gml-dev/gml/internal/sysmem"
 )
 
 // The CUDA side of the fast path: a productEngine running products through cuBLASLt on
@@ -416,7 +418,7 @@ func (c *cudaEngine) pointer(b *Buffer) (unsafe.Pointer, error) {
 		if imp.ext == nil {
 			closeFD(fd)
 		}
-		return nil, fmt.Errorf("cudaImportExternalMemory of a %s Vulkan block: %s", FormatBytes(b.blk.memSize), cudaErrorText(code))
+		return nil, fmt.Errorf("cudaImportExternalMemory of a %s Vulkan block: %s", sysmem.FormatBytes(b.blk.memSize), cudaErrorText(code))
 	}
 	c.imports[b.blk] = imp
 	return unsafe.Add(imp.ptr, b.off), nil

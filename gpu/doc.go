@@ -158,7 +158,8 @@
 //     driver's default; for measuring again, GML_VK_QUEUE_PRIORITY (low, medium, high,
 //     realtime: VK_KHR_global_priority, falling back to the default when refused),
 //     GML_CUDA_STREAM_PRIORITY (high, low or a number) and GML_CUDA_SCHEDULE (auto,
-//     spin, yield, blocking: cudaSetDeviceFlags) set them (priority.go).
+//     spin, yield, blocking: cudaSetDeviceFlags) set them (priority.go), and
+//     Device.HandoverProbe (`gml bench gpu-matmul -handover`) times the switch under them.
 //   - A new shape's plan (descriptors, heuristic algorithm, cached per shape) is run once
 //     on the idle stream into scratch output before it is ever queued behind a timeline
 //     wait: a kernel's first launch may load its module lazily, and a load may

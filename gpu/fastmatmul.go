@@ -208,27 +208,17 @@ func recordFastMatMul(r *Recorder, n *tensor.Node, p MatMul, out *Buffer, in []*
 	if dt == tensor.F32 && at.Precision != tensor.F32 {
 		operands = inputType(at.Precision)
 	}
-	if !f.accepts(r.d, int64(p.Batch)*int64(p.M)*int64(p.N)*int64(p.K), operands, at.TF32 && operands == F32) {
-		return false, nil
+	q := p
+	sA, sB, sC, err := q.layout()
+	if err != nil || !f.accepts(r.d, int64(q.Batch)*int64(q.M)*int64(q.N)*int64(q.K), operands, at.TF32 && operands == F32) {
+		return false, nil // the shaders report a bad layout
 	}
 	e := &extProduct{
-		M: p.M, N: p.N, K: p.K, Batch: p.Batch, TransA: p.TransA, TransB: p.TransB,
-		A: in[0], B: in[1], C: out, LDA: p.K, LDB: p.N, LDC: p.N,
-		SA: p.M * p.K, SB: p.K * p.N, SC: p.M * p.N,
+		M: q.M, N: q.N, K: q.K, Batch: q.Batch, TransA: q.TransA, TransB: q.TransB,
+		A: in[0], B: in[1], C: out, LDA: q.LDA, LDB: q.LDB, LDC: q.LDC,
+		SA: sA, SB: sB, SC: sC,
 		In: inputType(dt), Out: inputType(dt), TF32: at.TF32, Label: "matmul",
 		fallback: func(r *Recorder) error { return recordMatMulShaders(r, n, p, out, in) },
-	}
-	if p.TransA {
-		e.LDA = p.M
-	}
-	if p.TransB {
-		e.LDB = p.K
-	}
-	if p.BroadcastA {
-		e.SA = 0
-	}
-	if p.BroadcastB {
-		e.SB = 0
 	}
 	half := tensor.F32
 	if dt == tensor.F32 && at.Precision != tensor.F32 {

@@ -402,6 +402,35 @@ func TestMatMulBadInput(t *testing.T) {
 	}
 }
 
+// TestMatMulLayout checks the default leading dimensions and batch strides that the
+// shaders and the engine both take from layout: dense rows of each operand as stored,
+// and no stride for a broadcast operand.
+func TestMatMulLayout(t *testing.T) {
+	const m, n, k = 3, 5, 7
+	for _, c := range []struct {
+		p                MatMul
+		lda, ldb, ldc    int
+		sA, sB, sC, nBat int
+	}{
+		{MatMul{M: m, N: n, K: k}, k, n, n, m * k, k * n, m * n, 1},
+		{MatMul{M: m, N: n, K: k, TransA: true}, m, n, n, k * m, k * n, m * n, 1},
+		{MatMul{M: m, N: n, K: k, TransB: true}, k, k, n, m * k, n * k, m * n, 1},
+		{MatMul{M: m, N: n, K: k, TransA: true, TransB: true, Batch: 2}, m, k, n, k * m, n * k, m * n, 2},
+		{MatMul{M: m, N: n, K: k, Batch: 4, BroadcastA: true}, k, n, n, 0, k * n, m * n, 4},
+		{MatMul{M: m, N: n, K: k, Batch: 4, BroadcastB: true}, k, n, n, m * k, 0, m * n, 4},
+		{MatMul{M: m, N: n, K: k, LDA: 9, LDB: 6, LDC: 8}, 9, 6, 8, m * 9, k * 6, m * 8, 1},
+	} {
+		q := c.p
+		sA, sB, sC, err := q.layout()
+		if err != nil {
+			t.Fatalf("layout(%+v): %v", c.p, err)
+		}
+		if got, want := [7]int{q.LDA, q.LDB, q.LDC, sA, sB, sC, q.Batch}, [7]int{c.lda, c.ldb, c.ldc, c.sA, c.sB, c.sC, c.nBat}; got != want {
+			t.Errorf("layout(%+v): lda, ldb, ldc, sA, sB, sC, batch = %v, want %v", c.p, got, want)
+		}
+	}
+}
+
 // TestCoopMat2Choice checks when the workgroup-scope shader is chosen, on a described
 // device rather than a real one (lavapipe has no cooperative matrices).
 func TestCoopMat2Choice(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html"
 	"strings"
+
+	"github.com/gml-dev/gml/internal/sysmem"
 )
 
 // Heap is one memory heap of a device.
@@ -92,20 +94,6 @@ func shapesText(s []CoopMatShape) string {
 	return strings.Join(parts, ", ")
 }
 
-// FormatBytes renders a byte count with a binary unit ("4.0 GiB").
-func FormatBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
-
 // rows lists the table's (field, value) pairs in display order.
 func (in Info) rows() [][2]string {
 	heaps := make([]string, len(in.Heaps))
@@ -114,7 +102,7 @@ func (in Info) rows() [][2]string {
 		if h.DeviceLocal {
 			kind = "device-local"
 		}
-		heaps[i] = FormatBytes(h.Size) + " " + kind
+		heaps[i] = sysmem.FormatBytes(h.Size) + " " + kind
 	}
 	return [][2]string{
 		{"index", fmt.Sprint(in.Index)},
@@ -129,9 +117,9 @@ func (in Info) rows() [][2]string {
 		{"NV cooperative matrix", shapesText(in.CoopMatNV)},
 		{"NV cooperative matrix 2", coopMat2Text(in.CoopMat2MaxWorkgroup, in.CoopMat2MaxDimension)},
 		{"subgroup size", fmt.Sprint(in.SubgroupSize)},
-		{"max allocation", FormatBytes(in.MaxAllocation)},
-		{"max storage buffer", FormatBytes(in.MaxStorageBufferRange)},
-		{"shared memory", FormatBytes(uint64(in.SharedMemory))},
+		{"max allocation", sysmem.FormatBytes(in.MaxAllocation)},
+		{"max storage buffer", sysmem.FormatBytes(in.MaxStorageBufferRange)},
+		{"shared memory", sysmem.FormatBytes(uint64(in.SharedMemory))},
 	}
 }
 

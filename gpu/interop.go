@@ -627,8 +627,7 @@ func (rc *Recording) runStepwise(base uint64, queued int) ([]float64, error) {
 		}
 		if err == nil {
 			if err = d.submitSignal(cbs, value); err == nil {
-				err = check(vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0)), "vkWaitForFences")
-				vk.ResetFences(d.dev, 1, []vk.Fence{d.fence})
+				err = d.waitFence()
 			}
 		}
 		free()

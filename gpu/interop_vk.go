@@ -451,11 +451,8 @@ func appendTimelineFeature(chain unsafe.Pointer, inst vk.Instance, pd vk.Physica
 // the timeline from base (see gml_submit_split), with pre (the deferred uploads, or
 // nil) ahead of the first. d.mu must be held.
 func (d *Device) submitSplit(cbs []vk.CommandBuffer, pre vk.CommandBuffer, base uint64) error {
-	arr := (*unsafe.Pointer)(C.malloc(C.size_t(len(cbs)) * C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
+	arr := commandBufferArray(cbs)
 	defer C.free(unsafe.Pointer(arr))
-	for i, cb := range cbs {
-		unsafe.Slice(arr, len(cbs))[i] = unsafe.Pointer(cb)
-	}
 	res := C.gml_submit_split(d.fn.queueSubmit, unsafe.Pointer(d.queue), arr, C.uint32_t(len(cbs)), unsafe.Pointer(pre), d.fast.tl.sem, C.uint64_t(base), handle(d.fence))
 	return check(vk.Result(res), "vkQueueSubmit (split)")
 }
@@ -463,11 +460,8 @@ func (d *Device) submitSplit(cbs []vk.CommandBuffer, pre vk.CommandBuffer, base 
 // submitSignal submits command buffers as one batch that signals the timeline at value
 // (none when 0) and the device's fence. d.mu must be held.
 func (d *Device) submitSignal(cbs []vk.CommandBuffer, value uint64) error {
-	arr := (*unsafe.Pointer)(C.malloc(C.size_t(len(cbs)) * C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
+	arr := commandBufferArray(cbs)
 	defer C.free(unsafe.Pointer(arr))
-	for i, cb := range cbs {
-		unsafe.Slice(arr, len(cbs))[i] = unsafe.Pointer(cb)
-	}
 	res := C.gml_submit_signal(d.fn.queueSubmit, unsafe.Pointer(d.queue), arr, C.uint32_t(len(cbs)), d.fast.tl.sem, C.uint64_t(value), handle(d.fence))
 	return check(vk.Result(res), "vkQueueSubmit")
 }

@@ -97,25 +97,19 @@ func (p mmPush) bytes() []byte {
 	return b
 }
 
-// normalize fills default strides and checks that every operand fits its buffer.
-func (p *MatMul) normalize() (mmPush, error) {
+// layout fills the default batch count and leading dimensions, checks the sizes, and
+// returns each operand's stride between batch matrices in elements (0 for a broadcast
+// operand). It looks at no buffer, so that callers whose buffers hold other types than
+// MatMul's (the engine's 16-bit outputs) share it.
+func (p *MatMul) layout() (sA, sB, sC int, err error) {
 	if p.Batch == 0 {
 		p.Batch = 1
 	}
 	if p.M <= 0 || p.N <= 0 || p.K <= 0 || p.Batch < 0 {
-		return mmPush{}, fmt.Errorf("gpu: matmul needs positive sizes, got M=%d N=%d K=%d batch=%d", p.M, p.N, p.K, p.Batch)
+		return 0, 0, 0, fmt.Errorf("gpu: matmul needs positive sizes, got M=%d N=%d K=%d batch=%d", p.M, p.N, p.K, p.Batch)
 	}
-	if p.A == nil || p.B == nil || p.C == nil {
-		return mmPush{}, fmt.Errorf("gpu: matmul needs buffers A, B and C")
-	}
-	ar, ac := p.M, p.K
-	if p.TransA {
-		ar, ac = p.K, p.M
-	}
-	br, bc := p.K, p.N
-	if p.TransB {
-		br, bc = p.N, p.K
-	}
+	ar, ac := p.rowsA()
+	br, bc := p.rowsB()
 	if p.LDA == 0 {
 		p.LDA = ac
 	}
@@ -126,15 +120,45 @@ func (p *MatMul) normalize() (mmPush, error) {
 		p.LDC = p.N
 	}
 	if p.LDA < ac || p.LDB < bc || p.LDC < p.N {
-		return mmPush{}, fmt.Errorf("gpu: matmul leading dimensions (%d, %d, %d) smaller than rows (%d, %d, %d)", p.LDA, p.LDB, p.LDC, ac, bc, p.N)
+		return 0, 0, 0, fmt.Errorf("gpu: matmul leading dimensions (%d, %d, %d) smaller than rows (%d, %d, %d)", p.LDA, p.LDB, p.LDC, ac, bc, p.N)
 	}
-	sA, sB, sC := ar*p.LDA, br*p.LDB, p.M*p.LDC
+	sA, sB, sC = ar*p.LDA, br*p.LDB, p.M*p.LDC
 	if p.BroadcastA {
 		sA = 0
 	}
 	if p.BroadcastB {
 		sB = 0
 	}
+	return sA, sB, sC, nil
+}
+
+// rowsA returns the rows and columns of A as stored.
+func (p *MatMul) rowsA() (rows, cols int) {
+	if p.TransA {
+		return p.K, p.M
+	}
+	return p.M, p.K
+}
+
+// rowsB returns the rows and columns of B as stored.
+func (p *MatMul) rowsB() (rows, cols int) {
+	if p.TransB {
+		return p.N, p.K
+	}
+	return p.K, p.N
+}
+
+// normalize fills default strides and checks that every operand fits its buffer.
+func (p *MatMul) normalize() (mmPush, error) {
+	sA, sB, sC, err := p.layout()
+	if err != nil {
+		return mmPush{}, err
+	}
+	if p.A == nil || p.B == nil || p.C == nil {
+		return mmPush{}, fmt.Errorf("gpu: matmul needs buffers A, B and C")
+	}
+	ar, ac := p.rowsA()
+	br, bc := p.rowsB()
 	es := p.Input.Size()
 	need := func(name string, b *Buffer, stride, rows, ld, cols, size int) error {
 		n := (p.Batch-1)*stride + (rows-1)*ld + cols

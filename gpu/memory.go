@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	vk "github.com/goki/vulkan"
+
+	"github.com/gml-dev/gml/internal/sysmem"
 )
 
 // Buffer is a range of device memory holding a tensor's bytes. It is a suballocation of
@@ -102,7 +104,7 @@ func (e *OutOfMemoryError) Error() string {
 	if e.Heap > e.InUse {
 		free = e.Heap - e.InUse
 	}
-	return fmt.Sprintf("gpu: out of device memory: asked for %s, %s in use by gml, about %s free of %s", FormatBytes(e.Asked), FormatBytes(e.InUse), FormatBytes(free), FormatBytes(e.Heap))
+	return fmt.Sprintf("gpu: out of device memory: asked for %s, %s in use by gml, about %s free of %s", sysmem.FormatBytes(e.Asked), sysmem.FormatBytes(e.InUse), sysmem.FormatBytes(free), sysmem.FormatBytes(e.Heap))
 }
 
 func (a *allocator) newBlock(size uint64, own bool) (*block, error) {
@@ -113,10 +115,10 @@ func (a *allocator) newBlock(size uint64, own bool) (*block, error) {
 		return nil, &OutOfMemoryError{Asked: size, InUse: a.reserved, Heap: a.heapSize}
 	}
 	if size > d.Info.MaxStorageBufferRange && d.Info.MaxStorageBufferRange > 0 {
-		return nil, fmt.Errorf("gpu: a buffer of %s exceeds the device's largest storage binding (%s); split the tensor", FormatBytes(size), FormatBytes(d.Info.MaxStorageBufferRange))
+		return nil, fmt.Errorf("gpu: a buffer of %s exceeds the device's largest storage binding (%s); split the tensor", sysmem.FormatBytes(size), sysmem.FormatBytes(d.Info.MaxStorageBufferRange))
 	}
 	if d.Info.MaxAllocation > 0 && size > d.Info.MaxAllocation {
-		return nil, fmt.Errorf("gpu: a buffer of %s exceeds the device's largest allocation (%s); split the tensor", FormatBytes(size), FormatBytes(d.Info.MaxAllocation))
+		return nil, fmt.Errorf("gpu: a buffer of %s exceeds the device's largest allocation (%s); split the tensor", sysmem.FormatBytes(size), sysmem.FormatBytes(d.Info.MaxAllocation))
 	}
 	var buf vk.Buffer
 	// With an outside product engine, blocks are allocated exportable so that it can

@@ -31,6 +31,8 @@ import (
 	"unsafe"
 
 	vk "github.com/goki/vulkan"
+
+	"github.com/gml-dev/gml/internal/sysmem"
 )
 
 // staging is a host-visible buffer reused for uploads and downloads on devices whose
@@ -88,7 +90,7 @@ func (d *Device) hostBuffer(size uint64, usage vk.BufferUsageFlagBits, what stri
 		return nil, nil, nil, fmt.Errorf("gpu: the device has no host-visible coherent memory for %s", what)
 	}
 	var mem vk.DeviceMemory
-	if err := check(vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: idx}, nil, &mem), "vkAllocateMemory ("+what+", "+FormatBytes(size)+")"); err != nil {
+	if err := check(vk.AllocateMemory(d.dev, &vk.MemoryAllocateInfo{SType: vk.StructureTypeMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: idx}, nil, &mem), "vkAllocateMemory ("+what+", "+sysmem.FormatBytes(size)+")"); err != nil {
 		vk.DestroyBuffer(d.dev, buf, nil)
 		return nil, nil, nil, err
 	}
@@ -358,6 +360,12 @@ func (d *Device) submitWait(cbs ...vk.CommandBuffer) error {
 	if err := d.submit(d.queue, d.fence, cbs...); err != nil {
 		return err
 	}
+	return d.waitFence()
+}
+
+// waitFence waits for the device's fence without a time limit and resets it for the
+// next submission. d.mu must be held.
+func (d *Device) waitFence() error {
 	err := check(vk.WaitForFences(d.dev, 1, []vk.Fence{d.fence}, vk.True, ^uint64(0)), "vkWaitForFences")
 	vk.ResetFences(d.dev, 1, []vk.Fence{d.fence})
 	return err
@@ -369,13 +377,21 @@ func (d *Device) submit(queue vk.Queue, fence vk.Fence, cbs ...vk.CommandBuffer)
 	// goki/vulkan's QueueSubmit frees its C copy of the submit info from a finalizer that
 	// can run during the call; this path runs every graph run, so it calls the driver
 	// directly with the info on the C stack.
-	arr := (*unsafe.Pointer)(C.malloc(C.size_t(len(cbs)) * C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
+	arr := commandBufferArray(cbs)
 	defer C.free(unsafe.Pointer(arr))
+	res := C.gml_queue_submit(d.fn.queueSubmit, unsafe.Pointer(queue), arr, C.uint32_t(len(cbs)), handle(fence))
+	return check(vk.Result(res), "vkQueueSubmit")
+}
+
+// commandBufferArray copies cbs into C memory for the submit calls, whose submit info
+// on the C stack points to it while the driver reads it. The caller frees it with
+// C.free.
+func commandBufferArray(cbs []vk.CommandBuffer) *unsafe.Pointer {
+	arr := (*unsafe.Pointer)(C.malloc(C.size_t(len(cbs)) * C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
 	for i, cb := range cbs {
 		unsafe.Slice(arr, len(cbs))[i] = unsafe.Pointer(cb)
 	}
-	res := C.gml_queue_submit(d.fn.queueSubmit, unsafe.Pointer(queue), arr, C.uint32_t(len(cbs)), handle(fence))
-	return check(vk.Result(res), "vkQueueSubmit")
+	return arr
 }
 
 // Zero fills the buffer with zero bytes.

@@ -1,8 +1,9 @@
 package runtime
 
 import (
-	"fmt"
 	"sort"
+
+	"github.com/gml-dev/gml/internal/sysmem"
 )
 
 // accounting tracks the bytes each backend holds per pool, now and at peak.
@@ -84,16 +85,10 @@ func (m MemoryReport) Total() int64 {
 
 // FormatBytes renders a byte count with a binary unit: "1.5 MiB".
 func FormatBytes(b int64) string {
-	const unit = 1024
-	if b < unit && b > -unit {
-		return fmt.Sprintf("%d B", b)
+	// The signed form, for cells and callers counting in int64, of internal/sysmem's
+	// formatter, which every package shares.
+	if b < 0 {
+		return "-" + sysmem.FormatBytes(uint64(-b)) // -MinInt64 wraps to 1<<63, its magnitude
 	}
-	v := float64(b)
-	units := []string{"KiB", "MiB", "GiB", "TiB"}
-	i := -1
-	for (v >= unit || v <= -unit) && i < len(units)-1 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
+	return sysmem.FormatBytes(uint64(b))
 }

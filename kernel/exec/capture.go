@@ -8,8 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
-	"unsafe"
+
+	"github.com/gml-dev/gml/kernel/internal/pipeio"
 )
 
 // flushInterval is how often captured output is sent while a cell runs, so that partial
@@ -163,16 +163,6 @@ func isClosed(err error) bool {
 	return ok && pe.Err == os.ErrClosed
 }
 
-// pending returns how many bytes wait in the pipe, unread.
-func (s *stream) pending() int {
-	var n int32
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(s.rfd), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
-	if errno != 0 {
-		return 0
-	}
-	return int(n)
-}
-
 // take removes and returns the buffered text, up to the last complete UTF-8 character
 // unless all is set.
 func (s *stream) take(all bool) string {
@@ -180,25 +170,11 @@ func (s *stream) take(all bool) string {
 	defer s.mu.Unlock()
 	n := len(s.buf)
 	if !all {
-		n = completeUTF8(s.buf)
+		n = pipeio.CompleteUTF8(s.buf)
 	}
 	out := string(s.buf[:n])
 	s.buf = append(s.buf[:0], s.buf[n:]...)
 	return out
-}
-
-// completeUTF8 returns the length of the longest prefix of b that does not end inside a
-// multi-byte character.
-func completeUTF8(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return i
-			}
-			break
-		}
-	}
-	return len(b)
 }
 
 // flush sends buffered output. With wait it first lets the drain goroutines empty the
@@ -213,7 +189,7 @@ func (c *capture) flush(wait bool) {
 	if wait {
 		deadline := time.Now().Add(20 * time.Millisecond)
 		for _, s := range c.streams {
-			for s.pending() > 0 && time.Now().Before(deadline) {
+			for pipeio.Pending(s.rfd) > 0 && time.Now().Before(deadline) {
 				time.Sleep(200 * time.Microsecond)
 			}
 		}

@@ -6,7 +6,8 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"unicode/utf8"
+
+	"github.com/gml-dev/gml/kernel/internal/pipeio"
 )
 
 // outPipe is the supervisor's end of one of the worker's output pipes (its fd 1 or 2).
@@ -110,7 +111,7 @@ func (o *outPipe) take(all bool, upTo int64) (text string, dropped int) {
 		n = int(max(0, min(int64(n), upTo-o.base)))
 	}
 	if !all {
-		n = completeUTF8(o.buf[:n])
+		n = pipeio.CompleteUTF8(o.buf[:n])
 	}
 	text, dropped = string(o.buf[:n]), o.dropped
 	o.recent = append(o.recent, o.buf[:n]...)
@@ -144,18 +145,4 @@ func (o *outPipe) drainNow() {
 func (o *outPipe) close() {
 	o.f.Close()
 	<-o.done
-}
-
-// completeUTF8 returns the length of the longest prefix of b that does not end inside a
-// multi-byte character.
-func completeUTF8(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return i
-			}
-			break
-		}
-	}
-	return len(b)
 }

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/gml-dev/gml/kernel"
+	"github.com/gml-dev/gml/kernel/internal/pipeio"
 )
 
 // Hooks are what the worker offers the executor it builds.
@@ -198,19 +198,8 @@ const outputWait = 200 * time.Millisecond
 func awaitOutputRead() {
 	deadline := time.Now().Add(outputWait)
 	for _, fd := range []int{1, 2} {
-		for pending(fd) > 0 && time.Now().Before(deadline) {
+		for pipeio.Pending(fd) > 0 && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
-}
-
-// pending returns how many bytes wait unread in the pipe on fd (0 when fd is not a
-// pipe).
-func pending(fd int) int {
-	var n int32
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
-	if errno != 0 {
-		return 0
-	}
-	return int(n)
 }
