@@ -29,8 +29,8 @@
 //     leading dimension is a multiple of 256 floats would share L1 sets, so they are
 //     packed regardless. Packing that transposes (a row-major A strip, a transposed B
 //     panel) moves four rows by eight columns at a time with AVX2 shuffles wherever the
-//     CPU has AVX2, whatever the implementation (PureGo included), and element by
-//     element otherwise; the tests run both.
+//     CPU has AVX2 (NEON on arm64), whatever the implementation (PureGo included), and
+//     element by element otherwise; the tests run both.
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).
@@ -38,7 +38,7 @@
 //     every arm64 CPU. Go's arm64 assembler has FMLA only vector by vector (no by-lane
 //     form, no vector FMUL), so each element of A is broadcast by a load (LD1R) and
 //     alpha is applied by an FMLA over C or over zero. One-row products use NEON AXPY
-//     and dot products; the packing transposes run in Go. The tests run it under
+//     and dot products, the packing transposes NEON TRN1/TRN2. The tests run it under
 //     qemu-user on x86-64 (make test-arm64), which checks results, not speed: its speed
 //     has not been measured on arm64 hardware. GML_GEMM_KERNEL=avx2 runs the same tile
 //     in Go within Native, GML_BLAS=go the PureGo implementation.

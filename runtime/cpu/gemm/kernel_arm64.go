@@ -34,8 +34,16 @@ func asmKernel(name string) *kernel {
 	return nil
 }
 
-// nativeTranspose4 reports that the packing transposes run in Go on arm64.
-func nativeTranspose4() func(dst []float32, ldd int, src []float32, ld int, k int) { return nil }
+// transpose4NEON writes dst[p·ldd + i] = src[i·ld + p] for i < 4 and p < k, k a
+// multiple of 8 (pack_arm64.s); the caller guarantees the bounds.
+//
+//go:noescape
+func transpose4NEON(dst []float32, ldd int, src []float32, ld int, k int)
+
+// nativeTranspose4 returns the assembly transpose of four rows.
+func nativeTranspose4() func(dst []float32, ldd int, src []float32, ld int, k int) {
+	return transpose4NEON
+}
 
 // nativeVector returns the assembly AXPY and dot product of the one-row products.
 func nativeVector() (axpy func(alpha float32, x, y []float32), dot func(x, y []float32) float32) {
