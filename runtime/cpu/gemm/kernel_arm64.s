@@ -76,6 +76,8 @@ TEXT ·kernelNEON(SB), NOSPLIT, $0-125
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
 	CBZ  R0, store
+	// Per step of k: V24..V27 hold the row of the B panel, V28..V31 take turns holding
+	// broadcasts of A, each loaded two rows of FMLAs before its use.
 loop:
 	VLD1.P (R8)(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
 	VLD1R.P (R1)(R7), [V28.S4]
