@@ -50,8 +50,8 @@
 //   - PureGo runs the same blocked driver with the Go code of the avx2 shape and always
 //     works; Native falls back to it when an x86-64 CPU lacks AVX2 or FMA, and on
 //     architectures other than amd64 and arm64. On the development machines it runs at
-//     2.6-3.6 GFLOP/s on one core at n=1024, a twentieth of the avx2 kernel: the lower
-//     bound on any machine, arm64 included.
+//     1.3-3.6 GFLOP/s on one core at n=1024 (2-3% of OpenBLAS in the same runs): the
+//     lower bound on any machine, arm64 included.
 //   - OpenBLAS (loaded at run time by internal/openblas, never linked) is used only when
 //     GML_BLAS=openblas asks for it and it loads; otherwise GML_BLAS=native (the default)
 //     or GML_BLAS=go. DefaultNote says why a requested implementation was not taken.
