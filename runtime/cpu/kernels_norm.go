@@ -147,17 +147,8 @@ func normKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 				if !rms {
 					mean = vec.Sum(x) / float64(inner)
 				}
-				inv := 1 / math.Sqrt(sqDev(x, mean)/float64(inner)+eps)
-				for j, v := range x {
-					o := (float64(v) - mean) * inv
-					if gamma != nil {
-						o *= float64(gamma[j])
-					}
-					if beta != nil {
-						o += float64(beta[j])
-					}
-					y[j] = float32(o)
-				}
+				inv := 1 / math.Sqrt(vec.SqDev(x, mean)/float64(inner)+eps)
+				vec.Normalize(y, x, gamma, beta, mean, inv)
 			}
 		})
 		return nil
