@@ -29,19 +29,29 @@
 //     leading dimension is a multiple of 256 floats would share L1 sets, so they are
 //     packed regardless. Packing that transposes (a row-major A strip, a transposed B
 //     panel) moves four rows by eight columns at a time with AVX2 shuffles wherever the
-//     CPU has AVX2, whatever the implementation (PureGo included), and element by
-//     element otherwise; the tests run both.
+//     CPU has AVX2 (NEON on arm64), whatever the implementation (PureGo included), and
+//     element by element otherwise; the tests run both.
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).
+//   - arm64 runs the neon shape (6×16, kernel_arm64.s) always: NEON (ASIMD) is part of
+//     every arm64 CPU. Go's arm64 assembler has FMLA only vector by vector (no by-lane
+//     form, no vector FMUL), so each element of A is broadcast by a load (LD1R) and
+//     alpha is applied by an FMLA over C or over zero. One-row products use NEON AXPY
+//     and dot products, the packing transposes NEON TRN1/TRN2. The tests run it under
+//     qemu-user on x86-64 (make test-arm64), which checks results, not speed: its speed
+//     has not been measured on arm64 hardware. GML_GEMM_KERNEL=avx2 runs the same tile
+//     in Go within Native, GML_BLAS=go the PureGo implementation.
 //   - One-row products (m == 1: a batch-1 dense layer, an ONNX Gemm with transB) skip
 //     packing (gemv.go): with B as stored they are AXPYs of B's rows into C, with B
 //     transposed one dot product per column, both in assembly and split by columns when
 //     large. Packing would copy all of B to use one row in six of the micro-tile.
 //     Measured here for 1×784 times 784×128: 10-11 µs against OpenBLAS's 27-39 µs.
 //   - PureGo runs the same blocked driver with the Go code of the avx2 shape and always
-//     works; Native falls back to it when the CPU lacks AVX2 or FMA. On the development
-//     machines it runs at about 3 GFLOP/s per core, a twentieth of the avx2 kernel.
+//     works; Native falls back to it when an x86-64 CPU lacks AVX2 or FMA, and on
+//     architectures other than amd64 and arm64. On the development machines it runs at
+//     1.3-3.6 GFLOP/s on one core at n=1024 (2-3% of OpenBLAS in the same runs): the
+//     lower bound on any machine, arm64 included.
 //   - OpenBLAS (loaded at run time by internal/openblas, never linked) is used only when
 //     GML_BLAS=openblas asks for it and it loads; otherwise GML_BLAS=native (the default)
 //     or GML_BLAS=go. DefaultNote says why a requested implementation was not taken.
