@@ -5,7 +5,7 @@ GO ?= go
 BIN := bin/gml
 GOFLAGS_TEST ?= -count=1 -timeout 60m
 
-.PHONY: all deps build kernelspec run test unit e2e lint fuzz generate shaders bench mutate clean
+.PHONY: all deps build kernelspec run test test-arm64 unit e2e lint fuzz generate shaders bench mutate clean
 
 all: build
 
@@ -24,9 +24,22 @@ run: deps build kernelspec
 # The whole suite: formatting, vet, generated files fresh, unit and end-to-end tests.
 # internal/testsummary prints go test's usual output and ends with what did not run
 # on this machine (every skipped test and its reason); it fails when a test fails.
-test: deps build kernelspec lint
+test: deps build kernelspec lint test-arm64
 	set -o pipefail; $(GO) test -json $(GOFLAGS_TEST) ./... | $(GO) run ./internal/testsummary
 	$(MAKE) fuzz
+
+# arm64 from this x86-64 machine: the module builds and vets for arm64 (cgo through
+# Debian's cross gcc), and the CPU backend's tests (gemm's NEON kernel under them) pass
+# under qemu-user, without cgo so the test binaries are static. -short skips the tests
+# that re-run their own binary (qemu-user cannot exec an arm64 binary from inside one
+# without binfmt_misc) and gemm's runs of the Go kernels, which the x86-64 run covers.
+# qemu's timings mean nothing.
+ARM64_CGO := GOARCH=arm64 CGO_ENABLED=1 CC=aarch64-linux-gnu-gcc
+ARM64_TEST_PKGS := ./runtime/cpu/ ./runtime/cpu/gemm/ ./runtime/cpu/conv/ ./runtime/cpu/vec/
+test-arm64:
+	$(ARM64_CGO) $(GO) build ./...
+	$(ARM64_CGO) $(GO) vet ./...
+	GOARCH=arm64 CGO_ENABLED=0 $(GO) test $(GOFLAGS_TEST) -short -exec qemu-aarch64 $(ARM64_TEST_PKGS)
 
 # Fuzzes the parsers of untrusted files for a short budget (a crash fails the build).
 # Minimisation is bounded by executions: by time it can take a minute per input.

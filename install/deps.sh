@@ -12,6 +12,7 @@ packages=(
   python3-nbformat python3-onnx        # notebook validation, ONNX test-data tooling
   protobuf-compiler                    # protoc: `make generate` and the freshness test of onnx/internal/onnxpb
   dataset-fashion-mnist                # /usr/share/datasets/fashion-mnist
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # make test-arm64: cross cgo, arm64 tests under qemu
 )
 
 missing=()

@@ -34,6 +34,13 @@ func (d DropoutDraw) Keep(i uint32) bool {
 	return pcgHash(i+d.seedHash)>>8 >= d.threshold
 }
 
+// Params returns what Keep draws from: the seed's hash, which Keep adds to the element
+// index before hashing it, and the threshold the hash's top 24 bits must reach. Vector
+// kernels that draw many elements at once take them (and are tested to match Keep).
+func (d DropoutDraw) Params() (seedHash, threshold uint32) {
+	return d.seedHash, d.threshold
+}
+
 // pcgHash is the PCG-RXS-M-XS 32-bit output permutation of one LCG step.
 func pcgHash(v uint32) uint32 {
 	state := v*747796405 + 2891336453

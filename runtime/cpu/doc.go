@@ -20,8 +20,9 @@
 //     the optimizer updates) write into their input buffers.
 //   - Parallelism is parallel.For with a grain per kernel family, so small tensors (a
 //     batch-32 MLP step) run inline on the calling goroutine and large ones split across
-//     parallel.Workers() goroutines (GOMAXPROCS, or GML_THREADS). A prepared run of small
-//     tensors allocates nothing.
+//     parallel.Workers() goroutines (GOMAXPROCS, or GML_THREADS), the workers of a pool
+//     that stays awake between the ops of a step. A prepared run of small tensors
+//     allocates nothing.
 //   - Elementwise ops walk the output in contiguous stretches (broadcast.go): axes that
 //     are contiguous for every operand merge, so same-shape and scalar operands become
 //     one flat loop, and broadcast operands are read with stride 0. The same walk with
@@ -38,7 +39,10 @@
 //     overwrites what it reads or touches what it writes. GML_FUSE=off disables it.
 //   - Reductions see the input as rows: when the reduced axes are innermost they fold
 //     contiguous runs; when they form one block followed by kept axes (a sum over the
-//     batch axis) they accumulate whole rows in order; interleaved reduced and kept axes
+//     batch axis) they accumulate whole rows in order, and when such a block has many
+//     rows and few outputs (a bias gradient) the rows are cut into blocks of a fixed
+//     size whose float64 partials merge in order, so every thread count gives the same
+//     bits; interleaved reduced and kept axes
 //     fold in memory order too (a variance over a reduced innermost axis among them is
 //     transposed first). One long row (a full Sum or Mean) is split between goroutines.
 //     Sums accumulate in float64 vector lanes (vec.Sum, vec.SumInto).

@@ -129,13 +129,23 @@ func runTasks(scratch [][]float32, tasks, taskWork int, next *atomic.Int64, body
 	return nil
 }
 
-// workerScratch returns one slice of n floats per worker.
+// workerScratch returns one slice of n floats per worker, plus one float at the end
+// that scaleRow uses.
 func workerScratch(n int) [][]float32 {
 	s := make([][]float32, parallel.Workers())
 	for w := range s {
-		s[w] = make([]float32, n)
+		s[w] = make([]float32, n+1)
 	}
 	return s
+}
+
+// scaleRow multiplies row by c with package vec's loop, its operand c held in the last
+// float of the worker's scratch (a local would escape to the heap: one allocation per
+// row).
+func scaleRow(row, scratch []float32, c float32) {
+	k := scratch[len(scratch)-1:]
+	k[0] = c
+	vec.Arith(vec.Mul, row, row, 1, k, 0)
 }
 
 // attnForward is one OpAttention node.
@@ -192,9 +202,7 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 				// A new maximum: what was summed so far shrinks by e^(m_old - m_new).
 				if c := vec.Expf(m[i] - mx); l[i] != 0 {
 					l[i] *= float64(c)
-					for e, v := range o[i*a.dv : (i+1)*a.dv] {
-						o[i*a.dv+e] = v * c
-					}
+					scaleRow(o[i*a.dv:(i+1)*a.dv], s, c)
 				}
 				m[i] = mx
 			}
@@ -208,10 +216,8 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 		}
 	}
 	for i := range ni {
-		inv := float32(1 / l[i]) // +Inf for a query that saw nothing: 0·Inf is NaN
-		for e := i * a.dv; e < (i+1)*a.dv; e++ {
-			o[e] *= inv
-		}
+		// 1/l is +Inf for a query that saw nothing: 0·Inf is NaN.
+		scaleRow(o[i*a.dv:(i+1)*a.dv], s, float32(1/l[i]))
 	}
 	return nil
 }

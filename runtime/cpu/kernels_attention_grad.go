@@ -97,10 +97,10 @@ func (a *attnBwd) scoreGradTile(p, dp []float32, b, i0, ni, j0, nj int) error {
 		return err
 	}
 	for i := range ni {
-		delta := a.stats[2*(b*a.tq+i0+i)+1]
-		for j := i * nj; j < (i+1)*nj; j++ {
-			dp[j] = p[j] * (dp[j] - delta)
-		}
+		at := 2*(b*a.tq+i0+i) + 1
+		row := dp[i*nj : (i+1)*nj]
+		vec.Arith(vec.Sub, row, row, 1, a.stats[at:at+1], 0)
+		vec.Arith(vec.Mul, row, p[i*nj:(i+1)*nj], 1, row, 1)
 	}
 	return nil
 }
@@ -149,10 +149,7 @@ func (a *attnBwd) statsTile(scratch []float32, b, i0 int, keepProbs bool) error 
 				vec.ExpShiftSum(row, row, m[i]+float32(math.Log(l[i])))
 				continue
 			}
-			inv := float32(1 / l[i])
-			for j := range row {
-				row[j] *= inv
-			}
+			scaleRow(row, scratch, float32(1/l[i]))
 		}
 	}
 	for i := range ni {

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -206,46 +207,69 @@ func scatterAddFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 }
 
 // scatterAddTyped adds update block (p, j) to out[p, idx[j], :]. Work is split over
-// outer indices p and over column ranges of the blocks: every unit owns a disjoint set of
-// output elements and visits the indices in order, so repeated indices accumulate
-// without races (an embedding gradient, with one outer index, still runs in parallel).
+// outer indices p, over ranges of the indexed axis and over column ranges of the
+// blocks: every unit owns a disjoint part of the output, copies its part of the input
+// there, then scans all the indices in order and adds the updates that land in it, so
+// repeated indices accumulate in the same order whatever the split (an embedding
+// gradient, one outer index and narrow rows, still uses every worker).
 func scatterAddTyped[T number](n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	axis := n.Attr().(tensor.AxisAttr).Axis
 	x := n.Input(0).Shape()
 	pre, dim, block := x[:axis].Size(), x[axis], x[axis+1:].Size()
 	m := n.Input(1).Shape().Size()
-	d, upd := typed[T](out), typed[T](in[2])
+	d, upd, src := typed[T](out), typed[T](in[2]), typed[T](in[0])
+	copyIn := !sameMemory(out, in[0])
 	idx := indexReader(n.Input(1).DType(), in[1])
-	// Column chunks of at least 64 elements, enough of them to occupy the workers.
-	chunks := max(1, min(parallel.Workers(), pre*m*block/elemGrain, block/64))
-	width := (block + chunks - 1) / max(chunks, 1)
+	// Column chunks of at least 64 elements, then ranges of the indexed axis, enough
+	// of them to occupy the workers; each range scans every index, which is cheap
+	// next to adding a block.
+	workers := max(1, min(parallel.Workers(), (pre*m*block+pre*dim*block)/elemGrain))
+	chunks := max(1, min(workers, block/64))
+	width := (block + chunks - 1) / chunks
+	parts := max(1, min(dim, workers/chunks))
+	add := addLoop[T]()
 	var bad badIndex
 	body := func(lo, hi int) {
 		for u := lo; u < hi; u++ {
-			p, c := u/chunks, u%chunks
+			p, r, c := u/(parts*chunks), u/chunks%parts, u%chunks
 			c0, c1 := c*width, min((c+1)*width, block)
+			k0, k1 := r*dim/parts, (r+1)*dim/parts
+			if copyIn {
+				for k := k0; k < k1; k++ {
+					o := (p*dim + k) * block
+					copy(d[o+c0:o+c1], src[o+c0:o+c1])
+				}
+			}
 			for j := 0; j < m; j++ {
 				k, ok := resolveIndex(idx(j), dim)
 				if !ok {
 					bad.set(idx(j))
 					return
 				}
-				dst := d[(p*dim+k)*block+c0 : (p*dim+k)*block+c1]
-				src := upd[(p*m+j)*block+c0 : (p*m+j)*block+c1]
-				for i, v := range src {
-					dst[i] += v
+				if k < k0 || k >= k1 {
+					continue
 				}
+				o, uo := (p*dim+k)*block, (p*m+j)*block
+				add(d[o+c0:o+c1], upd[uo+c0:uo+c1])
 			}
 		}
 	}
-	grain := max(1, elemGrain/max(m*width, 1))
 	return func() error {
-		if !sameMemory(out, in[0]) {
-			copy(out, in[0])
-		}
-		parallel.For(pre*chunks, grain, body)
+		parallel.For(pre*parts*chunks, 1, body)
 		return bad.take(dim)
 	}, nil
+}
+
+// addLoop returns the loop d[i] += s[i]: package vec's for float32.
+func addLoop[T number]() func(d, s []T) {
+	if f, ok := any(func(d, s []float32) { vec.Arith(vec.Add, d, d, 1, s, 1) }).(func(d, s []T)); ok {
+		return f
+	}
+	return func(d, s []T) {
+		for i, v := range s {
+			d[i] += v
+		}
+	}
 }
 
 // oneHotFactory writes the byte pattern of 1 in the output dtype at each label's class;

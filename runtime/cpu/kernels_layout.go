@@ -32,15 +32,18 @@ func stridedCopy(esz int, shape tensor.Shape, strides []int, base int, dst, src 
 	if t := newTranspose(p, esz, base, dst, src); t != nil {
 		return t, nil
 	}
-	// Short contiguous rows (a permute that keeps a head's 16 values together) fold
-	// with the next axis into one row of pieces, which saves a step of the walk per
-	// piece.
+	// Short contiguous rows (a permute that keeps a head's 16 values together, a slice
+	// of half of each head) fold with part of the next axis into one row of pieces,
+	// which saves a step of the walk per piece and leaves rows to split.
 	plen, pst := 0, 0
-	if last := len(p.outer) - 1; p.ist[0] == 1 && p.inner < shortRow && last >= 1 {
-		plen, pst = p.inner, p.st[0][last]
-		p.inner *= p.outer[last]
-		p.rows /= p.outer[last]
-		p.outer, p.st[0] = p.outer[:last], p.st[0][:last]
+	if last := len(p.outer) - 1; p.ist[0] == 1 && p.inner < shortRow && last >= 0 {
+		if f := foldFactor(p.outer[last], p.inner); f > 1 {
+			plen, pst = p.inner, p.st[0][last]
+			p.inner *= f
+			p.rows /= f
+			p.outer[last] /= f
+			p.st[0][last] *= f
+		}
 	}
 	switch esz {
 	case 1:
@@ -112,8 +115,23 @@ func tiledTranspose[T any](p *bplan, base int, d, s []T) func() error {
 	return func() error { parallel.For(units, grain, body); return nil }
 }
 
-// shortRow is the row length below which stridedCopy folds rows into pieces.
-const shortRow = 64
+// shortRow is the row length below which stridedCopy folds rows into pieces, and
+// foldedRow the most elements a row of pieces holds.
+const (
+	shortRow  = 64
+	foldedRow = 4096
+)
+
+// foldFactor is the largest divisor f of n with f·piece at most foldedRow: how many
+// pieces of the next axis a folded row holds.
+func foldFactor(n, piece int) int {
+	for f := min(n, foldedRow/max(piece, 1)); f > 1; f-- {
+		if n%f == 0 {
+			return f
+		}
+	}
+	return 1
+}
 
 // copyRow returns the row step of a strided copy: n elements from base+off with stride
 // st, or, where plen is not 0, n/plen pieces of plen contiguous elements pst apart (0

@@ -76,6 +76,14 @@ func TestSoftmaxKernels(t *testing.T) {
 		{tensor.Shape{2, 4, 6}, tensor.Shape{4, 6}, 2, 0.5},
 		{tensor.Shape{2, 5, 3}, tensor.Shape{2, 1, 3}, 1, 0},
 		{tensor.Shape{1}, nil, 0, 0},
+		// Ragged rows, short (gathered in blocks, split between threads) and long.
+		{tensor.Shape{33, 1}, nil, 1, 0},
+		{tensor.Shape{4001, 10}, nil, 1, 0},
+		{tensor.Shape{257, 7}, tensor.Shape{257, 7}, 1, 1.5},
+		{tensor.Shape{7, 33}, tensor.Shape{1, 33}, 1, 0},
+		{tensor.Shape{7, 64}, nil, 1, 0},
+		{tensor.Shape{3, 257}, nil, 1, 0},
+		{tensor.Shape{33, 257}, nil, 0, 0},
 	} {
 		for _, log := range []bool{false, true} {
 			e := newEnv(t)

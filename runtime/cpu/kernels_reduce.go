@@ -249,9 +249,13 @@ func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
 // columnReduce reduces, for each of len(bases)*inner outputs (o, j), the elements
 // x[bases[o] + rowOffs[k] + j] over k, by accumulating whole rows of inner elements in
 // float64, which reads memory in order (a sum over the batch axis, a bias gradient).
-// Work is split over the output positions.
+// Work is split over the output positions, or over blocks of rows when there are few
+// outputs and many rows (rowSplitReduce).
 func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int, d, x []float32) func() error {
 	r := len(rowOffs)
+	if br := max(1, elemGrain/inner); op != tensor.OpVar && r > br && len(bases)*inner <= maxRowSplitOutputs {
+		return rowSplitReduce(op, bases, rowOffs, inner, br, d, x)
+	}
 	acc := make([]float64, len(bases)*inner)
 	fin := identity
 	into := colFolds[tensor.OpSum]
@@ -310,6 +314,62 @@ func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int,
 	}
 	grain := max(1, elemGrain/r)
 	return func() error { parallel.For(len(acc), grain, body); return nil }
+}
+
+// maxRowSplitOutputs is the most outputs for which a column reduction splits its rows
+// rather than its outputs: few outputs over many rows (a bias gradient over 2048 rows
+// of 128) give each worker too narrow a strip of every row.
+const maxRowSplitOutputs = 4096
+
+// rowSplitReduce is columnReduce for few outputs over many rows: the rows of each base
+// are cut into blocks of br rows (about elemGrain elements, whatever the number of
+// threads), each block folds into its own float64 partials in memory order, and the
+// partials merge block after block. The blocks do not depend on the thread count, so
+// neither do the results.
+func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []float32) func() error {
+	r := len(rowOffs)
+	nb := (r + br - 1) / br
+	red, into := f32Reducers[op], colFolds[op]
+	part := make([]float64, len(bases)*nb*inner)
+	sum := op == tensor.OpSum || op == tensor.OpMean // merged without a call per element
+	blocks := func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			o, kb := t/nb, t%nb
+			a := part[t*inner : (t+1)*inner]
+			for k, ro := range rowOffs[kb*br : min(r, (kb+1)*br)] {
+				row := x[bases[o]+ro : bases[o]+ro+inner]
+				if k == 0 {
+					for j, v := range row {
+						a[j] = float64(v)
+					}
+					continue
+				}
+				into(a, row)
+			}
+		}
+	}
+	merge := func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			o, j := p/inner, p%inner
+			base := o * nb * inner
+			acc := part[base+j]
+			if sum {
+				for kb := 1; kb < nb; kb++ {
+					acc += part[base+kb*inner+j]
+				}
+			} else {
+				for kb := 1; kb < nb; kb++ {
+					acc = red.comb(acc, part[base+kb*inner+j])
+				}
+			}
+			d[p] = float32(red.fin(acc, r))
+		}
+	}
+	return func() error {
+		parallel.For(len(bases)*nb, 1, blocks)
+		parallel.For(len(bases)*inner, max(1, elemGrain/nb), merge)
+		return nil
+	}
 }
 
 // interleavedReduce reduces x over axes where reduced and kept axes interleave, in
@@ -408,7 +468,7 @@ type splitter struct {
 func newSplitter(x []float32) *splitter {
 	k := max(1, min(parallel.Workers(), len(x)/elemGrain))
 	s := &splitter{x: x, partial: make([]float64, k)}
-	s.centred = func(x []float32) float64 { return sqDev(x, s.mean) }
+	s.centred = func(x []float32) float64 { return vec.SqDev(x, s.mean) }
 	s.body = func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			s.partial[p] = s.part(s.x[p*len(s.x)/k : (p+1)*len(s.x)/k])
@@ -436,26 +496,7 @@ func (s *splitter) variance(correction int) float64 {
 // variance is the two-pass variance of x, dividing by len(x)-correction.
 func variance(x []float32, correction int) float64 {
 	mean := vec.Sum(x) / float64(len(x))
-	return sqDev(x, mean) / float64(len(x)-correction)
-}
-
-// sqDev is Σ(x-mean)², in four running sums so the additions overlap.
-func sqDev(x []float32, mean float64) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		d0, d1 := float64(x[i])-mean, float64(x[i+1])-mean
-		d2, d3 := float64(x[i+2])-mean, float64(x[i+3])-mean
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-	}
-	for ; i < len(x); i++ {
-		d := float64(x[i]) - mean
-		s0 += d * d
-	}
-	return (s0 + s1) + (s2 + s3)
+	return vec.SqDev(x, mean) / float64(len(x)-correction)
 }
 
 // reduceIntFactory reduces integers exactly in int64 (sums and products wrap on

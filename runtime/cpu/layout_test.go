@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -205,24 +206,34 @@ func TestTransposeTiles(t *testing.T) {
 	}
 }
 
-// TestScatterAddLarge covers the column-split scatter_add of an embedding gradient.
+// TestScatterAddLarge covers the split scatter_add (ranges of the indexed axis and of
+// the columns) of embedding gradients and of an inner axis, with repeated indices, on
+// ragged sizes, in F32 (package vec's add) and I32.
 func TestScatterAddLarge(t *testing.T) {
-	e := newEnv(t)
-	const v, dim, m = 50, 300, 400
-	x, xv := e.f32(v, dim)
-	ids := make([]float64, m)
-	for i := range ids {
-		ids[i] = float64(e.rng.IntN(v))
-	}
-	idx := e.feed(tensor.I64, ids, m)
-	u, uv := e.f32(m, dim)
-	want := slices.Clone(xv)
-	for j, k := range ids {
-		for c := 0; c < dim; c++ {
-			want[int(k)*dim+c] += uv[j*dim+c]
+	for _, c := range []struct{ pre, v, dim, m int }{
+		{1, 50, 300, 400}, {1, 1000, 128, 2048}, {1, 7, 33, 257}, {3, 33, 7, 1100}, {2, 257, 1, 33}, {1, 1, 257, 7},
+	} {
+		for _, dt := range []tensor.DType{tensor.F32, tensor.I32} {
+			e := newEnv(t)
+			x, xv := e.input(dt, -50, 50, c.pre, c.v, c.dim)
+			ids := make([]float64, c.m)
+			for i := range ids {
+				ids[i] = float64(e.rng.IntN(c.v))
+			}
+			idx := e.feed(tensor.I64, ids, c.m)
+			u, uv := e.input(dt, -50, 50, c.pre, c.m, c.dim)
+			want := slices.Clone(xv)
+			for p := range c.pre {
+				for j, k := range ids {
+					for col := 0; col < c.dim; col++ {
+						want[(p*c.v+int(k))*c.dim+col] += uv[(p*c.m+j)*c.dim+col]
+					}
+				}
+			}
+			name := fmt.Sprintf("scatter_add %v %+v", dt, c)
+			check(t, name, e.run(tensor.ScatterAdd(x, idx, u, 1))[0], tensor.Shape{c.pre, c.v, c.dim}, want, 1e-4)
 		}
 	}
-	check(t, "scatter_add large", e.run(tensor.ScatterAdd(x, idx, u, 0))[0], tensor.Shape{v, dim}, want, 1e-5)
 }
 
 // TestPermuteShortRows covers the copy that folds short contiguous rows into pieces
@@ -238,6 +249,13 @@ func TestPermuteShortRows(t *testing.T) {
 			check(t, "permute", res[0], out, mapped(xv, out, 0, func(c []int) int {
 				return flat([]int{c[0], c[2], c[1], c[3]}, s)
 			}), 0)
+			// A slice of the first inner-1 of each row folds its pieces into rows
+			// across the outer axes as well (a single outer axis after merging).
+			if inner > 1 {
+				sl := e.run(tensor.Slice(x, []int{0, 0, 0, 0}, []int{2, n, 3, inner - 1}, nil))[0]
+				ss := tensor.Shape{2, n, 3, inner - 1}
+				check(t, "slice", sl, ss, mapped(xv, ss, 0, func(c []int) int { return flat(c, s) }), 0)
+			}
 			tiled := tensor.Shape{2, n, 6, 3 * inner}
 			check(t, "tile", res[1], tiled, mapped(xv, tiled, 0, func(c []int) int {
 				return flat([]int{c[0], c[1], c[2] % 3, c[3] % inner}, s)

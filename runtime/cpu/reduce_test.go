@@ -1,7 +1,13 @@
 package cpu_test
 
 import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
@@ -240,6 +246,66 @@ func TestReduceInterleavedAxes(t *testing.T) {
 				outShape, want := refReduce(xv, shape, axes, true, op.ref)
 				check(t, op.name, e.run(op.build(x, axes, true))[0], outShape, want, 1e-5)
 			}
+		}
+	}
+}
+
+// TestColumnReduceRowSplit covers column reductions over many rows into few outputs,
+// which split their rows into blocks: ragged row lengths and counts, one base and
+// several, against the float64 reference. Child processes rerun it with one and three
+// threads and with the vector routines' Go code (GML_SIMD=go); every run must give the
+// same bits, since the blocks do not depend on the thread count.
+func TestColumnReduceRowSplit(t *testing.T) {
+	ops := []struct {
+		name  string
+		build func(x *tensor.Node, axes []int, keep bool) *tensor.Node
+		ref   func([]float64) float64
+	}{
+		{"sum", tensor.Sum, refSum},
+		{"mean", tensor.Mean, func(g []float64) float64 { return refSum(g) / float64(len(g)) }},
+		{"max", tensor.Max, func(g []float64) float64 { return slices.Max(g) }},
+		{"min", tensor.Min, func(g []float64) float64 { return slices.Min(g) }},
+	}
+	h := fnv.New64a()
+	for _, inner := range []int{7, 33, 257} {
+		for _, rows := range []int{1, 7, 33, 257} {
+			if rows*inner > 257*33 {
+				continue // the reference is slow; 33 rows of 257 split already
+			}
+			for _, c := range []struct {
+				shape tensor.Shape
+				axes  []int
+			}{{tensor.Shape{rows, 11, inner}, []int{0, 1}}, {tensor.Shape{3, rows * 11, inner}, []int{1}}} {
+				for _, op := range ops {
+					e := newEnv(t)
+					x, xv := e.f32(c.shape...)
+					outShape, want := refReduce(xv, c.shape, c.axes, true, op.ref)
+					got := e.run(op.build(x, c.axes, true))[0]
+					check(t, fmt.Sprint(op.name, c.shape, c.axes), got, outShape, want, 1e-5)
+					h.Write(got.Bytes())
+				}
+			}
+		}
+	}
+	if f := os.Getenv("GML_TEST_SUM"); f != "" {
+		if err := os.WriteFile(f, h.Sum(nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if testing.Short() {
+		return
+	}
+	want := h.Sum(nil)
+	for _, env := range []string{"GML_THREADS=1", "GML_THREADS=3", "GML_SIMD=go"} {
+		f := filepath.Join(t.TempDir(), "sum")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestColumnReduceRowSplit$", "-test.count=1")
+		cmd.Env = append(os.Environ(), env, "GML_TEST_SUM="+f)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", env, err, out)
+		}
+		if got, err := os.ReadFile(f); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: results differ from this process's (%v)", env, err)
 		}
 	}
 }

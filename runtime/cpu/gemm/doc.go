@@ -29,19 +29,29 @@
 //     leading dimension is a multiple of 256 floats would share L1 sets, so they are
 //     packed regardless. Packing that transposes (a row-major A strip, a transposed B
 //     panel) moves four rows by eight columns at a time with AVX2 shuffles wherever the
-//     CPU has AVX2, whatever the implementation (PureGo included), and element by
-//     element otherwise; the tests run both.
+//     CPU has AVX2 (NEON on arm64), whatever the implementation (PureGo included), and
+//     element by element otherwise; the tests run both.
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).
+//   - arm64 runs the neon shape (6×16, kernel_arm64.s) always: NEON (ASIMD) is part of
+//     every arm64 CPU. Go's arm64 assembler has FMLA only vector by vector (no by-lane
+//     form, no vector FMUL), so each element of A is broadcast by a load (LD1R) and
+//     alpha is applied by an FMLA over C or over zero. One-row products use NEON AXPY
+//     and dot products, the packing transposes NEON TRN1/TRN2. The tests run it under
+//     qemu-user on x86-64 (make test-arm64), which checks results, not speed: its speed
+//     has not been measured on arm64 hardware. GML_GEMM_KERNEL=avx2 runs the same tile
+//     in Go within Native, GML_BLAS=go the PureGo implementation.
 //   - One-row products (m == 1: a batch-1 dense layer, an ONNX Gemm with transB) skip
 //     packing (gemv.go): with B as stored they are AXPYs of B's rows into C, with B
 //     transposed one dot product per column, both in assembly and split by columns when
 //     large. Packing would copy all of B to use one row in six of the micro-tile.
 //     Measured here for 1×784 times 784×128: 10-11 µs against OpenBLAS's 27-39 µs.
 //   - PureGo runs the same blocked driver with the Go code of the avx2 shape and always
-//     works; Native falls back to it when the CPU lacks AVX2 or FMA. On the development
-//     machines it runs at about 3 GFLOP/s per core, a twentieth of the avx2 kernel.
+//     works; Native falls back to it when an x86-64 CPU lacks AVX2 or FMA, and on
+//     architectures other than amd64 and arm64. On the development machines it runs at
+//     1.3-3.6 GFLOP/s on one core at n=1024 (2-3% of OpenBLAS in the same runs): the
+//     lower bound on any machine, arm64 included.
 //   - OpenBLAS (loaded at run time by internal/openblas, never linked) is used only when
 //     GML_BLAS=openblas asks for it and it loads; otherwise GML_BLAS=native (the default)
 //     or GML_BLAS=go. DefaultNote says why a requested implementation was not taken.
@@ -49,20 +59,34 @@
 //   - Float64: Native and PureGo use gonum's blas/gonum Dgemm, so the plain-matrix
 //     helpers agree with gonum's mat.Dense exactly; OpenBLAS uses cblas_dgemm.
 //   - Half precision is not handled here: the CPU backend converts F16/BF16 to float32.
-//   - Parallel split (plan.parallel): one worker per 512K multiply-adds, at most one per
-//     C tile and per CPU (parallel.Workers), so a small product stays on the calling
-//     goroutine and a mid-sized one does not wake sixteen. Each worker lives through the
-//     whole product (parallel.Run). Per k-slice the workers pack their share of the B
-//     panel (B is packed once, shared by all), meet at a barrier, take (row block, column
-//     range) items from an atomic counter, each packing its own A block, and meet again.
-//     Row blocks shrink below blockM (to the kernel's rows at least) when there are too
-//     few to give every worker several items, as with a weight gradient's 128 rows on
-//     sixteen workers. Items span whole 16-float column groups, so workers share cache
-//     lines of C at most at their edges. Taking work dynamically rather than splitting C in fixed parts keeps the cores
-//     busy when another process slows one of them, the usual case on shared machines.
-//     The barrier spins for some microseconds and then sleeps: waking a sleeping
-//     goroutine at every step cost about a third of the speed at n=512 on a quiet
-//     machine, while spinning for long holds a core that a descheduled peer needs.
+//   - Parallel split (plan.parallel, schedule.go): one worker per 512K multiply-adds, at
+//     most one per C tile and per CPU (parallel.Workers), so a small product stays on the
+//     calling goroutine and a mid-sized one does not wake sixteen. Each worker lives
+//     through the whole product (parallel.Run). Per k-slice the workers pack their share
+//     of the B panel (B is packed once, shared by all) and, when they are at most four,
+//     of A; meet at a barrier; and take (row block, column range) items from an atomic
+//     counter, packing their own A block where A is not shared. Panels alternate between
+//     two buffers, so one barrier a slice suffices. Row blocks shrink below blockM (to
+//     four kernel strips, then to one) before the columns are split, since every column
+//     part of a row block packs that A block again. Items span whole kernel widths, so
+//     workers share cache lines of C at most at their edges and the result does not
+//     depend on the number of workers. Taking work dynamically rather than splitting C
+//     in fixed parts keeps the cores busy when another process slows one of them, the
+//     usual case on shared machines. The barrier spins for some microseconds and then
+//     sleeps: waking a sleeping goroutine at every step cost about a third of the speed
+//     at n=512 on a quiet machine, while spinning for long holds a core that a
+//     descheduled peer needs.
+//   - Split sum (kParts): a product with few C tiles and a long k, as the weight
+//     gradients dW = Xᵀ·dY of a training step (128×128 summed over 2048 tokens: 44 tiles
+//     of the avx512 kernel for sixteen cores), sums contiguous parts of k at the same
+//     time, each into a C of its own, and adds them to C in order at the end. The number
+//     of parts follows from the shape and the kernel alone (about 512 tiles over all
+//     parts, in as few steps of one k-slice per part as that allows, for products of 8M
+//     multiply-adds or more), so the result is the same bits whatever GML_THREADS is,
+//     serial runs included. On the
+//     H200 host's Xeon a first setting of it (6 parts for 128×128×2048) took that product
+//     from 88 to 198 GFLOP/s and 256×128×784 from 123 to 210 at 16 threads (OpenBLAS:
+//     232 and 230).
 //   - Every entry point validates dimensions, leading dimensions and slice lengths and
 //     returns an error naming the operand; nothing reads out of bounds.
 package gemm

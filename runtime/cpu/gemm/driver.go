@@ -1,11 +1,6 @@
 package gemm
 
-import (
-	"sync"
-	"sync/atomic"
-
-	"github.com/gml-dev/gml/runtime/cpu/parallel"
-)
+import "sync"
 
 // nr is the width of one packed B panel (PackWidth). A micro-kernel's rows (kernel.mr)
 // and its number of panels per call depend on its shape (kernel.go).
@@ -36,6 +31,7 @@ type matrix struct {
 type workspace struct {
 	packedA, packedB []float32
 	edgeA, edgeB     []float32
+	partial          []float32 // the C of the parts of a split sum but the first
 	tile             [maxTile]float32
 }
 
@@ -72,10 +68,12 @@ type plan struct {
 	b            BPacker
 	alpha        float32
 	packA, packB bool
+	parts        int // of the sum over k (kParts)
 }
 
-func newPlan(kern *kernel, m, n int, alpha float32, a matrix, b BPacker) plan {
-	p := plan{kern: kern, a: a, b: b, alpha: alpha, packA: true, packB: true}
+func newPlan(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker) plan {
+	p := plan{kern: kern, a: a, b: b, alpha: alpha, packA: true, packB: true, parts: 1}
+	p.parts = p.kParts(m, n, k)
 	if n <= inPlaceACols && (a.trans || a.ld%inPlaceAlias != 0) {
 		p.packA = false
 	}
@@ -141,264 +139,6 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 		blk.edge = ws.edgeB
 	}
 	return blk
-}
-
-// sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
-// split between workers when parallelOK is set and the product is large enough.
-func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
-	beta float32, c []float32, ldc int) {
-	p := newPlan(kern, m, n, alpha, a, b)
-	workers := 1
-	if parallelOK {
-		workers = p.workers(m, n, k, parallel.Workers())
-	}
-	if workers == 1 {
-		p.serial(m, n, k, beta, c, ldc)
-		return
-	}
-	p.parallel(workers, m, n, k, beta, c, ldc)
-}
-
-// workers is how many of the available goroutines share an m×n×k product: one per
-// parallel.MinWork multiply-adds (a product of 1M runs on two cores, one of 8M on
-// sixteen), and no more than the product has tiles (a worker with no tile would only
-// wait at the barriers).
-func (p plan) workers(m, n, k, available int) int {
-	tiles := (m + p.kern.mr - 1) / p.kern.mr * ((n + p.kern.width() - 1) / p.kern.width())
-	return max(1, min(available, m*n*k/parallel.MinWork, tiles))
-}
-
-// rowChunk is the number of rows of C one work item covers: blockM, or fewer (a multiple
-// of the kernel's rows) when the product has too few row blocks to give every worker
-// several items, as the weight gradients of a training step (128×512 summed over 2048
-// tokens) have on sixteen workers.
-func (p plan) rowChunk(m, n, workers int) int {
-	rows := blockM
-	cols := (n + p.kern.width() - 1) / p.kern.width()
-	for rows > p.kern.mr && (m+rows-1)/rows*cols < 4*workers {
-		rows = max(p.kern.mr, roundUp(rows/2, p.kern.mr))
-	}
-	return rows
-}
-
-// serial is the single-goroutine blocked product (the BLIS loop order): for each
-// blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
-// blockM rows at a time and sweeps the micro-kernel over the tiles.
-func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
-	if p.prescale(k, beta) {
-		scale(m, n, beta, c, ldc)
-	}
-	if k == 0 || p.alpha == 0 {
-		return
-	}
-	ws := workspaces.Get().(*workspace)
-	defer workspaces.Put(ws)
-	if p.packB {
-		ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
-	}
-	for jc := 0; jc < n; jc += blockN {
-		nb := min(blockN, n-jc)
-		for pc := 0; pc < k; pc += blockK {
-			kb := min(blockK, k-pc)
-			bb := p.blockB(ws.packedB, ws, pc, kb, jc, nb)
-			for ic := 0; ic < m; ic += blockM {
-				mb := min(blockM, m-ic)
-				ab := p.blockA(ws, ic, mb, pc, kb)
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0)
-			}
-		}
-	}
-}
-
-// prescale reports whether C must be scaled by beta before the product is added: the
-// kernels' first k-slice writes over C, so beta == 0 needs no pass of its own unless no
-// product is written (k or alpha is 0).
-func (p plan) prescale(k int, beta float32) bool {
-	return beta != 1 && (beta != 0 || k == 0 || p.alpha == 0)
-}
-
-// parallel has the loop order of serial, with the work of each step shared out. One
-// goroutine per worker lives through the whole product (waking a sleeping goroutine at
-// every step would cost tens of microseconds): per k-slice the workers pack their share
-// of the B panel, meet at a barrier, take (row block, column range) items from that
-// step's counter, each packing its own A block, and meet again before the panel is
-// overwritten. Taking items dynamically keeps both cores busy when another process
-// slows one of them down.
-func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
-	if !p.packB {
-		p.parallelInPlace(workers, m, n, k, beta, c, ldc)
-		return
-	}
-	shared := workspaces.Get().(*workspace)
-	defer workspaces.Put(shared)
-	shared.packedB = grow(shared.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
-	pb := shared.packedB
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	counters := make([]atomic.Int64, max(1, ((n+blockN-1)/blockN)*((k+blockK-1)/blockK)))
-	bar := newBarrier(workers)
-	parallel.Run(workers, func(w int) {
-		// A panic (from a caller's BPacker) must not leave the others at a barrier.
-		defer func() {
-			if r := recover(); r != nil {
-				bar.abort(r)
-				panic(r)
-			}
-		}()
-		if p.prescale(k, beta) {
-			lo, hi := share(m, w, workers)
-			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
-		}
-		if k == 0 || p.alpha == 0 {
-			return
-		}
-		ws := workspaces.Get().(*workspace)
-		defer workspaces.Put(ws)
-		step := 0
-		for jc := 0; jc < n; jc += blockN {
-			nb := min(blockN, n-jc)
-			strips := (nb + nr - 1) / nr
-			colParts, stripsPerPart := p.columnParts(strips, rowBlocks, workers)
-			items := rowBlocks * colParts
-			for pc := 0; pc < k; pc += blockK {
-				kb := min(blockK, k-pc)
-				if lo, hi := share(strips, w, workers); lo < hi {
-					p.b.PackB(pb[lo*nr*kb:], pc, kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
-				}
-				bar.wait()
-				lastRow := -1
-				var ab aBlock
-				for {
-					item := int(counters[step].Add(1)) - 1
-					if item >= items {
-						break
-					}
-					// Consecutive items take consecutive row blocks, so that with as
-					// many row blocks as workers each worker keeps its packed A block.
-					row, part := item%rowBlocks, item/rowBlocks
-					ic := row * rows
-					mb := min(rows, m-ic)
-					if row != lastRow {
-						ab = p.blockA(ws, ic, mb, pc, kb)
-						lastRow = row
-					}
-					j0 := part * stripsPerPart * nr
-					j1 := min(j0+stripsPerPart*nr, nb)
-					bb := bBlock{data: pb[j0*kb:], panel: nr * kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
-					macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, kb, c[ic*ldc+jc+j0:], ldc, p.alpha, beta != 0 || pc > 0)
-				}
-				bar.wait()
-				step++
-			}
-		}
-	})
-}
-
-// columnParts splits strips B panels into parts of whole kernel calls, more parts when
-// there are few row blocks, so that every worker has several items to take.
-func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart int) {
-	parts = min(strips, max(1, (4*workers+rowBlocks-1)/rowBlocks))
-	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
-	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
-}
-
-// parallelInPlace is parallel for a B read in place: nothing is shared, so each item (a
-// row block and a column range of C) is scaled and then summed over all of k by the
-// worker that takes it, with no barrier.
-func (p plan) parallelInPlace(workers, m, n, k int, beta float32, c []float32, ldc int) {
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
-	items := rowBlocks * colParts
-	var next atomic.Int64
-	parallel.Run(min(workers, items), func(int) {
-		ws := workspaces.Get().(*workspace)
-		defer workspaces.Put(ws)
-		for item := int(next.Add(1)) - 1; item < items; item = int(next.Add(1)) - 1 {
-			row, part := item%rowBlocks, item/rowBlocks
-			ic, j0 := row*rows, part*stripsPerPart*nr
-			mb, nb := min(rows, m-ic), min(stripsPerPart*nr, n-j0)
-			cb := c[ic*ldc+j0:]
-			if p.prescale(k, beta) {
-				scale(mb, nb, beta, cb, ldc)
-			}
-			for pc := 0; pc < k; pc += blockK {
-				kb := min(blockK, k-pc)
-				ab := p.blockA(ws, ic, mb, pc, kb)
-				bb := p.blockB(nil, ws, pc, kb, j0, nb)
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc, p.alpha, beta != 0 || pc > 0)
-			}
-		}
-	})
-}
-
-// share returns worker w's contiguous part [lo, hi) of n items split between workers.
-func share(n, w, workers int) (lo, hi int) {
-	return n * w / workers, n * (w + 1) / workers
-}
-
-// barrier is a reusable meeting point for a fixed number of goroutines. A waiter first
-// spins, since on a quiet machine the wait is microseconds long, far shorter than putting
-// a goroutine to sleep and waking it; if the wait goes on (another process holds the
-// core the last party needs), it sleeps so as not to hold its own core.
-type barrier struct {
-	parties int32
-	arrived atomic.Int32
-	_       [60]byte // phase, which every waiter polls, on a cache line of its own
-	phase   atomic.Int32
-	_       [60]byte
-	cause   atomic.Pointer[any]
-	mu      sync.Mutex
-	cond    sync.Cond
-}
-
-// barrierSpins is how many times a waiter checks the barrier before it sleeps (some
-// tens of microseconds).
-const barrierSpins = 4000
-
-func newBarrier(parties int) *barrier {
-	b := &barrier{parties: int32(parties)}
-	b.cond.L = &b.mu
-	return b
-}
-
-// abort makes every waiter, now and later, panic with the value of the first abort.
-func (b *barrier) abort(cause any) {
-	b.cause.CompareAndSwap(nil, &cause)
-	b.mu.Lock()
-	b.cond.Broadcast()
-	b.mu.Unlock()
-}
-
-// wait returns once all parties have called it for the current phase.
-func (b *barrier) wait() {
-	phase := b.phase.Load()
-	if b.arrived.Add(1) == b.parties {
-		b.arrived.Store(0)
-		b.mu.Lock()
-		b.phase.Add(1)
-		b.cond.Broadcast()
-		b.mu.Unlock()
-		return
-	}
-	for spins := 0; spins < barrierSpins; spins++ {
-		if b.phase.Load() != phase {
-			return
-		}
-		b.checkAbort()
-	}
-	b.mu.Lock()
-	for b.phase.Load() == phase && b.cause.Load() == nil {
-		b.cond.Wait()
-	}
-	b.mu.Unlock()
-	b.checkAbort()
-}
-
-func (b *barrier) checkAbort() {
-	if cause := b.cause.Load(); cause != nil {
-		panic(*cause)
-	}
 }
 
 // macroKernel multiplies the mb×kb A block by the kb×nb B block and writes alpha times

@@ -14,8 +14,9 @@ import (
 type Impl uint8
 
 const (
-	// Native is gml's own blocked GEMM with the AVX2+FMA assembly micro-kernel, parallel
-	// over all CPUs. It is unavailable on CPUs without AVX2 and FMA.
+	// Native is gml's own blocked GEMM with an assembly micro-kernel (AVX-512 or AVX2+FMA
+	// on x86-64, NEON on arm64), parallel over all CPUs. It is unavailable on x86-64 CPUs
+	// without AVX2 and FMA and on other architectures.
 	Native Impl = iota
 	// PureGo is the same blocked GEMM with a portable Go micro-kernel; it always works.
 	PureGo

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,17 +162,26 @@ func TestSgemmMatchesReference(t *testing.T) {
 	}
 }
 
-// allKernels lists every micro-kernel this machine runs: each shape's Go code, and its
-// assembly where the CPU has it.
+// allKernels lists every micro-kernel this machine runs: each shape's Go code (once per
+// tile geometry: neon's is avx2's), and its assembly where the CPU has it. With -short
+// and some assembly, only the assembly: make test-arm64 runs these tests under qemu,
+// where the Go code, which the x86-64 run covers, would take most of the time.
 func allKernels() []*kernel {
-	var out []*kernel
+	var goCode, asm []*kernel
+	seen := map[[2]int]bool{}
 	for _, s := range shapes {
-		out = append(out, goKernelOf(s.name))
+		if !seen[[2]int{s.mr, s.strips}] {
+			goCode = append(goCode, goKernelOf(s.name))
+			seen[[2]int{s.mr, s.strips}] = true
+		}
 		if k := asmKernel(s.name); k != nil {
-			out = append(out, k)
+			asm = append(asm, k)
 		}
 	}
-	return out
+	if testing.Short() && len(asm) > 0 {
+		return asm
+	}
+	return append(goCode, asm...)
 }
 
 // TestKernelsMatchReference runs the blocked driver with every micro-kernel, whatever
@@ -211,7 +221,7 @@ func TestKernelsMatchReference(t *testing.T) {
 					if workers > 1 && mi != (ci+wi)%len(modes) {
 						continue
 					}
-					p := newPlan(kern, tc.m, tc.n, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
+					p := newPlan(kern, tc.m, tc.n, tc.k, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
 					p.packA = !mode.inPlaceA
 					p.packB = !(mode.inPlaceB && !tc.transB)
 					copy(c, c0)
@@ -285,7 +295,7 @@ func TestWorkers(t *testing.T) {
 		{4096, 4096, 4096, 64, 64},    // a large product on a large host
 		{1, 1 << 20, 1 << 10, 16, 16}, // one row of 32768 tiles: the cores are the limit
 	} {
-		p := plan{kern: kern}
+		p := plan{kern: kern, parts: 1}
 		got := p.workers(c.m, c.n, c.k, c.available)
 		if got != c.want {
 			t.Errorf("workers(%d, %d, %d, %d) = %d, want %d", c.m, c.n, c.k, c.available, got, c.want)
@@ -296,8 +306,10 @@ func TestWorkers(t *testing.T) {
 		{128, 128, 16, 12},     // the weight gradient: 11 chunks of 12 rows × 4
 		{128, 512, 16, 36},     // 4 chunks × 16
 		{20, 32, 16, 12},       // never below the kernel's rows
+		{1024, 1024, 16, 36},   // rows shrink before columns split: 29 row blocks × 3 column parts
+		{1024, 1024, 2, blockM},
 	} {
-		if got := (plan{kern: kern}).rowChunk(c.m, c.n, c.workers); got != c.want {
+		if got := (plan{kern: kern, parts: 1}).rowChunk(c.m, c.n, c.workers); got != c.want {
 			t.Errorf("rowChunk(%d, %d, %d) = %d, want %d", c.m, c.n, c.workers, got, c.want)
 		}
 	}
@@ -510,4 +522,76 @@ func TestSgemmPackedPanicReturns(t *testing.T) {
 	}()
 	_ = PureGo.SgemmPacked(true, false, m, n, k, 1, a, k, panickyPacker{new(atomic.Int32)}, 0, c, n)
 	t.Fatal("SgemmPacked returned normally")
+}
+
+// TestSplitSum runs products whose sum over k is split in parts (kParts), and unsplit,
+// with every micro-kernel, A packed and in place, on 1 (serially when unsplit), 2 and 16
+// workers, against the float64 reference, and requires the same bits whatever the
+// number of workers: the parts follow from the shape alone.
+func TestSplitSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	cases := []gemmCase{
+		{true, false, 7, 33, 1000, 1, 0, 0}, {true, false, 33, 7, 777, 0.5, 1, 2},
+		{false, true, 1, 257, 600, 1, 0, 0}, {false, false, 257, 33, 700, -1, 0.5, 1},
+		{true, true, 33, 257, 513, 2, 0, 3}, {false, false, 12, 32, 2049, 1, 0, 0},
+	}
+	for _, kern := range allKernels() {
+		for _, tc := range cases {
+			rowsA, colsA := tc.m, tc.k
+			if tc.transA {
+				rowsA, colsA = tc.k, tc.m
+			}
+			rowsB, colsB := tc.k, tc.n
+			if tc.transB {
+				rowsB, colsB = tc.n, tc.k
+			}
+			lda, ldb, ldc := colsA+tc.pad, colsB+tc.pad, tc.n+tc.pad
+			a, b, c := randSlice(r, rowsA*lda), randSlice(r, rowsB*ldb), randC(r, tc.m, tc.n, ldc, tc.beta)
+			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
+				b, ldb, float64(tc.beta), c, ldc)
+			c0 := append([]float32(nil), c...)
+			for _, parts := range []int{1, 2, 3, 7} {
+				for _, packA := range []bool{true, false} {
+					var first []float32
+					for _, workers := range []int{1, 2, 16} {
+						p := newPlan(kern, tc.m, tc.n, tc.k, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
+						p.parts, p.packA = parts, packA
+						copy(c, c0)
+						if workers == 1 && parts == 1 {
+							p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc) // as sgemm runs it
+						} else {
+							p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+						}
+						name := fmt.Sprintf("%v/parts=%d/packA=%v/workers=%d/%+v", kern, parts, packA, workers, tc)
+						checkGemm(t, name, c, want, tc, ldc)
+						if first == nil {
+							first = append([]float32(nil), c...)
+						} else if !slices.Equal(first, c) {
+							t.Fatalf("%s: result differs from the one on one worker", name)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKParts checks which shapes split their sum: the weight gradients of a small
+// transformer do, square and tall products do not.
+func TestKParts(t *testing.T) {
+	kern := goKernelOf(shapeAVX512) // 12×32 tiles
+	for _, c := range []struct{ m, n, k, want int }{
+		{128, 128, 2048, 8},   // 44 tiles
+		{128, 512, 2048, 3},   // 176 tiles
+		{512, 128, 2048, 3},   // 172 tiles
+		{256, 128, 784, 4},    // 88 tiles: four parts of 196, one step
+		{1024, 1024, 1024, 1}, // 2752 tiles
+		{2048, 128, 128, 1},   // 684 tiles
+		{32, 32, 256, 1},      // too small to be worth a worker
+		{12, 32, 1 << 20, 1},  // B of the whole sum too large to pack at once
+	} {
+		if got := (plan{kern: kern}).kParts(c.m, c.n, c.k); got != c.want {
+			t.Errorf("kParts(%d, %d, %d) = %d, want %d", c.m, c.n, c.k, got, c.want)
+		}
+	}
 }

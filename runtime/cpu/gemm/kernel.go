@@ -54,15 +54,18 @@ func (k *kernel) String() string {
 //   - avx2: 6×16, the C tile in twelve 8-wide registers.
 //   - avx512: 12×32, the C tile in twenty-four 16-wide registers, two B panels per call:
 //     twice the columns per broadcast of A, which AVX-512's 32 registers allow.
+//   - neon: arm64's 6×16, the C tile in twenty-four of the 32 4-wide NEON registers
+//     (kernel_arm64.s); its Go code is avx2's.
 const (
 	shapeAVX2   = "avx2"
 	shapeAVX512 = "avx512"
+	shapeNEON   = "neon"
 )
 
 var shapes = []struct {
 	name       string
 	mr, strips int
-}{{shapeAVX2, 6, 1}, {shapeAVX512, 12, 2}}
+}{{shapeAVX2, 6, 1}, {shapeAVX512, 12, 2}, {shapeNEON, 6, 1}}
 
 // goKernelOf returns the Go code of a shape.
 func goKernelOf(name string) *kernel {
@@ -95,10 +98,11 @@ var (
 )
 
 // nativeKernel returns the micro-kernel of the Native implementation: the widest
-// assembly kernel the CPU runs (avx512, else avx2), or the shape GML_GEMM_KERNEL names
-// (avx2 or avx512; in Go where the CPU cannot run its assembly, which lets a machine
-// without AVX-512 test that shape's packing and edges). Without GML_GEMM_KERNEL and
-// without AVX2 and FMA, Native is unavailable.
+// assembly kernel the CPU runs (avx512, else avx2; neon on arm64), or the shape
+// GML_GEMM_KERNEL names (in Go where the CPU cannot run its assembly, which lets a
+// machine without AVX-512 test that shape's packing and edges). Without GML_GEMM_KERNEL
+// and without an assembly kernel (an x86-64 CPU without AVX2 and FMA), Native is
+// unavailable.
 func nativeKernel() (*kernel, error) {
 	nativeOnce.Do(func() { nativeKern, kernelNote, nativeErr = chooseKernel(os.Getenv("GML_GEMM_KERNEL")) })
 	return nativeKern, nativeErr
@@ -126,7 +130,7 @@ func chooseKernel(env string) (*kernel, string, error) {
 		k, _, err := chooseKernel("")
 		return k, note, err
 	}
-	for _, name := range []string{shapeAVX512, shapeAVX2} {
+	for _, name := range []string{shapeAVX512, shapeAVX2, shapeNEON} {
 		if k := asmKernel(name); k != nil {
 			return k, "", nil
 		}

@@ -21,7 +21,8 @@ type BPacker interface {
 	// which holds ⌈nb/PackWidth⌉ strips of kb·PackWidth floats: strip t holds columns
 	// j0+t·PackWidth onwards, row after row, PackWidth values per row. Columns past nb in
 	// the last strip must be written as zeros. PackB may be called concurrently for
-	// disjoint column ranges.
+	// disjoint blocks: other column ranges, or other row ranges of the same columns (a
+	// sum split in parts packs the rows of every part at once).
 	PackB(dst []float32, p0, kb, j0, nb int)
 }
 

@@ -80,6 +80,9 @@ func For(n, grain int, body func(lo, hi int)) {
 // once, so the calls may wait for each other (SPMD style). A panic in body is re-raised
 // on the calling goroutine with the first panic's value.
 func Run(n int, body func(i int)) {
+	if n > 1 && runPooled(n, body) {
+		return
+	}
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once

@@ -93,3 +93,37 @@ func TestWorkersFor(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNested runs Run inside Run's calls, which find the pool busy and start
+// goroutines, and Run after a panic, which must have released the pool.
+func TestRunNested(t *testing.T) {
+	var total atomic.Int32
+	Run(3, func(int) {
+		Run(4, func(int) { total.Add(1) })
+	})
+	if total.Load() != 12 {
+		t.Fatalf("nested Run made %d calls, want 12", total.Load())
+	}
+	func() {
+		defer func() { _ = recover() }()
+		Run(3, func(i int) {
+			if i == 2 {
+				panic("boom")
+			}
+		})
+	}()
+	total.Store(0)
+	Run(3, func(int) { total.Add(1) })
+	if total.Load() != 3 {
+		t.Fatalf("Run after a panic made %d calls, want 3", total.Load())
+	}
+}
+
+// BenchmarkRun times a Run of Workers() empty calls: the cost every split op pays to
+// start its workers and meet them again.
+func BenchmarkRun(b *testing.B) {
+	var sink atomic.Int32
+	for b.Loop() {
+		Run(Workers(), func(i int) { sink.Add(int32(i)) })
+	}
+}

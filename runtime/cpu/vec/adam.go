@@ -9,28 +9,50 @@ import "math"
 type AdamConsts [10]float32
 
 // AdamStep updates p, m and v in place from the gradient g, element by element, in
-// float32 rounded after each operation (the assembly does the same operations in the
-// same order, so every level gives the same result):
+// float32 rounded after each operation:
 //
 //	g' = g + wd·p;  m = β1·m + (1-β1)·g';  v = β2·v + (1-β2)·g'·g'
 //	p  = p·decay - lr·(m·c1) / (√(v·c2) + ε)
+//
+// The assembly treats subnormal numbers as zero, as operands and as results (MXCSR's
+// DAZ and FTZ modes around its loop): the moments of a parameter whose gradient has
+// become zero (a dead ReLU unit) decay geometrically through the subnormal range, where
+// Intel cores take a microcode assist per operation, which made the update 10-30 times
+// slower; flushing moves a parameter by less than lr·2⁻¹²⁶/ε, nothing a model can see.
+// It also takes the last elements, padded to a whole vector, so the result of an
+// element does not depend on where a slice (a thread's share) ends. The Go code (other
+// architectures, whose cores handle subnormals at full speed, and GML_SIMD=go) does the
+// same operations without flushing, so it gives the same bits unless a subnormal occurs.
 func AdamStep(c *AdamConsts, p, g, m, v []float32) {
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
-	i := 0
-	if active.adam != nil {
-		i = active.adam(c, p, g, m, v)
+	if active.adam == nil {
+		adamGo(c, p, g, m, v)
+		return
 	}
-	adamGo(c, p[i:], g[i:], m[i:], v[i:])
+	i := active.adam(c, p, g, m, v)
+	if i == len(p) {
+		return
+	}
+	var t [4][16]float32 // the tail, shorter than a vector, and zeros
+	n := copy(t[0][:], p[i:])
+	copy(t[1][:], g[i:])
+	copy(t[2][:], m[i:])
+	copy(t[3][:], v[i:])
+	active.adam(c, t[0][:], t[1][:], t[2][:], t[3][:])
+	copy(p[i:], t[0][:n])
+	copy(m[i:], t[2][:n])
+	copy(v[i:], t[3][:n])
 }
 
 func adamGo(c *AdamConsts, p, g, m, v []float32) {
 	b1, nb1, b2, nb2, wd, lr, c1, c2, eps, decay := c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9]
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
 	for i := range p {
-		gi := g[i] + wd*p[i]
-		mi := b1*m[i] + nb1*gi
-		vi := b2*v[i] + nb2*gi*gi
+		// Each product rounded (float32(...)), so no architecture fuses a multiply-add.
+		gi := g[i] + float32(wd*p[i])
+		mi := float32(b1*m[i]) + float32(nb1*gi)
+		vi := float32(b2*v[i]) + float32(float32(nb2*gi)*gi)
 		m[i], v[i] = mi, vi
-		p[i] = p[i]*decay - lr*(mi*c1)/(float32(math.Sqrt(float64(vi*c2)))+eps)
+		p[i] = float32(p[i]*decay) - float32(lr*float32(mi*c1))/(float32(math.Sqrt(float64(float32(vi*c2))))+eps)
 	}
 }

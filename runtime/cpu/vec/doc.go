@@ -1,7 +1,8 @@
 // Package vec holds the CPU backend's vector math on float32 slices: the exponential
 // (alone and shifted and summed, for softmax rows), the error function, the maximum,
 // elementwise arithmetic, comparisons and selection, sums in float64 (Sum, SumInto),
-// and the scalar float32 functions the kernels inline (Expf, Tanhf, Erff).
+// the optimizer updates (AdamStep, SGDStep), the dropout mask (DropoutVectors), and the
+// scalar float32 functions the kernels inline (Expf, Tanhf, Erff).
 //
 // Decisions:
 //   - Each slice function has three codes: AVX-512 (16 lanes), AVX2+FMA (8 lanes), both
@@ -27,4 +28,11 @@
 //     last bit; each is deterministic.
 //   - Sums (ExpShiftSum) accumulate in float64 lanes, so a long softmax row loses no
 //     digits to the order of addition.
+//   - The optimizer assembly treats subnormals as zero (MXCSR DAZ and FTZ around its
+//     loop) and takes a slice's tail padded to a whole vector, so no element's result
+//     depends on where a thread's share ends: moments decaying through the subnormal
+//     range cost a microcode assist per operation on Intel cores, an Adam step 10-30
+//     times slower. The Go code does not flush (ARM cores handle subnormals at full
+//     speed), so it matches the assembly unless a subnormal occurs; the tests check the
+//     assembly against an exact Go model of DAZ and FTZ (ftz_test.go).
 package vec

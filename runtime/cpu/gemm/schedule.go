@@ -1,0 +1,438 @@
+package gemm
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+)
+
+// sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
+// split between workers when parallelOK is set and the product is large enough.
+func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
+	beta float32, c []float32, ldc int) {
+	p := newPlan(kern, m, n, k, alpha, a, b)
+	workers := 1
+	if parallelOK {
+		workers = p.workers(m, n, k, parallel.Workers())
+	}
+	if workers == 1 && p.parts == 1 {
+		p.serial(m, n, k, beta, c, ldc)
+		return
+	}
+	p.parallel(workers, m, n, k, beta, c, ldc)
+}
+
+// workers is how many of the available goroutines share an m×n×k product: one per
+// parallel.MinWork multiply-adds (a product of 1M runs on two cores, one of 8M on
+// sixteen), and no more than the product has tiles in all its k parts (a worker with no
+// tile would only wait at the barriers).
+func (p plan) workers(m, n, k, available int) int {
+	return max(1, min(available, m*n*k/parallel.MinWork, p.tiles(m, n)*p.parts))
+}
+
+// tiles is the number of micro-kernel tiles of an m×n C.
+func (p plan) tiles(m, n int) int {
+	return (m + p.kern.mr - 1) / p.kern.mr * ((n + p.kern.width() - 1) / p.kern.width())
+}
+
+// Splitting the sum over k. A product whose C has few tiles and whose k is long (the
+// weight gradients of a training step, 128×128 summed over 2048 tokens: 44 tiles for
+// sixteen cores) is summed in parts: contiguous ranges of k, each into a C of its own
+// (part 0 into C itself), the others added to C in order at the end. The number of parts
+// follows from the shape alone, never from the number of workers, so the result is the
+// same bits whatever GML_THREADS is. A part costs one more pass over an m×n C, as much
+// as one more blockK slice of the sum costs anyway.
+const (
+	// splitTiles is how many tiles, over all parts, a split product aims at: enough for
+	// sixteen workers to take several each.
+	splitTiles = 512
+	// splitMinK is the least depth of one part: half a k-slice.
+	splitMinK = blockK / 2
+	// splitMinWork is the least product, in multiply-adds, worth splitting: below it the
+	// product runs on fewer than sixteen workers anyway (workers), and a split would
+	// only add the packing of a B that such products often read in place.
+	splitMinWork = 16 * parallel.MinWork
+	// splitMaxFloats bounds the B (k×n) of a product that splits: a step packs a slice
+	// of it for every part, in two buffers.
+	splitMaxFloats = 4 << 20
+)
+
+// kParts is the number of parts the sum over k of an m×n×k product is split into: at
+// most splitTiles over the tiles of C, each part at least splitMinK deep; of the splits
+// that take the fewest steps (a step sums one blockK slice of every part), the one with
+// the fewest parts. So k = 784 splits in four parts of 196 (one step), not three of 261
+// (two steps, the second 5 deep).
+func (p plan) kParts(m, n, k int) int {
+	if m*n*k < splitMinWork || roundUp(n, nr)*k > splitMaxFloats {
+		return 1
+	}
+	most := min((k+splitMinK-1)/splitMinK, (splitTiles+p.tiles(m, n)-1)/p.tiles(m, n))
+	if most <= 1 {
+		return 1
+	}
+	steps := (k + most*blockK - 1) / (most * blockK)
+	return (k + steps*blockK - 1) / (steps * blockK)
+}
+
+// itemsPerWorker is how many work items a parallel product aims to give each worker:
+// with several, a worker slowed by another process leaves its share to the others.
+// minItemStrips is the fewest kernel strips an item's rows shrink to before its columns
+// are split too (rowChunk).
+const (
+	itemsPerWorker = 4
+	minItemStrips  = 4
+)
+
+// rowChunk is the number of rows of C one work item covers: blockM, or fewer (a multiple
+// of the kernel's rows) when the product has too few row blocks to give every worker
+// several items. Rows shrink first, down to minItemStrips strips of the kernel, before
+// columnParts splits the columns: every column part of a row block packs that block of
+// A again (16 workers on a 1024² product packed A eight times over, 128 columns an
+// item). Below that they shrink further where the columns too are few, as in the weight
+// gradients of a training step (128×512 summed over 2048 tokens) on sixteen workers.
+func (p plan) rowChunk(m, n, workers int) int {
+	target := itemsPerWorker * ((workers + p.parts - 1) / p.parts)
+	mr := p.kern.mr
+	cols := (n + p.kern.width() - 1) / p.kern.width()
+	rows := blockM
+	for rows > minItemStrips*mr && (m+rows-1)/rows < target {
+		rows = max(mr, roundUp(rows/2, mr))
+	}
+	for rows > mr && (m+rows-1)/rows*cols < target {
+		rows = max(mr, roundUp(rows/2, mr))
+	}
+	return rows
+}
+
+// serial is the single-goroutine blocked product (the BLIS loop order): for each
+// blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
+// blockM rows at a time and sweeps the micro-kernel over the tiles.
+func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
+	if p.prescale(k, beta) {
+		scale(m, n, beta, c, ldc)
+	}
+	if k == 0 || p.alpha == 0 {
+		return
+	}
+	ws := workspaces.Get().(*workspace)
+	defer workspaces.Put(ws)
+	if p.packB {
+		ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+	}
+	for jc := 0; jc < n; jc += blockN {
+		nb := min(blockN, n-jc)
+		for pc := 0; pc < k; pc += blockK {
+			kb := min(blockK, k-pc)
+			bb := p.blockB(ws.packedB, ws, pc, kb, jc, nb)
+			for ic := 0; ic < m; ic += blockM {
+				mb := min(blockM, m-ic)
+				ab := p.blockA(ws, ic, mb, pc, kb)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0)
+			}
+		}
+	}
+}
+
+// prescale reports whether C must be scaled by beta before the product is added: the
+// kernels' first k-slice writes over C, so beta == 0 needs no pass of its own unless no
+// product is written (k or alpha is 0).
+func (p plan) prescale(k int, beta float32) bool {
+	return beta != 1 && (beta != 0 || k == 0 || p.alpha == 0)
+}
+
+// The workers of a parallel product pack A together, each strip once, when they are at
+// most sharedAWorkers and A's part of a step (the rows of C times the step's depth) is
+// at most sharedAMax floats; otherwise each packs the blocks of A it uses. On the H200
+// host's Xeon, sharing A was 10-30% faster on two cores and 10-15% slower on sixteen for
+// the 2048-row products of a transformer step (the strips then come from other
+// cores' caches); the choice does not change the result.
+const (
+	sharedAWorkers = 4
+	sharedAMax     = 1 << 20
+)
+
+// slice is one blockK-deep slice of the sum within a parallel step: rows [pc, pc+kb) of
+// op(B), packed at offset bOff of the step's B (and A at aOff when A is shared), summed
+// into part's C, over it when first (the part's first slice).
+type slice struct {
+	pc, kb     int
+	part       int
+	first      bool
+	bOff, aOff int
+}
+
+// steps returns the slices of the sum as the parallel driver takes them: step j holds
+// the j-th slice of every part (so the parts run at the same time, and the packed panels
+// of a step stay as small as parts×blockK rows), with the offsets of their panels for C
+// columns nb wide and m rows. It also returns the largest depth of a step. An unsplit
+// sum is cut in blockK slices as serial cuts it, so that both give the same bits; the
+// parts of a split one in equal slices (four of 196 rather than three of 256 and one of
+// 16), since a shallow slice costs a whole step.
+func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
+	for part := range p.parts {
+		lo, hi := share(k, part, p.parts)
+		count := (hi - lo + blockK - 1) / blockK
+		for j := range count {
+			a, b := share(hi-lo, j, count)
+			if j == len(steps) {
+				steps = append(steps, nil)
+			}
+			if p.parts == 1 {
+				a, b = j*blockK, min((j+1)*blockK, k)
+			}
+			steps[j] = append(steps[j], slice{pc: lo + a, kb: b - a, part: part, first: j == 0})
+		}
+	}
+	for _, st := range steps {
+		depth := 0
+		for i := range st {
+			st[i].bOff, st[i].aOff = roundUp(nb, nr)*depth, roundUp(m, p.kern.mr)*depth
+			depth += st[i].kb
+		}
+		stepK = max(stepK, depth)
+	}
+	return steps, stepK
+}
+
+// parallel has the loop order of serial, with the work of each step shared out. One
+// goroutine per worker lives through the whole product (waking a sleeping goroutine at
+// every step would cost tens of microseconds). A step is one k-slice, or the whole sum
+// when it is split in parts (kParts). Per step the workers pack their share of the B
+// panel (shared by all, so packed once) and, with few workers, of A, meet at a barrier,
+// and take (part, row block, column range) items from that step's counter, packing A
+// block by block when it is not shared. Panels alternate between two buffers, so the
+// next step's packing overwrites only panels that every worker has finished with before
+// it passed this step's barrier. Taking items dynamically keeps the cores busy when
+// another process slows one of them down. A split sum ends with the parts added to C
+// in order, each worker adding its share of the rows.
+func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
+	p.parts = min(p.parts, max(k, 1)) // every part sums at least one term
+	if p.parts > 1 {
+		p.packB = true // the parts share one packing of B
+	}
+	if !p.packB {
+		p.parallelInPlace(workers, m, n, k, beta, c, ldc)
+		return
+	}
+	mr := p.kern.mr
+	nb0 := min(n, blockN)
+	steps, stepK := p.steps(m, nb0, k)
+	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
+	shared := workspaces.Get().(*workspace)
+	defer workspaces.Put(shared)
+	// Two buffers of each, used by alternate steps, so that the workers may pack the
+	// next step while others still compute the current one: one barrier a step.
+	sizeB, sizeA := roundUp(nb0, nr)*stepK, roundUp(m, mr)*stepK
+	shared.packedB = grow(shared.packedB, 2*sizeB)
+	var partial []float32
+	if sharedA {
+		shared.packedA = grow(shared.packedA, 2*sizeA)
+	}
+	if p.parts > 1 {
+		shared.partial = grow(shared.partial, (p.parts-1)*m*n)
+		partial = shared.partial
+	}
+	rows := p.rowChunk(m, n, workers)
+	rowBlocks := (m + rows - 1) / rows
+	counters := make([]atomic.Int64, (n+blockN-1)/blockN*len(steps))
+	bar := newBarrier(workers)
+	parallel.Run(workers, func(w int) {
+		// A panic (from a caller's BPacker) must not leave the others at a barrier.
+		defer func() {
+			if r := recover(); r != nil {
+				bar.abort(r)
+				panic(r)
+			}
+		}()
+		if p.prescale(k, beta) {
+			lo, hi := share(m, w, workers)
+			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
+		}
+		if k == 0 || p.alpha == 0 {
+			return
+		}
+		ws := workspaces.Get().(*workspace)
+		defer workspaces.Put(ws)
+		step := 0
+		for jc := 0; jc < n; jc += blockN {
+			nb := min(blockN, n-jc)
+			strips := (nb + nr - 1) / nr
+			colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
+			items := p.parts * rowBlocks * colParts
+			for _, slices := range steps {
+				pb := shared.packedB[step%2*sizeB:][:sizeB]
+				var pa []float32
+				if sharedA {
+					pa = shared.packedA[step%2*sizeA:][:sizeA]
+				}
+				for _, s := range slices {
+					if lo, hi := share(strips, w, workers); lo < hi {
+						p.b.PackB(pb[s.bOff+lo*nr*s.kb:], s.pc, s.kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
+					}
+					if aStrips := (m + mr - 1) / mr; sharedA {
+						if lo, hi := share(aStrips, w, workers); lo < hi {
+							packA(pa[s.aOff+lo*mr*s.kb:], mr, p.a, lo*mr, min(hi*mr, m)-lo*mr, s.pc, s.kb)
+						}
+					}
+				}
+				bar.wait()
+				lastRow := -1
+				var ab aBlock
+				for {
+					item := int(counters[step].Add(1)) - 1
+					if item >= items {
+						break
+					}
+					// Consecutive items take consecutive row blocks, so that with as
+					// many row blocks as workers each worker keeps its A block.
+					row, rest := item%rowBlocks, item/rowBlocks
+					col, part := rest%colParts, rest/colParts
+					ic := row * rows
+					mb := min(rows, m-ic)
+					j0 := col * stripsPerPart * nr
+					j1 := min(j0+stripsPerPart*nr, nb)
+					out, ldo := c[ic*ldc+jc+j0:], ldc
+					if part > 0 {
+						out, ldo = partial[(part-1)*m*n+ic*n+jc+j0:], n
+					}
+					for _, s := range slices {
+						if s.part != part {
+							continue
+						}
+						switch {
+						case sharedA:
+							ab = aBlock{data: pa[s.aOff+ic*s.kb:], strip: mr * s.kb, rs: 1, cs: mr}
+						case row != lastRow || len(slices) > 1:
+							ab = p.blockA(ws, ic, mb, s.pc, s.kb)
+							lastRow = row
+						}
+						bb := bBlock{data: pb[s.bOff+j0*s.kb:], panel: nr * s.kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
+						add := !s.first || part == 0 && beta != 0
+						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add)
+					}
+				}
+				step++
+			}
+		}
+		if p.parts > 1 {
+			bar.wait()
+			lo, hi := share(m, w, workers)
+			for i := lo; i < hi; i++ {
+				row := c[i*ldc : i*ldc+n]
+				for q := range p.parts - 1 {
+					for j, v := range partial[q*m*n+i*n:][:n] {
+						row[j] += v
+					}
+				}
+			}
+		}
+	})
+}
+
+// columnParts splits strips B panels into parts of whole kernel calls, more parts when
+// there are few row blocks, so that every worker has several items to take.
+func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart int) {
+	parts = min(strips, max(1, (itemsPerWorker*workers+rowBlocks-1)/rowBlocks))
+	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
+	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
+}
+
+// parallelInPlace is parallel for a B read in place: nothing is shared, so each item (a
+// row block and a column range of C) is scaled and then summed over all of k by the
+// worker that takes it, with no barrier.
+func (p plan) parallelInPlace(workers, m, n, k int, beta float32, c []float32, ldc int) {
+	rows := p.rowChunk(m, n, workers)
+	rowBlocks := (m + rows - 1) / rows
+	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
+	items := rowBlocks * colParts
+	var next atomic.Int64
+	parallel.Run(min(workers, items), func(int) {
+		ws := workspaces.Get().(*workspace)
+		defer workspaces.Put(ws)
+		for item := int(next.Add(1)) - 1; item < items; item = int(next.Add(1)) - 1 {
+			row, part := item%rowBlocks, item/rowBlocks
+			ic, j0 := row*rows, part*stripsPerPart*nr
+			mb, nb := min(rows, m-ic), min(stripsPerPart*nr, n-j0)
+			cb := c[ic*ldc+j0:]
+			if p.prescale(k, beta) {
+				scale(mb, nb, beta, cb, ldc)
+			}
+			for pc := 0; pc < k; pc += blockK {
+				kb := min(blockK, k-pc)
+				ab := p.blockA(ws, ic, mb, pc, kb)
+				bb := p.blockB(nil, ws, pc, kb, j0, nb)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc, p.alpha, beta != 0 || pc > 0)
+			}
+		}
+	})
+}
+
+// share returns worker w's contiguous part [lo, hi) of n items split between workers.
+func share(n, w, workers int) (lo, hi int) {
+	return n * w / workers, n * (w + 1) / workers
+}
+
+// barrier is a reusable meeting point for a fixed number of goroutines. A waiter first
+// spins, since on a quiet machine the wait is microseconds long, far shorter than putting
+// a goroutine to sleep and waking it; if the wait goes on (another process holds the
+// core the last party needs), it sleeps so as not to hold its own core.
+type barrier struct {
+	parties int32
+	arrived atomic.Int32
+	_       [60]byte // phase, which every waiter polls, on a cache line of its own
+	phase   atomic.Int32
+	_       [60]byte
+	cause   atomic.Pointer[any]
+	mu      sync.Mutex
+	cond    sync.Cond
+}
+
+// barrierSpins is how many times a waiter checks the barrier before it sleeps (some
+// tens of microseconds).
+const barrierSpins = 4000
+
+func newBarrier(parties int) *barrier {
+	b := &barrier{parties: int32(parties)}
+	b.cond.L = &b.mu
+	return b
+}
+
+// abort makes every waiter, now and later, panic with the value of the first abort.
+func (b *barrier) abort(cause any) {
+	b.cause.CompareAndSwap(nil, &cause)
+	b.mu.Lock()
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// wait returns once all parties have called it for the current phase.
+func (b *barrier) wait() {
+	phase := b.phase.Load()
+	if b.arrived.Add(1) == b.parties {
+		b.arrived.Store(0)
+		b.mu.Lock()
+		b.phase.Add(1)
+		b.cond.Broadcast()
+		b.mu.Unlock()
+		return
+	}
+	for spins := 0; spins < barrierSpins; spins++ {
+		if b.phase.Load() != phase {
+			return
+		}
+		b.checkAbort()
+	}
+	b.mu.Lock()
+	for b.phase.Load() == phase && b.cause.Load() == nil {
+		b.cond.Wait()
+	}
+	b.mu.Unlock()
+	b.checkAbort()
+}
+
+func (b *barrier) checkAbort() {
+	if cause := b.cause.Load(); cause != nil {
+		panic(*cause)
+	}
+}

@@ -1,0 +1,96 @@
+#include "textflag.h"
+
+// Layer-norm row loops in float64 lanes (norm.go), AVX2 at both assembly levels.
+
+// func sqDevAVX2(x []float32, mean float64) (int, float64)
+// sumAVX2 of (x-mean)²: four vectors of four float64 running sums over whole groups of
+// sixteen, merged as sqDevGo merges them.
+TEXT ·sqDevAVX2(SB), NOSPLIT, $0-48
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	ANDQ $-16, CX
+	XORQ AX, AX
+	VBROADCASTSD mean+24(FP), Y8
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sqloop:
+	CMPQ AX, CX
+	JGE  sqdone
+	VCVTPS2PD (SI)(AX*4), Y4
+	VCVTPS2PD 16(SI)(AX*4), Y5
+	VCVTPS2PD 32(SI)(AX*4), Y6
+	VCVTPS2PD 48(SI)(AX*4), Y7
+	VSUBPD Y8, Y4, Y4
+	VSUBPD Y8, Y5, Y5
+	VSUBPD Y8, Y6, Y6
+	VSUBPD Y8, Y7, Y7
+	VMULPD Y4, Y4, Y4
+	VMULPD Y5, Y5, Y5
+	VMULPD Y6, Y6, Y6
+	VMULPD Y7, Y7, Y7
+	VADDPD Y4, Y0, Y0
+	VADDPD Y5, Y1, Y1
+	VADDPD Y6, Y2, Y2
+	VADDPD Y7, Y3, Y3
+	ADDQ $16, AX
+	JMP  sqloop
+
+sqdone:
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VPERMILPD $1, X0, X1
+	VADDSD X1, X0, X0
+	MOVQ CX, ret+32(FP)
+	VMOVSD X0, ret1+40(FP)
+	VZEROUPPER
+	RET
+
+// func normalizeAVX2(y, x, gamma, beta []float32, mean, inv float64) int
+// y = float32((x-mean)·inv·gamma + beta) over whole groups of four, with separate
+// roundings as the Go code; the gamma and beta steps are skipped when they are empty.
+TEXT ·normalizeAVX2(SB), NOSPLIT, $0-120
+	MOVQ y_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	MOVQ gamma_base+48(FP), R8
+	MOVQ gamma_len+56(FP), R9
+	MOVQ beta_base+72(FP), R10
+	MOVQ beta_len+80(FP), R11
+	VBROADCASTSD mean+96(FP), Y8
+	VBROADCASTSD inv+104(FP), Y9
+	ANDQ $-4, CX
+	XORQ AX, AX
+
+nloop:
+	CMPQ AX, CX
+	JGE  ndone
+	VCVTPS2PD (SI)(AX*4), Y0
+	VSUBPD Y8, Y0, Y0
+	VMULPD Y9, Y0, Y0
+	TESTQ R9, R9
+	JEQ  nogamma
+	VCVTPS2PD (R8)(AX*4), Y1
+	VMULPD Y1, Y0, Y0
+
+nogamma:
+	TESTQ R11, R11
+	JEQ  nobeta
+	VCVTPS2PD (R10)(AX*4), Y2
+	VADDPD Y2, Y0, Y0
+
+nobeta:
+	VCVTPD2PSY Y0, X0
+	VMOVUPS X0, (DI)(AX*4)
+	ADDQ $4, AX
+	JMP  nloop
+
+ndone:
+	MOVQ CX, ret+112(FP)
+	VZEROUPPER
+	RET
