@@ -253,7 +253,7 @@ var notebookChecks = map[string]func(t *testing.T, p printed){
 			within(t, typ+" accuracy, points below float", f32[1]-v[1], -1, 3)
 		}
 		p.numbers(t, `(?m)^architecture\s+mlp$`)
-		p.numbers(t, `(?m)^Q4_K\s+2\s+264\.7 K\s+145\.41 KiB\s+99\.3%\s+4\.50$`)
+		p.numbers(t, `(?m)^Q4_K\s+2\s+264\.7 K\s+145\.4 KiB\s+99\.3%\s+4\.50$`)
 		if strings.Contains(string(p), "GPU Q4_K") {
 			for _, typ := range []string{"Q8_0", "Q4_K", "Q4_0"} {
 				v := p.numbers(t, `GPU `+typ+`: accuracy on the first 1000 test images ([\d.]+)% \(CPU: ([\d.]+)%\)`)
