@@ -12,13 +12,12 @@
 //     so a small product or a few short attention sequences stay on one core however
 //     many the host has, and a large one uses them all (GEMM, attention, batched
 //     products).
-//   - Run hands its calls to a pool of worker goroutines (pool.go) that poll for work
-//     for a short while (spinTime) after each call before they sleep. Starting a
-//     goroutine is cheap, but on a many-core host it waits for the scheduler to wake
-//     an idle thread, and those wakes happen one after another: 8µs for a Run of 16 on
-//     the 16-core host, paid by every op of a training step. One Run
-//     uses the pool at a time; a nested or concurrent Run starts goroutines as before,
-//     and GML_POOL=off makes every Run do so.
+//   - Run starts a goroutine per call. GML_POOL=on hands the calls instead to a pool
+//     of worker goroutines (pool.go) that poll for work for a short while (spinTime)
+//     after each call before they sleep: that saves the scheduler's wake-ups (8µs for
+//     a Run of 16 on the 16-core host) and won on 2 quiet cores, but the pollers made
+//     steps slower on 16 cores and on a loaded machine, so it is not the default. One
+//     Run uses the pool at a time; a nested or concurrent Run starts goroutines.
 //   - A panic in a worker would otherwise kill the process (nothing can recover a panic
 //     on another goroutine); For carries it back to the caller instead.
 package parallel

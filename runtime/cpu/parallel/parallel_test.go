@@ -5,7 +5,9 @@ import (
 	"testing"
 )
 
-func TestForCoversRangeOnce(t *testing.T) {
+func TestForCoversRangeOnce(t *testing.T) { withAndWithoutPool(t, testForCoversRangeOnce) }
+
+func testForCoversRangeOnce(t *testing.T) {
 	for _, tc := range []struct{ n, grain int }{
 		{0, 1}, {1, 1}, {2, 1}, {7, 3}, {1000, 1}, {1000, 999}, {1000, 5000}, {5, 0},
 	} {
@@ -31,7 +33,9 @@ func TestForCoversRangeOnce(t *testing.T) {
 	}
 }
 
-func TestForCarriesPanic(t *testing.T) {
+func TestForCarriesPanic(t *testing.T) { withAndWithoutPool(t, testForCarriesPanic) }
+
+func testForCarriesPanic(t *testing.T) {
 	defer func() {
 		if r := recover(); r != "boom" {
 			t.Fatalf("recovered %v, want the worker's panic value", r)
@@ -45,7 +49,9 @@ func TestForCarriesPanic(t *testing.T) {
 	t.Fatal("For returned normally after a worker panicked")
 }
 
-func TestRunStartsEveryIndex(t *testing.T) {
+func TestRunStartsEveryIndex(t *testing.T) { withAndWithoutPool(t, testRunStartsEveryIndex) }
+
+func testRunStartsEveryIndex(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 5} {
 		var started atomic.Int32
 		hits := make([]int32, n)
@@ -62,6 +68,21 @@ func TestRunStartsEveryIndex(t *testing.T) {
 				t.Fatalf("n=%d: index %d ran %d times", n, i, h)
 			}
 		}
+	}
+}
+
+// withAndWithoutPool runs test with goroutines per Run (the default) and on the pool
+// (GML_POOL=on).
+func withAndWithoutPool(t *testing.T, test func(t *testing.T)) {
+	saved := poolOn
+	defer func() { poolOn = saved }()
+	for _, on := range []bool{false, true} {
+		poolOn = on
+		name := "goroutines"
+		if on {
+			name = "pool"
+		}
+		t.Run(name, test)
 	}
 }
 
@@ -96,7 +117,9 @@ func TestWorkersFor(t *testing.T) {
 
 // TestRunNested runs Run inside Run's calls, which find the pool busy and start
 // goroutines, and Run after a panic, which must have released the pool.
-func TestRunNested(t *testing.T) {
+func TestRunNested(t *testing.T) { withAndWithoutPool(t, testRunNested) }
+
+func testRunNested(t *testing.T) {
 	var total atomic.Int32
 	Run(3, func(int) {
 		Run(4, func(int) { total.Add(1) })

@@ -25,9 +25,14 @@ const (
 	yieldEvery    = 100 * time.Microsecond
 )
 
-// poolOff turns the pool off (GML_POOL=off): Run starts goroutines per call, to
-// compare or to rule the pool out.
-var poolOff = os.Getenv("GML_POOL") == "off"
+// poolOn turns the pool on (GML_POOL=on). It is off by default because its polling
+// workers cost more than they save where it counts: on the 16-core H200 host they made
+// training steps 1.4-2x slower (cnn28 10.2 against 7.0 ms, transformer 83.5 against
+// 59.7, mlp784_b256 2.08 against 1.07) and the GPU's mlp4096 step 15% slower, since a
+// goroutine coming back from a cgo call waits for a thread the pollers hold; on a loaded
+// 2-core machine they take the CPU from other processes. It won on 2 quiet cores
+// (mlp784_b32 0.26 against 0.40 ms), which is why it stays as an option.
+var poolOn = os.Getenv("GML_POOL") == "on"
 
 // pool holds the worker goroutines of Run. A goroutine started per call costs little
 // to create, but on a many-core host its start waits for the Go scheduler to wake an
@@ -84,7 +89,7 @@ func (c *call) do(i int) {
 // runPooled runs body(0..n-1) on the pool, reporting false (having run nothing) when
 // the pool is busy or would need more workers than it may have.
 func runPooled(n int, body func(int)) bool {
-	if poolOff || n-1 > max(Workers(), runtime.NumCPU()) || !thePool.busy.CompareAndSwap(false, true) {
+	if !poolOn || n-1 > max(Workers(), runtime.NumCPU()) || !thePool.busy.CompareAndSwap(false, true) {
 		return false
 	}
 	defer thePool.busy.Store(false)
