@@ -5,9 +5,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"slices"
 	"testing"
+
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
 
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/runtime/cpu/vec"
@@ -131,9 +132,7 @@ func TestElementwiseFusion(t *testing.T) {
 		}
 	}
 	if os.Getenv("GML_SIMD") == "" && vec.Active() != vec.Go {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestElementwiseFusion$")
-		cmd.Env = append(os.Environ(), "GML_SIMD=go")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := childtest.Run("^TestElementwiseFusion$", "GML_SIMD=go"); err != nil {
 			t.Errorf("with GML_SIMD=go: %v\n%s", err, out)
 		}
 	}

@@ -1,9 +1,9 @@
 package cpu_test
 
 import (
-	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -81,17 +81,6 @@ func TestMatMulKernel(t *testing.T) {
 // (GML_SIMD=go), so a machine without AVX-512 still runs the avx512 shape's packing and
 // edges under the kernels that use it.
 func TestProductsOnEveryPath(t *testing.T) {
-	if os.Getenv("GML_TEST_CHILD") != "" {
-		t.Skip("in a child process already")
-	}
-	if testing.Short() {
-		t.Skip("-short: the child processes take some seconds")
-	}
-	for _, env := range []string{"GML_GEMM_KERNEL=avx2", "GML_GEMM_KERNEL=avx512", "GML_BLAS=go", "GML_SIMD=go"} {
-		cmd := exec.Command(os.Args[0], "-test.run", "^(TestMatMulKernel|TestAttentionGradKernel|TestAttentionGradEmpty)$", "-test.count=1")
-		cmd.Env = append(os.Environ(), env, "GML_TEST_CHILD=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s: %v\n%s", env, err, out)
-		}
-	}
+	childtest.Rerun(t, "^(TestMatMulKernel|TestAttentionGradKernel|TestAttentionGradEmpty)$",
+		"GML_GEMM_KERNEL=avx2", "GML_GEMM_KERNEL=avx512", "GML_BLAS=go", "GML_SIMD=go")
 }

@@ -6,11 +6,12 @@ import (
 	"hash/fnv"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -299,9 +300,7 @@ func TestColumnReduceRowSplit(t *testing.T) {
 	want := h.Sum(nil)
 	for _, env := range []string{"GML_THREADS=1", "GML_THREADS=3", "GML_SIMD=go"} {
 		f := filepath.Join(t.TempDir(), "sum")
-		cmd := exec.Command(os.Args[0], "-test.run=^TestColumnReduceRowSplit$", "-test.count=1")
-		cmd.Env = append(os.Environ(), env, "GML_TEST_SUM="+f)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := childtest.Run("^TestColumnReduceRowSplit$", env, "GML_TEST_SUM="+f); err != nil {
 			t.Fatalf("%s: %v\n%s", env, err, out)
 		}
 		if got, err := os.ReadFile(f); err != nil || !bytes.Equal(got, want) {

@@ -3,9 +3,9 @@ package cpu_test
 import (
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
 
 	"github.com/gml-dev/gml/tensor"
 )
@@ -40,16 +40,7 @@ func TestDropoutKernels(t *testing.T) {
 // processes with the vector code capped at each level below the machine's (GML_SIMD),
 // so the Go code and the AVX2 assembly run on an AVX-512 machine too.
 func TestTrainingKernelsOnEveryPath(t *testing.T) {
-	if os.Getenv("GML_TEST_CHILD") != "" {
-		t.Skip("in a child process already")
-	}
-	for _, env := range []string{"GML_SIMD=go", "GML_SIMD=avx2"} {
-		cmd := exec.Command(os.Args[0], "-test.run", "^(TestDropoutKernels|TestOptimizerKernels|TestSoftmaxKernels)$", "-test.count=1")
-		cmd.Env = append(os.Environ(), env, "GML_TEST_CHILD=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s: %v\n%s", env, err, out)
-		}
-	}
+	childtest.Rerun(t, "^(TestDropoutKernels|TestOptimizerKernels|TestSoftmaxKernels)$", "GML_SIMD=go", "GML_SIMD=avx2")
 }
 
 // variable adds a variable initialised with random values and returns its node and values.

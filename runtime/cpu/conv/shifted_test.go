@@ -1,9 +1,9 @@
 package conv
 
 import (
-	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
 
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 )
@@ -49,17 +49,6 @@ func TestCasesCoverEveryPath(t *testing.T) {
 // run per tap) and with the pure-Go GEMM (GML_BLAS=go), in a child process because the
 // choice is made once per process.
 func TestEveryKernelShape(t *testing.T) {
-	if os.Getenv("GML_CONV_TEST_CHILD") != "" {
-		t.Skip("in the child")
-	}
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	for _, env := range []string{"GML_GEMM_KERNEL=avx2", "GML_GEMM_KERNEL=avx512", "GML_BLAS=go"} {
-		cmd := exec.Command(os.Args[0], "-test.run=^(TestConvMatchesNaive|TestTransposedMatchesNaive|TestCasesCoverEveryPath)$")
-		cmd.Env = append(os.Environ(), "GML_CONV_TEST_CHILD=1", env)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s: %v\n%s", env, err, out)
-		}
-	}
+	childtest.Rerun(t, "^(TestConvMatchesNaive|TestTransposedMatchesNaive|TestCasesCoverEveryPath)$",
+		"GML_GEMM_KERNEL=avx2", "GML_GEMM_KERNEL=avx512", "GML_BLAS=go")
 }
