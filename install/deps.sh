@@ -12,8 +12,11 @@ packages=(
   python3-nbformat python3-onnx        # notebook validation, ONNX test-data tooling
   protobuf-compiler                    # protoc: `make generate` and the freshness test of onnx/internal/onnxpb
   dataset-fashion-mnist                # /usr/share/datasets/fashion-mnist
-  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # make test-arm64: cross cgo, arm64 tests under qemu
 )
+# make test-arm64 (x86-64 hosts only): cross cgo, and the arm64 tests under qemu-user.
+if [ "$(dpkg --print-architecture)" = amd64 ]; then
+  packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

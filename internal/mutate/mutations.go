@@ -33,7 +33,11 @@ var (
 var mutations = []mutation{
 	// The planted bugs of issue 22.
 	{name: "softmax_no_max_subtraction", area: "runtime/cpu", about: "CPU softmax exponentiates without subtracting the row maximum (a logit of 100 overflows)",
-		edits: []edit{{"runtime/cpu/kernels_norm.go", "m = max(m, z)", "m = 0"}}, pkgs: cpuPkgs},
+		edits: []edit{
+			{"runtime/cpu/kernels_norm.go", "\t\t\t\tm = max(m, z)", "\t\t\t\tm = 0"},   // short rows
+			{"runtime/cpu/kernels_norm.go", "{\n\t\t\tm = max(m, z)", "{\n\t\t\tm = 0"}, // strided rows
+			{"runtime/cpu/kernels_norm.go", "m = vec.Max(y)", "m = 0"},                  // contiguous rows
+		}, pkgs: cpuPkgs},
 	{name: "gpu_adam_drops_l2_decay", area: "gpu", about: "the optimizer shader drops Adam's L2 weight decay",
 		edits: []edit{{"shaders/src/training_optim.comp", "if (!DECOUPLED) gi += p.wd * pi;", ""}}, pkgs: gpuPkgs, regen: true},
 	{name: "max_min_grad_ties_not_split", area: "tensor", about: "the Max/Min reduction gradient goes whole to every tied position",
@@ -41,7 +45,7 @@ var mutations = []mutation{
 	{name: "accuracy_greater_equal", area: "nn", about: "the accuracy metric counts argmax >= label instead of ==",
 		edits: []edit{{"nn/losses.go", "hit = tensor.Equal(tensor.ArgMax(scores, -1, false), flatLabels(y))", "hit = tensor.GreaterEqual(tensor.ArgMax(scores, -1, false), flatLabels(y))"}}, pkgs: nnPkgs},
 	{name: "cpu_adam_eps_inside_sqrt", area: "runtime/cpu", about: "CPU Adam divides by sqrt(v+eps) instead of sqrt(v)+eps",
-		edits: []edit{{"runtime/cpu/vec/adam.go", "p[i] = p[i]*decay - lr*(mi*c1)/(float32(math.Sqrt(float64(vi*c2)))+eps)", "p[i] = p[i]*decay - lr*(mi*c1)/float32(math.Sqrt(float64(vi*c2+eps)))"}}, pkgs: append([]string{"./runtime/cpu/vec"}, cpuPkgs...)},
+		edits: []edit{{"runtime/cpu/vec/adam.go", "/(float32(math.Sqrt(float64(float32(vi*c2))))+eps)", "/float32(math.Sqrt(float64(float32(vi*c2)+eps)))"}}, pkgs: append([]string{"./runtime/cpu/vec"}, cpuPkgs...)},
 	{name: "hmac_without_metadata", area: "kernel", about: "the message signature leaves the metadata frame out",
 		edits: []edit{{"kernel/wire/sign.go", "h.Write(metadata)", ""}}, pkgs: wirePkgs},
 
@@ -69,7 +73,7 @@ var mutations = []mutation{
 	{name: "matmul_transb_ignored", area: "runtime/cpu", about: "the batched-rows product path ignores TransB",
 		edits: []edit{{"runtime/cpu/kernels_matmul.go", "return gemm.Sgemm(false, at.TransB, rows, nn, k, 1, a, ak, b, bn, 0, c, nn)", "return gemm.Sgemm(false, false, rows, nn, k, 1, a, ak, b, bn, 0, c, nn)"}}, pkgs: cpuPkgs},
 	{name: "layernorm_eps_outside_sqrt", area: "runtime/cpu", about: "layer norm divides by sqrt(var)+eps instead of sqrt(var+eps)",
-		edits: []edit{{"runtime/cpu/kernels_norm.go", "inv := 1 / math.Sqrt(sqDev(x, mean)/float64(inner)+eps)", "inv := 1 / (math.Sqrt(sqDev(x, mean)/float64(inner)) + eps)"}}, pkgs: cpuPkgs},
+		edits: []edit{{"runtime/cpu/kernels_norm.go", "inv := 1 / math.Sqrt(vec.SqDev(x, mean)/float64(inner)+eps)", "inv := 1 / (math.Sqrt(vec.SqDev(x, mean)/float64(inner)) + eps)"}}, pkgs: cpuPkgs},
 	{name: "pad_reflect_off_by_one", area: "runtime/cpu", about: "reflect padding past the end repeats the edge (symmetric instead of reflect)",
 		edits: []edit{{"runtime/cpu/kernels_layout.go", "s = 2*(d-1) - s", "s = 2*d - 1 - s"}}, pkgs: cpuPkgs},
 	{name: "variance_correction_ignored", area: "runtime/cpu", about: "the variance over axes divides by n whatever the correction",

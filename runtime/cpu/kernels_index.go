@@ -255,7 +255,8 @@ func scatterAddTyped[T number](n *tensor.Node, out []byte, in [][]byte) (func() 
 		}
 	}
 	return func() error {
-		parallel.For(pre*parts*chunks, 1, body)
+		units := pre * parts * chunks
+		parallel.For(units, (units+workers-1)/workers, body) // one worker: runs inline
 		return bad.take(dim)
 	}, nil
 }

@@ -253,7 +253,7 @@ func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
 // outputs and many rows (rowSplitReduce).
 func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int, d, x []float32) func() error {
 	r := len(rowOffs)
-	if br := max(1, elemGrain/inner); op != tensor.OpVar && r > br && len(bases)*inner <= maxRowSplitOutputs {
+	if br := max(1, elemGrain/max(inner, 1)); op != tensor.OpVar && r > br && len(bases)*inner <= maxRowSplitOutputs {
 		return rowSplitReduce(op, bases, rowOffs, inner, br, d, x)
 	}
 	acc := make([]float64, len(bases)*inner)

@@ -141,6 +141,16 @@ func TestReduceEmptyAndInt(t *testing.T) {
 	check(t, "mean empty", res[2], tensor.Shape{3}, []float64{math.NaN(), math.NaN(), math.NaN()}, 0)
 	_, sum := refReduce(nv, tensor.Shape{3, 4}, []int{1}, false, refSum)
 	check(t, "int sum", res[3], tensor.Shape{3}, sum, 0)
+	// An empty kept axis leaves nothing to reduce into: an empty result, not a division
+	// by the zero row length.
+	for _, shape := range []tensor.Shape{{3, 0}, {2, 3, 0}, {3, 0, 2}} {
+		e := newEnv(t)
+		z, _ := e.f32(shape...)
+		want := append(tensor.Shape{}, shape[1:]...)
+		for i, got := range e.run(tensor.Sum(z, []int{0}, false), tensor.Max(z, []int{0}, false)) {
+			check(t, fmt.Sprintf("reduction %d over axis 0 of %v", i, shape), got, want, nil, 0)
+		}
+	}
 	_, mx := refReduce(nv, tensor.Shape{3, 4}, []int{0}, true, func(g []float64) float64 { return slices.Max(g) })
 	check(t, "int max", res[4], tensor.Shape{1, 4}, mx, 0)
 	p := int64(1)

@@ -75,8 +75,9 @@ func workersFor(count int) int { return max(1, min(parallel.Workers(), count)) }
 // Conv is a convolution of fixed Params together with the scratch memory its kernels
 // reuse from call to call (padded images, wide-grid planes, column buffers, the weight
 // gradient's partial sums). The memory is allocated at the first call that needs it and
-// kept, so a Conv built once per graph node allocates no scratch per training step. A
-// Conv runs one call at a time: concurrent calls wait for each other.
+// kept, so a Conv built once per graph node allocates no scratch per training step,
+// unless the layer is larger than keepLimit. A Conv runs one call at a time: concurrent
+// calls wait for each other.
 type Conv struct {
 	p  Params
 	g  geometry
@@ -90,6 +91,24 @@ type Conv struct {
 	cols      [][]float32 // per worker: BackwardData's column buffers
 	wt        []float32   // BackwardData's tap-major weights
 	filter    filterScratch
+}
+
+// keepLimit bounds, in floats, the layers whose scratch a Conv keeps between calls: the
+// scratch of a layer whose input or output is larger (64 MiB) is dropped after each call,
+// as before Conv kept any, so a large model does not hold another copy of its biggest
+// activations for as long as its program lives.
+var keepLimit = 16 << 20 // a variable so tests can drop the scratch of small layers
+
+// begin starts one call on c; the returned end finishes it, first dropping the scratch
+// of a layer too large to keep it (keepLimit).
+func (c *Conv) begin() (end func()) {
+	c.mu.Lock()
+	return func() {
+		if max(c.p.InputLen(), c.p.OutputLen()) > keepLimit {
+			c.fwd, c.data, c.cols, c.wt, c.filter = nil, nil, nil, nil, filterScratch{}
+		}
+		c.mu.Unlock()
+	}
 }
 
 // New returns the convolution p describes, or an error naming the field of p that makes
@@ -169,8 +188,7 @@ func (c *Conv) Forward(x, w, bias, y []float32) error {
 	if len(y) == 0 {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.begin()()
 	impl := gemm.Default()
 	shifted := g.shifted() && g.wideForward(c.wd)
 	scratch := perWorker(&c.fwd, workersFor(p.Batch))
@@ -221,8 +239,7 @@ func (c *Conv) BackwardData(dy, w, dx []float32) error {
 		clear(dx)
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.begin()()
 	impl := gemm.Default()
 	workers := workersFor(p.Batch)
 	perTap := g.shifted() && g.perTap()

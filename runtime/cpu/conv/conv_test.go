@@ -302,8 +302,17 @@ func TestBackwardFilterReproducible(t *testing.T) {
 
 // TestConvReuse runs one Conv several times on new data, its three passes interleaved,
 // on the wide-grid paths (which keep zero borders and junk columns in their scratch
-// from call to call), the general path and the 1×1 direct one.
+// from call to call), the general path and the 1×1 direct one; once with the scratch
+// kept and once with it dropped after every call, as for layers above keepLimit.
 func TestConvReuse(t *testing.T) {
+	defer func(l int) { keepLimit = l }(keepLimit)
+	for _, limit := range []int{keepLimit, 0} {
+		keepLimit = limit
+		t.Run(fmt.Sprintf("keepLimit=%d", limit), testConvReuse)
+	}
+}
+
+func testConvReuse(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, p := range []Params{
 		{Batch: 5, InChannels: 13, InH: 6, InW: 7, OutChannels: 9, KernelH: 3, KernelW: 3,
@@ -333,6 +342,9 @@ func TestConvReuse(t *testing.T) {
 			compare(t, name+" y", y, wantY, 1e-4)
 			compare(t, name+" dx", dx, wantDX, 1e-4)
 			compare(t, name+" dw", dw, wantDW, 1e-4)
+			if kept := c.fwd != nil || c.data != nil || c.cols != nil || c.wt != nil; kept != (keepLimit > 0) {
+				t.Errorf("%s: scratch kept after the calls %v, want %v (keepLimit %d)", name, kept, keepLimit > 0, keepLimit)
+			}
 		}
 	}
 }

@@ -63,8 +63,7 @@ func (c *Conv) BackwardFilter(x, dy, dw []float32) error {
 		clear(dw)
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.begin()()
 	perTap := g.shifted() && g.perTap()
 	var err error
 	if perTap {

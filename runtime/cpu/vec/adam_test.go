@@ -3,6 +3,7 @@ package vec
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -168,6 +169,39 @@ func TestAdamAgainstFloat64(t *testing.T) {
 						t.Fatalf("%v n=%d element %d: %g, want %g", im.level, n, i, q[0], q[1])
 					}
 				}
+			}
+		}
+	}
+}
+
+// modeProbe holds 2⁻¹²⁶ and ½ in a variable the compiler cannot fold.
+var modeProbe = [2]float32{0x1p-126, 0.5}
+
+// probeMode multiplies them at the call, in the thread's floating-point mode at that
+// moment (a product written inline could be computed once, before the step).
+//
+//go:noinline
+func probeMode() float32 { return modeProbe[0] * modeProbe[1] }
+
+// TestOptimizersRestoreSubnormals checks that the optimizer steps leave the caller's
+// floating-point mode as they found it: the assembly sets flush-to-zero for its loop,
+// and a lost restore would make every later operation on that thread flush subnormal
+// results without any error.
+func TestOptimizersRestoreSubnormals(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	runtime.LockOSThread() // the mode is per thread: check the thread that ran the step
+	defer runtime.UnlockOSThread()
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{1, 7, 33} {
+			p, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+			AdamStep(&AdamConsts{0.9, 0.1, 0.999, 0.001, 0, 1e-3, 1, 1, 1e-8, 1}, p, g, m, v)
+			if got := probeMode(); math.Float32bits(got) != math.Float32bits(0x1p-127) { // bits: DAZ would compare 2⁻¹²⁷ as 0
+				t.Errorf("%v, n=%d: after AdamStep 2⁻¹²⁶·½ = %g, want the subnormal 2⁻¹²⁷", im.level, n, got)
+			}
+			SGDStep(&SGDConsts{0.9, 1e-2, 0}, false, p, g, v)
+			if got := probeMode(); math.Float32bits(got) != math.Float32bits(0x1p-127) { // bits: DAZ would compare 2⁻¹²⁷ as 0
+				t.Errorf("%v, n=%d: after SGDStep 2⁻¹²⁶·½ = %g, want the subnormal 2⁻¹²⁷", im.level, n, got)
 			}
 		}
 	}

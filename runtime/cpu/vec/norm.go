@@ -15,7 +15,7 @@ func SqDev(x []float32, mean float64) float64 {
 	}
 	for _, v := range x[n:] {
 		d := float64(v) - mean
-		s += d * d
+		s += float64(d * d) // rounded product: no architecture fuses it into an FMA
 	}
 	return s
 }
@@ -28,7 +28,7 @@ func sqDevGo(x []float32, mean float64) (int, float64) {
 		g := x[i : i+16]
 		for k := range p {
 			d := float64(g[k]) - mean
-			p[k] += d * d
+			p[k] += float64(d * d)
 		}
 	}
 	var a [4]float64
@@ -57,7 +57,7 @@ func Normalize(y, x, gamma, beta []float32, mean, inv float64) {
 	for ; j < len(x); j++ {
 		o := (float64(x[j]) - mean) * inv
 		if gamma != nil {
-			o *= float64(gamma[j])
+			o = float64(o * float64(gamma[j])) // rounded: the assembly does not fuse it either
 		}
 		if beta != nil {
 			o += float64(beta[j])

@@ -27,7 +27,7 @@ func TestNormAtEveryLevel(t *testing.T) {
 			whole := n &^ 15
 			for i, v := range x[:whole] {
 				d := float64(v) - mean
-				p[i%16] += d * d
+				p[i%16] += float64(d * d)
 			}
 			var a [4]float64
 			for l := range a {
@@ -38,7 +38,7 @@ func TestNormAtEveryLevel(t *testing.T) {
 			for i, v := range x {
 				d := float64(v) - mean
 				if i >= whole {
-					want += d * d
+					want += float64(d * d)
 				}
 				exact += d * d
 			}
@@ -51,7 +51,7 @@ func TestNormAtEveryLevel(t *testing.T) {
 				for j, v := range x {
 					o := (float64(v) - mean) * 1.25
 					if c.g != nil {
-						o *= float64(c.g[j])
+						o = float64(o * float64(c.g[j]))
 					}
 					if c.b != nil {
 						o += float64(c.b[j])
