@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"sync"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/runtime/cpu/vec"
@@ -49,21 +50,43 @@ func softmaxKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 		}
 		return mask[maskOuter[r/inner]+maskInner[r%inner]:]
 	}
+	short := inner == 1 && dim <= shortSoftmaxRow
+	// Scratch for each chunk of rows, taken from a pool of the kernel's own so that a
+	// step allocates none: a block of padded rows and their shifts for short rows, or
+	// exponentials to sum (log-softmax, strided rows).
+	var scratch sync.Pool
+	scratch.New = func() any {
+		if short {
+			pitch := (dim + 15) &^ 15
+			block := max(1, shortSoftmaxFloats/pitch)
+			return &softmaxScratch{e: make([]float32, block*pitch), shift: make([]float32, block)}
+		}
+		return &softmaxScratch{e: make([]float32, min(dim, 256))}
+	}
+	body := func(lo, hi int) { // made once: a closure made per run escapes to the heap
+		s := scratch.Get().(*softmaxScratch)
+		defer scratch.Put(s)
+		if short {
+			softmaxShortRows(X[lo*dim:hi*dim], Y[lo*dim:hi*dim], dim, lo, at.Scale, maskOf, maskStep, log, s)
+			return
+		}
+		for r := lo; r < hi; r++ {
+			base := (r/inner)*dim*inner + r%inner
+			softmaxStrided(X[base:], Y[base:], dim, inner, at.Scale, maskOf(r), maskStep, log, s.e)
+		}
+	}
 	return func() error {
-		parallel.For(outer*inner, max(1, rowGrain/max(dim, 1)), func(lo, hi int) {
-			if inner == 1 && dim <= shortSoftmaxRow {
-				softmaxShortRows(X[lo*dim:hi*dim], Y[lo*dim:hi*dim], dim, lo, at.Scale, maskOf, maskStep, log)
-				return
-			}
-			buf := make([]float32, min(dim, 256)) // exponentials to sum, for log-softmax or strided rows
-			for r := lo; r < hi; r++ {
-				base := (r/inner)*dim*inner + r%inner
-				softmaxStrided(X[base:], Y[base:], dim, inner, at.Scale, maskOf(r), maskStep, log, buf)
-			}
-		})
+		parallel.For(outer*inner, max(1, rowGrain/max(dim, 1)), body)
 		return nil
 	}, nil
 }
+
+// softmaxScratch is the scratch of one chunk of softmax rows.
+type softmaxScratch struct{ e, shift []float32 }
+
+// shortSoftmaxFloats is how many floats of exponentials softmaxShortRows takes at once:
+// a block that stays in the L1 cache.
+const shortSoftmaxFloats = 4096
 
 // shortSoftmaxRow is the longest contiguous softmax row that softmaxShortRows takes: rows
 // shorter than a vector or two leave most of their exponentials to the scalar code when
@@ -75,13 +98,12 @@ const shortSoftmaxRow = 64
 // gathers the max-shifted values of a block of rows, each row padded to whole vectors of
 // 16 lanes so that no vector mixes rows (a row's result does not depend on its
 // neighbours, nor on where the threads split), and takes their exponentials in one call.
-func softmaxShortRows(x, y []float32, dim, first int, scale float32, maskOf func(r int) []float32, maskStep int, log bool) {
-	const blockFloats = 4096 // the block's exponentials stay in the L1 cache
+// s holds a block of padded rows (e) and their shifts.
+func softmaxShortRows(x, y []float32, dim, first int, scale float32, maskOf func(r int) []float32, maskStep int, log bool, s *softmaxScratch) {
 	pitch := (dim + 15) &^ 15
 	rows := len(x) / dim
-	block := min(rows, max(1, blockFloats/pitch))
-	e := make([]float32, block*pitch)
-	shift := make([]float32, block)
+	block := min(rows, len(s.shift))
+	e, shift := s.e, s.shift
 	for b0 := 0; b0 < rows; b0 += block {
 		nb := min(block, rows-b0)
 		for i := range nb {

@@ -46,7 +46,10 @@ func TestStepsAllocateNothing(t *testing.T) {
 	sl := tensor.Pad(tensor.Slice(t2, []int{1, 0}, []int{-1, 33}, []int{2, 3}), []int{1, 1}, []int{0, 2}, tensor.PadEdge, 0)
 	rows := tensor.Gather(g, idx, 0)
 	upd := tensor.SGDUpdate(w, g, vel, e.g.Scalar(tensor.F32, 0.1), tensor.SGDAttr{Momentum: 0.9})
-	outs := []*tensor.Node{tensor.Mean(sl, nil, false), tensor.Max(rows, []int{1}, false), upd}
+	// Softmax over short contiguous rows, long strided ones and a log-softmax of those.
+	soft := tensor.Add(tensor.LogSoftmax(g, 1), tensor.Transpose(tensor.Softmax(tensor.Transpose(g, 0, 1), 1), 0, 1))
+	outs := []*tensor.Node{tensor.Mean(sl, nil, false), tensor.Max(rows, []int{1}, false), upd, tensor.Sum(soft, nil, false),
+		tensor.Sum(tensor.LogSoftmax(g, 0), nil, false)}
 	p, err := cputest.Prepare(outs, e.feeds)
 	if err != nil {
 		t.Fatal(err)
