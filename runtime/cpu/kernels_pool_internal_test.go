@@ -54,8 +54,10 @@ func TestMax2x2(t *testing.T) {
 				p.max2x2Rows(X, got, cut, rows)
 				p.poolRows(X, want, make([]float32, p.w), true, 0, rows)
 				for i := range got {
-					if got[i] != want[i] && !(got[i] != got[i] && want[i] != want[i]) {
-						t.Fatalf("%v trial %d: output %d = %v, want %v", x, trial, i, got[i], want[i])
+					// Bits, so a -0 where Go's max gives +0 counts; any NaN matches a NaN.
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("%v trial %d: output %d = %v (bits %#x), want %v (bits %#x)", x, trial, i,
+							got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 					}
 				}
 			}

@@ -4,10 +4,16 @@
 // windows in the order 0 1 4 5 | 2 3 6 7 after VSHUFPS splits a row's 16 floats into
 // even and odd columns; VPERMPD $0xD8 converts between that order and 0..7.
 
-// MAXN sets d to the largest of x and y, or NaN when either is NaN (Go's max): VMAXPS
-// gives x when either is NaN, so a NaN y is blended in. t is scratch.
+// MAXN sets d to the largest of x and y as Go's max does: NaN when either is NaN, and +0
+// for a tie of -0 and +0. VMAXPS gives its first operand on a tie or a NaN, so the
+// maxima taken both ways differ only there: their AND is +0 for zeros of both signs,
+// and the NaNs are blended in after it. t is scratch.
 #define MAXN(x, y, d, t) \
 	VMAXPS x, y, d \
+	VMAXPS y, x, t \
+	VANDPS t, d, d \
+	VCMPPS $3, x, x, t \
+	VBLENDVPS t, x, d, d \
 	VCMPPS $3, y, y, t \
 	VBLENDVPS t, y, d, d
 
