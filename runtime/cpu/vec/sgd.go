@@ -13,7 +13,7 @@ type SGDConsts [3]float32
 // numbers as zero, and the Go code gives the same bits unless a subnormal occurs.
 func SGDStep(c *SGDConsts, nesterov bool, p, g, vel []float32) {
 	g, vel = g[:len(p)], vel[:len(p)]
-	if active.level == Go {
+	if active.level == Go || !sgdAsmBuilt {
 		sgdGo(c, nesterov, p, g, vel)
 		return
 	}

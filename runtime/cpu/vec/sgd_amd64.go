@@ -5,11 +5,11 @@ package vec
 //go:noescape
 func sgdAVX2(c *SGDConsts, nesterov bool, p, g, vel []float32) int
 
-// sgdAsm runs the SGD assembly at level l (AVX2 at both assembly levels: the update is
-// bound by memory) and returns how many elements it did.
-func sgdAsm(l Level, c *SGDConsts, nesterov bool, p, g, vel []float32) int {
-	if l == Go {
-		return 0
-	}
+// sgdAsmBuilt says that sgdAsm runs assembly on this architecture.
+const sgdAsmBuilt = true
+
+// sgdAsm runs the SGD assembly for an assembly level (AVX2 at both: the update is bound
+// by memory) and returns how many elements it did.
+func sgdAsm(_ Level, c *SGDConsts, nesterov bool, p, g, vel []float32) int {
 	return sgdAVX2(c, nesterov, p, g, vel)
 }
