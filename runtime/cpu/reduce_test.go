@@ -74,26 +74,42 @@ func refVar(corr int) func([]float64) float64 {
 	}
 }
 
-func TestReduceKernels(t *testing.T) {
-	ops := []struct {
-		name  string
-		build func(x *tensor.Node, axes []int, keep bool) *tensor.Node
-		ref   func([]float64) float64
-	}{
-		{"sum", tensor.Sum, refSum},
-		{"mean", tensor.Mean, func(g []float64) float64 { return refSum(g) / float64(len(g)) }},
-		{"max", tensor.Max, func(g []float64) float64 { return slices.Max(g) }},
-		{"min", tensor.Min, func(g []float64) float64 { return slices.Min(g) }},
-		{"prod", tensor.Prod, func(g []float64) float64 {
-			p := 1.0
-			for _, v := range g {
-				p *= v
-			}
-			return p
-		}},
-		{"var0", func(x *tensor.Node, axes []int, keep bool) *tensor.Node { return tensor.Variance(x, axes, keep, 0) }, refVar(0)},
-		{"var1", func(x *tensor.Node, axes []int, keep bool) *tensor.Node { return tensor.Variance(x, axes, keep, 1) }, refVar(1)},
+// reduceOp is a reduction with its float64 reference over one group of elements.
+type reduceOp struct {
+	name  string
+	build func(x *tensor.Node, axes []int, keep bool) *tensor.Node
+	ref   func([]float64) float64
+}
+
+// reductions are the reductions the tests check against their references.
+var reductions = []reduceOp{
+	{"sum", tensor.Sum, refSum},
+	{"mean", tensor.Mean, func(g []float64) float64 { return refSum(g) / float64(len(g)) }},
+	{"max", tensor.Max, func(g []float64) float64 { return slices.Max(g) }},
+	{"min", tensor.Min, func(g []float64) float64 { return slices.Min(g) }},
+	{"prod", tensor.Prod, func(g []float64) float64 {
+		p := 1.0
+		for _, v := range g {
+			p *= v
+		}
+		return p
+	}},
+	{"var0", func(x *tensor.Node, axes []int, keep bool) *tensor.Node { return tensor.Variance(x, axes, keep, 0) }, refVar(0)},
+	{"var1", func(x *tensor.Node, axes []int, keep bool) *tensor.Node { return tensor.Variance(x, axes, keep, 1) }, refVar(1)},
+}
+
+// reductionsNamed returns the reductions of the given names, in that order.
+func reductionsNamed(names ...string) []reduceOp {
+	ops := make([]reduceOp, len(names))
+	for i, name := range names {
+		k := slices.IndexFunc(reductions, func(op reduceOp) bool { return op.name == name })
+		ops[i] = reductions[k]
 	}
+	return ops
+}
+
+func TestReduceKernels(t *testing.T) {
+	ops := reductions
 	shape := tensor.Shape{2, 3, 4}
 	axesSets := [][]int{nil, {0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1}, {-1, 0}}
 	for _, op := range ops {
@@ -238,16 +254,7 @@ func TestArgCumTopK(t *testing.T) {
 // TestReduceInterleavedAxes covers reductions whose reduced and kept axes interleave
 // (reduced in memory order, with a reduced or a kept innermost axis) on ragged sizes.
 func TestReduceInterleavedAxes(t *testing.T) {
-	ops := []struct {
-		name  string
-		build func(x *tensor.Node, axes []int, keep bool) *tensor.Node
-		ref   func([]float64) float64
-	}{
-		{"sum", tensor.Sum, refSum},
-		{"mean", tensor.Mean, func(g []float64) float64 { return refSum(g) / float64(len(g)) }},
-		{"max", tensor.Max, func(g []float64) float64 { return slices.Max(g) }},
-		{"var1", func(x *tensor.Node, axes []int, keep bool) *tensor.Node { return tensor.Variance(x, axes, keep, 1) }, refVar(1)},
-	}
+	ops := reductionsNamed("sum", "mean", "max", "min")
 	for _, n := range []int{1, 7, 33, 257} {
 		shape := tensor.Shape{n, 3, 5, 2}
 		for _, axes := range [][]int{{0, 2}, {0, 2, 3}, {1, 3}, {0, 1, 3}} {
@@ -267,16 +274,7 @@ func TestReduceInterleavedAxes(t *testing.T) {
 // threads and with the vector routines' Go code (GML_SIMD=go); every run must give the
 // same bits, since the blocks do not depend on the thread count.
 func TestColumnReduceRowSplit(t *testing.T) {
-	ops := []struct {
-		name  string
-		build func(x *tensor.Node, axes []int, keep bool) *tensor.Node
-		ref   func([]float64) float64
-	}{
-		{"sum", tensor.Sum, refSum},
-		{"mean", tensor.Mean, func(g []float64) float64 { return refSum(g) / float64(len(g)) }},
-		{"max", tensor.Max, func(g []float64) float64 { return slices.Max(g) }},
-		{"min", tensor.Min, func(g []float64) float64 { return slices.Min(g) }},
-	}
+	ops := reductionsNamed("sum", "mean", "max", "var1")
 	h := fnv.New64a()
 	for _, inner := range []int{7, 33, 257} {
 		for _, rows := range []int{1, 7, 33, 257} {
