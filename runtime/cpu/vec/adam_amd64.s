@@ -1,14 +1,12 @@
 #include "textflag.h"
+#include "flush_amd64.h"
 
 // func adamAVX2(c *AdamConsts, p, g, m, v []float32) int
 // One Adam step (adam.go) over whole vectors of eight, the operations of adamGo in its
 // order; the square root of a float32 is correctly rounded either way. It runs with
 // MXCSR's DAZ and FTZ bits set (subnormals are zero), restoring the caller's MXCSR.
 TEXT ·adamAVX2(SB), NOSPLIT, $8-112
-	STMXCSR 0(SP)
-	MOVL 0(SP), R9
-	ORL  $0x8040, 0(SP)
-	LDMXCSR 0(SP)
+	FLUSH_SUBNORMALS
 	MOVQ c+0(FP), R8
 	MOVQ p_base+8(FP), DI
 	MOVQ p_len+16(FP), CX
@@ -56,8 +54,7 @@ adamloop:
 	JMP  adamloop
 
 adamdone:
-	MOVL R9, 0(SP)
-	LDMXCSR 0(SP)
+	RESTORE_MXCSR
 	MOVQ CX, ret+104(FP)
 	VZEROUPPER
 	RET

@@ -1,14 +1,12 @@
 #include "textflag.h"
+#include "flush_amd64.h"
 
 // func sgdAVX2(c *SGDConsts, nesterov bool, p, g, vel []float32) int
 // One SGD step (sgd.go) over whole vectors of eight, the operations of sgdGo in its
 // order, with MXCSR's DAZ and FTZ bits set (subnormals are zero), restoring the
 // caller's MXCSR.
 TEXT ·sgdAVX2(SB), NOSPLIT, $8-96
-	STMXCSR 0(SP)
-	MOVL 0(SP), R9
-	ORL  $0x8040, 0(SP)
-	LDMXCSR 0(SP)
+	FLUSH_SUBNORMALS
 	MOVQ c+0(FP), R8
 	MOVBLZX nesterov+8(FP), R10
 	MOVQ p_base+16(FP), DI
@@ -42,8 +40,7 @@ sgdstep:
 	JMP  sgdloop
 
 sgddone:
-	MOVL R9, 0(SP)
-	LDMXCSR 0(SP)
+	RESTORE_MXCSR
 	MOVQ CX, ret+88(FP)
 	VZEROUPPER
 	RET
