@@ -3,6 +3,7 @@ package parallel
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestForCoversRangeOnce(t *testing.T) { withAndWithoutPool(t, testForCoversRangeOnce) }
@@ -71,18 +72,19 @@ func testRunStartsEveryIndex(t *testing.T) {
 	}
 }
 
-// withAndWithoutPool runs test with goroutines per Run (the default) and on the pool
-// (GML_POOL=on).
+// withAndWithoutPool runs test with a goroutine per Run (GML_POOL=off), on the pool as
+// configured, and on a pool whose workers park at once (GML_POOL_SPIN=0), which takes
+// the wake-up paths on every call.
 func withAndWithoutPool(t *testing.T, test func(t *testing.T)) {
-	saved := poolOn
-	defer func() { poolOn = saved }()
-	for _, on := range []bool{false, true} {
-		poolOn = on
-		name := "goroutines"
-		if on {
-			name = "pool"
-		}
-		t.Run(name, test)
+	savedOn, savedSpin := poolOn, spinTime
+	defer func() { poolOn, spinTime = savedOn, savedSpin }()
+	for _, mode := range []struct {
+		name string
+		on   bool
+		spin time.Duration
+	}{{"goroutines", false, savedSpin}, {"pool", true, savedSpin}, {"parking", true, 0}} {
+		poolOn, spinTime = mode.on, mode.spin
+		t.Run(mode.name, test)
 	}
 }
 

@@ -1,167 +1,270 @@
 package parallel
 
 import (
+	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
-// spinTime is how long a pool worker, and Run's caller waiting for the workers, poll
-// before they sleep: the parallel ops of a training step follow each other within
-// tens of microseconds, so the workers are found awake, while an idle process stops
-// using the CPU almost at once.
-const spinTime = 200 * time.Microsecond
+// poolOn is false when GML_POOL=off: Run then starts a goroutine per call, as gml did
+// before the pool (an escape hatch, and the reference the pool is measured against).
+var poolOn = poolSetting(os.Getenv("GML_POOL"))
 
-// pollsPerCheck is how many polls a spinning goroutine makes between looks at the
-// clock, and yieldEvery how often it then yields (runtime.Gosched) so that the
-// garbage collector's workers find a thread: a yield takes the scheduler's global
-// lock, and sixteen goroutines yielding every microsecond made a Run cost 50µs on a
-// 16-core host. When the pool's goroutines outnumber GOMAXPROCS nobody spins: a
-// spinner would hold a thread that a worker it waits for needs.
-const (
-	pollsPerCheck = 1024
-	yieldEvery    = 100 * time.Microsecond
-)
+// spinTime is how long an idle worker, and Run's caller waiting for the workers, poll
+// before they park (GML_POOL_SPIN, default defaultSpin). The ops of a training step
+// follow each other within microseconds to tens of microseconds, so a worker that
+// polls that long is found awake by the next op, which then skips the Go scheduler's
+// wake-up; a longer idle costs the poll once and then nothing.
+var spinTime = spinSetting(os.Getenv("GML_POOL_SPIN"))
 
-// poolOn turns the pool on (GML_POOL=on). It is off by default because its polling
-// workers cost more than they save where it counts: on the 16-core H200 host they made
-// training steps 1.4-2x slower (cnn28 10.2 against 7.0 ms, transformer 83.5 against
-// 59.7, mlp784_b256 2.08 against 1.07) and the GPU's mlp4096 step 15% slower, since a
-// goroutine coming back from a cgo call waits for a thread the pollers hold; on a loaded
-// 2-core machine they take the CPU from other processes. It won on 2 quiet cores
-// (mlp784_b32 0.26 against 0.40 ms), which is why it stays as an option.
-var poolOn = os.Getenv("GML_POOL") == "on"
+// defaultSpin bounds the polling: long enough to bridge the gap between the ops of a
+// step, short enough that polling workers hand their threads back to the Go scheduler
+// (its garbage collector, timers, a goroutine back from cgo) before anything waits on
+// them for long, and cost a loaded machine's other processes little.
+const defaultSpin = 50 * time.Microsecond
 
-// pool holds the worker goroutines of Run. A goroutine started per call costs little
-// to create, but on a many-core host its start waits for the Go scheduler to wake an
-// idle thread, and the wakes happen one after another: a Run of 16 empty calls took
-// 8µs on the 16-core host (BenchmarkRun, GML_POOL=off), paid by every op, where a
-// spinning worker answers in a cache-line transfer. Only one Run uses the pool at a time
-// (busy); a Run that finds it busy (a nested or concurrent one) starts goroutines.
+// pollsPerClock is how many polls a spinning goroutine makes between looks at the
+// clock; each poll is one load of a line the goroutine owns and one PAUSE (some tens
+// of nanoseconds on current x86 cores), so the clock is read every microsecond or so.
+const pollsPerClock = 16
+
+// poolSetting reads GML_POOL: empty or "on" is the pool, "off" a goroutine per call;
+// anything else is reported on stderr and ignored.
+func poolSetting(s string) bool {
+	switch s {
+	case "", "on":
+		return true
+	case "off":
+		return false
+	}
+	fmt.Fprintf(os.Stderr, "gml: GML_POOL=%q is neither on nor off; using the pool\n", s)
+	return true
+}
+
+// spinSetting reads GML_POOL_SPIN, a Go duration from 0 (park at once: a machine whose
+// cores are busy with other processes) to 10ms; a bad value is reported on stderr and
+// ignored.
+func spinSetting(s string) time.Duration {
+	if s == "" {
+		return defaultSpin
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > 10*time.Millisecond {
+		fmt.Fprintf(os.Stderr, "gml: GML_POOL_SPIN=%q is not a duration from 0 to 10ms; using %v\n", s, defaultSpin)
+		return defaultSpin
+	}
+	return d
+}
+
+// cacheLine is the span that two goroutines' hot fields must not share: 64-byte lines,
+// which Intel's adjacent-line prefetcher fetches in pairs.
+const cacheLine = 128
+
+// pool runs the calls of Run on worker goroutines that stay between Runs. A goroutine
+// started per call costs little to create, but its start waits for the Go scheduler to
+// wake an idle thread, one after another: a Run of 16 empty calls took 8µs on the
+// 16-core host. A worker polling its own cache line answers within a line transfer.
+//
+// Only one Run uses the pool at a time (busy); a Run that finds it busy (a nested or a
+// concurrent one) starts goroutines. Run(n) hands index i to worker i-1 and runs index
+// 0 itself, so an op split in few parts wakes few workers, and the low-numbered workers,
+// used by every op, are the ones found polling.
 type pool struct {
 	busy    atomic.Bool
-	crowded atomic.Bool // the pool's goroutines and the caller outnumber GOMAXPROCS
-	workers []*worker
-}
-
-var thePool pool
-
-// worker is one goroutine of the pool. A call is posted by setting call and then
-// bumping seq; the worker polls seq for spinTime after its last call, then sleeps
-// on wake.
-type worker struct {
-	seq      atomic.Uint64
-	call     *call
-	index    int
-	sleeping atomic.Bool
-	wake     chan struct{}
-	_        [64]byte // keeps the next worker's seq off this one's cache line
-}
-
-// call is one Run on the pool.
-type call struct {
+	_       [cacheLine - 4]byte
+	pending atomic.Int32 // calls of this Run's body not yet returned; polled by the caller
+	_       [cacheLine - 4]byte
+	// waiting says that the caller parked on done; the last call to return sends it.
+	waiting  atomic.Bool
 	body     func(int)
-	pending  atomic.Int32 // calls of body not yet returned
+	panicked atomic.Bool
+	panicVal any // the first panic of this Run's calls, once panicked is set
 	done     chan struct{}
-	once     sync.Once
-	panicked any
+	workers  []*worker
 }
 
-// finish records one returned body and wakes the caller after the last.
-func (c *call) finish() {
-	if c.pending.Add(-1) == 0 {
-		close(c.done)
-	}
+var thePool = pool{done: make(chan struct{}, 1)}
+
+// worker is one goroutine of the pool, with its state on cache lines of its own (a
+// worker is exactly cacheLine bytes, a size class Go aligns to its size): posting to
+// one worker does not disturb the others' polling. A call is posted by setting index
+// and spin and then bumping seq; the worker polls seq after each call, parks on wake
+// when its polling time is up, and is sent a token when parked is set.
+type worker struct {
+	workerState
+	_ [cacheLine - unsafe.Sizeof(workerState{})]byte
 }
 
-// do calls body(i), keeping the first panic.
-func (c *call) do(i int) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.once.Do(func() { c.panicked = r })
-		}
-	}()
-	c.body(i)
+type workerState struct {
+	seq    atomic.Uint32
+	parked atomic.Bool
+	spin   time.Duration // how long to poll after this call (0 when the pool outgrows GOMAXPROCS)
+	index  int
+	wake   chan struct{}
 }
 
 // runPooled runs body(0..n-1) on the pool, reporting false (having run nothing) when
-// the pool is busy or would need more workers than it may have.
+// the pool is off or busy, or n would need more workers than the process has cores.
 func runPooled(n int, body func(int)) bool {
-	if !poolOn || n-1 > max(Workers(), runtime.NumCPU()) || !thePool.busy.CompareAndSwap(false, true) {
+	p := &thePool
+	if !poolOn || n-1 > max(Workers(), runtime.NumCPU()) || !p.busy.CompareAndSwap(false, true) {
 		return false
 	}
-	defer thePool.busy.Store(false)
-	for len(thePool.workers) < n-1 {
-		w := &worker{wake: make(chan struct{}, 1)}
-		thePool.workers = append(thePool.workers, w)
-		go w.loop()
+	defer p.busy.Store(false)
+	for len(p.workers) < n-1 {
+		w := &worker{workerState: workerState{wake: make(chan struct{}, 1)}}
+		p.workers = append(p.workers, w)
+		go w.loop(p)
 	}
-	// Read here, once per Run: runtime.GOMAXPROCS takes the scheduler's lock.
-	thePool.crowded.Store(len(thePool.workers)+1 > runtime.GOMAXPROCS(0))
-	c := &call{body: body, done: make(chan struct{})}
-	c.pending.Store(int32(n))
+	// When the pool's goroutines outnumber the threads that may run Go code, a poller
+	// would hold a thread that a worker it waits for needs: nobody polls then.
+	spin := spinTime
+	if len(p.workers)+1 > runtime.GOMAXPROCS(0) {
+		spin = 0
+	}
+	p.body = body
+	p.pending.Store(int32(n))
 	for i := 1; i < n; i++ {
-		w := thePool.workers[i-1]
-		w.call, w.index = c, i
-		w.seq.Add(1)
-		if w.sleeping.Load() && w.sleeping.CompareAndSwap(true, false) {
-			w.wake <- struct{}{}
-		}
+		p.workers[i-1].post(i, spin)
 	}
-	c.do(0)
-	c.finish()
-	if !spin(func() bool { return c.pending.Load() == 0 }) {
-		<-c.done
-	}
-	if c.panicked != nil {
-		panic(c.panicked)
+	p.call(0)
+	p.wait(spin)
+	p.body = nil // let the collector have what body holds
+	if p.panicked.Load() {
+		v := p.panicVal
+		p.panicVal = nil
+		p.panicked.Store(false)
+		panic(v)
 	}
 	return true
 }
 
-// spin polls ready for spinTime (not at all when the pool is crowded) and reports
-// whether it became true.
-func spin(ready func() bool) bool {
-	if thePool.crowded.Load() {
-		return ready()
+// post hands call i to the worker, waking it when it is parked. Either the worker's
+// check after it sets parked sees the new seq, or this sees parked and sends; when
+// both happen, the CompareAndSwap decides who, and one token is sent only when the
+// worker will wait for it.
+func (w *worker) post(i int, spin time.Duration) {
+	w.index, w.spin = i, spin
+	w.seq.Add(1)
+	if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
+		w.wake <- struct{}{}
 	}
-	start := time.Now()
-	yielded := start
-	for polls := 1; ; polls++ {
-		if ready() {
-			return true
+}
+
+// loop runs the worker's calls for ever. A parked worker costs nothing but its stack.
+func (w *worker) loop(p *pool) {
+	var seen uint32
+	var spin time.Duration
+	for {
+		if !spinUntil(func() bool { return w.seq.Load() != seen }, spin) {
+			w.park(seen)
 		}
-		if polls%pollsPerCheck == 0 {
-			now := time.Now()
-			if now.Sub(start) > spinTime {
-				return false
-			}
-			if now.Sub(yielded) > yieldEvery {
-				runtime.Gosched()
-				yielded = now
-			}
+		seen = w.seq.Load()
+		i := w.index
+		spin = w.spin
+		p.call(i)
+	}
+}
+
+// park returns once a call after seen has been posted.
+func (w *worker) park(seen uint32) {
+	for {
+		w.parked.Store(true)
+		if w.seq.Load() != seen && w.parked.CompareAndSwap(true, false) {
+			return
+		}
+		<-w.wake
+		if w.seq.Load() != seen {
+			return
 		}
 	}
 }
 
-// loop runs the worker's calls for ever.
-func (w *worker) loop() {
-	var last uint64
-	for {
-		if !spin(func() bool { return w.seq.Load() != last }) {
-			// Sleep, unless a call was posted meanwhile. Either this check sees the
-			// poster's seq, or the poster sees sleeping and sends a wake; when both
-			// happen the poster's CompareAndSwap wins and its wake is consumed here.
-			w.sleeping.Store(true)
-			if w.seq.Load() == last || !w.sleeping.CompareAndSwap(true, false) {
-				<-w.wake
-			}
+// call runs body(i), keeping the first panic, and counts it returned; the last call to
+// return wakes the caller if it parked. The worker that returns last may find the next
+// Run's caller parked (this Run's caller saw pending reach 0 while polling and went
+// on): the token it sends then is a spurious wake, which wait tolerates.
+func (p *pool) call(i int) {
+	defer func() {
+		if r := recover(); r != nil && p.panicked.CompareAndSwap(false, true) {
+			p.panicVal = r
 		}
-		last = w.seq.Load()
-		c, i := w.call, w.index
-		c.do(i)
-		c.finish()
+		if p.pending.Add(-1) == 0 && p.waiting.Load() && p.waiting.CompareAndSwap(true, false) {
+			p.done <- struct{}{}
+		}
+	}()
+	p.body(i)
+}
+
+// wait returns once every call of the Run has returned: it polls for spin, then
+// parks on done.
+func (p *pool) wait(spin time.Duration) {
+	ready := func() bool { return p.pending.Load() == 0 }
+	if spinUntil(ready, spin) {
+		return
+	}
+	for {
+		p.waiting.Store(true)
+		if ready() && p.waiting.CompareAndSwap(true, false) {
+			return
+		}
+		<-p.done
+		if ready() {
+			return
+		}
 	}
 }
+
+// spinUntil polls ready, with a spin-wait hint between polls, until it holds (true) or
+// spin has passed (false). It does not poll at all while the machine is found
+// oversubscribed (see preemptedGap).
+func spinUntil(ready func() bool, spin time.Duration) bool {
+	if spin <= 0 {
+		return ready()
+	}
+	start := sinceEpoch()
+	if int64(start) < quietAt.Load() {
+		return ready()
+	}
+	last := start
+	for {
+		for range pollsPerClock {
+			if ready() {
+				return true
+			}
+			pause(1)
+		}
+		now := sinceEpoch()
+		if now-last > preemptedGap {
+			quietAt.Store(int64(now + quietTime))
+			return false
+		}
+		if now-start > spin {
+			return false
+		}
+		last = now
+	}
+}
+
+// A poller that finds a gap of preemptedGap between two looks at the clock, which
+// are a microsecond apart when it runs, had its thread taken by the operating system
+// for another thread: the machine has more threads to run than cores. Polling there
+// takes the core from another process or from this Run's own caller (on a loaded
+// 2-core machine, polling workers made steps twice as slow), so nobody polls for
+// quietTime. The gap is longer than a garbage collector's stop of the world, shorter
+// than the slices an oversubscribed Linux scheduler hands out.
+const (
+	preemptedGap = 200 * time.Microsecond
+	quietTime    = 100 * time.Millisecond
+)
+
+// quietAt is when polling may start again (sinceEpoch), after a poller was preempted.
+var quietAt atomic.Int64 // a time.Duration since epoch
+
+var epoch = time.Now()
+
+// sinceEpoch reads the monotonic clock, in nanoseconds.
+func sinceEpoch() time.Duration { return time.Since(epoch) }

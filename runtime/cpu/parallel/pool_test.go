@@ -1,0 +1,166 @@
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// A worker fills its cache lines alone, so that posting to one does not disturb
+// another's polling.
+func TestWorkerFillsCacheLines(t *testing.T) {
+	if size := unsafe.Sizeof(worker{}); size != cacheLine {
+		t.Fatalf("worker is %d bytes, want %d", size, cacheLine)
+	}
+	if off := unsafe.Offsetof(thePool.pending); off%cacheLine != 0 || off == 0 {
+		t.Fatalf("pool.pending at offset %d, want a line of its own", off)
+	}
+}
+
+// TestRunStress runs many Runs of varied sizes back to back, some with a pause so
+// that workers park between them, checking every index runs once per Run. Under -race
+// it checks the hand-over of calls between the caller and the workers.
+func TestRunStress(t *testing.T) { withAndWithoutPool(t, testRunStress) }
+
+func testRunStress(t *testing.T) {
+	most := max(Workers(), 2)
+	for r := range 300 {
+		n := 1 + r%(most+1)
+		hits := make([]int32, n)
+		Run(n, func(i int) { hits[i]++ }) // each index writes its own element
+		for i, h := range hits {
+			if h != 1 {
+				t.Fatalf("run %d (n=%d): index %d ran %d times", r, n, i, h)
+			}
+		}
+		if r%50 == 0 {
+			time.Sleep(2 * spinTime) // the workers park
+		}
+	}
+}
+
+// TestRunConcurrent runs Runs from several goroutines at once: one has the pool, the
+// others start goroutines, and all complete.
+func TestRunConcurrent(t *testing.T) { withAndWithoutPool(t, testRunConcurrent) }
+
+func testRunConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				Run(3, func(int) { total.Add(1) })
+			}
+		}()
+	}
+	wg.Wait()
+	if total.Load() != 4*200*3 {
+		t.Fatalf("concurrent Runs made %d calls, want %d", total.Load(), 4*200*3)
+	}
+}
+
+// TestRunCarriesPanic panics in the caller's call and in a worker's: Run re-raises
+// the value on the caller, and the pool runs the next Run normally.
+func TestRunCarriesPanic(t *testing.T) { withAndWithoutPool(t, testRunCarriesPanic) }
+
+func testRunCarriesPanic(t *testing.T) {
+	for _, bad := range []int{0, 1, 3} {
+		got := func() (r any) {
+			defer func() { r = recover() }()
+			Run(4, func(i int) {
+				if i == bad {
+					panic(bad)
+				}
+			})
+			return nil
+		}()
+		if got != bad {
+			t.Fatalf("panic in call %d: recovered %v", bad, got)
+		}
+		var calls atomic.Int32
+		Run(4, func(int) { calls.Add(1) })
+		if calls.Load() != 4 {
+			t.Fatalf("Run after a panic in call %d made %d calls, want 4", bad, calls.Load())
+		}
+	}
+}
+
+// TestRunWakesOnlyWhatItNeeds checks that a Run of two posts to one worker however
+// many the pool has: small ops leave the other workers parked.
+func TestRunWakesOnlyWhatItNeeds(t *testing.T) {
+	if !poolOn {
+		t.Skip("GML_POOL=off")
+	}
+	Run(4, func(int) {}) // the pool has at least three workers
+	before := make([]uint32, len(thePool.workers))
+	for i, w := range thePool.workers {
+		before[i] = w.seq.Load()
+	}
+	for range 10 {
+		Run(2, func(int) {})
+	}
+	for i, w := range thePool.workers {
+		want := before[i]
+		if i == 0 {
+			want += 10
+		}
+		if got := w.seq.Load(); got != want {
+			t.Errorf("worker %d was posted %d calls by 10 Runs of 2, want %d", i, got-before[i], want-before[i])
+		}
+	}
+}
+
+// TestRunAcrossGOMAXPROCS runs Run with fewer threads than calls (nobody polls then)
+// and more: each call must still have a goroutine of its own, since the calls of a Run
+// may wait for each other.
+func TestRunAcrossGOMAXPROCS(t *testing.T) { withAndWithoutPool(t, testRunAcrossGOMAXPROCS) }
+
+func testRunAcrossGOMAXPROCS(t *testing.T) {
+	saved := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(saved)
+	for _, procs := range []int{1, 2, saved + 2} {
+		runtime.GOMAXPROCS(procs)
+		var all sync.WaitGroup
+		all.Add(4)
+		Run(4, func(int) {
+			all.Done()
+			all.Wait() // returns only once all four calls run at once
+		})
+	}
+}
+
+// TestIdlePoolUsesNoCPU checks that workers stop polling soon after the work: over
+// 200ms of idleness after a burst of Runs the process uses well under a tenth of a
+// core. A worker that polled for ever would use a whole core, or on a loaded machine
+// still a large share of one, so the bound does not depend on the machine's load.
+func TestIdlePoolUsesNoCPU(t *testing.T) {
+	if !poolOn {
+		t.Skip("GML_POOL=off")
+	}
+	n := max(2, runtime.GOMAXPROCS(0)) // as many as poll (the pool fits GOMAXPROCS)
+	var sink atomic.Int64
+	for range 1000 {
+		Run(n, func(i int) { sink.Add(int64(i)) })
+	}
+	time.Sleep(spinTime + 10*time.Millisecond) // the polls end
+	before := cpuTime(t)
+	time.Sleep(200 * time.Millisecond)
+	if used := cpuTime(t) - before; used > 20*time.Millisecond {
+		t.Fatalf("an idle pool used %v of CPU in 200ms", used)
+	}
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Skipf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
