@@ -152,3 +152,11 @@ func BenchmarkRun(b *testing.B) {
 		Run(Workers(), func(i int) { sink.Add(int32(i)) })
 	}
 }
+
+// BenchmarkRunTwo times a Run of two, an op split in two: it wakes one worker.
+func BenchmarkRunTwo(b *testing.B) {
+	var sink atomic.Int32
+	for b.Loop() {
+		Run(2, func(i int) { sink.Add(int32(i)) })
+	}
+}
