@@ -66,70 +66,95 @@ const cacheLine = 128
 // pool runs the calls of Run on worker goroutines that stay between Runs. A goroutine
 // started per call costs little to create, but its start waits for the Go scheduler to
 // wake an idle thread, one after another: a Run of 16 empty calls took 8µs on the
-// 16-core host. A worker polling its own cache line answers within a line transfer.
+// 16-core host. A polling worker answers within a cache-line transfer.
 //
 // Only one Run uses the pool at a time (busy); a Run that finds it busy (a nested or a
-// concurrent one) starts goroutines. Run(n) hands index i to worker i-1 and runs index
-// 0 itself, so an op split in few parts wakes few workers, and the low-numbered workers,
-// used by every op, are the ones found polling.
+// concurrent one) starts goroutines. Worker w always makes call w+1 and the caller call
+// 0, so an op split in few parts wakes few workers, and the low-numbered workers, used
+// by every op, are the ones found polling. A Run is posted with one store (post), which
+// the polling workers read from one line that only the caller writes: the caller does
+// not pay a line transfer per worker, and the workers that the Run leaves out see it
+// and poll on.
 type pool struct {
-	busy    atomic.Bool
+	busy atomic.Bool
+	_    [cacheLine - 4]byte
+	// post is the Run in progress or last run: its number << postShift, postSpin when
+	// its workers may poll afterwards, and its count of calls.
+	post atomic.Uint64
+	_    [cacheLine - 8]byte
+	// pending counts the calls of this Run's body not yet returned; the caller polls it.
+	pending atomic.Int32
 	_       [cacheLine - 4]byte
-	pending atomic.Int32 // calls of this Run's body not yet returned; polled by the caller
-	_       [cacheLine - 4]byte
+	body    func(int)
+	spin    time.Duration // how long the workers of this Run poll afterwards
 	// waiting says that the caller parked on done; the last call to return sends it.
 	waiting  atomic.Bool
-	body     func(int)
 	panicked atomic.Bool
 	panicVal any // the first panic of this Run's calls, once panicked is set
 	done     chan struct{}
 	workers  []*worker
 }
 
+// The layout of pool.post.
+const (
+	postShift = 16
+	postSpin  = 1 << (postShift - 1)
+	postCalls = postSpin - 1 // the mask of the count of calls, which bounds Run's n
+)
+
 var thePool = pool{done: make(chan struct{}, 1)}
 
 // worker is one goroutine of the pool, with its state on cache lines of its own (a
-// worker is exactly cacheLine bytes, a size class Go aligns to its size): posting to
-// one worker does not disturb the others' polling. A call is posted by setting index
-// and spin and then bumping seq; the worker polls seq after each call, parks on wake
-// when its polling time is up, and is sent a token when parked is set.
+// worker is exactly cacheLine bytes, a size class Go aligns to its size). It polls
+// pool.post for a Run that includes its call, parks on wake when its polling time is
+// up, and is sent a token by the Run that finds parked set.
 type worker struct {
 	workerState
 	_ [cacheLine - unsafe.Sizeof(workerState{})]byte
 }
 
 type workerState struct {
-	seq    atomic.Uint32
 	parked atomic.Bool
-	spin   time.Duration // how long to poll after this call (0 when the pool outgrows GOMAXPROCS)
-	index  int
 	wake   chan struct{}
+	calls  uint64 // calls made, written by the worker alone (read by the tests)
 }
 
 // runPooled runs body(0..n-1) on the pool, reporting false (having run nothing) when
 // the pool is off or busy, or n would need more workers than the process has cores.
 func runPooled(n int, body func(int)) bool {
 	p := &thePool
-	if !poolOn || n-1 > max(Workers(), runtime.NumCPU()) || !p.busy.CompareAndSwap(false, true) {
+	if !poolOn || n-1 > max(Workers(), runtime.NumCPU()) || n > postCalls || !p.busy.CompareAndSwap(false, true) {
 		return false
 	}
 	defer p.busy.Store(false)
+	last := p.post.Load()
 	for len(p.workers) < n-1 {
 		w := &worker{workerState: workerState{wake: make(chan struct{}, 1)}}
 		p.workers = append(p.workers, w)
-		go w.loop(p)
+		go w.loop(p, len(p.workers), last)
 	}
 	// When the pool's goroutines outnumber the threads that may run Go code, a poller
 	// would hold a thread that a worker it waits for needs: nobody polls then.
-	spin := spinTime
+	post := (last>>postShift+1)<<postShift | uint64(n)
+	p.spin = spinTime
 	if len(p.workers)+1 > runtime.GOMAXPROCS(0) {
-		spin = 0
+		p.spin = 0
+	}
+	if p.spin > 0 {
+		post |= postSpin
 	}
 	p.body = body
 	p.pending.Store(int32(n))
-	for i := 1; i < n; i++ {
-		p.workers[i-1].post(i, spin)
+	p.post.Store(post)
+	// Wake the parked workers of the Run. Either a worker's check after it sets parked
+	// sees the new post, or this sees parked and sends; when both happen, the
+	// CompareAndSwap decides who, and a token is sent only to a worker that waits for it.
+	for _, w := range p.workers[:n-1] {
+		if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
+			w.wake <- struct{}{}
+		}
 	}
+	spin := p.spin
 	p.call(0)
 	p.wait(spin)
 	p.body = nil // let the collector have what body holds
@@ -142,43 +167,41 @@ func runPooled(n int, body func(int)) bool {
 	return true
 }
 
-// post hands call i to the worker, waking it when it is parked. Either the worker's
-// check after it sets parked sees the new seq, or this sees parked and sends; when
-// both happen, the CompareAndSwap decides who, and one token is sent only when the
-// worker will wait for it.
-func (w *worker) post(i int, spin time.Duration) {
-	w.index, w.spin = i, spin
-	w.seq.Add(1)
-	if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
-		w.wake <- struct{}{}
-	}
-}
-
-// loop runs the worker's calls for ever. A parked worker costs nothing but its stack.
-func (w *worker) loop(p *pool) {
-	var seen uint32
+// loop makes call i of every Run that includes it, for ever; seen is the post before
+// the worker's first. A parked worker costs nothing but its stack.
+func (w *worker) loop(p *pool, i int, seen uint64) {
 	var spin time.Duration
 	for {
-		if !spinUntil(func() bool { return w.seq.Load() != seen }, spin) {
-			w.park(seen)
+		seen = w.next(p, i, seen, spin)
+		spin = 0
+		if seen&postSpin != 0 {
+			spin = p.spin
 		}
-		seen = w.seq.Load()
-		i := w.index
-		spin = w.spin
+		w.calls++
 		p.call(i)
 	}
 }
 
-// park returns once a call after seen has been posted.
-func (w *worker) park(seen uint32) {
+// next polls for spin and then parks until a Run after seen includes call i, and
+// returns its post. The polling time runs from the worker's last call: the Runs that
+// leave the worker out do not keep it polling.
+func (w *worker) next(p *pool, i int, seen uint64, spin time.Duration) uint64 {
+	var post uint64
+	includes := func() bool {
+		post = p.post.Load()
+		return post != seen && int(post&postCalls) > i
+	}
+	if spinUntil(includes, spin) {
+		return post
+	}
 	for {
 		w.parked.Store(true)
-		if w.seq.Load() != seen && w.parked.CompareAndSwap(true, false) {
-			return
+		if includes() && w.parked.CompareAndSwap(true, false) {
+			return post
 		}
 		<-w.wake
-		if w.seq.Load() != seen {
-			return
+		if includes() {
+			return post
 		}
 	}
 }

@@ -91,16 +91,18 @@ func testRunCarriesPanic(t *testing.T) {
 	}
 }
 
-// TestRunWakesOnlyWhatItNeeds checks that a Run of two posts to one worker however
-// many the pool has: small ops leave the other workers parked.
-func TestRunWakesOnlyWhatItNeeds(t *testing.T) {
+// TestRunWakesOnlyWhatItNeeds checks that Runs of two make calls on one worker however
+// many the pool has, whether the workers poll or park: small ops leave the others be.
+func TestRunWakesOnlyWhatItNeeds(t *testing.T) { withAndWithoutPool(t, testRunWakesOnlyWhatItNeeds) }
+
+func testRunWakesOnlyWhatItNeeds(t *testing.T) {
 	if !poolOn {
 		t.Skip("GML_POOL=off")
 	}
 	Run(4, func(int) {}) // the pool has at least three workers
-	before := make([]uint32, len(thePool.workers))
+	before := make([]uint64, len(thePool.workers))
 	for i, w := range thePool.workers {
-		before[i] = w.seq.Load()
+		before[i] = w.calls
 	}
 	for range 10 {
 		Run(2, func(int) {})
@@ -110,8 +112,8 @@ func TestRunWakesOnlyWhatItNeeds(t *testing.T) {
 		if i == 0 {
 			want += 10
 		}
-		if got := w.seq.Load(); got != want {
-			t.Errorf("worker %d was posted %d calls by 10 Runs of 2, want %d", i, got-before[i], want-before[i])
+		if w.calls != want {
+			t.Errorf("worker %d made %d calls in 10 Runs of 2, want %d", i, w.calls-before[i], want-before[i])
 		}
 	}
 }
