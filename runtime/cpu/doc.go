@@ -20,9 +20,9 @@
 //     the optimizer updates) write into their input buffers.
 //   - Parallelism is parallel.For with a grain per kernel family, so small tensors (a
 //     batch-32 MLP step) run inline on the calling goroutine and large ones split across
-//     parallel.Workers() goroutines (GOMAXPROCS, or GML_THREADS), started per op, or
-//     kept in a polling pool with GML_POOL=on. A prepared run of small tensors
-//     allocates nothing.
+//     parallel.Workers() goroutines (GOMAXPROCS, or GML_THREADS) of a pool whose
+//     workers poll briefly between ops and then park (GML_POOL=off starts goroutines
+//     per op). A prepared run of small tensors allocates nothing.
 //   - Elementwise ops walk the output in contiguous stretches (broadcast.go): axes that
 //     are contiguous for every operand merge, so same-shape and scalar operands become
 //     one flat loop, and broadcast operands are read with stride 0. The same walk with

@@ -27,8 +27,9 @@ var spinTime = spinSetting(os.Getenv("GML_POOL_SPIN"))
 const defaultSpin = 50 * time.Microsecond
 
 // pollsPerClock is how many polls a spinning goroutine makes between looks at the
-// clock; each poll is one load of a line the goroutine owns and one PAUSE (some tens
-// of nanoseconds on current x86 cores), so the clock is read every microsecond or so.
+// clock; each poll is a load that hits the cache until the line is written, and one
+// PAUSE (some tens of nanoseconds on current x86 cores), so the clock is read every
+// microsecond or so.
 const pollsPerClock = 16
 
 // poolSetting reads GML_POOL: empty or "on" is the pool, "off" a goroutine per call;
@@ -273,10 +274,9 @@ func spinUntil(ready func() bool, spin time.Duration) bool {
 }
 
 // A poller that finds a gap of preemptedGap between two looks at the clock, which
-// are a microsecond apart when it runs, had its thread taken by the operating system
-// for another thread: the machine has more threads to run than cores. Polling there
-// takes the core from another process or from this Run's own caller (on a loaded
-// 2-core machine, polling workers made steps twice as slow), so nobody polls for
+// are a microsecond apart while it runs, had its thread descheduled by the operating
+// system: the machine has more threads to run than cores, and polling there takes a
+// core from another process or from the Run's own caller, so nobody polls for
 // quietTime. The gap is longer than a garbage collector's stop of the world, shorter
 // than the slices an oversubscribed Linux scheduler hands out.
 const (
