@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -159,4 +160,29 @@ func BenchmarkRunTwo(b *testing.B) {
 	for b.Loop() {
 		Run(2, func(i int) { sink.Add(int32(i)) })
 	}
+}
+
+// BenchmarkOps times a stream of ops as a training step makes them: a Run of Workers()
+// calls of some microseconds of work each, then a gap of serial work on the caller
+// (a small op, the scheduler), short enough for the workers to be found polling or
+// long enough that they park.
+func BenchmarkOps(b *testing.B) {
+	for _, gap := range []int{1, 20, 200} {
+		b.Run(fmt.Sprintf("gap%dµs", gap), func(b *testing.B) {
+			var sink atomic.Uint64
+			for b.Loop() {
+				Run(Workers(), func(i int) { sink.Add(busy(5)) })
+				sink.Add(busy(gap))
+			}
+		})
+	}
+}
+
+// busy computes for about µs microseconds (at some GHz) and returns the result.
+func busy(µs int) uint64 {
+	x := uint64(1)
+	for range µs * 750 {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
 }

@@ -150,12 +150,15 @@ func runPooled(n int, body func(int)) bool {
 	// Wake the parked workers of the Run. Either a worker's check after it sets parked
 	// sees the new post, or this sees parked and sends; when both happen, the
 	// CompareAndSwap decides who, and a token is sent only to a worker that waits for it.
+	spin := p.spin
 	for _, w := range p.workers[:n-1] {
 		if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
 			w.wake <- struct{}{}
+			// The woken worker is queued on this thread until an idle one takes it;
+			// where threads are scarce that happens when the caller parks, not polls.
+			spin = 0
 		}
 	}
-	spin := p.spin
 	p.call(0)
 	p.wait(spin)
 	p.body = nil // let the collector have what body holds
@@ -179,7 +182,11 @@ func (w *worker) loop(p *pool, i int, seen uint64) {
 			spin = p.spin
 		}
 		w.calls++
-		p.call(i)
+		if p.call(i) {
+			// The caller, woken, waits to run on this thread (the scheduler queues a
+			// woken goroutine on the waker's thread): let it, rather than poll.
+			runtime.Gosched()
+		}
 	}
 }
 
@@ -208,19 +215,22 @@ func (w *worker) next(p *pool, i int, seen uint64, spin time.Duration) uint64 {
 }
 
 // call runs body(i), keeping the first panic, and counts it returned; the last call to
-// return wakes the caller if it parked. The worker that returns last may find the next
-// Run's caller parked (this Run's caller saw pending reach 0 while polling and went
-// on): the token it sends then is a spurious wake, which wait tolerates.
-func (p *pool) call(i int) {
+// return wakes the caller if it parked, and reports that. The worker that returns last
+// may find the next Run's caller parked (this Run's caller saw pending reach 0 while
+// polling and went on): the token it sends then is a spurious wake, which wait
+// tolerates.
+func (p *pool) call(i int) (wokeCaller bool) {
 	defer func() {
 		if r := recover(); r != nil && p.panicked.CompareAndSwap(false, true) {
 			p.panicVal = r
 		}
 		if p.pending.Add(-1) == 0 && p.waiting.Load() && p.waiting.CompareAndSwap(true, false) {
 			p.done <- struct{}{}
+			wokeCaller = true
 		}
 	}()
 	p.body(i)
+	return false
 }
 
 // wait returns once every call of the Run has returned: it polls for spin, then
