@@ -70,9 +70,10 @@ func For(n, grain int, body func(lo, hi int)) {
 		return
 	}
 	size := (n + chunks - 1) / chunks
-	Run(chunks, func(i int) {
-		body(i*size, min((i+1)*size, n))
-	})
+	chunk := func(i int) { body(i*size, min((i+1)*size, n)) }
+	if !runPooled(chunks, chunk, true) {
+		spawn(chunks, chunk)
+	}
 }
 
 // Run calls body(i) for every i in [0, n), each on its own goroutine (i == 0 on the
@@ -80,9 +81,13 @@ func For(n, grain int, body func(lo, hi int)) {
 // once, so the calls may wait for each other (SPMD style). A panic in body is re-raised
 // on the calling goroutine with the first panic's value.
 func Run(n int, body func(i int)) {
-	if n > 1 && runPooled(n, body) {
-		return
+	if n <= 1 || !runPooled(n, body, false) {
+		spawn(n, body)
 	}
+}
+
+// spawn is Run on a goroutine per call.
+func spawn(n int, body func(i int)) {
 	var (
 		wg       sync.WaitGroup
 		once     sync.Once

@@ -64,51 +64,72 @@ func spinSetting(s string) time.Duration {
 // which Intel's adjacent-line prefetcher fetches in pairs.
 const cacheLine = 128
 
-// pool runs the calls of Run on worker goroutines that stay between Runs. A goroutine
-// started per call costs little to create, but its start waits for the Go scheduler to
-// wake an idle thread, one after another: a Run of 16 empty calls took 8µs on the
-// 16-core host. A polling worker answers within a cache-line transfer.
+// pool runs the calls of Run and For on worker goroutines that stay between calls. A
+// goroutine started per call costs little to create, but its start waits for the Go
+// scheduler to wake an idle thread, one after another: a Run of 16 empty calls took
+// 8µs on the 16-core host. A polling worker answers within a cache-line transfer.
 //
-// Only one Run uses the pool at a time (busy); a Run that finds it busy (a nested or a
-// concurrent one) starts goroutines. Worker w always makes call w+1 and the caller call
-// 0, so an op split in few parts wakes few workers, and the low-numbered workers, used
-// by every op, are the ones found polling. A Run is posted with one store (post), which
-// the polling workers read from one line that only the caller writes: the caller does
-// not pay a line transfer per worker, and the workers that the Run leaves out see it
-// and poll on.
+// Only one Run or For uses the pool at a time (busy); one that finds it busy (nested or
+// concurrent) starts goroutines. The calls of Run(n) are fixed: worker w makes call w+1
+// and the caller call 0, so an op split in few parts wakes few workers, and the
+// low-numbered workers, used by every op, are the ones found polling. The chunks of a
+// For are claimed instead (claim), by the caller and by workers 0 to n-2 as they come:
+// a worker that is slow to start (parked, or its thread descheduled on a busy machine)
+// finds them done and the For does not wait for it. Either is posted with one store
+// (post) to a line that the polling workers read and only the caller writes: the
+// caller pays no line transfer per worker, and the workers left out see it and poll on.
 type pool struct {
 	busy atomic.Bool
 	_    [cacheLine - 4]byte
-	// post is the Run in progress or last run: its number << postShift, postSpin when
-	// its workers may poll afterwards, and its count of calls.
-	post atomic.Uint64
+	post atomic.Uint64 // the call in progress or last made, in the layout of postOf
 	_    [cacheLine - 8]byte
-	// pending counts the calls of this Run's body not yet returned; the caller polls it.
+	// claim is a For's number (as in its post) << postNumber | its next chunk.
+	claim atomic.Uint64
+	_     [cacheLine - 8]byte
+	// pending counts the calls (of a For: chunks) not yet returned; the caller polls it.
 	pending atomic.Int32
 	_       [cacheLine - 4]byte
 	body    func(int)
-	spin    time.Duration // how long the workers of this Run poll afterwards
 	// waiting says that the caller parked on done; the last call to return sends it.
 	waiting  atomic.Bool
 	panicked atomic.Bool
-	panicVal any // the first panic of this Run's calls, once panicked is set
+	panicVal any // the first panic of this call's calls, once panicked is set
 	done     chan struct{}
 	workers  []*worker
 }
 
-// The layout of pool.post.
+var thePool = pool{done: make(chan struct{}, 1)}
+
+// postOf lays out a post: the call's number in the high 36 bits, then how long its
+// workers poll afterwards in µs (14 bits: up to 16ms, more than GML_POOL_SPIN may
+// ask), then whether it is a For (1 bit), then its
+// count of calls (13 bits, which bounds n). A parked worker tells a new call from its
+// last by the post, so the number must not come round to the same value while it
+// sleeps: at a call a microsecond, 36 bits last 19 hours.
+func postOf(number uint64, spin time.Duration, isFor bool, n int) uint64 {
+	p := number<<postNumber | uint64(spin.Microseconds())<<postSpinShift | uint64(n)
+	if isFor {
+		p |= postFor
+	}
+	return p
+}
+
 const (
-	postShift = 16
-	postSpin  = 1 << (postShift - 1)
-	postCalls = postSpin - 1 // the mask of the count of calls, which bounds Run's n
+	postNumber    = 28
+	postSpinShift = 14
+	postFor       = 1 << 13
+	postCalls     = postFor - 1
 )
 
-var thePool = pool{done: make(chan struct{}, 1)}
+// postSpin is how long the workers of post poll afterwards.
+func postSpin(post uint64) time.Duration {
+	return time.Duration(post>>postSpinShift&(1<<(postNumber-postSpinShift)-1)) * time.Microsecond
+}
 
 // worker is one goroutine of the pool, with its state on cache lines of its own (a
 // worker is exactly cacheLine bytes, a size class Go aligns to its size). It polls
-// pool.post for a Run that includes its call, parks on wake when its polling time is
-// up, and is sent a token by the Run that finds parked set.
+// pool.post for a call that includes it, parks on wake when its polling time is up,
+// and is sent a token by the call that finds parked set.
 type worker struct {
 	workerState
 	_ [cacheLine - unsafe.Sizeof(workerState{})]byte
@@ -120,9 +141,11 @@ type workerState struct {
 	calls  uint64 // calls made, written by the worker alone (read by the tests)
 }
 
-// runPooled runs body(0..n-1) on the pool, reporting false (having run nothing) when
-// the pool is off or busy, or n would need more workers than the process has cores.
-func runPooled(n int, body func(int)) bool {
+// runPooled runs body(0..n-1) on the pool, each on its own goroutine (Run) or, with
+// isFor, on the caller and whichever workers claim them (For), and reports false
+// (having run nothing) when the pool is off or busy, or n would need more workers than
+// the process has cores.
+func runPooled(n int, body func(int), isFor bool) bool {
 	p := &thePool
 	if !poolOn || n-1 > max(Workers(), runtime.NumCPU()) || n > postCalls || !p.busy.CompareAndSwap(false, true) {
 		return false
@@ -136,30 +159,36 @@ func runPooled(n int, body func(int)) bool {
 	}
 	// When the pool's goroutines outnumber the threads that may run Go code, a poller
 	// would hold a thread that a worker it waits for needs: nobody polls then.
-	post := (last>>postShift+1)<<postShift | uint64(n)
-	p.spin = spinTime
+	spin := spinTime
 	if len(p.workers)+1 > runtime.GOMAXPROCS(0) {
-		p.spin = 0
+		spin = 0
 	}
-	if p.spin > 0 {
-		post |= postSpin
-	}
+	post := postOf(last>>postNumber+1, spin, isFor, n)
 	p.body = body
 	p.pending.Store(int32(n))
+	if isFor {
+		p.claim.Store(post >> postNumber << postNumber)
+	}
 	p.post.Store(post)
-	// Wake the parked workers of the Run. Either a worker's check after it sets parked
+	// Wake the parked workers of the call. Either a worker's check after it sets parked
 	// sees the new post, or this sees parked and sends; when both happen, the
 	// CompareAndSwap decides who, and a token is sent only to a worker that waits for it.
-	spin := p.spin
 	for _, w := range p.workers[:n-1] {
 		if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
 			w.wake <- struct{}{}
 			// The woken worker is queued on this thread until an idle one takes it;
-			// where threads are scarce that happens when the caller parks, not polls.
-			spin = 0
+			// where threads are scarce that happens when a Run's caller parks, not
+			// polls. (A For does not wait for workers that have not started.)
+			if !isFor {
+				spin = 0
+			}
 		}
 	}
-	p.call(0)
+	if isFor {
+		p.claimChunks(post)
+	} else {
+		p.call(0)
+	}
 	p.wait(spin)
 	p.body = nil // let the collector have what body holds
 	if p.panicked.Load() {
@@ -171,18 +200,20 @@ func runPooled(n int, body func(int)) bool {
 	return true
 }
 
-// loop makes call i of every Run that includes it, for ever; seen is the post before
-// the worker's first. A parked worker costs nothing but its stack.
+// loop makes call i of every Run, and claims chunks of every For, that includes it,
+// for ever; seen is the post before the worker's first. A parked worker costs nothing
+// but its stack.
 func (w *worker) loop(p *pool, i int, seen uint64) {
-	var spin time.Duration
 	for {
-		seen = w.next(p, i, seen, spin)
-		spin = 0
-		if seen&postSpin != 0 {
-			spin = p.spin
-		}
+		seen = w.next(p, i, seen)
 		w.calls++
-		if p.call(i) {
+		var wokeCaller bool
+		if seen&postFor != 0 {
+			wokeCaller = p.claimChunks(seen)
+		} else {
+			wokeCaller = p.call(i)
+		}
+		if wokeCaller {
 			// The caller, woken, waits to run on this thread (the scheduler queues a
 			// woken goroutine on the waker's thread): let it, rather than poll.
 			runtime.Gosched()
@@ -190,16 +221,16 @@ func (w *worker) loop(p *pool, i int, seen uint64) {
 	}
 }
 
-// next polls for spin and then parks until a Run after seen includes call i, and
-// returns its post. The polling time runs from the worker's last call: the Runs that
-// leave the worker out do not keep it polling.
-func (w *worker) next(p *pool, i int, seen uint64, spin time.Duration) uint64 {
+// next polls, as long as seen says, and then parks until a call after seen includes
+// call i, and returns its post. The polling time runs from the worker's last call:
+// the calls that leave the worker out do not keep it polling.
+func (w *worker) next(p *pool, i int, seen uint64) uint64 {
 	var post uint64
 	includes := func() bool {
 		post = p.post.Load()
 		return post != seen && int(post&postCalls) > i
 	}
-	if spinUntil(includes, spin) {
+	if spinUntil(includes, postSpin(seen)) {
 		return post
 	}
 	for {
@@ -208,15 +239,36 @@ func (w *worker) next(p *pool, i int, seen uint64, spin time.Duration) uint64 {
 			return post
 		}
 		<-w.wake
+		// The token comes from a call that includes this worker. It may be the one
+		// the worker has just made (its caller found it parked again after that
+		// call), or a For that ended without it: then the worker parks again.
 		if includes() {
 			return post
 		}
 	}
 }
 
+// claimChunks calls body on the chunks of the For of post that are left, one by one,
+// and reports whether it woke the caller. A claim fails once the chunks are all taken
+// or the For has ended (claim holds a later number), so a worker that comes late
+// takes nothing, not even the body of another call.
+func (p *pool) claimChunks(post uint64) (wokeCaller bool) {
+	number, n := post>>postNumber, post&postCalls
+	for {
+		c := p.claim.Load()
+		chunk := c & (1<<postNumber - 1)
+		if c>>postNumber != number || chunk >= n {
+			return wokeCaller
+		}
+		if p.claim.CompareAndSwap(c, c+1) && p.call(int(chunk)) {
+			wokeCaller = true
+		}
+	}
+}
+
 // call runs body(i), keeping the first panic, and counts it returned; the last call to
 // return wakes the caller if it parked, and reports that. The worker that returns last
-// may find the next Run's caller parked (this Run's caller saw pending reach 0 while
+// may find the next call's caller parked (this call's caller saw pending reach 0 while
 // polling and went on): the token it sends then is a spurious wake, which wait
 // tolerates.
 func (p *pool) call(i int) (wokeCaller bool) {

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,8 +22,8 @@ func TestWorkerFillsCacheLines(t *testing.T) {
 	}
 }
 
-// TestRunStress runs many Runs of varied sizes back to back, some with a pause so
-// that workers park between them, checking every index runs once per Run. Under -race
+// TestRunStress runs many Runs and Fors of varied sizes back to back, some with a pause
+// so that workers park between them, checking every index runs once per call. Under -race
 // it checks the hand-over of calls between the caller and the workers.
 func TestRunStress(t *testing.T) { withAndWithoutPool(t, testRunStress) }
 
@@ -32,15 +33,47 @@ func testRunStress(t *testing.T) {
 		n := 1 + r%(most+1)
 		hits := make([]int32, n)
 		Run(n, func(i int) { hits[i]++ }) // each index writes its own element
+		For(n, 1, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				hits[i]++
+			}
+		})
 		for i, h := range hits {
-			if h != 1 {
-				t.Fatalf("run %d (n=%d): index %d ran %d times", r, n, i, h)
+			if h != 2 {
+				t.Fatalf("run %d (n=%d): index %d ran %d times, want once by Run and once by For", r, n, i, h)
 			}
 		}
 		if r%50 == 0 {
 			time.Sleep(2 * spinTime) // the workers park
 		}
 	}
+}
+
+// TestForDoesNotWaitForWorkers runs a For on one thread, where the worker it wakes
+// cannot start before the caller yields: the caller makes every chunk itself.
+func TestForDoesNotWaitForWorkers(t *testing.T) {
+	if !poolOn {
+		t.Skip("GML_POOL=off")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	caller := goroutineID()
+	var others atomic.Int32
+	For(4, 1, func(lo, hi int) {
+		if goroutineID() != caller {
+			others.Add(1)
+		}
+	})
+	if others.Load() != 0 {
+		t.Fatalf("%d chunks of a For ran on workers that could not start before the caller finished", others.Load())
+	}
+}
+
+// goroutineID is the number of the calling goroutine, from its stack trace's header.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }
 
 // TestRunConcurrent runs Runs from several goroutines at once: one has the pool, the
