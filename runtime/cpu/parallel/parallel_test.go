@@ -162,16 +162,22 @@ func BenchmarkRunTwo(b *testing.B) {
 	}
 }
 
-// BenchmarkOps times a stream of ops as a training step makes them: a Run of Workers()
-// calls of some microseconds of work each, then a gap of serial work on the caller
-// (a small op, the scheduler), short enough for the workers to be found polling or
-// long enough that they park.
+// BenchmarkOps times a stream of ops as a training step makes them: a Run (or a For)
+// of Workers() calls of some microseconds of work each, then a gap of serial work on
+// the caller (a small op, the scheduler), short enough for the workers to be found
+// polling or long enough that they park.
 func BenchmarkOps(b *testing.B) {
 	for _, gap := range []int{1, 20, 200} {
-		b.Run(fmt.Sprintf("gap%dµs", gap), func(b *testing.B) {
-			var sink atomic.Uint64
+		var sink atomic.Uint64
+		b.Run(fmt.Sprintf("Run/gap%dµs", gap), func(b *testing.B) {
 			for b.Loop() {
 				Run(Workers(), func(i int) { sink.Add(busy(5)) })
+				sink.Add(busy(gap))
+			}
+		})
+		b.Run(fmt.Sprintf("For/gap%dµs", gap), func(b *testing.B) {
+			for b.Loop() {
+				For(Workers(), 1, func(lo, hi int) { sink.Add(busy(5 * (hi - lo))) })
 				sink.Add(busy(gap))
 			}
 		})
