@@ -69,10 +69,10 @@ func For(n, grain int, body func(lo, hi int)) {
 		body(0, n)
 		return
 	}
-	size := (n + chunks - 1) / chunks
-	chunk := func(i int) { body(i*size, min((i+1)*size, n)) }
-	if !runPooled(chunks, chunk, true) {
-		spawn(chunks, chunk)
+	j := job{each: body, size: (n + chunks - 1) / chunks, n: n}
+	if !runPooled(chunks, j) {
+		spawned := j // only the fallback's j escapes (to its goroutines)
+		spawn(chunks, spawned.do)
 	}
 }
 
@@ -81,7 +81,7 @@ func For(n, grain int, body func(lo, hi int)) {
 // once, so the calls may wait for each other (SPMD style). A panic in body is re-raised
 // on the calling goroutine with the first panic's value.
 func Run(n int, body func(i int)) {
-	if n <= 1 || !runPooled(n, body, false) {
+	if n <= 1 || !runPooled(n, job{run: body}) {
 		spawn(n, body)
 	}
 }

@@ -89,7 +89,7 @@ type pool struct {
 	// pending counts the calls (of a For: chunks) not yet returned; the caller polls it.
 	pending atomic.Int32
 	_       [cacheLine - 4]byte
-	body    func(int)
+	job     job
 	// waiting says that the caller parked on done; the last call to return sends it.
 	waiting  atomic.Bool
 	panicked atomic.Bool
@@ -141,12 +141,30 @@ type workerState struct {
 	calls  uint64 // calls made, written by the worker alone (read by the tests)
 }
 
-// runPooled runs body(0..n-1) on the pool, each on its own goroutine (Run) or, with
-// isFor, on the caller and whichever workers claim them (For), and reports false
-// (having run nothing) when the pool is off or busy, or n would need more workers than
-// the process has cores.
-func runPooled(n int, body func(int), isFor bool) bool {
+// job is what the calls of a pooled Run or For do: run(i), or chunk i of a For's n
+// items, each chunk of size items (the last may hold fewer). A For's chunks are
+// computed here rather than in a closure of For's, which would be allocated per call.
+type job struct {
+	run     func(int)
+	each    func(lo, hi int)
+	size, n int
+}
+
+func (j *job) do(i int) {
+	if j.each != nil {
+		j.each(i*j.size, min((i+1)*j.size, j.n))
+		return
+	}
+	j.run(i)
+}
+
+// runPooled makes the calls 0..n-1 of j on the pool, each on its own goroutine (Run) or,
+// for a For, on the caller and whichever workers claim them, and reports false (having
+// run nothing) when the pool is off or busy, or n would need more workers than the
+// process has cores.
+func runPooled(n int, j job) bool {
 	p := &thePool
+	isFor := j.each != nil
 	if !poolOn || n-1 > max(Workers(), runtime.NumCPU()) || n > postCalls || !p.busy.CompareAndSwap(false, true) {
 		return false
 	}
@@ -164,7 +182,7 @@ func runPooled(n int, body func(int), isFor bool) bool {
 		spin = 0
 	}
 	post := postOf(last>>postNumber+1, spin, isFor, n)
-	p.body = body
+	p.job = j
 	p.pending.Store(int32(n))
 	if isFor {
 		p.claim.Store(post >> postNumber << postNumber)
@@ -190,7 +208,7 @@ func runPooled(n int, body func(int), isFor bool) bool {
 		p.call(0)
 	}
 	p.wait(spin)
-	p.body = nil // let the collector have what body holds
+	p.job = job{} // let the collector have what the bodies hold
 	if p.panicked.Load() {
 		v := p.panicVal
 		p.panicVal = nil
@@ -281,7 +299,7 @@ func (p *pool) call(i int) (wokeCaller bool) {
 			wokeCaller = true
 		}
 	}()
-	p.body(i)
+	p.job.do(i)
 	return false
 }
 

@@ -76,6 +76,41 @@ func goroutineID() string {
 	return id
 }
 
+// TestPoolAllocatesNothing checks that Run and For on the pool allocate nothing of
+// their own, so that a prepared training step, whose kernels build their bodies once,
+// makes no garbage however its ops are split.
+func TestPoolAllocatesNothing(t *testing.T) { withAndWithoutPool(t, testPoolAllocatesNothing) }
+
+func testPoolAllocatesNothing(t *testing.T) {
+	if !poolOn {
+		t.Skip("GML_POOL=off")
+	}
+	var sink atomic.Int64
+	run := func(i int) { sink.Add(int64(i)) }
+	each := func(lo, hi int) { sink.Add(int64(hi - lo)) }
+	n := max(2, Workers())
+	// Not testing.AllocsPerRun: it sets GOMAXPROCS to 1, which sends For inline.
+	for _, c := range []struct {
+		name string
+		call func()
+	}{
+		{"Run", func() { Run(n, run) }},
+		{"For", func() { For(n*100, 100, each) }},
+	} {
+		c.call() // the pool grows
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 100 {
+			c.call()
+		}
+		runtime.ReadMemStats(&after)
+		// A few allocations may be the runtime's or the test framework's own.
+		if a := after.Mallocs - before.Mallocs; a >= 50 {
+			t.Errorf("100 calls of %s over %d workers allocated %d times", c.name, n, a)
+		}
+	}
+}
+
 // TestRunConcurrent runs Runs from several goroutines at once: one has the pool, the
 // others start goroutines, and all complete.
 func TestRunConcurrent(t *testing.T) { withAndWithoutPool(t, testRunConcurrent) }
