@@ -90,16 +90,20 @@ func (a *attnOperands) scoreTile(s []float32, b, i0, ni, j0, nj int) error {
 	return nil
 }
 
-// keys is how many of the nj keys from j0 query q sees before causal attention hides
-// the rest. The softmax passes stop there: the hidden scores are -Inf, whose
-// exponentials are zeros that leave the sums as they are, and so a causal tile costs
-// half the exponentials.
+// keys is how many of the nj keys from j0 the softmax passes of query q take: those
+// causal attention leaves visible, rounded up to a multiple of keysStep. The hidden
+// scores are -Inf, whose exponentials are zeros that leave the sums as they are, so a
+// causal tile costs half the exponentials; the rounding keeps the rows out of package
+// vec's scalar tail loops, which cost more than the vector code saves.
 func (a *attnOperands) keys(q, j0, nj int) int {
 	if !a.causal {
 		return nj
 	}
-	return min(nj, max(0, q+1-j0))
+	return min(nj, (max(0, q+1-j0)+keysStep-1)/keysStep*keysStep)
 }
+
+// keysStep is the widest vector of package vec's code, in floats (AVX-512's).
+const keysStep = 16
 
 // tileWork is the multiply-adds of the products of a block of up to attnTile of rows
 // against all of other (queries against keys, or keys against queries): the score
