@@ -107,10 +107,13 @@ func TestAttentionGradEmpty(t *testing.T) {
 
 // TestAttentionRaggedSizes checks the forward and the backward against the float64
 // references on ragged lengths (one tile, part of one, several with a ragged last) and
-// feature sizes from 1 to 64, with and without causal masking, for self attention and
-// for cross attention with Tq != Tk. The backward runs fused (all three gradients) and
-// node by node (∂q alone, ∂k|∂v alone), and every result is the same bits on a second
-// run.
+// feature sizes from 1 to 64, causal or not, with and without an additive mask that
+// hides some keys and every key of one query, whose output and gradients are NaN (not
+// with causal masking over several tiles: there the NaN gradients reach only the tiles
+// that query visits, and the reference's NaNs everywhere would not match), for self
+// attention and for cross attention with Tq != Tk. The
+// backward runs fused (all three gradients) and node by node (∂q alone, ∂k|∂v alone),
+// and every result is the same bits on a second run.
 func TestAttentionRaggedSizes(t *testing.T) {
 	type size struct{ tq, tk, d int }
 	var sizes []size
@@ -124,7 +127,7 @@ func TestAttentionRaggedSizes(t *testing.T) {
 	}
 	sizes = append(sizes, size{7, 33, 16}, size{33, 7, 16}, size{129, 1, 3})
 	for _, sz := range sizes {
-		for _, causal := range []bool{false, true} {
+		for _, c := range []struct{ causal, mask bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 			e := newEnv(t)
 			heads := 2
 			if sz.tq > 128 {
@@ -134,16 +137,27 @@ func TestAttentionRaggedSizes(t *testing.T) {
 			q, Q := e.f32(qs...)
 			k, K := e.f32(ks...)
 			v, V := e.f32(ks...)
-			at := tensor.AttentionAttr{Causal: causal}
-			o := tensor.Attention(q, k, v, nil, at)
+			var mask *tensor.Node
+			maskAt := func(b, i, j int) float64 { return 0 }
+			if c.mask {
+				m := make([]float64, sz.tq*sz.tk)
+				for i := range m {
+					if m[i] = e.rng.Float64(); i%sz.tk != 0 && e.rng.IntN(4) == 0 || i < sz.tk && sz.tq > 1 && (!c.causal || sz.tq <= 128) {
+						m[i] = math.Inf(-1) // query 0 sees nothing; the others key 0 at least
+					}
+				}
+				mask = e.feed(tensor.F32, m, sz.tq, sz.tk)
+				maskAt = func(b, i, j int) float64 { return m[i*sz.tk+j] }
+			}
+			at := tensor.AttentionAttr{Causal: c.causal}
+			o := tensor.Attention(q, k, v, mask, at)
 			gy, GY := e.f32(o.Shape()...)
-			dq, dk, dv := tensor.AttentionGrad(q, k, v, nil, o, gy, at)
+			dq, dk, dv := tensor.AttentionGrad(q, k, v, mask, o, gy, at)
 			scale := float64(o.Attr().(tensor.AttentionAttr).Scale)
-			none := func(b, i, j int) float64 { return 0 }
 			batch := 2 * heads
-			wo := refAttention(Q, K, V, batch, sz.tq, sz.tk, sz.d, sz.d, scale, causal, none)
-			wq, wk, wv := refAttentionGrad(Q, K, V, GY, batch, sz.tq, sz.tk, sz.d, sz.d, scale, causal, none)
-			name := fmt.Sprintf("q%v k%v causal %v", qs, ks, causal)
+			wo := refAttention(Q, K, V, batch, sz.tq, sz.tk, sz.d, sz.d, scale, c.causal, maskAt)
+			wq, wk, wv := refAttentionGrad(Q, K, V, GY, batch, sz.tq, sz.tk, sz.d, sz.d, scale, c.causal, maskAt)
+			name := fmt.Sprintf("q%v k%v causal %v mask %v", qs, ks, c.causal, c.mask)
 			fused := e.run(o, dq, dk, dv)
 			check(t, name+" o", fused[0], o.Shape(), wo, 1e-5)
 			check(t, name+" dq", fused[1], qs, wq, 1e-4)
