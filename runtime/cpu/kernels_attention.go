@@ -163,15 +163,20 @@ func scaleRow(row, scratch []float32, c float32) {
 	vec.Arith(vec.Mul, row, row, 1, k, 0)
 }
 
-// scaleShort is scaleRow for rows of any length: a row as short as a head's features
-// (16 in a typical transformer) costs less in a Go loop than a call of package vec's.
-func scaleShort(row, scratch []float32, c float32) {
-	if len(row) > 32 {
-		scaleRow(row, scratch, c)
-		return
-	}
-	for i := range row {
-		row[i] *= c
+// normalizeRows divides row i of the ni rows of o (n floats apiece) by l[i]. Rows as
+// short as a head's features (16 in a typical transformer) cost less in one Go loop than
+// in a call of package vec's each.
+func normalizeRows(o []float32, n, ni int, l *[attnTile]float64, scratch []float32) {
+	for i := range ni {
+		// 1/l is +Inf for a query that saw nothing: 0·Inf is NaN.
+		c, row := float32(1/l[i]), o[i*n:(i+1)*n]
+		if n > 32 {
+			scaleRow(row, scratch, c)
+			continue
+		}
+		for e := range row {
+			row[e] *= c
+		}
 	}
 }
 
@@ -246,10 +251,7 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 			}
 		}
 	}
-	for i := range ni {
-		// 1/l is +Inf for a query that saw nothing: 0·Inf is NaN.
-		scaleShort(o[i*a.dv:(i+1)*a.dv], s, float32(1/l[i]))
-	}
+	normalizeRows(o, a.dv, ni, &l, s)
 	return nil
 }
 

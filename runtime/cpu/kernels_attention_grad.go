@@ -164,15 +164,28 @@ func (a *attnBwd) statsTile(scratch []float32, b, i0 int, keepProbs bool) error 
 	}
 	for i := range ni {
 		row := b*a.tq + i0 + i
-		var delta float64
-		gy, o := a.gy[row*a.dv:(row+1)*a.dv], a.v[row*a.dv:(row+1)*a.dv]
-		for e, g := range gy {
-			delta += float64(g) * float64(o[e])
-		}
 		a.out[2*row] = m[i] + float32(math.Log(l[i]))
-		a.out[2*row+1] = float32(delta)
+		a.out[2*row+1] = float32(dot64(a.gy[row*a.dv:(row+1)*a.dv], a.v[row*a.dv:(row+1)*a.dv]))
 	}
 	return nil
+}
+
+// dot64 is the dot product of x and y (as long as x), summed in float64 in four
+// interleaved sums: one sum would wait on each addition before the next.
+func dot64(x, y []float32) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	e := 0
+	for ; e+4 <= len(x); e += 4 {
+		s0 += float64(x[e]) * float64(y[e])
+		s1 += float64(x[e+1]) * float64(y[e+1])
+		s2 += float64(x[e+2]) * float64(y[e+2])
+		s3 += float64(x[e+3]) * float64(y[e+3])
+	}
+	for ; e < len(x); e++ {
+		s0 += float64(x[e]) * float64(y[e])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // gradQBlock accumulates ∂q of one query block over the key tiles it sees.
