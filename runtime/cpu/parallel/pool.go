@@ -101,11 +101,11 @@ type pool struct {
 var thePool = pool{done: make(chan struct{}, 1)}
 
 // postOf lays out a post: the call's number in the high 36 bits, then how long its
-// workers poll afterwards in µs (14 bits: up to 16ms, more than GML_POOL_SPIN may
-// ask), then whether it is a For (1 bit), then its
-// count of calls (13 bits, which bounds n). A parked worker tells a new call from its
-// last by the post, so the number must not come round to the same value while it
-// sleeps: at a call a microsecond, 36 bits last 19 hours.
+// workers poll afterwards in µs (14 bits: up to 16ms, more than GML_POOL_SPIN may ask),
+// then whether it is a For (1 bit), then its count of calls (13 bits, which bounds n).
+// A parked worker tells a new call from its last by the post, so the number must not
+// come round to the same value while it sleeps: at a call a microsecond, 36 bits last
+// 19 hours.
 func postOf(number uint64, spin time.Duration, isFor bool, n int) uint64 {
 	p := number<<postNumber | uint64(spin.Microseconds())<<postSpinShift | uint64(n)
 	if isFor {
