@@ -56,7 +56,9 @@ func parseThreads(s string) (int, error) {
 // For calls body on contiguous, disjoint ranges [lo, hi) that together cover [0, n), on up
 // to Workers() goroutines, and returns when every call has returned. Each range holds at
 // least grain items (the last may hold fewer), so a small n runs in one call on the
-// calling goroutine without starting any. A panic in body is re-raised on the calling
+// calling goroutine without waking any worker. The ranges are fixed by n, grain and
+// Workers(); which goroutine calls body on which range is not (the caller takes the
+// ranges that no worker has come for). A panic in body is re-raised on the calling
 // goroutine (with the first panic's value), so callers can recover from it as from a
 // panic in straight-line code.
 func For(n, grain int, body func(lo, hi int)) {
