@@ -302,12 +302,12 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ m, n, workers, want int }{
-		{2048, 128, 2, blockM}, // 15 row blocks × 4 column tiles: plenty
-		{128, 128, 16, 12},     // the weight gradient: 11 chunks of 12 rows × 4
-		{128, 512, 16, 36},     // 4 chunks × 16
-		{20, 32, 16, 12},       // never below the kernel's rows
-		{1024, 1024, 16, 36},   // rows shrink before columns split: 29 row blocks × 3 column parts
-		{1024, 1024, 2, blockM},
+		{2048, 128, 2, kern.mc}, // 15 row blocks × 4 column tiles: plenty
+		{128, 128, 16, 12},      // the weight gradient: 11 chunks of 12 rows × 4
+		{128, 512, 16, 36},      // 4 chunks × 16
+		{20, 32, 16, 12},        // never below the kernel's rows
+		{1024, 1024, 16, 36},    // rows shrink before columns split: 29 row blocks × 3 column parts
+		{1024, 1024, 2, kern.mc},
 	} {
 		if got := (plan{kern: kern, parts: 1}).rowChunk(c.m, c.n, c.workers); got != c.want {
 			t.Errorf("rowChunk(%d, %d, %d) = %d, want %d", c.m, c.n, c.workers, got, c.want)

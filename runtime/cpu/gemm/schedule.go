@@ -42,13 +42,11 @@ func (p plan) tiles(m, n int) int {
 // (part 0 into C itself), the others added to C in order at the end. The number of parts
 // follows from the shape alone, never from the number of workers, so the result is the
 // same bits whatever GML_THREADS is. A part costs one more pass over an m×n C, as much
-// as one more blockK slice of the sum costs anyway.
+// as one more kc slice of the sum costs anyway.
 const (
 	// splitTiles is how many tiles, over all parts, a split product aims at: enough for
 	// sixteen workers to take several each.
 	splitTiles = 512
-	// splitMinK is the least depth of one part: half a k-slice.
-	splitMinK = blockK / 2
 	// splitMinWork is the least product, in multiply-adds, worth splitting: below it the
 	// product runs on fewer than sixteen workers anyway (workers), and a split would
 	// only add the packing of a B that such products often read in place.
@@ -59,20 +57,21 @@ const (
 )
 
 // kParts is the number of parts the sum over k of an m×n×k product is split into: at
-// most splitTiles over the tiles of C, each part at least splitMinK deep; of the splits
-// that take the fewest steps (a step sums one blockK slice of every part), the one with
+// most splitTiles over the tiles of C, each part at least half a k-slice deep; of the splits
+// that take the fewest steps (a step sums one kc slice of every part), the one with
 // the fewest parts. So k = 784 splits in four parts of 196 (one step), not three of 261
 // (two steps, the second 5 deep).
 func (p plan) kParts(m, n, k int) int {
 	if m*n*k < splitMinWork || roundUp(n, nr)*k > splitMaxFloats {
 		return 1
 	}
-	most := min((k+splitMinK-1)/splitMinK, (splitTiles+p.tiles(m, n)-1)/p.tiles(m, n))
+	kc := p.kern.kc
+	most := min((k+kc/2-1)/(kc/2), (splitTiles+p.tiles(m, n)-1)/p.tiles(m, n))
 	if most <= 1 {
 		return 1
 	}
-	steps := (k + most*blockK - 1) / (most * blockK)
-	return (k + steps*blockK - 1) / (steps * blockK)
+	steps := (k + most*kc - 1) / (most * kc)
+	return (k + steps*kc - 1) / (steps * kc)
 }
 
 // itemsPerWorker is how many work items a parallel product aims to give each worker:
@@ -84,7 +83,7 @@ const (
 	minItemStrips  = 4
 )
 
-// rowChunk is the number of rows of C one work item covers: blockM, or fewer (a multiple
+// rowChunk is the number of rows of C one work item covers: mc, or fewer (a multiple
 // of the kernel's rows) when the product has too few row blocks to give every worker
 // several items. Rows shrink first, down to minItemStrips strips of the kernel, before
 // columnParts splits the columns: every column part of a row block packs that block of
@@ -95,7 +94,7 @@ func (p plan) rowChunk(m, n, workers int) int {
 	target := itemsPerWorker * ((workers + p.parts - 1) / p.parts)
 	mr := p.kern.mr
 	cols := (n + p.kern.width() - 1) / p.kern.width()
-	rows := blockM
+	rows := p.kern.mc
 	for rows > minItemStrips*mr && (m+rows-1)/rows < target {
 		rows = max(mr, roundUp(rows/2, mr))
 	}
@@ -106,8 +105,8 @@ func (p plan) rowChunk(m, n, workers int) int {
 }
 
 // serial is the single-goroutine blocked product (the BLIS loop order): for each
-// blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
-// blockM rows at a time and sweeps the micro-kernel over the tiles.
+// nc-wide panel of C and kc-deep slice of the sum it packs B once, then packs A
+// mc rows at a time and sweeps the micro-kernel over the tiles.
 func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 	if p.prescale(k, beta) {
 		scale(m, n, beta, c, ldc)
@@ -117,16 +116,17 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
+	mc, kc, nc := p.kern.mc, p.kern.kc, p.kern.nc
 	if p.packB {
-		ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+		ws.packedB = grow(ws.packedB, roundUp(min(n, nc), nr)*min(k, kc))
 	}
-	for jc := 0; jc < n; jc += blockN {
-		nb := min(blockN, n-jc)
-		for pc := 0; pc < k; pc += blockK {
-			kb := min(blockK, k-pc)
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
 			bb := p.blockB(ws.packedB, ws, pc, kb, jc, nb)
-			for ic := 0; ic < m; ic += blockM {
-				mb := min(blockM, m-ic)
+			for ic := 0; ic < m; ic += mc {
+				mb := min(mc, m-ic)
 				ab := p.blockA(ws, ic, mb, pc, kb)
 				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0)
 			}
@@ -152,7 +152,7 @@ const (
 	sharedAMax     = 1 << 20
 )
 
-// slice is one blockK-deep slice of the sum within a parallel step: rows [pc, pc+kb) of
+// slice is one kc-deep slice of the sum within a parallel step: rows [pc, pc+kb) of
 // op(B), packed at offset bOff of the step's B (and A at aOff when A is shared), summed
 // into part's C, over it when first (the part's first slice).
 type slice struct {
@@ -164,22 +164,23 @@ type slice struct {
 
 // steps returns the slices of the sum as the parallel driver takes them: step j holds
 // the j-th slice of every part (so the parts run at the same time, and the packed panels
-// of a step stay as small as parts×blockK rows), with the offsets of their panels for C
+// of a step stay as small as parts×kc rows), with the offsets of their panels for C
 // columns nb wide and m rows. It also returns the largest depth of a step. An unsplit
-// sum is cut in blockK slices as serial cuts it, so that both give the same bits; the
+// sum is cut in kc slices as serial cuts it, so that both give the same bits; the
 // parts of a split one in equal slices (four of 196 rather than three of 256 and one of
 // 16), since a shallow slice costs a whole step.
 func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
+	kc := p.kern.kc
 	for part := range p.parts {
 		lo, hi := share(k, part, p.parts)
-		count := (hi - lo + blockK - 1) / blockK
+		count := (hi - lo + kc - 1) / kc
 		for j := range count {
 			a, b := share(hi-lo, j, count)
 			if j == len(steps) {
 				steps = append(steps, nil)
 			}
 			if p.parts == 1 {
-				a, b = j*blockK, min((j+1)*blockK, k)
+				a, b = j*kc, min((j+1)*kc, k)
 			}
 			steps[j] = append(steps[j], slice{pc: lo + a, kb: b - a, part: part, first: j == 0})
 		}
@@ -216,7 +217,8 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		return
 	}
 	mr := p.kern.mr
-	nb0 := min(n, blockN)
+	nc := p.kern.nc
+	nb0 := min(n, nc)
 	steps, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
 	shared := workspaces.Get().(*workspace)
@@ -235,7 +237,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	}
 	rows := p.rowChunk(m, n, workers)
 	rowBlocks := (m + rows - 1) / rows
-	counters := make([]atomic.Int64, (n+blockN-1)/blockN*len(steps))
+	counters := make([]atomic.Int64, (n+nc-1)/nc*len(steps))
 	bar := newBarrier(workers)
 	parallel.Run(workers, func(w int) {
 		// A panic (from a caller's BPacker) must not leave the others at a barrier.
@@ -255,8 +257,8 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
 		step := 0
-		for jc := 0; jc < n; jc += blockN {
-			nb := min(blockN, n-jc)
+		for jc := 0; jc < n; jc += nc {
+			nb := min(nc, n-jc)
 			strips := (nb + nr - 1) / nr
 			colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
 			items := p.parts * rowBlocks * colParts
@@ -358,8 +360,8 @@ func (p plan) parallelInPlace(workers, m, n, k int, beta float32, c []float32, l
 			if p.prescale(k, beta) {
 				scale(mb, nb, beta, cb, ldc)
 			}
-			for pc := 0; pc < k; pc += blockK {
-				kb := min(blockK, k-pc)
+			for pc := 0; pc < k; pc += p.kern.kc {
+				kb := min(p.kern.kc, k-pc)
 				ab := p.blockA(ws, ic, mb, pc, kb)
 				bb := p.blockB(nil, ws, pc, kb, j0, nb)
 				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc, p.alpha, beta != 0 || pc > 0)
