@@ -189,7 +189,7 @@ func allKernels() []*kernel {
 // machine (its Go code where the CPU lacks its instructions), and with every way of
 // reading the operands (packed, or in place where the plan allows it), on one goroutine
 // and split between 2, 3 or 16 workers (more than this machine's cores: the split must be
-// right whatever the host).
+// right whatever the host), B packed once for all workers and by each for itself.
 func TestKernelsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, kern := range allKernels() {
@@ -234,6 +234,13 @@ func TestKernelsMatchReference(t *testing.T) {
 					})
 					checkGemm(t, fmt.Sprintf("%v/workers=%d/packA=%v/packB=%v/goPack=%v/%+v", kern, workers, p.packA, p.packB, mode.goPack, tc),
 						c, want, tc, ldc)
+					if workers > 1 && p.packB && p.parts == 1 {
+						// B packed by each worker for itself, whatever privateB says.
+						copy(c, c0)
+						withTranspose4(mode.goPack, func() { p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc) })
+						checkGemm(t, fmt.Sprintf("%v/workers=%d/private/packA=%v/goPack=%v/%+v", kern, workers, p.packA, mode.goPack, tc),
+							c, want, tc, ldc)
+					}
 				}
 			}
 		}
@@ -302,12 +309,13 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ m, n, workers, want int }{
-		{2048, 128, 2, kern.mc}, // 15 row blocks × 4 column tiles: plenty
-		{128, 128, 16, 12},      // the weight gradient: 11 chunks of 12 rows × 4
-		{128, 512, 16, 36},      // 4 chunks × 16
-		{20, 32, 16, 12},        // never below the kernel's rows
-		{1024, 1024, 16, 36},    // rows shrink before columns split: 29 row blocks × 3 column parts
-		{1024, 1024, 2, kern.mc},
+		{2048, 128, 2, 132},  // 16 row blocks (not 15 of mc): 8 for each worker
+		{128, 128, 16, 12},   // the weight gradient: 11 chunks of 12 rows × 4
+		{128, 512, 16, 36},   // 4 chunks × 16
+		{20, 32, 16, 12},     // never below the kernel's rows
+		{1024, 1024, 16, 36}, // rows shrink before columns split: 29 row blocks × 3 column parts
+		{1024, 1024, 2, 132}, // 8 row blocks, not 7 and a sliver
+		{2048, 128, 3, 144},  // 15 row blocks: 5 for each worker
 	} {
 		if got := (plan{kern: kern, parts: 1}).rowChunk(c.m, c.n, c.workers); got != c.want {
 			t.Errorf("rowChunk(%d, %d, %d) = %d, want %d", c.m, c.n, c.workers, got, c.want)

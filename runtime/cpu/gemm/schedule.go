@@ -90,6 +90,7 @@ const (
 // A again (16 workers on a 1024² product packed A eight times over, 128 columns an
 // item). Below that they shrink further where the columns too are few, as in the weight
 // gradients of a training step (128×512 summed over 2048 tokens) on sixteen workers.
+// Last, balance evens the items out over the workers.
 func (p plan) rowChunk(m, n, workers int) int {
 	target := itemsPerWorker * ((workers + p.parts - 1) / p.parts)
 	mr := p.kern.mr
@@ -101,7 +102,38 @@ func (p plan) rowChunk(m, n, workers int) int {
 	for rows > mr && (m+rows-1)/rows*cols < target {
 		rows = max(mr, roundUp(rows/2, mr))
 	}
-	return rows
+	return p.balance(rows, m, n, workers)
+}
+
+// balance returns the row chunk, from rows down to half of it, whose items the workers
+// finish first. Items of equal size end in rounds: nine on two workers take as long as
+// ten (the 128×512×2048 weight gradient in three parts of three row blocks), so a
+// slightly smaller chunk that makes the count a multiple of the workers is faster, while
+// a smaller one costs more items (one kernel strip each, counted as overhead). Chunks
+// are spread evenly over the rows (m = 2048 in sixteen chunks of 132 rows rather than
+// fourteen of 144 and one of 32).
+func (p plan) balance(rows, m, n, workers int) int {
+	if workers <= 1 || rows >= m {
+		return rows
+	}
+	mr := p.kern.mr
+	strips := (min(n, p.kern.nc) + nr - 1) / nr
+	best, bestCost := rows, -1
+	for blocks := (m + rows - 1) / rows; blocks <= (m+mr-1)/mr; blocks++ {
+		r := roundUp((m+blocks-1)/blocks, mr)
+		if r < max(mr, rows/2) {
+			break
+		}
+		if (m+r-1)/r != blocks {
+			continue // the rounding to whole strips gives another block count
+		}
+		colParts, stripsPerPart := p.columnParts(strips, blocks*p.parts, workers)
+		rounds := (p.parts*blocks*colParts + workers - 1) / workers
+		if cost := rounds * (r + mr) * stripsPerPart; bestCost < 0 || cost < bestCost {
+			best, bestCost = r, cost
+		}
+	}
+	return best
 }
 
 // serial is the single-goroutine blocked product (the BLIS loop order): for each
@@ -212,8 +244,8 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	if p.parts > 1 {
 		p.packB = true // the parts share one packing of B
 	}
-	if !p.packB {
-		p.parallelInPlace(workers, m, n, k, beta, c, ldc)
+	if !p.packB || p.privateB(m, n, k, workers) {
+		p.parallelPrivate(workers, m, n, k, beta, c, ldc)
 		return
 	}
 	mr := p.kern.mr
@@ -340,10 +372,14 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
 }
 
-// parallelInPlace is parallel for a B read in place: nothing is shared, so each item (a
-// row block and a column range of C) is scaled and then summed over all of k by the
-// worker that takes it, with no barrier.
-func (p plan) parallelInPlace(workers, m, n, k int, beta float32, c []float32, ldc int) {
+// parallelPrivate is parallel for a B that the workers need not share: read in place,
+// or small enough for each worker to pack the columns it uses itself (privateB). Nothing
+// is shared, so there is no barrier: each item (a row block and a column range of C) is
+// scaled and then summed over all of k by the worker that takes it, which starts as soon
+// as its goroutine does. A worker packing B packs its item's columns over all of k at
+// once and keeps them for its next item of the same columns; items run row block after
+// row block, so it usually packs them once.
+func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	rows := p.rowChunk(m, n, workers)
 	rowBlocks := (m + rows - 1) / rows
 	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
@@ -352,6 +388,7 @@ func (p plan) parallelInPlace(workers, m, n, k int, beta float32, c []float32, l
 	parallel.Run(min(workers, items), func(int) {
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
+		packed := -1 // the column part whose B ws.packedB holds
 		for item := int(next.Add(1)) - 1; item < items; item = int(next.Add(1)) - 1 {
 			row, part := item%rowBlocks, item/rowBlocks
 			ic, j0 := row*rows, part*stripsPerPart*nr
@@ -360,14 +397,51 @@ func (p plan) parallelInPlace(workers, m, n, k int, beta float32, c []float32, l
 			if p.prescale(k, beta) {
 				scale(mb, nb, beta, cb, ldc)
 			}
+			if p.packB && part != packed {
+				ws.packedB = grow(ws.packedB, roundUp(nb, nr)*k)
+				p.b.PackB(ws.packedB, 0, k, j0, nb)
+				packed = part
+			}
 			for pc := 0; pc < k; pc += p.kern.kc {
 				kb := min(p.kern.kc, k-pc)
 				ab := p.blockA(ws, ic, mb, pc, kb)
-				bb := p.blockB(nil, ws, pc, kb, j0, nb)
+				var bb bBlock
+				if p.packB {
+					// Panels of all k: slice pc of panel t starts pc rows in.
+					bb = bBlock{data: ws.packedB[pc*nr:], panel: nr * k, rs: nr, inPlace: roundUp(nb, nr)}
+				} else {
+					bb = p.blockB(nil, ws, pc, kb, j0, nb)
+				}
 				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc, p.alpha, beta != 0 || pc > 0)
 			}
 		}
 	})
+}
+
+// A matrix B that must be packed is packed by each worker for itself (parallelPrivate)
+// rather than once for all behind a barrier when the columns of one item, over all of k,
+// are at most privateMaxFloats (they stay in the worker's L2), and the packing done
+// again by several workers is small beside the product: at most one worker per
+// privateRows rows of C packs the same columns. The 2048-token products of a small
+// transformer qualify (a 128×512 weight is 256 KiB); a barrier there made every worker
+// wait for the last one to start, some microseconds on a sixteen-core host for products
+// of 100-300 µs. A BPacker other than a matrix (convolution's receptive fields) costs
+// more to pack and is always packed once.
+const (
+	privateMaxFloats = 64 << 10
+	privateRows      = 64
+)
+
+// privateB reports whether the workers of an unsplit product pack B each for itself.
+func (p plan) privateB(m, n, k, workers int) bool {
+	if _, ok := p.b.(matrix); !ok || p.parts > 1 {
+		return false
+	}
+	rows := p.rowChunk(m, n, workers)
+	rowBlocks := (m + rows - 1) / rows
+	_, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
+	packers := min(workers, rowBlocks) // of the same columns
+	return k*stripsPerPart*nr <= privateMaxFloats && (packers == 1 || packers*privateRows <= m)
 }
 
 // share returns worker w's contiguous part [lo, hi) of n items split between workers.
