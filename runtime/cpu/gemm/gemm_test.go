@@ -234,7 +234,7 @@ func TestKernelsMatchReference(t *testing.T) {
 					})
 					checkGemm(t, fmt.Sprintf("%v/workers=%d/packA=%v/packB=%v/goPack=%v/%+v", kern, workers, p.packA, p.packB, mode.goPack, tc),
 						c, want, tc, ldc)
-					if workers > 1 && p.packB && p.parts == 1 {
+					if workers > 1 && p.packB && tc.k > 0 && tc.alpha != 0 { // as parallel sends it
 						// B packed by each worker for itself, whatever privateB says.
 						copy(c, c0)
 						withTranspose4(mode.goPack, func() { p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc) })
@@ -519,23 +519,36 @@ func (p panickyPacker) PackB(dst []float32, p0, kb, j0, nb int) {
 }
 
 // TestSgemmPackedPanicReturns checks that a panic in one worker reaches the caller
-// instead of leaving the other workers waiting.
+// instead of leaving the other workers waiting: at the barrier of a shared B, or for a
+// row block of a split sum when each worker packs its own B.
 func TestSgemmPackedPanicReturns(t *testing.T) {
 	const m, n, k = 300, 300, 600
 	a, c := make([]float32, m*k), make([]float32, m*n)
-	defer func() {
-		if r := recover(); r != "packer failed" {
-			t.Fatalf("recovered %v, want the packer's panic", r)
-		}
-	}()
-	_ = PureGo.SgemmPacked(true, false, m, n, k, 1, a, k, panickyPacker{new(atomic.Int32)}, 0, c, n)
-	t.Fatal("SgemmPacked returned normally")
+	for _, private := range []bool{false, true} {
+		func() {
+			defer func() {
+				if r := recover(); r != "packer failed" {
+					t.Fatalf("private=%v: recovered %v, want the packer's panic", private, r)
+				}
+			}()
+			b := panickyPacker{new(atomic.Int32)}
+			if !private {
+				_ = PureGo.SgemmPacked(true, false, m, n, k, 1, a, k, b, 0, c, n)
+			} else {
+				p := newPlan(pureGoKernel, m, n, k, 1, matrix{a, m, true}, b)
+				p.parts = 3
+				p.parallelPrivate(4, m, n, k, 0, c, n)
+			}
+			t.Fatalf("private=%v: returned normally", private)
+		}()
+	}
 }
 
 // TestSplitSum runs products whose sum over k is split in parts (kParts), and unsplit,
 // with every micro-kernel, A packed and in place, on 1 (serially when unsplit), 2 and 16
-// workers, against the float64 reference, and requires the same bits whatever the
-// number of workers: the parts follow from the shape alone.
+// workers (B shared, in place and packed by each worker), against the float64 reference,
+// and requires the same bits whatever the number of workers: the parts follow from the
+// shape alone.
 func TestSplitSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	cases := []gemmCase{
@@ -576,6 +589,15 @@ func TestSplitSum(t *testing.T) {
 							first = append([]float32(nil), c...)
 						} else if !slices.Equal(first, c) {
 							t.Fatalf("%s: result differs from the one on one worker", name)
+						}
+						if workers > 1 {
+							// B packed by each worker for itself, whatever privateB says.
+							p.packB = true
+							copy(c, c0)
+							p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+							if !slices.Equal(first, c) {
+								t.Fatalf("%s: B packed by each worker: result differs from the one on one worker", name)
+							}
 						}
 					}
 				}

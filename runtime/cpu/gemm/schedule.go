@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -240,9 +241,16 @@ func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 // another process slows one of them down. A split sum ends with the parts added to C
 // in order, each worker adding its share of the rows.
 func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
-	p.parts = min(p.parts, max(k, 1)) // every part sums at least one term
+	if k == 0 || p.alpha == 0 {
+		p.serial(m, n, k, beta, c, ldc) // C scaled by beta, and no product
+		return
+	}
+	p.parts = min(p.parts, k) // every part sums at least one term
 	if p.parts > 1 {
-		p.packB = true // the parts share one packing of B
+		// The parts read B in place where they can (a weight gradient's dY), else share
+		// one packing of it.
+		bm, ok := p.b.(matrix)
+		p.packB = !ok || bm.trans || bm.ld%p.kern.alias == 0
 	}
 	if !p.packB || p.privateB(m, n, k, workers) {
 		p.parallelPrivate(workers, m, n, k, beta, c, ldc)
@@ -282,9 +290,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		if p.prescale(k, beta) {
 			lo, hi := share(m, w, workers)
 			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
-		}
-		if k == 0 || p.alpha == 0 {
-			return
 		}
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
@@ -374,45 +379,100 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 
 // parallelPrivate is parallel for a B that the workers need not share: read in place,
 // or small enough for each worker to pack the columns it uses itself (privateB). Nothing
-// is shared, so there is no barrier: each item (a row block and a column range of C) is
-// scaled and then summed over all of k by the worker that takes it, which starts as soon
-// as its goroutine does. A worker packing B packs its item's columns over all of k at
-// once and keeps them for its next item of the same columns; items run row block after
-// row block, so it usually packs them once.
+// is shared before the products, so there is no barrier: each item (a part of the sum, a
+// row block and a column range of C) is summed over its part of k by the worker that
+// takes it, which starts as soon as its goroutine does. A worker packing B packs its
+// item's columns over the part's k at once and keeps them for its next item of the same
+// columns and part; items run row block after row block, so it usually packs them once.
+// A split sum ends as in parallel, the parts added to C in order, a row block at a time
+// once all its items are done, by whichever workers have no item left. k and alpha are
+// not 0 (parallel).
 func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	rows := p.rowChunk(m, n, workers)
 	rowBlocks := (m + rows - 1) / rows
-	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
-	items := rowBlocks * colParts
-	var next atomic.Int64
+	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	items := p.parts * rowBlocks * colParts
+	steps, _ := p.steps(m, n, k)
+	slices := make([][]slice, p.parts)
+	for _, st := range steps {
+		for _, s := range st {
+			slices[s.part] = append(slices[s.part], s)
+		}
+	}
+	var (
+		partial   []float32
+		done      []atomic.Int32 // items finished, per row block
+		aborted   atomic.Bool
+		next, sum atomic.Int64
+	)
+	if p.parts > 1 {
+		shared := workspaces.Get().(*workspace)
+		defer workspaces.Put(shared)
+		shared.partial = grow(shared.partial, (p.parts-1)*m*n)
+		partial = shared.partial
+		done = make([]atomic.Int32, rowBlocks)
+	}
 	parallel.Run(min(workers, items), func(int) {
+		// A panic (from a caller's BPacker) must not leave the others waiting for its
+		// row block.
+		defer func() {
+			if r := recover(); r != nil {
+				aborted.Store(true)
+				panic(r)
+			}
+		}()
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
-		packed := -1 // the column part whose B ws.packedB holds
+		packed, lo, depth := -1, 0, 0 // the (part, column part) whose B ws.packedB holds
 		for item := int(next.Add(1)) - 1; item < items; item = int(next.Add(1)) - 1 {
-			row, part := item%rowBlocks, item/rowBlocks
-			ic, j0 := row*rows, part*stripsPerPart*nr
+			row, rest := item%rowBlocks, item/rowBlocks
+			col, part := rest%colParts, rest/colParts
+			ic, j0 := row*rows, col*stripsPerPart*nr
 			mb, nb := min(rows, m-ic), min(stripsPerPart*nr, n-j0)
-			cb := c[ic*ldc+j0:]
-			if p.prescale(k, beta) {
-				scale(mb, nb, beta, cb, ldc)
+			out, ldo := c[ic*ldc+j0:], ldc
+			if part > 0 {
+				out, ldo = partial[(part-1)*m*n+ic*n+j0:], n
+			} else if p.prescale(k, beta) {
+				scale(mb, nb, beta, out, ldc)
 			}
-			if p.packB && part != packed {
-				ws.packedB = grow(ws.packedB, roundUp(nb, nr)*k)
-				p.b.PackB(ws.packedB, 0, k, j0, nb)
-				packed = part
+			sl := slices[part]
+			if p.packB && rest != packed {
+				lo, depth = sl[0].pc, sl[len(sl)-1].pc+sl[len(sl)-1].kb-sl[0].pc
+				ws.packedB = grow(ws.packedB, roundUp(nb, nr)*depth)
+				p.b.PackB(ws.packedB, lo, depth, j0, nb)
+				packed = rest
 			}
-			for pc := 0; pc < k; pc += p.kern.kc {
-				kb := min(p.kern.kc, k-pc)
-				ab := p.blockA(ws, ic, mb, pc, kb)
+			for _, s := range sl {
+				ab := p.blockA(ws, ic, mb, s.pc, s.kb)
 				var bb bBlock
 				if p.packB {
-					// Panels of all k: slice pc of panel t starts pc rows in.
-					bb = bBlock{data: ws.packedB[pc*nr:], panel: nr * k, rs: nr, inPlace: roundUp(nb, nr)}
+					// Panels of the part's depth: slice s of panel t starts s.pc-lo rows in.
+					bb = bBlock{data: ws.packedB[(s.pc-lo)*nr:], panel: nr * depth, rs: nr, inPlace: roundUp(nb, nr)}
 				} else {
-					bb = p.blockB(nil, ws, pc, kb, j0, nb)
+					bb = p.blockB(nil, ws, s.pc, s.kb, j0, nb)
 				}
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc, p.alpha, beta != 0 || pc > 0)
+				add := !s.first || part == 0 && beta != 0
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, s.kb, out, ldo, p.alpha, add)
+			}
+			if done != nil {
+				done[row].Add(1)
+			}
+		}
+		for r := int(sum.Add(1)) - 1; done != nil && r < rowBlocks; r = int(sum.Add(1)) - 1 {
+			// The last items of the row block are being computed by other workers.
+			for done[r].Load() < int32(p.parts*colParts) {
+				if aborted.Load() {
+					return
+				}
+				runtime.Gosched()
+			}
+			for i := r * rows; i < min((r+1)*rows, m); i++ {
+				row := c[i*ldc : i*ldc+n]
+				for q := range p.parts - 1 {
+					for j, v := range partial[q*m*n+i*n:][:n] {
+						row[j] += v
+					}
+				}
 			}
 		}
 	})
@@ -432,16 +492,17 @@ const (
 	privateRows      = 64
 )
 
-// privateB reports whether the workers of an unsplit product pack B each for itself.
+// privateB reports whether the workers pack B each for itself.
 func (p plan) privateB(m, n, k, workers int) bool {
-	if _, ok := p.b.(matrix); !ok || p.parts > 1 {
+	if _, ok := p.b.(matrix); !ok {
 		return false
 	}
 	rows := p.rowChunk(m, n, workers)
 	rowBlocks := (m + rows - 1) / rows
-	_, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
-	packers := min(workers, rowBlocks) // of the same columns
-	return k*stripsPerPart*nr <= privateMaxFloats && (packers == 1 || packers*privateRows <= m)
+	_, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	packers := min(workers, rowBlocks) // of the same columns and part
+	depth := (k + p.parts - 1) / p.parts
+	return depth*stripsPerPart*nr <= privateMaxFloats && (packers == 1 || packers*privateRows <= m)
 }
 
 // share returns worker w's contiguous part [lo, hi) of n items split between workers.
