@@ -291,6 +291,7 @@ func TestTransposeRows(t *testing.T) {
 // chunks small enough to give sixteen workers several items each.
 func TestWorkers(t *testing.T) {
 	kern := goKernelOf(shapeAVX512) // 12×32 tiles
+	kern.tuning = zen3Tuning        // the row chunks below start from its mc of 144
 	for _, c := range []struct{ m, n, k, available, want int }{
 		{32, 32, 32, 16, 1},           // 32K multiply-adds
 		{128, 128, 64, 16, 2},         // 1M
