@@ -103,33 +103,41 @@ func (p plan) rowChunk(m, n, workers int) int {
 	for rows > mr && (m+rows-1)/rows*cols < target {
 		rows = max(mr, roundUp(rows/2, mr))
 	}
-	return p.balance(rows, m, n, workers)
+	return p.balance(rows, m, n, workers, target)
 }
 
-// balance returns the row chunk, from rows down to half of it, whose items the workers
-// finish first. Items of equal size end in rounds: nine on two workers take as long as
-// ten (the 128×512×2048 weight gradient in three parts of three row blocks), so a
-// slightly smaller chunk that makes the count a multiple of the workers is faster, while
-// a smaller one costs more items (one kernel strip each, counted as overhead). Chunks
-// are spread evenly over the rows (m = 2048 in sixteen chunks of 132 rows rather than
-// fourteen of 144 and one of 32).
-func (p plan) balance(rows, m, n, workers int) int {
+// balance returns the row chunk, between half and twice rows (at most mc), whose items
+// the workers finish first, of those that still give target items (or as many as rows
+// gives) and split the columns no further. Items of equal size end in rounds: nine on two workers take as long as ten
+// (the 128×512×2048 weight gradient in three parts of three row blocks), and eleven as
+// long as twelve, where eight somewhat larger ones would take four rounds; each item
+// also costs one kernel strip of overhead. Chunks are spread evenly over the rows (m =
+// 2048 in sixteen chunks of 132 rows rather than fourteen of 144 and one of 32).
+func (p plan) balance(rows, m, n, workers, target int) int {
 	if workers <= 1 || rows >= m {
 		return rows
 	}
 	mr := p.kern.mr
 	strips := (min(n, p.kern.nc) + nr - 1) / nr
+	items := func(blocks int) (count, colParts, stripsPerPart int) {
+		colParts, stripsPerPart = p.columnParts(strips, blocks*p.parts, workers)
+		return p.parts * blocks * colParts, colParts, stripsPerPart
+	}
+	least, cols, _ := items((m + rows - 1) / rows)
+	least = min(least, target)
 	best, bestCost := rows, -1
-	for blocks := (m + rows - 1) / rows; blocks <= (m+mr-1)/mr; blocks++ {
+	for blocks := (m + min(p.kern.mc, 2*rows) - 1) / min(p.kern.mc, 2*rows); blocks <= (m+mr-1)/mr; blocks++ {
 		r := roundUp((m+blocks-1)/blocks, mr)
 		if r < max(mr, rows/2) {
 			break
 		}
-		if (m+r-1)/r != blocks {
-			continue // the rounding to whole strips gives another block count
+		count, colParts, stripsPerPart := items(blocks)
+		if (m+r-1)/r != blocks || count < least || colParts > cols {
+			// Rounding to whole strips gives another block count, too few items, or
+			// columns split further (rows shrink first: rowChunk).
+			continue
 		}
-		colParts, stripsPerPart := p.columnParts(strips, blocks*p.parts, workers)
-		rounds := (p.parts*blocks*colParts + workers - 1) / workers
+		rounds := (count + workers - 1) / workers
 		if cost := rounds * (r + mr) * stripsPerPart; bestCost < 0 || cost < bestCost {
 			best, bestCost = r, cost
 		}
