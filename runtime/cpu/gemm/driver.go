@@ -85,13 +85,19 @@ type plan struct {
 func newPlan(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker) plan {
 	p := plan{kern: kern, a: a, b: b, alpha: alpha, packA: true, packB: true, parts: 1}
 	p.parts = p.kParts(m, n, k)
-	if n <= inPlaceACols && (a.trans || a.ld%kern.alias != 0) {
+	if p.aInPlace(n) {
 		p.packA = false
 	}
 	if bm, ok := b.(matrix); ok && !bm.trans && m <= inPlaceBRows && bm.ld%kern.alias != 0 {
 		p.packB = false
 	}
 	return p
+}
+
+// aInPlace reports whether A is read in place for products cols columns wide. Parallel
+// products ask again for the columns of one item, since A is packed again for each.
+func (p plan) aInPlace(cols int) bool {
+	return cols <= inPlaceACols && (p.a.trans || p.a.ld%p.kern.alias != 0)
 }
 
 // aBlock is how the micro-kernel reads an mb×kb block of op(A): strip s (rows s·mr on)

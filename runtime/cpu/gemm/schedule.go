@@ -269,6 +269,12 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	nb0 := min(n, nc)
 	steps, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
+	rows := p.rowChunk(m, n, workers)
+	rowBlocks := (m + rows - 1) / rows
+	colParts, stripsPerPart := p.columnParts((nb0+nr-1)/nr, rowBlocks*p.parts, workers)
+	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
+		p.packA = false // rather than packed again for every column part
+	}
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
 	// Two buffers of each, used by alternate steps, so that the workers may pack the
@@ -283,8 +289,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		shared.partial = grow(shared.partial, (p.parts-1)*m*n)
 		partial = shared.partial
 	}
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
 	counters := make([]atomic.Int64, (n+nc-1)/nc*len(steps))
 	bar := newBarrier(workers)
 	parallel.Run(workers, func(w int) {
@@ -399,6 +403,9 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 	rows := p.rowChunk(m, n, workers)
 	rowBlocks := (m + rows - 1) / rows
 	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	if colParts > 1 && p.aInPlace(stripsPerPart*nr) {
+		p.packA = false // rather than packed again for every column part
+	}
 	items := p.parts * rowBlocks * colParts
 	steps, _ := p.steps(m, n, k)
 	slices := make([][]slice, p.parts)
