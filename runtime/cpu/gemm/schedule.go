@@ -396,8 +396,9 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 // takes it, which starts as soon as its goroutine does. A worker packing B packs its
 // item's columns over the part's k at once and keeps them for its next item of the same
 // columns and part; items run row block after row block, so it usually packs them once.
-// A split sum ends as in parallel, the parts added to C in order, a row block at a time
-// once all its items are done, by whichever workers have no item left. k and alpha are
+// A split sum ends as in parallel, the parts added to C in order, a row block (in as
+// many pieces as there are workers to a block) once all its items are done, by whichever
+// workers have no item left. k and alpha are
 // not 0 (parallel).
 func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	rows := p.rowChunk(m, n, workers)
@@ -473,7 +474,11 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 				done[row].Add(1)
 			}
 		}
-		for r := int(sum.Add(1)) - 1; done != nil && r < rowBlocks; r = int(sum.Add(1)) - 1 {
+		// Each row block's sum is cut in pieces, so that all workers share it even when
+		// the row blocks are few (two of 72 rows for 128×512 on sixteen workers).
+		pieces := (workers + rowBlocks - 1) / rowBlocks
+		for t := int(sum.Add(1)) - 1; done != nil && t < rowBlocks*pieces; t = int(sum.Add(1)) - 1 {
+			r := t / pieces
 			// The last items of the row block are being computed by other workers.
 			for done[r].Load() < int32(p.parts*colParts) {
 				if aborted.Load() {
@@ -481,7 +486,9 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 				}
 				runtime.Gosched()
 			}
-			for i := r * rows; i < min((r+1)*rows, m); i++ {
+			ic := r * rows
+			lo, hi := share(min(rows, m-ic), t%pieces, pieces)
+			for i := ic + lo; i < ic+hi; i++ {
 				row := c[i*ldc : i*ldc+n]
 				for q := range p.parts - 1 {
 					for j, v := range partial[q*m*n+i*n:][:n] {
