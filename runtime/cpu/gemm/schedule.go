@@ -507,9 +507,9 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 // privateRows rows of C packs the same columns. The 2048-token products of a small
 // transformer qualify (a 128×512 weight is 256 KiB); a barrier there made every worker
 // wait for the last one to start, some microseconds on a sixteen-core host for products
-// of 100-300 µs; it made the weight-sized products (2048×128×512, B transposed or not)
-// 1.4 times as fast at 16 threads on the H200 host, and cnn28's 64×1600×128 input
-// gradient (two row blocks packing the same columns) 1.4 times. A BPacker other than a
+// of 100-300 µs. On the H200 host at 16 threads, packing B once behind a barrier instead
+// made those products 20-30% slower, and cnn28's 64×1600×128 input gradient (two row
+// blocks packing the same columns) 1.4 times as slow. A BPacker other than a
 // matrix (convolution's receptive fields) costs more to pack and is always packed once.
 const (
 	privateMaxFloats = 64 << 10
