@@ -108,11 +108,12 @@ func (p plan) rowChunk(m, n, workers int) int {
 
 // balance returns the row chunk, between half and twice rows (at most mc), whose items
 // the workers finish first, of those that still give target items (or as many as rows
-// gives) and split the columns no further. Items of equal size end in rounds: nine on two workers take as long as ten
-// (the 128×512×2048 weight gradient in three parts of three row blocks), and eleven as
-// long as twelve, where eight somewhat larger ones would take four rounds; each item
-// also costs one kernel strip of overhead. Chunks are spread evenly over the rows (m =
-// 2048 in sixteen chunks of 132 rows rather than fourteen of 144 and one of 32).
+// gives) and split the columns no further. Items of equal size end in rounds: nine on
+// two workers take as long as ten (the 128×512×2048 weight gradient in three parts of
+// three row blocks), and eleven as long as twelve, where eight somewhat larger ones
+// would take four rounds; each item also costs one kernel strip of overhead. Chunks are
+// spread evenly over the rows (with mc = 144, m = 2048 on two workers in sixteen chunks
+// of 132 rows rather than fourteen of 144 and one of 32).
 func (p plan) balance(rows, m, n, workers, target int) int {
 	if workers <= 1 || rows >= m {
 		return rows
@@ -126,7 +127,8 @@ func (p plan) balance(rows, m, n, workers, target int) int {
 	least, cols, _ := items((m + rows - 1) / rows)
 	least = min(least, target)
 	best, bestCost := rows, -1
-	for blocks := (m + min(p.kern.mc, 2*rows) - 1) / min(p.kern.mc, 2*rows); blocks <= (m+mr-1)/mr; blocks++ {
+	widest := min(p.kern.mc, 2*rows)
+	for blocks := (m + widest - 1) / widest; blocks <= (m+mr-1)/mr; blocks++ {
 		r := roundUp((m+blocks-1)/blocks, mr)
 		if r < max(mr, rows/2) {
 			break
@@ -398,8 +400,7 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 // columns and part; items run row block after row block, so it usually packs them once.
 // A split sum ends as in parallel, the parts added to C in order, a row block (in as
 // many pieces as there are workers to a block) once all its items are done, by whichever
-// workers have no item left. k and alpha are
-// not 0 (parallel).
+// workers have no item left. k and alpha are not 0 (parallel).
 func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	rows := p.rowChunk(m, n, workers)
 	rowBlocks := (m + rows - 1) / rows
@@ -509,8 +510,8 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 // wait for the last one to start, some microseconds on a sixteen-core host for products
 // of 100-300 µs. On the H200 host at 16 threads, packing B once behind a barrier instead
 // made those products 20-30% slower, and cnn28's 64×1600×128 input gradient (two row
-// blocks packing the same columns) 1.4 times as slow. A BPacker other than a
-// matrix (convolution's receptive fields) costs more to pack and is always packed once.
+// blocks packing the same columns) 1.4 times as slow. A BPacker other than a matrix
+// (convolution's receptive fields) costs more to pack and is always packed once.
 const (
 	privateMaxFloats = 64 << 10
 	privateRows      = 32
