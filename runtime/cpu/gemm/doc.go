@@ -100,8 +100,8 @@
 //     from 88 to 198 GFLOP/s and 256×128×784 from 123 to 210 at 16 threads (OpenBLAS:
 //     232 and 230). Reading B in place without barriers then took the transformer's
 //     weight gradients (128×128, 128×512 and 512×128 summed over 2048 tokens) from
-//     181-348 to 298-636 GFLOP/s at 16 threads, 256×128×784 from 193 to 323, and cnn28's
-//     dense layer 64×128×1600 from 103 to 201.
+//     195-376 to 388-683 GFLOP/s at 16 threads (133-199 to 194-230 at 2), 256×128×784
+//     from 217 to 421, and cnn28's dense layer 64×128×1600 from 107 to 244.
 //   - Every entry point validates dimensions, leading dimensions and slice lengths and
 //     returns an error naming the operand; nothing reads out of bounds.
 package gemm

@@ -25,7 +25,8 @@ var zen3Tuning = tuning{mc: 144, kc: 256, nc: 3072, alias: 256}
 // Of the blockings swept on the H200 host's Xeon at 2 threads (n = 1024 and 2048,
 // 1024×4096×4096 plain and transposed), mc = 384 with kc = 256 (two B panels, 32 KiB,
 // in L1; a 384 KiB A block in the larger L2) was 10-15% faster than Zen 3's 144, and
-// level at 16. Twelve rows of A read in place 2 KiB apart (the 2048×128×512 products of
+// level at 16; on the training products of bench cpu's train preset the two were within
+// the host's noise. Twelve rows of A read in place 2 KiB apart (the 2048×128×512 products of
 // a small transformer, k = 512) take six ways of two sets, which the 12-way L1 holds:
 // there the avx512 kernel ran within 10% of its speed on packed A, while packing A cost
 // about a third of the product. Rows 4 KiB apart (all twelve in one set) are still
