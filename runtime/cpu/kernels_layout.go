@@ -303,7 +303,7 @@ func concatFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 			}
 		}
 	}
-	grain := max(1, elemGrain*4/max(rowOut, 1))
+	grain := max(1, copyGrain/max(rowOut, 1))
 	return func() error { parallel.For(outer, grain, body); return nil }, nil
 }
 
@@ -397,6 +397,7 @@ func padTyped[T any](d, s []T, maps [][]int, x, o tensor.Shape, fill T) (func() 
 	if r-1 > maxRank {
 		return nil, fmt.Errorf("pad of rank %d exceeds %d", r, maxRank+1)
 	}
-	grain := max(1, elemGrain/inner)
+	var z T
+	grain := max(1, copyGrain/(inner*int(unsafe.Sizeof(z))))
 	return func() error { parallel.For(rows, grain, body); return nil }, nil
 }
