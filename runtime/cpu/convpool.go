@@ -1,0 +1,261 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Fusion of the layers of a CNN (conv, bias, ReLU, 2×2 max pool), which fuse hands to
+// fuseConvPool before it groups elementwise chains. Two patterns:
+//
+//   - A convolution whose only user adds a per-channel bias: the convolution adds the
+//     bias as it writes each image (conv.Forward's bias), into the Add's output, and the
+//     Add does nothing. A pass over the output is saved.
+//   - relu(z) pooled by a halving max pool whose gradient is taken (z → relu → max_pool,
+//     and in the backward max_pool_grad(relu, dy) → where(z > 0, ·, 0)): the pool takes
+//     the maximum of z and applies ReLU to that (max(relu(z)) = relu(max(z))), and the
+//     backward is one pass from z and dy (maxPoolReluGradStep) that writes Where's output
+//     straight away. The ReLU's output is never written, the max_pool_grad's output
+//     never exists, and Greater and Where do nothing: of four passes over the layer's
+//     full-size activations (ReLU's write, the gradient's write, Where's two reads and a
+//     write) one write is left.
+//
+// The results are the unfused nodes' bits, but for a window holding NaN, where the
+// gradient (of a loss that is NaN anyway) may go to another element of the window.
+
+// fuseConvPool adds the steps of the patterns it finds in nodes to steps, and updates
+// mem to what the fused steps read and write, so that the later elementwise fusion
+// checks its moves against the memory that is really used.
+func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
+	escapes func(*tensor.Node) bool, steps map[*tensor.Node]func() error) {
+	users := map[*tensor.Node][]*tensor.Node{}
+	for _, n := range nodes {
+		for _, x := range n.Inputs() {
+			users[x] = append(users[x], n)
+		}
+	}
+	// only returns n's single user, when n has exactly one and its value stays inside.
+	only := func(n *tensor.Node) *tensor.Node {
+		if u := users[n]; len(u) == 1 && !escapes(n) {
+			return u[0]
+		}
+		return nil
+	}
+	for _, n := range nodes {
+		if _, taken := steps[n]; taken {
+			continue
+		}
+		switch n.Op() {
+		case tensor.OpConv:
+			fuseConvBias(n, only(n), index, mem, steps)
+		case tensor.OpRelu:
+			if u := users[n]; len(u) == 2 && !escapes(n) {
+				fuseReluPool(n, u, only, index, mem, steps)
+			}
+		}
+	}
+}
+
+// fuseConvBias makes conv's step add the bias of add, conv's only user, if add adds a
+// per-channel F32 bias to conv's output and may be written at conv's place.
+func fuseConvBias(conv, add *tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
+	steps map[*tensor.Node]func() error) {
+	if add == nil || add.Op() != tensor.OpAdd || conv.DType() != tensor.F32 || add.DType() != tensor.F32 {
+		return
+	}
+	if _, taken := steps[add]; taken {
+		return
+	}
+	bi := 1
+	if add.Input(1) == conv {
+		bi = 0
+	}
+	bias := add.Input(bi)
+	if bias == conv || bias.DType() != tensor.F32 || !channelVector(bias.Shape(), conv.Shape()) {
+		return
+	}
+	ic, ia := index[conv], index[add]
+	out, b := mem[ia].out, mem[ia].in[bi]
+	if !writableEarly(out, ic, ia, mem, append([][]byte{b}, mem[ic].in...)...) || written(b, ic, ia, mem) {
+		return
+	}
+	step, err := convStep(conv, out, mem[ic].in, b)
+	if err != nil {
+		return // the node's own kernel reports it
+	}
+	steps[conv], steps[add] = step, nil
+	mem[ic] = nodeMem{out: out, in: append(mem[ic].in[:2:2], b)}
+	mem[ia] = nodeMem{}
+}
+
+// channelVector reports whether a bias of shape b, broadcast against out (N, C, ...),
+// holds one value per channel C.
+func channelVector(b, out tensor.Shape) bool {
+	off := out.Rank() - b.Rank()
+	if out.Rank() < 3 || off < 0 {
+		return false
+	}
+	for i, d := range b {
+		if want := 1; off+i == 1 {
+			if d != out[1] {
+				return false
+			}
+		} else if d != want {
+			return false
+		}
+	}
+	return true
+}
+
+// written reports whether a node strictly between from and at writes memory of b.
+func written(b []byte, from, at int, mem []nodeMem) bool {
+	for i := from + 1; i < at; i++ {
+		if overlap(b, mem[i].out) {
+			return true
+		}
+	}
+	return false
+}
+
+// fuseReluPool fuses relu, whose two users are u, with its max pool and the pool's
+// gradient, when they have the shape of the package comment's second pattern.
+func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *tensor.Node,
+	index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) {
+	pool, grad := u[0], u[1]
+	if pool.Op() == tensor.OpMaxPoolGrad {
+		pool, grad = grad, pool
+	}
+	z := relu.Input(0)
+	if relu.DType() != tensor.F32 || pool.Op() != tensor.OpMaxPool || grad.Op() != tensor.OpMaxPoolGrad ||
+		pool.Input(0) != relu || grad.Input(0) != relu || !grad.Input(1).Shape().Equal(pool.Shape()) {
+		return
+	}
+	pp := newPooler(relu.Shape(), pool.Shape(), pool.Attr().(tensor.PoolAttr))
+	if !pp.halving || !samePool(pool, grad) {
+		return
+	}
+	where := only(grad)
+	if where == nil || where.Op() != tensor.OpWhere || where.Input(1) != grad || !isZero(where.Input(2)) {
+		return
+	}
+	cmp := where.Input(0)
+	if only(cmp) != where || cmp.Op() != tensor.OpGreater || cmp.Input(0) != z || !isZero(cmp.Input(1)) ||
+		!cmp.Input(0).Shape().Equal(where.Shape()) {
+		return
+	}
+	for _, n := range []*tensor.Node{pool, grad, cmp, where} {
+		if _, taken := steps[n]; taken {
+			return
+		}
+	}
+	ir, ip, ig, ic, iw := index[relu], index[pool], index[grad], index[cmp], index[where]
+	zm, dy, dz := mem[ir].in[0], mem[ig].in[1], mem[iw].out
+	// The pool reads z in place of relu's output; the gradient step runs at the
+	// gradient's place and writes Where's output early. z is live until cmp reads it, so
+	// only the nodes in between can spoil it; dz may be z's own memory (the step copies
+	// what it overwrites), no other operand's.
+	if written(zm, ir, ig, mem) || ic < ig || iw < ig {
+		return
+	}
+	saved := mem[ic]
+	mem[ic] = nodeMem{}
+	ok := writableEarly(dz, ig, iw, mem, dy, mem[ig].out) && (!overlap(dz, zm) || sameMemory(dz, zm) && len(dz) == len(zm))
+	mem[ic] = saved
+	if !ok {
+		return
+	}
+	steps[relu], steps[cmp], steps[where] = nil, nil, nil
+	steps[pool] = maxPoolReluStep(pp, f32s(zm), f32s(mem[ip].out))
+	steps[grad] = maxPoolReluGradStep(pp, f32s(zm), f32s(dy), f32s(dz), sameMemory(dz, zm))
+	mem[ir], mem[ic], mem[iw] = nodeMem{}, nodeMem{}, nodeMem{}
+	mem[ip].in = [][]byte{zm}
+	mem[ig] = nodeMem{out: dz, in: [][]byte{zm, dy}}
+}
+
+// samePool reports whether a max pool and a max_pool_grad have the same window.
+func samePool(pool, grad *tensor.Node) bool {
+	a, b := pool.Attr().(tensor.PoolAttr), grad.Attr().(tensor.PoolAttr)
+	return newPooler(pool.Input(0).Shape(), pool.Shape(), a).halving &&
+		newPooler(grad.Input(0).Shape(), grad.Input(1).Shape(), b).halving
+}
+
+// isZero reports whether n is an F32 constant whose every element is +0.
+func isZero(n *tensor.Node) bool {
+	if n.Op() != tensor.OpConst || n.DType() != tensor.F32 || n.Value() == nil {
+		return false
+	}
+	for _, b := range n.Value().Bytes() {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPoolReluStep computes y = relu(max_pool(z)) for a halving pool p: each block of
+// output rows is pooled, then rectified while it is in cache.
+func maxPoolReluStep(p pooler, z, y []float32) func() error {
+	return func() error {
+		parallel.For(p.planes*p.oh, poolGrain(p.rowCost()), func(lo, hi int) {
+			p.max2x2Rows(z, y, lo, hi)
+			rows := y[lo*p.ow : hi*p.ow]
+			vec.Relu(rows, rows)
+		})
+		return nil
+	}
+}
+
+// maxPoolReluGradStep computes where(z > 0, max_pool_grad(relu(z), dy), 0) for a
+// halving pool p in one pass: dy[i] goes to the first largest element of window i of z
+// when that element is positive, and zero everywhere else. For a window whose largest
+// element is positive, z and relu(z) have the same first largest element; for the
+// others the Where writes zero wherever the gradient went. aliased says that dz is z's
+// memory.
+// Without aliasing, a block of rows takes the plain gradient (argmax of z) and then
+// Where's own vector loops over the block's input span, still in cache; with it, the
+// windows are masked before they are written (grad2x2Rows).
+func maxPoolReluGradStep(p pooler, z, dy, dz []float32, aliased bool) func() error {
+	return func() error {
+		parallel.For(p.planes*p.oh, poolGrain(2*p.w), func(lo, hi int) {
+			if aliased {
+				p.grad2x2Rows(z, dy, dz, lo, hi, true)
+				return
+			}
+			p.maxGrad2x2Rows(z, dy, dz, lo, hi)
+			a, b := p.inputSpan(lo, hi)
+			reluMask(dz[a:b], z[a:b])
+		})
+		return nil
+	}
+}
+
+// inputSpan returns the input elements [a, b) whose gradient output rows [lo, hi) of a
+// halving pool write: their two input rows each, and the row left over under an odd
+// height with the plane's last output row.
+func (p *pooler) inputSpan(lo, hi int) (a, b int) {
+	a = (lo/p.oh*p.h + 2*(lo%p.oh)) * p.w
+	pl, oy := (hi-1)/p.oh, (hi-1)%p.oh
+	if oy == p.oh-1 {
+		return a, (pl + 1) * p.h * p.w
+	}
+	return a, (pl*p.h + 2*oy + 2) * p.w
+}
+
+// maskChunk is the number of elements reluMask compares at a time.
+const maskChunk = 512
+
+// reluMask sets d[i] = where(z[i] > 0, d[i], +0) with the vector loops of Greater and
+// Where, so that the bits are theirs.
+func reluMask(d, z []float32) {
+	var c [maskChunk]byte
+	zero := []float32{0}
+	for i := 0; i < len(d); i += maskChunk {
+		n := min(maskChunk, len(d)-i)
+		vec.Compare(vec.Greater, c[:n], z[i:i+n], 1, zero, 0)
+		du := unsafe.Slice((*uint32)(unsafe.Pointer(&d[i])), n)
+		vec.Where32(du, c[:n], du, 1, []uint32{0}, 0)
+	}
+}

@@ -1,0 +1,84 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// cnnLayer builds y = max_pool(relu(conv(x, w) + b)) over a 2×2 window and the
+// gradients of y·gy with respect to x, w and b, as nn's Conv2D and MaxPooling2D do:
+// batch n, c input and k output channels, s×s images, a kernel×kernel filter with pad
+// on each side. With keepRelu the ReLU's value is an output too.
+func cnnLayer(n, c, k, s, kernel, pad int, keepRelu bool) fusionCase {
+	return fusionCase{fmt.Sprintf("n%d_c%d_k%d_s%d_f%d_p%d_keep%v", n, c, k, s, kernel, pad, keepRelu),
+		func(g *tensor.Graph, in func(...int) *tensor.Node, _ int) []*tensor.Node {
+			x, w, b := in(n, c, s, s), in(k, c, kernel, kernel), in(k, 1, 1)
+			at := tensor.ConvAttr{Stride: []int{1, 1}, Dilation: []int{1, 1}, PadBegin: []int{pad, pad},
+				PadEnd: []int{pad, pad}, Groups: 1}
+			r := tensor.Relu(tensor.Add(tensor.Conv(x, w, at), b))
+			y := tensor.MaxPool2D(r, 2, 2)
+			gy := in(y.Shape()...)
+			outs := append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy},
+				[]*tensor.Node{x, w, b})...)
+			if keepRelu {
+				outs = append(outs, r)
+			}
+			return outs
+		}}
+}
+
+// TestConvPoolFusion checks the fused conv + bias and ReLU + max pool (forward and
+// backward) against the unfused nodes, bit for bit, on ragged sizes (odd sizes leave a
+// row and a column out of every window; 150 makes rows of more windows than a chunk),
+// with Where's output in its own buffer and in the buffer of the ReLU's input (the
+// scheduler's reuse), and that the fusion happens (fewer steps) but not when the ReLU's
+// value is read elsewhere. Through a second process, the same with GML_SIMD=go.
+func TestConvPoolFusion(t *testing.T) {
+	whereInZ := func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
+		return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpWhere): byOp(nodes, tensor.OpAdd)}
+	}
+	cases := []fusionCase{
+		cnnLayer(1, 1, 3, 7, 3, 0, false),
+		cnnLayer(7, 3, 17, 33, 3, 1, false),
+		cnnLayer(7, 17, 5, 8, 1, 0, false),
+		cnnLayer(1, 3, 4, 2, 1, 0, false),
+		cnnLayer(1, 1, 2, 150, 3, 1, false),
+		cnnLayer(7, 3, 5, 9, 3, 1, true),
+	}
+	for _, c := range cases {
+		for _, share := range []func([]*tensor.Node) map[*tensor.Node]*tensor.Node{nil, whereInZ} {
+			stepsOff, want := runFusionCase(t, c, 0, false, share)
+			steps, got := runFusionCase(t, c, 0, true, share)
+			// Unfused (no fusion at all: GML_FUSE=off) every node is a step; fused, the
+			// add, ReLU, Greater and Where take none. With the ReLU's value kept, the
+			// bias add fuses into the convolution and Greater with Where.
+			wantSaved := 4
+			if len(want) == 5 {
+				wantSaved = 2
+			}
+			if stepsOff-steps != wantSaved {
+				t.Errorf("%s (shared %v): %d steps fused, %d unfused, want %d fewer", c.name, share != nil,
+					steps, stepsOff, wantSaved)
+			}
+			for i := range want {
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("%s (shared %v, %v): output %d element %d = %v fused, %v unfused", c.name,
+							share != nil, vec.Active(), i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+	if os.Getenv("GML_SIMD") == "" && vec.Active() != vec.Go {
+		if out, err := childtest.Run("^TestConvPoolFusion$", "GML_SIMD=go"); err != nil {
+			t.Errorf("with GML_SIMD=go: %v\n%s", err, out)
+		}
+	}
+}
