@@ -155,8 +155,8 @@ func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *
 	zm, dy, dz := mem[ir].in[0], mem[ig].in[1], mem[iw].out
 	// The pool reads z in place of relu's output; the gradient step runs at the
 	// gradient's place and writes Where's output early. z is live until cmp reads it, so
-	// only the nodes in between can spoil it; dz may be z's own memory (the step copies
-	// what it overwrites), no other operand's.
+	// only the nodes in between can spoil it; dz may be z's own memory (the step compares
+	// z before it writes), no other operand's.
 	if written(zm, ir, ig, mem) || ic < ig || iw < ig {
 		return
 	}
@@ -169,7 +169,7 @@ func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *
 	}
 	steps[relu], steps[cmp], steps[where] = nil, nil, nil
 	steps[pool] = maxPoolReluStep(pp, f32s(zm), f32s(mem[ip].out))
-	steps[grad] = maxPoolReluGradStep(pp, f32s(zm), f32s(dy), f32s(dz), sameMemory(dz, zm))
+	steps[grad] = maxPoolReluGradStep(pp, f32s(zm), f32s(dy), f32s(dz))
 	mem[ir], mem[ic], mem[iw] = nodeMem{}, nodeMem{}, nodeMem{}
 	mem[ip].in = [][]byte{zm}
 	mem[ig] = nodeMem{out: dz, in: [][]byte{zm, dy}}
@@ -212,23 +212,36 @@ func maxPoolReluStep(p pooler, z, y []float32) func() error {
 // halving pool p in one pass: dy[i] goes to the first largest element of window i of z
 // when that element is positive, and zero everywhere else. For a window whose largest
 // element is positive, z and relu(z) have the same first largest element; for the
-// others the Where writes zero wherever the gradient went. aliased says that dz is z's
-// memory.
-// Without aliasing, a block of rows takes the plain gradient (argmax of z) and then
-// Where's own vector loops over the block's input span, still in cache; with it, the
-// windows are masked before they are written (grad2x2Rows).
-func maxPoolReluGradStep(p pooler, z, dy, dz []float32, aliased bool) func() error {
+// others the Where writes zero wherever the gradient went. dz may be z's memory.
+func maxPoolReluGradStep(p pooler, z, dy, dz []float32) func() error {
 	return func() error {
-		parallel.For(p.planes*p.oh, poolGrain(2*p.w), func(lo, hi int) {
-			if aliased {
-				p.grad2x2Rows(z, dy, dz, lo, hi, true)
-				return
-			}
-			p.maxGrad2x2Rows(z, dy, dz, lo, hi)
-			a, b := p.inputSpan(lo, hi)
-			reluMask(dz[a:b], z[a:b])
-		})
+		parallel.For(p.planes*p.oh, poolGrain(2*p.w), func(lo, hi int) { p.reluGradRows(z, dy, dz, lo, hi) })
 		return nil
+	}
+}
+
+// maskChunk is the most input elements whose comparison reluGradRows keeps on the stack.
+const maskChunk = 4096
+
+// reluGradRows computes maxPoolReluGradStep's output under output rows [lo, hi), a few
+// rows at a time: Greater's vector loop compares their input span with zero, then the
+// plain gradient (maxGrad2x2Rows) is written and Where's vector loop masks it, all in
+// cache and with those ops' bits. The comparison comes first, so dz may overwrite z.
+func (p *pooler) reluGradRows(z, dy, dz []float32, lo, hi int) {
+	var stack [maskChunk]byte
+	c := stack[:]
+	if 3*p.w > maskChunk { // one output row's span: two input rows and a leftover one
+		c = make([]byte, 3*p.w)
+	}
+	per := len(c) / (3 * p.w) // rows whose span fits, leftover rows of plane ends included
+	zero, zeroBits := []float32{0}, []uint32{0}
+	for r0 := lo; r0 < hi; r0 += per {
+		r1 := min(r0+per, hi)
+		a, b := p.inputSpan(r0, r1)
+		vec.Compare(vec.Greater, c[:b-a], z[a:b], 1, zero, 0)
+		p.maxGrad2x2Rows(z, dy, dz, r0, r1)
+		d := unsafe.Slice((*uint32)(unsafe.Pointer(&dz[a])), b-a)
+		vec.Where32(d, c[:b-a], d, 1, zeroBits, 0)
 	}
 }
 
@@ -242,20 +255,4 @@ func (p *pooler) inputSpan(lo, hi int) (a, b int) {
 		return a, (pl + 1) * p.h * p.w
 	}
 	return a, (pl*p.h + 2*oy + 2) * p.w
-}
-
-// maskChunk is the number of elements reluMask compares at a time.
-const maskChunk = 512
-
-// reluMask sets d[i] = where(z[i] > 0, d[i], +0) with the vector loops of Greater and
-// Where, so that the bits are theirs.
-func reluMask(d, z []float32) {
-	var c [maskChunk]byte
-	zero := []float32{0}
-	for i := 0; i < len(d); i += maskChunk {
-		n := min(maskChunk, len(d)-i)
-		vec.Compare(vec.Greater, c[:n], z[i:i+n], 1, zero, 0)
-		du := unsafe.Slice((*uint32)(unsafe.Pointer(&d[i])), n)
-		vec.Where32(du, c[:n], du, 1, []uint32{0}, 0)
-	}
 }

@@ -231,30 +231,12 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 // the largest is chosen without branches (which of four values is largest is random, and
 // a branch on it mispredicts about half the time).
 func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
-	p.grad2x2Rows(X, GY, DX, lo, hi, false)
-}
-
-// grad2x2Rows is maxGrad2x2Rows, and with relu set the gradient of max pooling after a
-// ReLU computed from the ReLU's input X, where DX may be X's memory (see
-// maxPoolReluGradStep): a window's gradient counts only where its largest input is
-// positive.
-func (p *pooler) grad2x2Rows(X, GY, DX []float32, lo, hi int, relu bool) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
-	var scratch *reluScratch
-	if relu {
-		scratch = new(reluScratch) // once per block of rows: Go clears it
-	}
 	for r := lo; r < hi; r++ {
 		pl, oy := r/oh, r%oh
 		at := (pl*h + 2*oy) * w
-		top, bot := X[at:][:2*ow], X[at+w:][:2*ow]
 		dtop, dbot := DX[at:][:w], DX[at+w:][:w]
-		g := GY[r*ow:][:ow]
-		if relu {
-			scratch.maxGrad2x2ReluRow(dtop, dbot, top, bot, g)
-		} else {
-			maxGrad2x2Row(dtop, dbot, top, bot, g)
-		}
+		maxGrad2x2Row(dtop, dbot, X[at:][:2*ow], X[at+w:][:2*ow], GY[r*ow:][:ow])
 		clear(dtop[2*ow:])
 		clear(dbot[2*ow:])
 		if oy == oh-1 {
@@ -275,42 +257,6 @@ func maxGrad2x2Row(dtop, dbot, top, bot, g []float32) {
 		var d [4]float32
 		d[sel] = g[i]
 		dtop[2*i], dtop[2*i+1], dbot[2*i], dbot[2*i+1] = d[0], d[1], d[2], d[3]
-	}
-}
-
-// reluChunk is the number of windows maxGrad2x2ReluRow takes at a time.
-const reluChunk = 64
-
-// reluScratch is maxGrad2x2ReluRow's buffers for one chunk: the windows' largest inputs,
-// the masked gradient and, under aliasing, copies of the two input rows.
-type reluScratch struct {
-	big, gm [reluChunk]float32
-	ct, cb  [2 * reluChunk]float32
-}
-
-// maxGrad2x2ReluRow is maxGrad2x2Row for max(relu(x)) where dtop and dbot may be top's
-// and bot's memory: the gradient of window i is g[i] where the window's largest input is
-// positive and zero elsewhere. It takes the windows in chunks: a chunk's inputs are
-// copied, its largest inputs found (max2x2Row) and the gradient masked before the chunk
-// is written.
-func (s *reluScratch) maxGrad2x2ReluRow(dtop, dbot, top, bot, g []float32) {
-	big, gm, ct, cb := &s.big, &s.gm, &s.ct, &s.cb
-	for c0 := 0; c0 < len(g); c0 += reluChunk {
-		n := min(reluChunk, len(g)-c0)
-		t, b := ct[:2*n], cb[:2*n]
-		copy(t, top[2*c0:])
-		copy(b, bot[2*c0:])
-		max2x2Row(big[:n], t, b)
-		for i, v := range g[c0:][:n] {
-			// A mask rather than a branch (the sign of the largest is random), and +0
-			// where the gradient is cut, as Where writes.
-			var keep uint32
-			if big[i] > 0 {
-				keep = 1
-			}
-			gm[i] = math.Float32frombits(math.Float32bits(v) & -keep)
-		}
-		maxGrad2x2Row(dtop[2*c0:], dbot[2*c0:], t, b, gm[:n])
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 )
 
 // geometry holds the sizes derived from validated, normalized Params.
@@ -344,12 +345,11 @@ type firstError struct {
 
 func (f *firstError) set(err error) { f.once.Do(func() { f.err = err }) }
 
-// addBias adds bias[c] to every element of channel c of one image y (len(bias)×plane).
+// addBias adds bias[c] to every element of channel c of one image y (len(bias)×plane),
+// with package vec's vector loop (Go's bits).
 func addBias(y, bias []float32, plane int) {
-	for c, b := range bias {
+	for c := range bias {
 		row := y[c*plane:][:plane]
-		for j := range row {
-			row[j] += b
-		}
+		vec.Arith(vec.Add, row, row, 1, bias[c:], 0)
 	}
 }
