@@ -49,6 +49,7 @@ func TestConvPoolFusion(t *testing.T) {
 		cnnLayer(7, 17, 5, 8, 1, 0, false),
 		cnnLayer(1, 3, 4, 2, 1, 0, false),
 		cnnLayer(1, 1, 2, 150, 3, 1, false),
+		cnnLayer(2, 1, 3, 28, 3, 0, false), // cnn28's first layer: rows of 13 windows
 		cnnLayer(7, 3, 5, 9, 3, 1, true),
 	}
 	for _, c := range cases {
