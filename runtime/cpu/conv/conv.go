@@ -38,14 +38,19 @@ func newGeometry(p Params) geometry {
 	return g
 }
 
-// columns returns group grp of image x's column matrix as a GEMM B operand (transposed
-// when transposed is set).
-func (g geometry) columns(x []float32, grp int, transposed bool) gemm.BPacker {
-	xg := x[grp*g.cg*g.p.InH*g.p.InW:]
-	if g.direct {
-		return gemm.Dense(xg, g.ldPlane, transposed)
+// columns returns group grp of image n's column matrix as a GEMM B operand (transposed
+// when transposed is set). A unit-stride convolution reads the image padded into s
+// (shiftField), any other x itself.
+func (g geometry) columns(wd window, s *shiftScratch, x []float32, n, grp int, transposed bool) gemm.BPacker {
+	img := x[n*g.inLen:][:g.inLen]
+	switch {
+	case g.direct:
+		return gemm.Dense(img[grp*g.cg*g.p.InH*g.p.InW:], g.ldPlane, transposed)
+	case g.shifted():
+		return shiftField{x: s.padded(g, wd, img)[grp*g.cg*wd.plane:], plane: wd.plane, wp: wd.wp,
+			ow: g.p.OutW(), offs: wd.offs, transposed: transposed}
 	}
-	return fieldPanel{p: g.p, x: xg, ow: g.p.OutW(), transposed: transposed}
+	return fieldPanel{p: g.p, x: img[grp*g.cg*g.p.InH*g.p.InW:], ow: g.p.OutW(), transposed: transposed}
 }
 
 // forEach calls body once for every item i in [0, count). With at least two items and
@@ -202,7 +207,7 @@ func (c *Conv) Forward(x, w, bias, y []float32) error {
 		case shifted:
 			err = g.forwardShifted(impl, parallelGEMM, c.wd, &scratch[worker], n, x, w, y)
 		default:
-			err = g.forwardGEMM(impl, parallelGEMM, n, x, w, y)
+			err = g.forwardGEMM(impl, parallelGEMM, c.wd, &scratch[worker], n, x, w, y)
 		}
 		if err != nil {
 			failed.set(fmt.Errorf("conv.Forward: %w", err))
@@ -215,11 +220,12 @@ func (c *Conv) Forward(x, w, bias, y []float32) error {
 	return failed.err
 }
 
-// forwardGEMM computes image n of y, one GEMM per group.
-func (g geometry) forwardGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, w, y []float32) error {
+// forwardGEMM computes image n of y, one GEMM per group, with s the worker's scratch.
+func (g geometry) forwardGEMM(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
+	n int, x, w, y []float32) error {
 	for grp := 0; grp < g.p.Groups; grp++ {
 		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.plane, g.crs, 1,
-			w[grp*g.kg*g.crs:], g.lda, g.columns(x[n*g.inLen:], grp, false),
+			w[grp*g.kg*g.crs:], g.lda, g.columns(wd, s, x, n, grp, false),
 			0, y[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane); err != nil {
 			return err
 		}

@@ -36,9 +36,10 @@ const (
 
 // filterScratch is BackwardFilter's memory, kept from call to call.
 type filterScratch struct {
-	xs       []float32 // per-tap: each input channel's padded images in a row
-	dyT      []float32 // per-tap: dy transposed onto the wide grid, image after image
-	partials []float32 // one weight gradient per block
+	xs       []float32      // per-tap: each input channel's padded images in a row
+	dyT      []float32      // per-tap: dy transposed onto the wide grid, image after image
+	partials []float32      // one weight gradient per block
+	pads     []shiftScratch // per worker: filterImages' padded image (unit strides)
 }
 
 // filterBlocks returns the number of blocks of images the weight gradient is summed in:
@@ -109,8 +110,9 @@ func (c *Conv) filterImages(x, dy, dw []float32) error {
 	impl := gemm.Default()
 	blocks := g.filterBlocks(g.plane)
 	parts := c.partials(blocks, dw)
+	pads := perWorker(&c.filter.pads, workersFor(blocks))
 	var failed firstError
-	forEach(blocks, func(_, b int, parallelGEMM bool) {
+	forEach(blocks, func(worker, b int, parallelGEMM bool) {
 		sum := parts[b]
 		clear(sum)
 		n0, n1 := g.blockImages(b, blocks)
@@ -119,7 +121,7 @@ func (c *Conv) filterImages(x, dy, dw []float32) error {
 				depthwiseFilter(g, x[n*g.inLen:][:g.inLen], dy[n*g.outLen:][:g.outLen], sum)
 				continue
 			}
-			if err := g.filterGEMM(impl, parallelGEMM, n, x, dy, sum); err != nil {
+			if err := g.filterGEMM(impl, parallelGEMM, c.wd, &pads[worker], n, x, dy, sum); err != nil {
 				failed.set(err)
 				return
 			}
@@ -129,11 +131,13 @@ func (c *Conv) filterImages(x, dy, dw []float32) error {
 	return failed.err
 }
 
-// filterGEMM adds the weight gradient of image n to dw, one GEMM per group.
-func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, dy, dw []float32) error {
+// filterGEMM adds the weight gradient of image n to dw, one GEMM per group, with s the
+// worker's scratch.
+func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
+	n int, x, dy, dw []float32) error {
 	for grp := 0; grp < g.p.Groups; grp++ {
 		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,
-			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(x[n*g.inLen:], grp, true),
+			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(wd, s, x, n, grp, true),
 			1, dw[grp*g.kg*g.crs:], g.lda); err != nil {
 			return err
 		}
