@@ -22,6 +22,9 @@ import (
 //     never exists, and Greater and Where do nothing: of four passes over the layer's
 //     full-size activations (ReLU's write, the gradient's write, Where's two reads and a
 //     write) one write is left.
+//   - Both at once, with nothing else between the convolution and the pool: the pool
+//     runs in the convolution's step, on each image as soon as it is written
+//     (poolInConv), so z is not read back from memory.
 //
 // The results are the unfused nodes' bits, but for a window holding NaN, where the
 // gradient (of a loss that is NaN anyway) may go to another element of the window.
@@ -44,30 +47,36 @@ func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMe
 		}
 		return nil
 	}
+	biased := map[*tensor.Node]*tensor.Node{} // bias Add → the convolution doing it
 	for _, n := range nodes {
 		if _, taken := steps[n]; taken {
 			continue
 		}
 		switch n.Op() {
 		case tensor.OpConv:
-			fuseConvBias(n, only(n), index, mem, steps)
+			if add := only(n); fuseConvBias(n, add, index, mem, steps) {
+				biased[add] = n
+			}
 		case tensor.OpRelu:
 			if u := users[n]; len(u) == 2 && !escapes(n) {
-				fuseReluPool(n, u, only, index, mem, steps)
+				if pool := fuseReluPool(n, u, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
+					poolInConv(nodes, biased[n.Input(0)], n, pool, index, mem, steps)
+				}
 			}
 		}
 	}
 }
 
 // fuseConvBias makes conv's step add the bias of add, conv's only user, if add adds a
-// per-channel F32 bias to conv's output and may be written at conv's place.
+// per-channel F32 bias to conv's output and may be written at conv's place, and reports
+// whether it did.
 func fuseConvBias(conv, add *tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
-	steps map[*tensor.Node]func() error) {
+	steps map[*tensor.Node]func() error) bool {
 	if add == nil || add.Op() != tensor.OpAdd || conv.DType() != tensor.F32 || add.DType() != tensor.F32 {
-		return
+		return false
 	}
 	if _, taken := steps[add]; taken {
-		return
+		return false
 	}
 	bi := 1
 	if add.Input(1) == conv {
@@ -75,20 +84,52 @@ func fuseConvBias(conv, add *tensor.Node, index map[*tensor.Node]int, mem []node
 	}
 	bias := add.Input(bi)
 	if bias == conv || bias.DType() != tensor.F32 || !channelVector(bias.Shape(), conv.Shape()) {
-		return
+		return false
 	}
 	ic, ia := index[conv], index[add]
 	out, b := mem[ia].out, mem[ia].in[bi]
 	if !writableEarly(out, ic, ia, mem, append([][]byte{b}, mem[ic].in...)...) || written(b, ic, ia, mem) {
-		return
+		return false
 	}
 	step, err := convStep(conv, out, mem[ic].in, b)
 	if err != nil {
-		return // the node's own kernel reports it
+		return false // the node's own kernel reports it
 	}
 	steps[conv], steps[add] = step, nil
 	mem[ic] = nodeMem{out: out, in: append(mem[ic].in[:2:2], b)}
 	mem[ia] = nodeMem{}
+	return true
+}
+
+// poolInConv moves the work of pool, fused with relu (maxPoolReluStep), into the step of
+// conv, which fuseConvBias made write relu's input z: each image is pooled as soon as
+// the convolution has written it, while it is in cache, instead of in a pass over z
+// from memory. Only when nothing but the bias add and relu lies between conv and pool
+// (as nn's layers give it), so that writing pool's output at conv's place moves no write
+// across another node; pool's memory entry stays at its place for the later checks.
+func poolInConv(nodes []*tensor.Node, conv, relu, pool *tensor.Node, index map[*tensor.Node]int,
+	mem []nodeMem, steps map[*tensor.Node]func() error) {
+	ic, ip := index[conv], index[pool]
+	for _, n := range nodes[ic+1 : ip] {
+		if n != relu && n != relu.Input(0) {
+			return
+		}
+	}
+	z, y := mem[ic].out, mem[ip].out
+	if overlap(y, z) || !writableEarly(y, ic, ip, mem, mem[ic].in...) {
+		return
+	}
+	pp := newPooler(relu.Shape(), pool.Shape(), pool.Attr().(tensor.PoolAttr))
+	Z, Y := f32s(z), f32s(y)
+	rows := pp.planes / max(relu.Shape()[0], 1) * pp.oh // output rows per image
+	step, err := convStepThen(conv, z, mem[ic].in[:2], mem[ic].in[2], func(n int) {
+		pp.max2x2ReluRows(Z, Y, n*rows, (n+1)*rows)
+	})
+	if err != nil {
+		return
+	}
+	steps[conv], steps[pool] = step, nil
+	mem[ip].in = nil
 }
 
 // channelVector reports whether a bias of shape b, broadcast against out (N, C, ...),
@@ -121,9 +162,10 @@ func written(b []byte, from, at int, mem []nodeMem) bool {
 }
 
 // fuseReluPool fuses relu, whose two users are u, with its max pool and the pool's
-// gradient, when they have the shape of the package comment's second pattern.
+// gradient, when they have the shape of the package comment's second pattern, and
+// returns the pool node (nil when it fused nothing).
 func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *tensor.Node,
-	index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) {
+	index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) *tensor.Node {
 	pool, grad := u[0], u[1]
 	if pool.Op() == tensor.OpMaxPoolGrad {
 		pool, grad = grad, pool
@@ -131,24 +173,24 @@ func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *
 	z := relu.Input(0)
 	if relu.DType() != tensor.F32 || pool.Op() != tensor.OpMaxPool || grad.Op() != tensor.OpMaxPoolGrad ||
 		pool.Input(0) != relu || grad.Input(0) != relu || !grad.Input(1).Shape().Equal(pool.Shape()) {
-		return
+		return nil
 	}
 	pp := newPooler(relu.Shape(), pool.Shape(), pool.Attr().(tensor.PoolAttr))
 	if !pp.halving || !samePool(pool, grad) {
-		return
+		return nil
 	}
 	where := only(grad)
 	if where == nil || where.Op() != tensor.OpWhere || where.Input(1) != grad || !isZero(where.Input(2)) {
-		return
+		return nil
 	}
 	cmp := where.Input(0)
 	if only(cmp) != where || cmp.Op() != tensor.OpGreater || cmp.Input(0) != z || !isZero(cmp.Input(1)) ||
 		!cmp.Input(0).Shape().Equal(where.Shape()) {
-		return
+		return nil
 	}
 	for _, n := range []*tensor.Node{pool, grad, cmp, where} {
 		if _, taken := steps[n]; taken {
-			return
+			return nil
 		}
 	}
 	ir, ip, ig, ic, iw := index[relu], index[pool], index[grad], index[cmp], index[where]
@@ -158,14 +200,14 @@ func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *
 	// only the nodes in between can spoil it; dz may be z's own memory (the step compares
 	// z before it writes), no other operand's.
 	if written(zm, ir, ig, mem) || ic < ig || iw < ig {
-		return
+		return nil
 	}
 	saved := mem[ic]
 	mem[ic] = nodeMem{}
 	ok := writableEarly(dz, ig, iw, mem, dy, mem[ig].out) && (!overlap(dz, zm) || sameMemory(dz, zm) && len(dz) == len(zm))
 	mem[ic] = saved
 	if !ok {
-		return
+		return nil
 	}
 	steps[relu], steps[cmp], steps[where] = nil, nil, nil
 	steps[pool] = maxPoolReluStep(pp, f32s(zm), f32s(mem[ip].out))
@@ -173,6 +215,7 @@ func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *
 	mem[ir], mem[ic], mem[iw] = nodeMem{}, nodeMem{}, nodeMem{}
 	mem[ip].in = [][]byte{zm}
 	mem[ig] = nodeMem{out: dz, in: [][]byte{zm, dy}}
+	return pool
 }
 
 // samePool reports whether a max pool and a max_pool_grad have the same window.
@@ -195,17 +238,20 @@ func isZero(n *tensor.Node) bool {
 	return true
 }
 
-// maxPoolReluStep computes y = relu(max_pool(z)) for a halving pool p: each block of
-// output rows is pooled, then rectified while it is in cache.
+// maxPoolReluStep computes y = relu(max_pool(z)) for a halving pool p.
 func maxPoolReluStep(p pooler, z, y []float32) func() error {
 	return func() error {
-		parallel.For(p.planes*p.oh, poolGrain(p.rowCost()), func(lo, hi int) {
-			p.max2x2Rows(z, y, lo, hi)
-			rows := y[lo*p.ow : hi*p.ow]
-			vec.Relu(rows, rows)
-		})
+		parallel.For(p.planes*p.oh, poolGrain(p.rowCost()), func(lo, hi int) { p.max2x2ReluRows(z, y, lo, hi) })
 		return nil
 	}
+}
+
+// max2x2ReluRows computes output rows [lo, hi) of y = relu(max_pool(z)) for a halving
+// pool p: the rows are pooled, then rectified while they are in cache.
+func (p *pooler) max2x2ReluRows(z, y []float32, lo, hi int) {
+	p.max2x2Rows(z, y, lo, hi)
+	rows := y[lo*p.ow : hi*p.ow]
+	vec.Relu(rows, rows)
 }
 
 // maxPoolReluGradStep computes where(z > 0, max_pool_grad(relu(z), dy), 0) for a

@@ -57,9 +57,9 @@ func TestConvPoolFusion(t *testing.T) {
 			stepsOff, want := runFusionCase(t, c, 0, false, share)
 			steps, got := runFusionCase(t, c, 0, true, share)
 			// Unfused (no fusion at all: GML_FUSE=off) every node is a step; fused, the
-			// add, ReLU, Greater and Where take none. With the ReLU's value kept, the
-			// bias add fuses into the convolution and Greater with Where.
-			wantSaved := 4
+			// add, ReLU, pool, Greater and Where take none. With the ReLU's value kept,
+			// the bias add fuses into the convolution and Greater with Where.
+			wantSaved := 5
 			if len(want) == 5 {
 				wantSaved = 2
 			}

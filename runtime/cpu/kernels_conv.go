@@ -43,6 +43,12 @@ func convKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 // value per output channel) to each output as the convolution writes it (convpool.go
 // fuses a bias Add into the convolution this way).
 func convStep(n *tensor.Node, out []byte, in [][]byte, bias []byte) (func() error, error) {
+	return convStepThen(n, out, in, bias, nil)
+}
+
+// convStepThen is convStep that calls then(image) as each image of the output is
+// complete (conv.Conv.ForwardThen).
+func convStepThen(n *tensor.Node, out []byte, in [][]byte, bias []byte, then func(int)) (func() error, error) {
 	ws := n.Input(1).Shape()
 	c, err := conv.New(convParams(n.Input(0).Shape(), ws[0], ws[2:], n.Attr().(tensor.ConvAttr)))
 	if err != nil {
@@ -53,7 +59,7 @@ func convStep(n *tensor.Node, out []byte, in [][]byte, bias []byte) (func() erro
 	if bias != nil {
 		B = f32s(bias)
 	}
-	return func() error { return c.Forward(X, W, B, Y) }, nil
+	return func() error { return c.ForwardThen(X, W, B, Y, then) }, nil
 }
 
 // convTransposeKernel runs the transposed convolution as the data gradient of the

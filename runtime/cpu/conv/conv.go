@@ -181,7 +181,14 @@ func BackwardFilter(p Params, x, dy, dw []float32) error {
 // value per output channel. y is overwritten. Each group of each image is one GEMM: W_g,
 // (OutChannels/Groups)×(InChannels/Groups·KH·KW), times the image's column matrix, which
 // the GEMM packs straight from x.
-func (c *Conv) Forward(x, w, bias, y []float32) error {
+func (c *Conv) Forward(x, w, bias, y []float32) error { return c.ForwardThen(x, w, bias, y, nil) }
+
+// ForwardThen is Forward that calls then(n), when not nil, as soon as image n of y is
+// complete, on the goroutine that computed it, while the image is still in cache: a
+// caller fuses the next layer's work on each image this way (the CPU backend pools
+// each image of a convolution's output there). Calls for different images may run at
+// the same time.
+func (c *Conv) ForwardThen(x, w, bias, y []float32, then func(n int)) error {
 	p, g := c.p, c.g
 	if err := checkLens("Forward", p, operand{"x", len(x), p.InputLen()},
 		operand{"w", len(w), p.WeightLen()}, operand{"y", len(y), p.OutputLen()}); err != nil {
@@ -215,6 +222,9 @@ func (c *Conv) Forward(x, w, bias, y []float32) error {
 		}
 		if bias != nil {
 			addBias(y[n*g.outLen:][:g.outLen], bias, g.plane)
+		}
+		if then != nil {
+			then(n)
 		}
 	})
 	return failed.err
