@@ -54,12 +54,12 @@ func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMe
 		}
 		switch n.Op() {
 		case tensor.OpConv:
-			if add := only(n); fuseConvBias(n, add, index, mem, steps) {
+			if add := only(n); fuseConvBias(nodes, n, add, index, mem, steps) {
 				biased[add] = n
 			}
 		case tensor.OpRelu:
 			if u := users[n]; len(u) == 2 && !escapes(n) {
-				if pool := fuseReluPool(n, u, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
+				if pool := fuseReluPool(nodes, n, u, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
 					poolInConv(nodes, biased[n.Input(0)], n, pool, index, mem, steps)
 				}
 			}
@@ -70,7 +70,7 @@ func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMe
 // fuseConvBias makes conv's step add the bias of add, conv's only user, if add adds a
 // per-channel F32 bias to conv's output and may be written at conv's place, and reports
 // whether it did.
-func fuseConvBias(conv, add *tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
+func fuseConvBias(nodes []*tensor.Node, conv, add *tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
 	steps map[*tensor.Node]func() error) bool {
 	if add == nil || add.Op() != tensor.OpAdd || conv.DType() != tensor.F32 || add.DType() != tensor.F32 {
 		return false
@@ -88,7 +88,7 @@ func fuseConvBias(conv, add *tensor.Node, index map[*tensor.Node]int, mem []node
 	}
 	ic, ia := index[conv], index[add]
 	out, b := mem[ia].out, mem[ia].in[bi]
-	if !writableEarly(out, ic, ia, mem, append([][]byte{b}, mem[ic].in...)...) || written(b, ic, ia, mem) {
+	if !writableEarly(out, ic, ia, mem, append([][]byte{b}, mem[ic].in...)...) || written(nodes, b, ic, ia, mem) {
 		return false
 	}
 	step, err := convStep(conv, out, mem[ic].in, b)
@@ -111,7 +111,7 @@ func poolInConv(nodes []*tensor.Node, conv, relu, pool *tensor.Node, index map[*
 	mem []nodeMem, steps map[*tensor.Node]func() error) {
 	ic, ip := index[conv], index[pool]
 	for _, n := range nodes[ic+1 : ip] {
-		if n != relu && n != relu.Input(0) {
+		if n != relu && n != relu.Input(0) && n.Op().Kind() != tensor.KindSource {
 			return
 		}
 	}
@@ -151,10 +151,11 @@ func channelVector(b, out tensor.Shape) bool {
 	return true
 }
 
-// written reports whether a node strictly between from and at writes memory of b.
-func written(b []byte, from, at int, mem []nodeMem) bool {
+// written reports whether a node strictly between from and at writes memory of b
+// (inputs, variables and constants write nothing while the program runs).
+func written(nodes []*tensor.Node, b []byte, from, at int, mem []nodeMem) bool {
 	for i := from + 1; i < at; i++ {
-		if overlap(b, mem[i].out) {
+		if nodes[i].Op().Kind() != tensor.KindSource && overlap(b, mem[i].out) {
 			return true
 		}
 	}
@@ -164,7 +165,7 @@ func written(b []byte, from, at int, mem []nodeMem) bool {
 // fuseReluPool fuses relu, whose two users are u, with its max pool and the pool's
 // gradient, when they have the shape of the package comment's second pattern, and
 // returns the pool node (nil when it fused nothing).
-func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *tensor.Node,
+func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *tensor.Node,
 	index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) *tensor.Node {
 	pool, grad := u[0], u[1]
 	if pool.Op() == tensor.OpMaxPoolGrad {
@@ -199,7 +200,7 @@ func fuseReluPool(relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *
 	// gradient's place and writes Where's output early. z is live until cmp reads it, so
 	// only the nodes in between can spoil it; dz may be z's own memory (the step compares
 	// z before it writes), no other operand's.
-	if written(zm, ir, ig, mem) || ic < ig || iw < ig {
+	if written(nodes, zm, ir, ig, mem) || ic < ig || iw < ig {
 		return nil
 	}
 	saved := mem[ic]

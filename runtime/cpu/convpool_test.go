@@ -14,18 +14,23 @@ import (
 // cnnLayer builds y = max_pool(relu(conv(x, w) + b)) over a 2×2 window and the
 // gradients of y·gy with respect to x, w and b, as nn's Conv2D and MaxPooling2D do:
 // batch n, c input and k output channels, s×s images, a kernel×kernel filter with pad
-// on each side. With keepRelu the ReLU's value is an output too.
-func cnnLayer(n, c, k, s, kernel, pad int, keepRelu bool) fusionCase {
-	return fusionCase{fmt.Sprintf("n%d_c%d_k%d_s%d_f%d_p%d_keep%v", n, c, k, s, kernel, pad, keepRelu),
+// on each side. With keepRelu the ReLU's value is an output too; with noBias there is
+// no bias (and no gradient for it).
+func cnnLayer(n, c, k, s, kernel, pad int, keepRelu, noBias bool) fusionCase {
+	return fusionCase{fmt.Sprintf("n%d_c%d_k%d_s%d_f%d_p%d_keep%v_nobias%v", n, c, k, s, kernel, pad, keepRelu, noBias),
 		func(g *tensor.Graph, in func(...int) *tensor.Node, _ int) []*tensor.Node {
-			x, w, b := in(n, c, s, s), in(k, c, kernel, kernel), in(k, 1, 1)
+			x, w := in(n, c, s, s), in(k, c, kernel, kernel)
 			at := tensor.ConvAttr{Stride: []int{1, 1}, Dilation: []int{1, 1}, PadBegin: []int{pad, pad},
 				PadEnd: []int{pad, pad}, Groups: 1}
-			r := tensor.Relu(tensor.Add(tensor.Conv(x, w, at), b))
+			z, wrt := tensor.Conv(x, w, at), []*tensor.Node{x, w}
+			if !noBias {
+				b := in(k, 1, 1)
+				z, wrt = tensor.Add(z, b), append(wrt, b)
+			}
+			r := tensor.Relu(z)
 			y := tensor.MaxPool2D(r, 2, 2)
 			gy := in(y.Shape()...)
-			outs := append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy},
-				[]*tensor.Node{x, w, b})...)
+			outs := append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, wrt)...)
 			if keepRelu {
 				outs = append(outs, r)
 			}
@@ -41,31 +46,34 @@ func cnnLayer(n, c, k, s, kernel, pad int, keepRelu bool) fusionCase {
 // value is read elsewhere. Through a second process, the same with GML_SIMD=go.
 func TestConvPoolFusion(t *testing.T) {
 	whereInZ := func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
-		return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpWhere): byOp(nodes, tensor.OpAdd)}
+		z := byOp(nodes, tensor.OpRelu).Input(0)
+		return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpWhere): z}
 	}
-	cases := []fusionCase{
-		cnnLayer(1, 1, 3, 7, 3, 0, false),
-		cnnLayer(7, 3, 17, 33, 3, 1, false),
-		cnnLayer(7, 17, 5, 8, 1, 0, false),
-		cnnLayer(1, 3, 4, 2, 1, 0, false),
-		cnnLayer(1, 1, 2, 150, 3, 1, false),
-		cnnLayer(2, 1, 3, 28, 3, 0, false), // cnn28's first layer: rows of 13 windows
-		cnnLayer(7, 3, 5, 9, 3, 1, true),
+	cases := []struct {
+		fusionCase
+		saved int // steps
+	}{
+		{cnnLayer(1, 1, 3, 7, 3, 0, false, false), 5},
+		{cnnLayer(7, 3, 17, 33, 3, 1, false, false), 5},
+		{cnnLayer(7, 17, 5, 8, 1, 0, false, false), 5},
+		{cnnLayer(1, 3, 4, 2, 1, 0, false, false), 5},
+		{cnnLayer(1, 1, 2, 150, 3, 1, false, false), 5},
+		{cnnLayer(2, 1, 3, 28, 3, 0, false, false), 5}, // cnn28's first layer: rows of 13 windows
+		// The ReLU's value is read: the bias add fuses into the convolution and Greater
+		// with Where, nothing else.
+		{cnnLayer(7, 3, 5, 9, 3, 1, true, false), 2},
+		// No bias: ReLU, Greater and Where take no step, the pool has one of its own.
+		{cnnLayer(7, 3, 5, 9, 3, 1, false, true), 3},
 	}
 	for _, c := range cases {
 		for _, share := range []func([]*tensor.Node) map[*tensor.Node]*tensor.Node{nil, whereInZ} {
-			stepsOff, want := runFusionCase(t, c, 0, false, share)
-			steps, got := runFusionCase(t, c, 0, true, share)
+			stepsOff, want := runFusionCase(t, c.fusionCase, 0, false, share)
+			steps, got := runFusionCase(t, c.fusionCase, 0, true, share)
 			// Unfused (no fusion at all: GML_FUSE=off) every node is a step; fused, the
-			// add, ReLU, pool, Greater and Where take none. With the ReLU's value kept,
-			// the bias add fuses into the convolution and Greater with Where.
-			wantSaved := 5
-			if len(want) == 5 {
-				wantSaved = 2
-			}
-			if stepsOff-steps != wantSaved {
+			// add, ReLU, pool, Greater and Where take none.
+			if stepsOff-steps != c.saved {
 				t.Errorf("%s (shared %v): %d steps fused, %d unfused, want %d fewer", c.name, share != nil,
-					steps, stepsOff, wantSaved)
+					steps, stepsOff, c.saved)
 			}
 			for i := range want {
 				for j := range want[i] {
