@@ -40,15 +40,19 @@ func newGeometry(p Params) geometry {
 
 // columns returns group grp of image n's column matrix as a GEMM B operand (transposed
 // when transposed is set). A unit-stride convolution reads the image padded into s
-// (shiftField), any other x itself.
+// (shiftField, or the column matrix written out), any other x itself.
 func (g geometry) columns(wd window, s *shiftScratch, x []float32, n, grp int, transposed bool) gemm.BPacker {
 	img := x[n*g.inLen:][:g.inLen]
 	switch {
 	case g.direct:
 		return gemm.Dense(img[grp*g.cg*g.p.InH*g.p.InW:], g.ldPlane, transposed)
+	case g.shifted() && transposed:
+		// Written out, so that GEMM packs its transpose with vector transposes: a
+		// gather into the transposed strips (shiftField's packTaps) costs more.
+		return gemm.Dense(s.columns(g, wd, s.padded(g, wd, img)[grp*g.cg*wd.plane:]), g.ldPlane, true)
 	case g.shifted():
 		return shiftField{x: s.padded(g, wd, img)[grp*g.cg*wd.plane:], plane: wd.plane, wp: wd.wp,
-			ow: g.p.OutW(), offs: wd.offs, transposed: transposed}
+			ow: g.p.OutW(), offs: wd.offs}
 	}
 	return fieldPanel{p: g.p, x: img[grp*g.cg*g.p.InH*g.p.InW:], ow: g.p.OutW(), transposed: transposed}
 }

@@ -140,29 +140,18 @@ func (f shiftPanel) PackB(dst []float32, p0, kb, j0, nb int) {
 
 // shiftField is the column matrix of one group of one padded image on the output grid
 // itself, the B operand of the forward GEMM where the wide grid does not pay
-// (wideForward) and, transposed, of the weight gradient with too few channels per group
-// for the per-tap GEMMs: row c*taps + t, column j = o*OutW + q is x[c*plane + offs[t] +
-// o*wp + q]. As with fieldPanel no wide result needs narrowing, and as with shiftPanel
-// the padding is in the image, so the packing is plain copies without clipping.
+// (wideForward): row c*taps + t, column j = o*OutW + q is x[c*plane + offs[t] + o*wp +
+// q]. As with fieldPanel no wide result needs narrowing, and as with shiftPanel the
+// padding is in the image, so the packing is plain copies without clipping: a strip's
+// positions fall in a few output rows, each a contiguous run of every tap's row.
 type shiftField struct {
 	x             []float32 // the group's padded channels
 	plane, wp, ow int
 	offs          []int
-	transposed    bool
 }
 
 // PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) as gemm.BPacker describes.
 func (f shiftField) PackB(dst []float32, p0, kb, j0, nb int) {
-	if f.transposed {
-		f.packTaps(dst, p0, kb, j0, nb)
-	} else {
-		f.packPositions(dst, p0, kb, j0, nb)
-	}
-}
-
-// packPositions packs the column matrix (rows are taps, columns positions): a strip's
-// positions fall in a few output rows, each a contiguous run of every tap's row.
-func (f shiftField) packPositions(dst []float32, p0, kb, j0, nb int) {
 	const w = gemm.PackWidth
 	taps := len(f.offs)
 	type run struct{ t0, n, at int } // strip columns [t0, t0+n) read from at on
@@ -200,40 +189,29 @@ func (f shiftField) packPositions(dst []float32, p0, kb, j0, nb int) {
 	}
 }
 
-// packTaps packs the transposed column matrix (rows are positions, columns taps): each
-// row of a strip gathers one position's taps at their fixed offsets.
-func (f shiftField) packTaps(dst []float32, p0, kb, j0, nb int) {
-	const w = gemm.PackWidth
-	taps := len(f.offs)
-	var at [w]int // per strip column: where its tap's channel and offset start
-	for s0 := 0; s0 < nb; s0 += w {
-		cols := min(w, nb-s0)
-		for t := range cols {
-			i := j0 + s0 + t
-			at[t] = i/taps*f.plane + f.offs[i%taps]
-		}
-		d := dst[s0*kb:][:kb*w]
-		o, q := p0/f.ow, p0%f.ow
-		for pp := range kb {
-			x := f.x[o*f.wp+q:]
-			row := (*[w]float32)(d[pp*w:])
-			for t, a := range at[:cols] {
-				row[t] = x[a]
-			}
-			for t := cols; t < w; t++ {
-				row[t] = 0
-			}
-			if q++; q == f.ow {
-				q, o = 0, o+1
-			}
-		}
-	}
-}
-
 // shiftScratch is one worker's buffers for the wide-grid kernels, allocated on first use.
 type shiftScratch struct {
 	x    []float32 // one padded image (Forward, BackwardFilter) or its gradient (BackwardData)
 	wide []float32 // one image of y or dy on the wide grid
+	cols []float32 // BackwardFilter off the per-tap path: one group's column matrix
+}
+
+// columns writes the column matrix of one group of a padded image xg into s.cols and
+// returns it (crs×plane, row c*taps + t holding tap t of channel c at every output
+// position): rows of the output are contiguous runs of the padded input, so it is
+// OutH copies per row.
+func (s *shiftScratch) columns(g geometry, wd window, xg []float32) []float32 {
+	oh, ow := g.p.OutH(), g.p.OutW()
+	s.cols = grow(s.cols, g.crs*g.plane)
+	taps := len(wd.offs)
+	for i := range g.crs {
+		src := xg[i/taps*wd.plane+wd.offs[i%taps]:]
+		row := s.cols[i*g.plane:][:g.plane]
+		for o := range oh {
+			copy(row[o*ow:][:ow], src[o*wd.wp:])
+		}
+	}
+	return s.cols
 }
 
 // padded returns image img, copied into s.x with zero borders when the convolution pads.
