@@ -3,6 +3,7 @@ package conv
 import (
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 )
 
 // Unit-stride convolutions (every stride 1: the 3×3 "same" and "valid" layers of most
@@ -17,13 +18,14 @@ import (
 //     of clipped, strided gathers, then copies the wide result into y (wideForward says
 //     when that pays).
 //   - With at least gemm.MicroRows() input channels per group (perTap), the gradients run
-//     one GEMM per group and tap on plain matrices, which the GEMM reads where they lie:
-//     the weight gradient of tap t is X_t·dyᵀ, X_t the input shifted by the tap's offset
-//     (a matrix whose leading dimension is the padded plane, or a row of padded images
-//     in filter.go's layout) and dyᵀ the output gradient transposed onto the wide grid;
-//     the input gradient at the shifted positions is
-//     likewise a matrix, and Wᵀ_t·dy_wide adds into it in place (the junk columns of
-//     dy_wide are zero and add nothing), so there is no col2im.
+//     on plain matrices, which the GEMM reads where they lie: the weight gradient of tap
+//     t is X_t·dyᵀ, one GEMM per group and tap, X_t the input shifted by the tap's
+//     offset (a matrix whose leading dimension is the padded plane, or a row of padded
+//     images in filter.go's layout) and dyᵀ the output gradient transposed onto the wide
+//     grid; the input gradient at the shifted positions of tap t is likewise a matrix,
+//     to which Wᵀ_t·dy_wide adds (the junk columns of dy_wide are zero and add
+//     nothing): one GEMM per group computes that product for every tap at once, and its
+//     rows are added in at their offsets, so there is no col2im.
 // A padded convolution first copies each image into a zero-bordered buffer (and the
 // input gradient back out of one), a pass over the input, which is a KernelH·KernelW-th
 // of what im2col writes.
@@ -193,7 +195,7 @@ func (f shiftField) PackB(dst []float32, p0, kb, j0, nb int) {
 type shiftScratch struct {
 	x    []float32 // one padded image (Forward, BackwardFilter) or its gradient (BackwardData)
 	wide []float32 // one image of y or dy on the wide grid
-	cols []float32 // BackwardFilter off the per-tap path: one group's column matrix
+	cols []float32 // one group's column matrix (BackwardFilter) or its gradient (BackwardData)
 }
 
 // columns writes the column matrix of one group of a padded image xg into s.cols and
@@ -258,9 +260,9 @@ func (g geometry) forwardShifted(impl gemm.Impl, parallelGEMM bool, wd window, s
 	return nil
 }
 
-// perTap reports whether the data and weight gradients of a shifted convolution run one
-// GEMM per kernel tap, whose rows are the input channels of a group: only with enough
-// channels to fill the micro-kernel's rows.
+// perTap reports whether the data and weight gradients of a shifted convolution run on
+// plain matrices whose rows are (per tap) the input channels of a group: only with
+// enough channels to fill the micro-kernel's rows.
 func (g geometry) perTap() bool { return g.cg >= gemm.MicroRows() }
 
 // transposeWide writes the OutChannels planes of one image's y into dst transposed onto
@@ -328,8 +330,9 @@ func (g geometry) tapMajor(wt, w []float32) {
 	}
 }
 
-// dataPerTap computes image n of dx (overwritten), one GEMM per group and tap, from the
-// tap-major weights wt.
+// dataPerTap computes image n of dx (overwritten) from the tap-major weights wt: per
+// group one GEMM, whose rows (tap, channel) are each added into the channel's padded
+// gradient at the tap's offset (s.cols holds them).
 func (g geometry) dataPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
 	n int, dy, wt, dx []float32) error {
 	p := g.p
@@ -346,12 +349,17 @@ func (g geometry) dataPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *sh
 		dst = s.x
 	}
 	clear(dst)
+	s.cols = grow(s.cols, taps*g.cg*wd.n)
 	for grp := range p.Groups {
 		b := gemm.Dense(grad[grp*g.kg*wd.n:], wd.n, false)
+		if err := impl.SgemmPacked(parallelGEMM, false, taps*g.cg, wd.n, g.kg, 1, wt[grp*taps*g.cg*g.kg:], g.kg,
+			b, 0, s.cols, wd.n); err != nil {
+			return err
+		}
 		for t, off := range wd.offs {
-			if err := impl.SgemmPacked(parallelGEMM, false, g.cg, wd.n, g.kg, 1, wt[(grp*taps+t)*g.cg*g.kg:], g.kg,
-				b, 1, dst[grp*g.cg*wd.plane+off:], wd.plane); err != nil {
-				return err
+			for c := range g.cg {
+				d := dst[(grp*g.cg+c)*wd.plane+off:][:wd.n]
+				vec.Arith(vec.Add, d, d, 1, s.cols[(t*g.cg+c)*wd.n:][:wd.n], 1)
 			}
 		}
 	}
