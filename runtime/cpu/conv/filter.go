@@ -183,20 +183,24 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 	forEach(items, func(worker, i int, parallelGEMM bool) {
 		b, grp := i/p.Groups, i%p.Groups
 		n0, n1 := g.blockImages(b, blocks)
-		cols := grow(pads[worker].cols, taps*g.cg*wd.n)
+		per := g.stackedTaps(wd)
+		cols := grow(pads[worker].cols, per*g.cg*wd.n)
 		pads[worker].cols = cols
 		var beta float32 // the first image overwrites the partial, the others add
 		for n := n0; n < n1; n++ {
-			for t, off := range wd.offs {
-				for c := range g.cg {
-					copy(cols[(t*g.cg+c)*wd.n:][:wd.n], xs[n*image+(grp*g.cg+c)*ld+off:])
-				}
-			}
 			bm := gemm.Dense(f.dyT[n*wideLen+grp*g.kg:], p.OutChannels, false)
-			if err := impl.SgemmPacked(parallelGEMM, false, taps*g.cg, g.kg, wd.n, 1, cols, wd.n,
-				bm, beta, parts[b][grp*taps*g.cg*g.kg:], g.kg); err != nil {
-				failed.set(err)
-				return
+			for t0 := 0; t0 < taps; t0 += per {
+				t1 := min(t0+per, taps)
+				for t := t0; t < t1; t++ {
+					for c := range g.cg {
+						copy(cols[((t-t0)*g.cg+c)*wd.n:][:wd.n], xs[n*image+(grp*g.cg+c)*ld+wd.offs[t]:])
+					}
+				}
+				if err := impl.SgemmPacked(parallelGEMM, false, (t1-t0)*g.cg, g.kg, wd.n, 1, cols, wd.n,
+					bm, beta, parts[b][(grp*taps+t0)*g.cg*g.kg:], g.kg); err != nil {
+					failed.set(err)
+					return
+				}
 			}
 			beta = 1
 		}

@@ -260,6 +260,16 @@ func (g geometry) forwardShifted(impl gemm.Impl, parallelGEMM bool, wd window, s
 	return nil
 }
 
+// maxStacked bounds, in floats, the rows of stacked taps the gradients' GEMMs read or
+// write (dataPerTap, filterPerTap): 1 MiB, all nine taps of cnn28's second layer. A
+// variable so that tests can stack fewer taps.
+var maxStacked = 1 << 18
+
+// stackedTaps is the number of taps whose rows one GEMM of the gradients stacks.
+func (g geometry) stackedTaps(wd window) int {
+	return max(1, min(len(wd.offs), maxStacked/max(g.cg*wd.n, 1)))
+}
+
 // perTap reports whether the data and weight gradients of a shifted convolution run on
 // plain matrices whose rows are (per tap) the input channels of a group: only with
 // enough channels to fill the micro-kernel's rows.
@@ -349,17 +359,21 @@ func (g geometry) dataPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *sh
 		dst = s.x
 	}
 	clear(dst)
-	s.cols = grow(s.cols, taps*g.cg*wd.n)
+	per := g.stackedTaps(wd)
+	s.cols = grow(s.cols, per*g.cg*wd.n)
 	for grp := range p.Groups {
 		b := gemm.Dense(grad[grp*g.kg*wd.n:], wd.n, false)
-		if err := impl.SgemmPacked(parallelGEMM, false, taps*g.cg, wd.n, g.kg, 1, wt[grp*taps*g.cg*g.kg:], g.kg,
-			b, 0, s.cols, wd.n); err != nil {
-			return err
-		}
-		for t, off := range wd.offs {
-			for c := range g.cg {
-				d := dst[(grp*g.cg+c)*wd.plane+off:][:wd.n]
-				vec.Arith(vec.Add, d, d, 1, s.cols[(t*g.cg+c)*wd.n:][:wd.n], 1)
+		for t0 := 0; t0 < taps; t0 += per {
+			t1 := min(t0+per, taps)
+			if err := impl.SgemmPacked(parallelGEMM, false, (t1-t0)*g.cg, wd.n, g.kg, 1,
+				wt[(grp*taps+t0)*g.cg*g.kg:], g.kg, b, 0, s.cols, wd.n); err != nil {
+				return err
+			}
+			for t := t0; t < t1; t++ {
+				for c := range g.cg {
+					d := dst[(grp*g.cg+c)*wd.plane+wd.offs[t]:][:wd.n]
+					vec.Arith(vec.Add, d, d, 1, s.cols[((t-t0)*g.cg+c)*wd.n:][:wd.n], 1)
+				}
 			}
 		}
 	}
