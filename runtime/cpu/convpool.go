@@ -9,7 +9,7 @@ import (
 )
 
 // Fusion of the layers of a CNN (conv, bias, ReLU, 2×2 max pool), which fuse hands to
-// fuseConvPool before it groups elementwise chains. Two patterns:
+// fuseConvPool before it groups elementwise chains. Three patterns:
 //
 //   - A convolution whose only user adds a per-channel bias: the convolution adds the
 //     bias as it writes each image (conv.Forward's bias), into the Add's output, and the

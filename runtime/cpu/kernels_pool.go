@@ -245,9 +245,10 @@ func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
 	}
 }
 
-// maxGrad2x2Row writes the gradient under one output row: dtop and dbot (from 2·len(g)
-// elements on) get g[i] at the first largest input of window i of the rows top and bot
-// and zero at its three others.
+// maxGrad2x2Row writes the gradient under one output row: the first 2·len(g) elements
+// of dtop and dbot get g[i] at the first largest input of window i of the rows top and
+// bot and zero at its three others. Each window is read before it is written, so dtop
+// and dbot may be top's and bot's memory.
 func maxGrad2x2Row(dtop, dbot, top, bot, g []float32) {
 	for i := maxGrad2x2Vec(dtop, dbot, top, bot, g); i < len(g); i++ {
 		// The window's four inputs, numbered 0 and 1 in top, 2 and 3 in bot.
