@@ -135,9 +135,15 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 // pool: in assembly where the CPU has AVX2 (max2x2Vec), else here.
 func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	// The plane and row advance by counting: a division per row costs as much as a row
+	// of a small plane.
+	pl, oy := lo/oh, lo%oh
 	for r := lo; r < hi; r++ {
-		pl, oy := r/oh, r%oh
-		max2x2Row(Y[r*ow:][:ow], X[(pl*h+2*oy)*w:][:2*ow], X[(pl*h+2*oy+1)*w:][:2*ow])
+		at := (pl*h + 2*oy) * w
+		max2x2Row(Y[r*ow:][:ow], X[at:][:2*ow], X[at+w:][:2*ow])
+		if oy++; oy == oh {
+			pl, oy = pl+1, 0
+		}
 	}
 }
 
@@ -232,15 +238,18 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 // a branch on it mispredicts about half the time).
 func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	pl, oy := lo/oh, lo%oh // advanced by counting, as in max2x2Rows
 	for r := lo; r < hi; r++ {
-		pl, oy := r/oh, r%oh
 		at := (pl*h + 2*oy) * w
 		dtop, dbot := DX[at:][:w], DX[at+w:][:w]
 		maxGrad2x2Row(dtop, dbot, X[at:][:2*ow], X[at+w:][:2*ow], GY[r*ow:][:ow])
-		clear(dtop[2*ow:])
-		clear(dbot[2*ow:])
-		if oy == oh-1 {
+		if 2*ow < w {
+			clear(dtop[2*ow:])
+			clear(dbot[2*ow:])
+		}
+		if oy++; oy == oh {
 			clear(DX[at+2*w : (pl+1)*h*w])
+			pl, oy = pl+1, 0
 		}
 	}
 }
