@@ -241,10 +241,9 @@ func isZero(n *tensor.Node) bool {
 
 // maxPoolReluStep computes y = relu(max_pool(z)) for a halving pool p.
 func maxPoolReluStep(p pooler, z, y []float32) func() error {
-	return func() error {
-		parallel.For(p.planes*p.oh, poolGrain(p.rowCost()), func(lo, hi int) { p.max2x2ReluRows(z, y, lo, hi) })
-		return nil
-	}
+	rows, grain := p.planes*p.oh, poolGrain(p.rowCost())
+	body := func(lo, hi int) { p.max2x2ReluRows(z, y, lo, hi) } // built once: no allocation per step
+	return func() error { parallel.For(rows, grain, body); return nil }
 }
 
 // max2x2ReluRows computes output rows [lo, hi) of y = relu(max_pool(z)) for a halving
@@ -259,33 +258,48 @@ func (p *pooler) max2x2ReluRows(z, y []float32, lo, hi int) {
 // halving pool p in one pass: dy[i] goes to the first largest element of window i of z
 // when that element is positive, and zero everywhere else. For a window whose largest
 // element is positive, z and relu(z) have the same first largest element; for the
-// others the Where writes zero wherever the gradient went. dz may be z's memory.
+// others the Where writes zero wherever the gradient went. dz may be z's memory. The
+// rows are split in blocks counted here, each with its comparison buffer.
 func maxPoolReluGradStep(p pooler, z, dy, dz []float32) func() error {
+	rows := p.planes * p.oh
+	count := max(1, min(parallel.Workers(), rows/poolGrain(2*p.w)))
+	masks := make([][]byte, count)
+	for i := range masks {
+		masks[i] = make([]byte, max(maskChunk, 3*p.w))
+	}
+	body := func(ch int) { p.reluGradRows(z, dy, dz, masks[ch], ch*rows/count, (ch+1)*rows/count) }
 	return func() error {
-		parallel.For(p.planes*p.oh, poolGrain(2*p.w), func(lo, hi int) { p.reluGradRows(z, dy, dz, lo, hi) })
+		if count == 1 {
+			body(0) // parallel.Run allocates its bookkeeping even for one worker
+		} else {
+			parallel.Run(count, body)
+		}
 		return nil
 	}
 }
 
-// maskChunk is the most input elements whose comparison reluGradRows keeps on the stack.
+// maskChunk is the number of input elements whose comparison reluGradRows keeps at a
+// time (at least a row's span).
 const maskChunk = 4096
 
+// zeroF32 and zeroBits are the zero operands of reluGradRows's vector loops (a literal
+// there would escape to the heap on every call).
+var (
+	zeroF32  = []float32{0}
+	zeroBits = []uint32{0}
+)
+
 // reluGradRows computes maxPoolReluGradStep's output under output rows [lo, hi), a few
-// rows at a time: Greater's vector loop compares their input span with zero, then the
-// plain gradient (maxGrad2x2Rows) is written and Where's vector loop masks it, all in
-// cache and with those ops' bits. The comparison comes first, so dz may overwrite z.
-func (p *pooler) reluGradRows(z, dy, dz []float32, lo, hi int) {
-	var stack [maskChunk]byte
-	c := stack[:]
-	if 3*p.w > maskChunk { // one output row's span: two input rows and a leftover one
-		c = make([]byte, 3*p.w)
-	}
+// rows at a time: Greater's vector loop compares their input span with zero into c,
+// then the plain gradient (maxGrad2x2Rows) is written and Where's vector loop masks it,
+// all in cache and with those ops' bits. The comparison comes first, so dz may
+// overwrite z. c holds at least three input rows.
+func (p *pooler) reluGradRows(z, dy, dz []float32, c []byte, lo, hi int) {
 	per := len(c) / (3 * p.w) // rows whose span fits, leftover rows of plane ends included
-	zero, zeroBits := []float32{0}, []uint32{0}
 	for r0 := lo; r0 < hi; r0 += per {
 		r1 := min(r0+per, hi)
 		a, b := p.inputSpan(r0, r1)
-		vec.Compare(vec.Greater, c[:b-a], z[a:b], 1, zero, 0)
+		vec.Compare(vec.Greater, c[:b-a], z[a:b], 1, zeroF32, 0)
 		p.maxGrad2x2Rows(z, dy, dz, r0, r1)
 		d := unsafe.Slice((*uint32)(unsafe.Pointer(&dz[a])), b-a)
 		vec.Where32(d, c[:b-a], d, 1, zeroBits, 0)

@@ -91,3 +91,21 @@ func TestConvPoolFusion(t *testing.T) {
 		}
 	}
 }
+
+// TestReluPoolStepsAllocateNothing checks that the fused pool steps take their buffers
+// and closures from their preparation: a training step runs them without allocating
+// (on sizes that one worker takes, as TestStepsAllocateNothing: more start goroutines).
+func TestReluPoolStepsAllocateNothing(t *testing.T) {
+	x, y := tensor.Shape{3, 5, 26, 27}, tensor.Shape{3, 5, 13, 13}
+	p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
+	z, dy, dz, py := make([]float32, x.Size()), make([]float32, y.Size()), make([]float32, x.Size()), make([]float32, y.Size())
+	for name, step := range map[string]func() error{
+		"forward": maxPoolReluStep(p, z, py), "backward": maxPoolReluGradStep(p, z, dy, dz),
+		"backward in place": maxPoolReluGradStep(p, z, dy, z),
+	} {
+		step() // the first run may start the workers
+		if n := testing.AllocsPerRun(10, func() { step() }); n != 0 {
+			t.Errorf("%s: %v allocations per run", name, n)
+		}
+	}
+}
