@@ -275,11 +275,12 @@ type matMulCase struct {
 // trainingCases are the products of the nn workloads' training steps (bench nn): the
 // transformer's 2048-token projections and MLP, the products of their input gradients
 // (B transposed) and weight gradients (A transposed, summed over the tokens), its
-// attention heads as batches (the fused attention kernel's tile products), and the
-// 784-128 MLP's layer at batch 32 and 256 with its weight gradient.
+// attention heads as batches (the fused attention kernel's tile products), the
+// 784-128 MLP's layer at batch 32 and 256 with its weight gradient, and cnn28's dense
+// layer (1600 features to 128 at batch 64) with its input and weight gradients.
 const trainingCases = "2048x128x128,2048x512x128,2048x128x512,2048x128x128tb,2048x512x128tb,2048x128x512tb," +
 	"128x128x2048ta,128x512x2048ta,512x128x2048ta,64x64x16tb/256,64x16x64/256," +
-	"32x128x784,784x128x32ta,256x128x784,784x128x256ta"
+	"32x128x784,784x128x32ta,256x128x784,784x128x256ta,64x128x1600,64x1600x128tb,1600x128x64ta"
 
 // parseMatMulCases reads the -sizes list.
 func parseMatMulCases(list string) ([]matMulCase, error) {

@@ -28,7 +28,9 @@
 //     one flat loop, and broadcast operands are read with stride 0. The same walk with
 //     arbitrary strides implements the layout ops (permute, slice with steps, expand,
 //     tile, depth-to-space) as one strided copy; a copy that swaps the two innermost axes
-//     moves 32×32 tiles so reads and writes both stay in cache.
+//     moves 32×32 tiles so reads and writes both stay in cache, and one whose rows are
+//     aligned runs of up to 64 bytes (a head's 16 floats) moves each run as one value.
+//     Copies give a goroutine at least 256 KiB.
 //   - Prepare fuses before it prepares node by node (fuse.go). Chains of F32
 //     elementwise nodes (unary ops, arithmetic with broadcast operands, comparisons,
 //     Where) and Sum/Mean over trailing axes of one shape run as one step, in blocks of
@@ -36,7 +38,11 @@
 //     results are the unfused ones bit for bit; values no one else reads never reach
 //     memory. The scheduler's Segment.Escapes says which values are read after the
 //     segment. A group runs at its last member's place only when no node in between
-//     overwrites what it reads or touches what it writes. GML_FUSE=off disables it.
+//     overwrites what it reads or touches what it writes. Before that, a CNN's layers
+//     fuse (convpool.go): a convolution adds its per-channel bias itself, relu → 2×2 max
+//     pool pools z and rectifies the pooled values, and the pool's gradient with the
+//     ReLU's Where is one pass from z; right after such a convolution the pool runs on
+//     each image as the convolution completes it. GML_FUSE=off disables both.
 //   - Reductions see the input as rows: when the reduced axes are innermost they fold
 //     contiguous runs; when they form one block followed by kept axes (a sum over the
 //     batch axis) they accumulate whole rows in order, and when such a block has many

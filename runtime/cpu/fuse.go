@@ -30,6 +30,7 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 	if fuseOff {
 		return steps
 	}
+	fuseConvPool(nodes, index, mem, escapes, steps)
 	f := &ewFuser{nodes: nodes, mem: mem, index: index, users: make([][]int, len(nodes)), escapes: escapes}
 	for i, n := range nodes {
 		for _, x := range n.Inputs() {

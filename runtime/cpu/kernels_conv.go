@@ -36,13 +36,30 @@ func convParams(img tensor.Shape, outChannels int, kernel []int, at tensor.ConvA
 
 // convKernel runs the forward convolution.
 func convKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	return convStep(n, out, in, nil)
+}
+
+// convStep runs the forward convolution n and, when bias is not nil, adds bias (one
+// value per output channel) to each output as the convolution writes it (convpool.go
+// fuses a bias Add into the convolution this way).
+func convStep(n *tensor.Node, out []byte, in [][]byte, bias []byte) (func() error, error) {
+	return convStepThen(n, out, in, bias, nil)
+}
+
+// convStepThen is convStep that calls then(image) as each image of the output is
+// complete (conv.Conv.ForwardThen).
+func convStepThen(n *tensor.Node, out []byte, in [][]byte, bias []byte, then func(int)) (func() error, error) {
 	ws := n.Input(1).Shape()
 	c, err := conv.New(convParams(n.Input(0).Shape(), ws[0], ws[2:], n.Attr().(tensor.ConvAttr)))
 	if err != nil {
 		return nil, err
 	}
 	X, W, Y := f32s(in[0]), f32s(in[1]), f32s(out)
-	return func() error { return c.Forward(X, W, nil, Y) }, nil
+	var B []float32
+	if bias != nil {
+		B = f32s(bias)
+	}
+	return func() error { return c.ForwardThen(X, W, B, Y, then) }, nil
 }
 
 // convTransposeKernel runs the transposed convolution as the data gradient of the

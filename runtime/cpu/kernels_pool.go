@@ -135,17 +135,25 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 // pool: in assembly where the CPU has AVX2 (max2x2Vec), else here.
 func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	// The plane and row advance by counting: a division per row costs as much as a row
+	// of a small plane.
+	pl, oy := lo/oh, lo%oh
 	for r := lo; r < hi; r++ {
-		pl, oy := r/oh, r%oh
-		top := X[(pl*h+2*oy)*w:][:2*ow]
-		bot := X[(pl*h+2*oy+1)*w:][:2*ow]
-		dst := Y[r*ow:][:ow]
-		done := max2x2Vec(dst, top, bot)
-		for i := done; i < len(dst); i++ {
-			// Go's max is branch-free (a branch on the data mispredicts about half
-			// the time) and propagates NaN, as PyTorch does.
-			dst[i] = max(max(top[2*i], top[2*i+1]), max(bot[2*i], bot[2*i+1]))
+		at := (pl*h + 2*oy) * w
+		max2x2Row(Y[r*ow:][:ow], X[at:][:2*ow], X[at+w:][:2*ow])
+		if oy++; oy == oh {
+			pl, oy = pl+1, 0
 		}
+	}
+}
+
+// max2x2Row sets dst[i] to the largest of the 2×2 window at column 2i of the rows top and
+// bot.
+func max2x2Row(dst, top, bot []float32) {
+	for i := max2x2Vec(dst, top, bot); i < len(dst); i++ {
+		// Go's max is branch-free (a branch on the data mispredicts about half the time)
+		// and propagates NaN, as PyTorch does.
+		dst[i] = max(max(top[2*i], top[2*i+1]), max(bot[2*i], bot[2*i+1]))
 	}
 }
 
@@ -230,26 +238,35 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 // a branch on it mispredicts about half the time).
 func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	pl, oy := lo/oh, lo%oh // advanced by counting, as in max2x2Rows
 	for r := lo; r < hi; r++ {
-		pl, oy := r/oh, r%oh
 		at := (pl*h + 2*oy) * w
-		top, bot := X[at:][:2*ow], X[at+w:][:2*ow]
 		dtop, dbot := DX[at:][:w], DX[at+w:][:w]
-		g := GY[r*ow:][:ow]
-		done := maxGrad2x2Vec(dtop, dbot, top, bot, g)
-		for i := done; i < len(g); i++ {
-			// Offsets in the two rows of the window's four inputs: 2i, 2i+1, w+2i, w+2i+1.
-			sel, m := pick(0, top[2*i], 1, top[2*i+1])
-			sel, m = pick(sel, m, w, bot[2*i])
-			sel, _ = pick(sel, m, w+1, bot[2*i+1])
-			dtop[2*i], dtop[2*i+1], dbot[2*i], dbot[2*i+1] = 0, 0, 0, 0
-			DX[at+2*i+sel] = g[i]
+		maxGrad2x2Row(dtop, dbot, X[at:][:2*ow], X[at+w:][:2*ow], GY[r*ow:][:ow])
+		if 2*ow < w {
+			clear(dtop[2*ow:])
+			clear(dbot[2*ow:])
 		}
-		clear(dtop[2*ow:])
-		clear(dbot[2*ow:])
-		if oy == oh-1 {
+		if oy++; oy == oh {
 			clear(DX[at+2*w : (pl+1)*h*w])
+			pl, oy = pl+1, 0
 		}
+	}
+}
+
+// maxGrad2x2Row writes the gradient under one output row: the first 2·len(g) elements
+// of dtop and dbot get g[i] at the first largest input of window i of the rows top and
+// bot and zero at its three others. Each window is read before it is written, so dtop
+// and dbot may be top's and bot's memory.
+func maxGrad2x2Row(dtop, dbot, top, bot, g []float32) {
+	for i := maxGrad2x2Vec(dtop, dbot, top, bot, g); i < len(g); i++ {
+		// The window's four inputs, numbered 0 and 1 in top, 2 and 3 in bot.
+		sel, m := pick(0, top[2*i], 1, top[2*i+1])
+		sel, m = pick(sel, m, 2, bot[2*i])
+		sel, _ = pick(sel, m, 3, bot[2*i+1])
+		var d [4]float32
+		d[sel] = g[i]
+		dtop[2*i], dtop[2*i+1], dbot[2*i], dbot[2*i+1] = d[0], d[1], d[2], d[3]
 	}
 }
 

@@ -42,24 +42,19 @@ func max2x2Vec(dst, top, bot []float32) int {
 }
 
 // maxGrad2x2Vec is max2x2Vec for the gradient: it writes the two input rows of dtop and
-// dbot under the windows of g.
+// dbot under the windows of g, and returns how many windows it did (the others are left
+// to Go). Unlike max2x2Vec it never redoes windows to cover a ragged end: every window is
+// read before it is written and never read again, so dtop and dbot may be top's and bot's
+// memory (the fused ReLU gradient of convpool.go writes over the ReLU's input).
 func maxGrad2x2Vec(dtop, dbot, top, bot, g []float32) int {
-	ow := len(g)
-	switch {
-	case !poolAVX2 || ow < 4:
+	if !poolAVX2 {
 		return 0
-	case ow >= 8:
-		if maxGrad2x2AVX2(dtop, dbot, top, bot, g) < ow {
-			o := ow - 8
-			maxGrad2x2AVX2(dtop[2*o:], dbot[2*o:], top[2*o:], bot[2*o:], g[o:])
-		}
-	default:
-		if maxGrad2x2x4AVX2(dtop, dbot, top, bot, g) < ow {
-			o := ow - 4
-			maxGrad2x2x4AVX2(dtop[2*o:], dbot[2*o:], top[2*o:], bot[2*o:], g[o:])
-		}
 	}
-	return ow
+	done := maxGrad2x2AVX2(dtop, dbot, top, bot, g)
+	if o := done; len(g)-o >= 4 {
+		done += maxGrad2x2x4AVX2(dtop[2*o:], dbot[2*o:], top[2*o:], bot[2*o:], g[o:o+4])
+	}
+	return done
 }
 
 // poolAVX2 says whether the halving pools use the assembly: wherever package vec runs

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 )
 
 // geometry holds the sizes derived from validated, normalized Params.
@@ -37,14 +38,23 @@ func newGeometry(p Params) geometry {
 	return g
 }
 
-// columns returns group grp of image x's column matrix as a GEMM B operand (transposed
-// when transposed is set).
-func (g geometry) columns(x []float32, grp int, transposed bool) gemm.BPacker {
-	xg := x[grp*g.cg*g.p.InH*g.p.InW:]
-	if g.direct {
-		return gemm.Dense(xg, g.ldPlane, transposed)
+// columns returns group grp of image n's column matrix as a GEMM B operand (transposed
+// when transposed is set). A unit-stride convolution reads the image padded into s
+// (shiftField, or the column matrix written out), any other x itself.
+func (g geometry) columns(wd window, s *shiftScratch, x []float32, n, grp int, transposed bool) gemm.BPacker {
+	img := x[n*g.inLen:][:g.inLen]
+	switch {
+	case g.direct:
+		return gemm.Dense(img[grp*g.cg*g.p.InH*g.p.InW:], g.ldPlane, transposed)
+	case g.shifted() && transposed:
+		// Written out, so that GEMM packs its transpose with vector transposes: a
+		// gather into the transposed strips (shiftField's packTaps) costs more.
+		return gemm.Dense(s.columns(g, wd, s.padded(g, wd, img)[grp*g.cg*wd.plane:]), g.ldPlane, true)
+	case g.shifted():
+		return shiftField{x: s.padded(g, wd, img)[grp*g.cg*wd.plane:], plane: wd.plane, wp: wd.wp,
+			ow: g.p.OutW(), offs: wd.offs}
 	}
-	return fieldPanel{p: g.p, x: xg, ow: g.p.OutW(), transposed: transposed}
+	return fieldPanel{p: g.p, x: img[grp*g.cg*g.p.InH*g.p.InW:], ow: g.p.OutW(), transposed: transposed}
 }
 
 // forEach calls body once for every item i in [0, count). With at least two items and
@@ -175,7 +185,14 @@ func BackwardFilter(p Params, x, dy, dw []float32) error {
 // value per output channel. y is overwritten. Each group of each image is one GEMM: W_g,
 // (OutChannels/Groups)×(InChannels/Groups·KH·KW), times the image's column matrix, which
 // the GEMM packs straight from x.
-func (c *Conv) Forward(x, w, bias, y []float32) error {
+func (c *Conv) Forward(x, w, bias, y []float32) error { return c.ForwardThen(x, w, bias, y, nil) }
+
+// ForwardThen is Forward that calls then(n), when not nil, as soon as image n of y is
+// complete, on the goroutine that computed it, while the image is still in cache: a
+// caller fuses the next layer's work on each image this way (the CPU backend pools
+// each image of a convolution's output there). Calls for different images may run at
+// the same time.
+func (c *Conv) ForwardThen(x, w, bias, y []float32, then func(n int)) error {
 	p, g := c.p, c.g
 	if err := checkLens("Forward", p, operand{"x", len(x), p.InputLen()},
 		operand{"w", len(w), p.WeightLen()}, operand{"y", len(y), p.OutputLen()}); err != nil {
@@ -201,7 +218,7 @@ func (c *Conv) Forward(x, w, bias, y []float32) error {
 		case shifted:
 			err = g.forwardShifted(impl, parallelGEMM, c.wd, &scratch[worker], n, x, w, y)
 		default:
-			err = g.forwardGEMM(impl, parallelGEMM, n, x, w, y)
+			err = g.forwardGEMM(impl, parallelGEMM, c.wd, &scratch[worker], n, x, w, y)
 		}
 		if err != nil {
 			failed.set(fmt.Errorf("conv.Forward: %w", err))
@@ -210,15 +227,19 @@ func (c *Conv) Forward(x, w, bias, y []float32) error {
 		if bias != nil {
 			addBias(y[n*g.outLen:][:g.outLen], bias, g.plane)
 		}
+		if then != nil {
+			then(n)
+		}
 	})
 	return failed.err
 }
 
-// forwardGEMM computes image n of y, one GEMM per group.
-func (g geometry) forwardGEMM(impl gemm.Impl, parallelGEMM bool, n int, x, w, y []float32) error {
+// forwardGEMM computes image n of y, one GEMM per group, with s the worker's scratch.
+func (g geometry) forwardGEMM(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
+	n int, x, w, y []float32) error {
 	for grp := 0; grp < g.p.Groups; grp++ {
 		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.plane, g.crs, 1,
-			w[grp*g.kg*g.crs:], g.lda, g.columns(x[n*g.inLen:], grp, false),
+			w[grp*g.kg*g.crs:], g.lda, g.columns(wd, s, x, n, grp, false),
 			0, y[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane); err != nil {
 			return err
 		}
@@ -344,12 +365,11 @@ type firstError struct {
 
 func (f *firstError) set(err error) { f.once.Do(func() { f.err = err }) }
 
-// addBias adds bias[c] to every element of channel c of one image y (len(bias)×plane).
+// addBias adds bias[c] to every element of channel c of one image y (len(bias)×plane),
+// with package vec's vector loop (Go's bits).
 func addBias(y, bias []float32, plane int) {
-	for c, b := range bias {
+	for c := range bias {
 		row := y[c*plane:][:plane]
-		for j := range row {
-			row[j] += b
-		}
+		vec.Arith(vec.Add, row, row, 1, bias[c:], 0)
 	}
 }

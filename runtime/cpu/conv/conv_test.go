@@ -300,6 +300,14 @@ func TestBackwardFilterReproducible(t *testing.T) {
 	}
 }
 
+// TestStackedTaps reruns TestConvMatchesNaive with the gradients' GEMMs stacking one
+// tap at a time instead of all, as they do on large layers (maxStacked).
+func TestStackedTaps(t *testing.T) {
+	defer func(m int) { maxStacked = m }(maxStacked)
+	maxStacked = 1
+	TestConvMatchesNaive(t)
+}
+
 // TestConvReuse runs one Conv several times on new data, its three passes interleaved,
 // on the wide-grid paths (which keep zero borders and junk columns in their scratch
 // from call to call), the general path and the 1×1 direct one; once with the scratch

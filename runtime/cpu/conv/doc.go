@@ -20,6 +20,8 @@
 //     alone (filter.go), each into a partial gradient of its own, added in block order:
 //     the gradient, and training, have the same bits whatever the thread count and
 //     however the blocks are shared out.
+//   - Conv.ForwardThen calls back as each image is complete, so that a caller can fuse
+//     the next layer's work on the image while it is in cache (the CPU backend pools it).
 //   - A Conv (New) keeps its scratch memory from call to call; the CPU backend builds one
 //     per graph node when it prepares a program, so training steps allocate no scratch.
 //     The package-level functions build a Conv per call.
@@ -30,13 +32,18 @@
 //     length, every row of the column matrix is a contiguous run of the (padded) input
 //     shifted by its tap's offset. Forward packs B with contiguous copies and narrows the
 //     result into y. With at least gemm.MicroRows() input channels per group, the two
-//     gradients run one GEMM per image and kernel tap on plain matrices: the weight
-//     gradient of tap t is X_t·dyᵀ (X_t the input shifted by the tap; the batch laid out
-//     once, each channel's padded images in a row, and every (block, group, tap) an item
-//     of its own), and the input gradient adds Wᵀ_t·dy straight into the input gradient
-//     at the tap's offset, so there is neither a column matrix to pack nor a col2im
-//     scatter. Padded inputs are copied once into zero-bordered buffers. Fewer channels, strides and the general case take
-//     the implicit GEMM below.
+//     gradients need no column matrix to pack: the weight gradient runs one GEMM per
+//     image and kernel tap on plain matrices, X_t·dyᵀ (X_t the input shifted by the tap;
+//     the batch laid out once, each channel's padded images in a row, and every (block,
+//     group, tap) an item of its own), and the input gradient one GEMM per image for
+//     all taps, Wᵀ·dy with the taps' weights stacked (taps·C rows: small GEMMs per tap
+//     ran 20% slower), whose rows are added into the input gradient at their tap's
+//     offset, contiguous vector adds instead of a col2im scatter. Padded inputs are copied once into zero-bordered buffers. With fewer
+//     channels (cnn28's 1-channel first layer), the forward pass where the wide grid does
+//     not pay packs B from the padded image by fixed tap offsets (shiftField), and the
+//     weight gradient writes the image's column matrix out (OutH copies per row, a
+//     fraction of the product) so that GEMM packs its transpose with vector transposes.
+//     Strides and the general case take the implicit GEMM below.
 //   - BackwardData on the general path is the adjoint: GEMM with the transposed weights
 //     into a per-worker column buffer, then col2im (scatter-add) into the input gradient.
 //   - Transposed convolution is BackwardData of the convolution Transposed.Conv describes;

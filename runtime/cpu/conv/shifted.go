@@ -3,6 +3,7 @@ package conv
 import (
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 )
 
 // Unit-stride convolutions (every stride 1: the 3×3 "same" and "valid" layers of most
@@ -17,13 +18,14 @@ import (
 //     of clipped, strided gathers, then copies the wide result into y (wideForward says
 //     when that pays).
 //   - With at least gemm.MicroRows() input channels per group (perTap), the gradients run
-//     one GEMM per group and tap on plain matrices, which the GEMM reads where they lie:
-//     the weight gradient of tap t is X_t·dyᵀ, X_t the input shifted by the tap's offset
-//     (a matrix whose leading dimension is the padded plane, or a row of padded images
-//     in filter.go's layout) and dyᵀ the output gradient transposed onto the wide grid;
-//     the input gradient at the shifted positions is
-//     likewise a matrix, and Wᵀ_t·dy_wide adds into it in place (the junk columns of
-//     dy_wide are zero and add nothing), so there is no col2im.
+//     on plain matrices, which the GEMM reads where they lie: the weight gradient of tap
+//     t is X_t·dyᵀ, one GEMM per group and tap, X_t the input shifted by the tap's
+//     offset (a matrix whose leading dimension is the padded plane, or a row of padded
+//     images in filter.go's layout) and dyᵀ the output gradient transposed onto the wide
+//     grid; the input gradient at the shifted positions of tap t is likewise a matrix,
+//     to which Wᵀ_t·dy_wide adds (the junk columns of dy_wide are zero and add
+//     nothing): one GEMM per group computes that product for every tap at once, and its
+//     rows are added in at their offsets, so there is no col2im.
 // A padded convolution first copies each image into a zero-bordered buffer (and the
 // input gradient back out of one), a pass over the input, which is a KernelH·KernelW-th
 // of what im2col writes.
@@ -138,10 +140,80 @@ func (f shiftPanel) PackB(dst []float32, p0, kb, j0, nb int) {
 	}
 }
 
+// shiftField is the column matrix of one group of one padded image on the output grid
+// itself, the B operand of the forward GEMM where the wide grid does not pay
+// (wideForward): row c*taps + t, column j = o*OutW + q is x[c*plane + offs[t] + o*wp +
+// q]. As with fieldPanel no wide result needs narrowing, and as with shiftPanel the
+// padding is in the image, so the packing is plain copies without clipping: a strip's
+// positions fall in a few output rows, each a contiguous run of every tap's row.
+type shiftField struct {
+	x             []float32 // the group's padded channels
+	plane, wp, ow int
+	offs          []int
+}
+
+// PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) as gemm.BPacker describes.
+func (f shiftField) PackB(dst []float32, p0, kb, j0, nb int) {
+	const w = gemm.PackWidth
+	taps := len(f.offs)
+	type run struct{ t0, n, at int } // strip columns [t0, t0+n) read from at on
+	var runs [w]run
+	for s0 := 0; s0 < nb; s0 += w {
+		cols := min(w, nb-s0)
+		count := 0
+		for t := 0; t < cols; {
+			j := j0 + s0 + t
+			o, q := j/f.ow, j%f.ow
+			n := min(cols-t, f.ow-q)
+			runs[count] = run{t, n, o*f.wp + q}
+			count++
+			t += n
+		}
+		d := dst[s0*kb:][:kb*w]
+		c, t := p0/taps, p0%taps
+		for pp := range kb {
+			src := f.x[c*f.plane+f.offs[t]:]
+			row := d[pp*w:][:w]
+			if count == 1 && cols == w {
+				// Through a local copy, which the compiler moves in registers.
+				v := *(*[w]float32)(src[runs[0].at:])
+				*(*[w]float32)(row) = v
+			} else {
+				for _, r := range runs[:count] {
+					copy(row[r.t0:r.t0+r.n], src[r.at:])
+				}
+				clear(row[cols:])
+			}
+			if t++; t == taps {
+				t, c = 0, c+1
+			}
+		}
+	}
+}
+
 // shiftScratch is one worker's buffers for the wide-grid kernels, allocated on first use.
 type shiftScratch struct {
 	x    []float32 // one padded image (Forward, BackwardFilter) or its gradient (BackwardData)
 	wide []float32 // one image of y or dy on the wide grid
+	cols []float32 // one group's column matrix (BackwardFilter) or its gradient (BackwardData)
+}
+
+// columns writes the column matrix of one group of a padded image xg into s.cols and
+// returns it (crs×plane, row c*taps + t holding tap t of channel c at every output
+// position): rows of the output are contiguous runs of the padded input, so it is
+// OutH copies per row.
+func (s *shiftScratch) columns(g geometry, wd window, xg []float32) []float32 {
+	oh, ow := g.p.OutH(), g.p.OutW()
+	s.cols = grow(s.cols, g.crs*g.plane)
+	taps := len(wd.offs)
+	for i := range g.crs {
+		src := xg[i/taps*wd.plane+wd.offs[i%taps]:]
+		row := s.cols[i*g.plane:][:g.plane]
+		for o := range oh {
+			copy(row[o*ow:][:ow], src[o*wd.wp:])
+		}
+	}
+	return s.cols
 }
 
 // padded returns image img, copied into s.x with zero borders when the convolution pads.
@@ -188,9 +260,19 @@ func (g geometry) forwardShifted(impl gemm.Impl, parallelGEMM bool, wd window, s
 	return nil
 }
 
-// perTap reports whether the data and weight gradients of a shifted convolution run one
-// GEMM per kernel tap, whose rows are the input channels of a group: only with enough
-// channels to fill the micro-kernel's rows.
+// maxStacked bounds, in floats, the rows of stacked taps the gradients' GEMMs read or
+// write (dataPerTap, filterPerTap): 1 MiB, all nine taps of cnn28's second layer. A
+// variable so that tests can stack fewer taps.
+var maxStacked = 1 << 18
+
+// stackedTaps is the number of taps whose rows one GEMM of the gradients stacks.
+func (g geometry) stackedTaps(wd window) int {
+	return max(1, min(len(wd.offs), maxStacked/max(g.cg*wd.n, 1)))
+}
+
+// perTap reports whether the data and weight gradients of a shifted convolution run on
+// plain matrices whose rows are (per tap) the input channels of a group: only with
+// enough channels to fill the micro-kernel's rows.
 func (g geometry) perTap() bool { return g.cg >= gemm.MicroRows() }
 
 // transposeWide writes the OutChannels planes of one image's y into dst transposed onto
@@ -258,8 +340,9 @@ func (g geometry) tapMajor(wt, w []float32) {
 	}
 }
 
-// dataPerTap computes image n of dx (overwritten), one GEMM per group and tap, from the
-// tap-major weights wt.
+// dataPerTap computes image n of dx (overwritten) from the tap-major weights wt: per
+// group one GEMM, whose rows (tap, channel) are each added into the channel's padded
+// gradient at the tap's offset (s.cols holds them).
 func (g geometry) dataPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
 	n int, dy, wt, dx []float32) error {
 	p := g.p
@@ -276,12 +359,21 @@ func (g geometry) dataPerTap(impl gemm.Impl, parallelGEMM bool, wd window, s *sh
 		dst = s.x
 	}
 	clear(dst)
+	per := g.stackedTaps(wd)
+	s.cols = grow(s.cols, per*g.cg*wd.n)
 	for grp := range p.Groups {
 		b := gemm.Dense(grad[grp*g.kg*wd.n:], wd.n, false)
-		for t, off := range wd.offs {
-			if err := impl.SgemmPacked(parallelGEMM, false, g.cg, wd.n, g.kg, 1, wt[(grp*taps+t)*g.cg*g.kg:], g.kg,
-				b, 1, dst[grp*g.cg*wd.plane+off:], wd.plane); err != nil {
+		for t0 := 0; t0 < taps; t0 += per {
+			t1 := min(t0+per, taps)
+			if err := impl.SgemmPacked(parallelGEMM, false, (t1-t0)*g.cg, wd.n, g.kg, 1,
+				wt[(grp*taps+t0)*g.cg*g.kg:], g.kg, b, 0, s.cols, wd.n); err != nil {
 				return err
+			}
+			for t := t0; t < t1; t++ {
+				for c := range g.cg {
+					d := dst[(grp*g.cg+c)*wd.plane+wd.offs[t]:][:wd.n]
+					vec.Arith(vec.Add, d, d, 1, s.cols[((t-t0)*g.cg+c)*wd.n:][:wd.n], 1)
+				}
 			}
 		}
 	}

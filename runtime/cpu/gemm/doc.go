@@ -5,9 +5,10 @@
 //
 // Decisions:
 //   - Our own kernel is the default (Native). It is the BLIS/GotoBLAS design: B is packed
-//     into k×16 micro-panels and A into mr×k micro-panels, cache blocks of blockM×blockK
-//     (A, kept in L2) and blockK×blockN (B, in L3), and a micro-kernel in Go assembly
-//     that keeps the C tile in registers.
+//     into k×16 micro-panels and A into mr×k micro-panels, cache blocks of mc×kc (A, kept
+//     in L2) and kc×nc (B, in L3), and a micro-kernel in Go assembly that keeps the C
+//     tile in registers. Each kernel shape carries its own blocking (tuning, driver.go):
+//     avx2 the values measured on AMD Zen 3, avx512 those of the Xeon hosts.
 //   - The micro-kernel scales its tile by alpha and writes it over C on the first
 //     k-slice when beta is 0 (else adds it), so a product never clears C in a pass of
 //     its own nor reads the C it overwrites, and alpha costs nothing in packing (A can
@@ -26,8 +27,11 @@
 //     place when n is at most 256 and B (not transposed) when m is at most 96, which
 //     makes the products of a training step's small and skinny layers (32×784×128, the
 //     2048×128×128 projections of a small transformer) as fast as OpenBLAS's. Rows whose
-//     leading dimension is a multiple of 256 floats would share L1 sets, so they are
-//     packed regardless. Packing that transposes (a row-major A strip, a transposed B
+//     leading dimension would make them share a few L1 sets are packed regardless: a
+//     multiple of 256 floats for avx2 (Zen 3's 8-way L1), of 1024 for avx512 (the
+//     Xeons' 12-way L1 holds twelve rows 2 KiB apart, so the 2048×128×512 products of
+//     a transformer step read A in place instead of spending a third of their time
+//     packing it). Packing that transposes (a row-major A strip, a transposed B
 //     panel) moves four rows by eight columns at a time with AVX2 shuffles wherever the
 //     CPU has AVX2 (NEON on arm64), whatever the implementation (PureGo included), and
 //     element by element otherwise; the tests run both.
@@ -62,7 +66,11 @@
 //   - Parallel split (plan.parallel, schedule.go): one worker per 512K multiply-adds, at
 //     most one per C tile and per CPU (parallel.Workers), so a small product stays on the
 //     calling goroutine and a mid-sized one does not wake sixteen. Each worker lives
-//     through the whole product (parallel.Run). Per k-slice the workers pack their share
+//     through the whole product (parallel.Run). Where B is read in place, or small
+//     enough for each worker to pack the columns it uses (a transformer's weights times
+//     2048 tokens), nothing is shared and there is no barrier (parallelPrivate): a worker
+//     starts on items as soon as its goroutine runs, and a late one finds less to do.
+//     Otherwise, per k-slice the workers pack their share
 //     of the B panel (B is packed once, shared by all) and, when they are at most four,
 //     of A; meet at a barrier; and take (row block, column range) items from an atomic
 //     counter, packing their own A block where A is not shared. Panels alternate between
@@ -72,21 +80,28 @@
 //     workers share cache lines of C at most at their edges and the result does not
 //     depend on the number of workers. Taking work dynamically rather than splitting C
 //     in fixed parts keeps the cores busy when another process slows one of them, the
-//     usual case on shared machines. The barrier spins for some microseconds and then
+//     usual case on shared machines. The row chunk is then evened out so that the items
+//     end in whole rounds (16 chunks of 132 rows on two workers, not 15 of 144 and one
+//     of 32). The barrier spins for some microseconds and then
 //     sleeps: waking a sleeping goroutine at every step cost about a third of the speed
 //     at n=512 on a quiet machine, while spinning for long holds a core that a
 //     descheduled peer needs.
 //   - Split sum (kParts): a product with few C tiles and a long k, as the weight
 //     gradients dW = Xᵀ·dY of a training step (128×128 summed over 2048 tokens: 44 tiles
 //     of the avx512 kernel for sixteen cores), sums contiguous parts of k at the same
-//     time, each into a C of its own, and adds them to C in order at the end. The number
+//     time, each into a C of its own, and adds them to C in order at the end, a row
+//     block as soon as all its items are done. The parts read B in place where they can
+//     (dY, as stored), so a weight gradient packs no B and meets at no barrier. The number
 //     of parts follows from the shape and the kernel alone (about 512 tiles over all
 //     parts, in as few steps of one k-slice per part as that allows, for products of 8M
 //     multiply-adds or more), so the result is the same bits whatever GML_THREADS is,
 //     serial runs included. On the
 //     H200 host's Xeon a first setting of it (6 parts for 128×128×2048) took that product
 //     from 88 to 198 GFLOP/s and 256×128×784 from 123 to 210 at 16 threads (OpenBLAS:
-//     232 and 230).
+//     232 and 230). Reading B in place without barriers then took the transformer's
+//     weight gradients (128×128, 128×512 and 512×128 summed over 2048 tokens) from
+//     195-376 to 388-683 GFLOP/s at 16 threads (133-199 to 194-230 at 2), 256×128×784
+//     from 217 to 421, and cnn28's dense layer 64×128×1600 from 107 to 244.
 //   - Every entry point validates dimensions, leading dimensions and slice lengths and
 //     returns an error naming the operand; nothing reads out of bounds.
 package gemm

@@ -9,15 +9,29 @@ const nr = 16
 // maxTile is the most floats of a micro-kernel's tile (avx512's 12×32).
 const maxTile = 12 * 32
 
-// Cache blocking for AMD Zen 3 (32 KiB L1d, 512 KiB L2 per core, shared L3): a packed
-// k×nr B micro-panel (blockK*nr*4 bytes) stays in L1, the packed blockM×blockK A block in
-// L2, and the blockK×blockN B panel in L3. Measured with `gml bench cpu`. blockM is a
-// multiple of every kernel's mr.
-const (
-	blockM = 144
-	blockK = 256
-	blockN = 3072
-)
+// tuning is what a kernel shape sets for the CPUs that run it: the cache blocking (a
+// packed kc×(strips·nr) B micro-panel stays in L1, the packed mc×kc A block in L2, the
+// kc×nc B panel in L3; mc is a multiple of the shape's mr), and alias: an operand read
+// in place whose rows lie a multiple of alias floats apart is packed anyway, as its rows
+// would compete for a few sets of L1.
+type tuning struct{ mc, kc, nc, alias int }
+
+// zen3Tuning suits AMD Zen 3 (32 KiB 8-way L1d, 512 KiB L2 per core, shared L3): the
+// blocking measured with `gml bench cpu` for the 6×16 kernels, and rows 1 KiB apart
+// packed.
+var zen3Tuning = tuning{mc: 144, kc: 256, nc: 3072, alias: 256}
+
+// xeonTuning suits the Intel Xeons with AVX-512 (48 KiB 12-way L1d, 2 MiB L2 per core).
+// Of the blockings swept on the H200 host's Xeon at 2 threads (n = 1024 and 2048,
+// 1024×4096×4096 plain and transposed), mc = 384 with kc = 256 (two B panels, 32 KiB,
+// in L1; a 384 KiB A block in the larger L2) was 10-15% faster than Zen 3's 144, and
+// level at 16; on the training products of bench cpu's train preset the two were within
+// the host's noise. Twelve rows of A read in place 2 KiB apart (the 2048×128×512 products of
+// a small transformer, k = 512) take six ways of two sets, which the 12-way L1 holds:
+// there the avx512 kernel ran within 10% of its speed on packed A, while packing A cost
+// about a third of the product. Rows 4 KiB apart (all twelve in one set) are still
+// packed.
+var xeonTuning = tuning{mc: 384, kc: 256, nc: 3072, alias: 1024}
 
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
 // transposed when trans is set.
@@ -52,13 +66,11 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 // B serves m. When the other dimension is small the copy costs as much as the product,
 // so the kernels read the operand where it lies instead (the general strides of
 // kernel.go): A when n <= inPlaceACols, B
-// as stored (not transposed) when m <= inPlaceBRows. Rows of A or B whose leading
-// dimension is a multiple of inPlaceAlias floats would share L1 cache sets, so those
-// are packed anyway.
+// as stored (not transposed) when m <= inPlaceBRows, unless the rows alias in L1
+// (tuning.alias).
 const (
 	inPlaceACols = 256
 	inPlaceBRows = 96
-	inPlaceAlias = 256
 )
 
 // plan is how one product reads its operands.
@@ -74,13 +86,19 @@ type plan struct {
 func newPlan(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker) plan {
 	p := plan{kern: kern, a: a, b: b, alpha: alpha, packA: true, packB: true, parts: 1}
 	p.parts = p.kParts(m, n, k)
-	if n <= inPlaceACols && (a.trans || a.ld%inPlaceAlias != 0) {
+	if p.aInPlace(n) {
 		p.packA = false
 	}
-	if bm, ok := b.(matrix); ok && !bm.trans && m <= inPlaceBRows && bm.ld%inPlaceAlias != 0 {
+	if bm, ok := b.(matrix); ok && !bm.trans && m <= inPlaceBRows && bm.ld%kern.alias != 0 {
 		p.packB = false
 	}
 	return p
+}
+
+// aInPlace reports whether A is read in place for products cols columns wide. Parallel
+// products ask again for the columns of one item, since A is packed again for each.
+func (p plan) aInPlace(cols int) bool {
+	return cols <= inPlaceACols && (p.a.trans || p.a.ld%p.kern.alias != 0)
 }
 
 // aBlock is how the micro-kernel reads an mb×kb block of op(A): strip s (rows s·mr on)

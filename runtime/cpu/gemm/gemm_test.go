@@ -189,7 +189,7 @@ func allKernels() []*kernel {
 // machine (its Go code where the CPU lacks its instructions), and with every way of
 // reading the operands (packed, or in place where the plan allows it), on one goroutine
 // and split between 2, 3 or 16 workers (more than this machine's cores: the split must be
-// right whatever the host).
+// right whatever the host), B packed once for all workers and by each for itself.
 func TestKernelsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, kern := range allKernels() {
@@ -234,6 +234,13 @@ func TestKernelsMatchReference(t *testing.T) {
 					})
 					checkGemm(t, fmt.Sprintf("%v/workers=%d/packA=%v/packB=%v/goPack=%v/%+v", kern, workers, p.packA, p.packB, mode.goPack, tc),
 						c, want, tc, ldc)
+					if workers > 1 && p.packB && tc.k > 0 && tc.alpha != 0 { // as parallel sends it
+						// B packed by each worker for itself, whatever privateB says.
+						copy(c, c0)
+						withTranspose4(mode.goPack, func() { p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc) })
+						checkGemm(t, fmt.Sprintf("%v/workers=%d/private/packA=%v/goPack=%v/%+v", kern, workers, p.packA, mode.goPack, tc),
+							c, want, tc, ldc)
+					}
 				}
 			}
 		}
@@ -284,6 +291,7 @@ func TestTransposeRows(t *testing.T) {
 // chunks small enough to give sixteen workers several items each.
 func TestWorkers(t *testing.T) {
 	kern := goKernelOf(shapeAVX512) // 12×32 tiles
+	kern.tuning = zen3Tuning        // the row chunks below start from its mc of 144
 	for _, c := range []struct{ m, n, k, available, want int }{
 		{32, 32, 32, 16, 1},           // 32K multiply-adds
 		{128, 128, 64, 16, 2},         // 1M
@@ -302,12 +310,13 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ m, n, workers, want int }{
-		{2048, 128, 2, blockM}, // 15 row blocks × 4 column tiles: plenty
-		{128, 128, 16, 12},     // the weight gradient: 11 chunks of 12 rows × 4
-		{128, 512, 16, 36},     // 4 chunks × 16
-		{20, 32, 16, 12},       // never below the kernel's rows
-		{1024, 1024, 16, 36},   // rows shrink before columns split: 29 row blocks × 3 column parts
-		{1024, 1024, 2, blockM},
+		{2048, 128, 2, 132},  // 16 row blocks (not 15 of mc): 8 for each worker
+		{128, 128, 16, 12},   // the weight gradient: 11 chunks of 12 rows × 4
+		{128, 512, 16, 36},   // 4 chunks × 16
+		{20, 32, 16, 12},     // never below the kernel's rows
+		{1024, 1024, 16, 36}, // rows shrink before columns split: 29 row blocks × 3 column parts
+		{1024, 1024, 2, 132}, // 8 row blocks, not 7 and a sliver
+		{2048, 128, 3, 144},  // 15 row blocks: 5 for each worker
 	} {
 		if got := (plan{kern: kern, parts: 1}).rowChunk(c.m, c.n, c.workers); got != c.want {
 			t.Errorf("rowChunk(%d, %d, %d) = %d, want %d", c.m, c.n, c.workers, got, c.want)
@@ -511,23 +520,36 @@ func (p panickyPacker) PackB(dst []float32, p0, kb, j0, nb int) {
 }
 
 // TestSgemmPackedPanicReturns checks that a panic in one worker reaches the caller
-// instead of leaving the other workers waiting.
+// instead of leaving the other workers waiting: at the barrier of a shared B, or for a
+// row block of a split sum when each worker packs its own B.
 func TestSgemmPackedPanicReturns(t *testing.T) {
 	const m, n, k = 300, 300, 600
 	a, c := make([]float32, m*k), make([]float32, m*n)
-	defer func() {
-		if r := recover(); r != "packer failed" {
-			t.Fatalf("recovered %v, want the packer's panic", r)
-		}
-	}()
-	_ = PureGo.SgemmPacked(true, false, m, n, k, 1, a, k, panickyPacker{new(atomic.Int32)}, 0, c, n)
-	t.Fatal("SgemmPacked returned normally")
+	for _, private := range []bool{false, true} {
+		func() {
+			defer func() {
+				if r := recover(); r != "packer failed" {
+					t.Fatalf("private=%v: recovered %v, want the packer's panic", private, r)
+				}
+			}()
+			b := panickyPacker{new(atomic.Int32)}
+			if !private {
+				_ = PureGo.SgemmPacked(true, false, m, n, k, 1, a, k, b, 0, c, n)
+			} else {
+				p := newPlan(pureGoKernel, m, n, k, 1, matrix{a, m, true}, b)
+				p.parts = 3
+				p.parallelPrivate(4, m, n, k, 0, c, n)
+			}
+			t.Fatalf("private=%v: returned normally", private)
+		}()
+	}
 }
 
 // TestSplitSum runs products whose sum over k is split in parts (kParts), and unsplit,
 // with every micro-kernel, A packed and in place, on 1 (serially when unsplit), 2 and 16
-// workers, against the float64 reference, and requires the same bits whatever the
-// number of workers: the parts follow from the shape alone.
+// workers (B shared, in place and packed by each worker), against the float64 reference,
+// and requires the same bits whatever the number of workers: the parts follow from the
+// shape alone.
 func TestSplitSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	cases := []gemmCase{
@@ -568,6 +590,15 @@ func TestSplitSum(t *testing.T) {
 							first = append([]float32(nil), c...)
 						} else if !slices.Equal(first, c) {
 							t.Fatalf("%s: result differs from the one on one worker", name)
+						}
+						if workers > 1 {
+							// B packed by each worker for itself, whatever privateB says.
+							p.packB = true
+							copy(c, c0)
+							p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+							if !slices.Equal(first, c) {
+								t.Fatalf("%s: B packed by each worker: result differs from the one on one worker", name)
+							}
 						}
 					}
 				}

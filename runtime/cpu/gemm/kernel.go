@@ -26,6 +26,7 @@ type kernel struct {
 	full   kernelFunc
 	narrow kernelFunc
 	asm    bool // the assembly code, not its Go equivalent
+	tuning
 }
 
 // narrowest returns the form that covers one B panel.
@@ -65,20 +66,27 @@ const (
 var shapes = []struct {
 	name       string
 	mr, strips int
-}{{shapeAVX2, 6, 1}, {shapeAVX512, 12, 2}, {shapeNEON, 6, 1}}
+	tuning
+}{{shapeAVX2, 6, 1, zen3Tuning}, {shapeAVX512, 12, 2, xeonTuning}, {shapeNEON, 6, 1, zen3Tuning}}
 
-// goKernelOf returns the Go code of a shape.
-func goKernelOf(name string) *kernel {
+// shapeOf returns the shape named name.
+func shapeOf(name string) (mr, strips int, b tuning) {
 	for _, s := range shapes {
 		if s.name == name {
-			k := &kernel{name: s.name, mr: s.mr, strips: s.strips, full: goKernel(s.mr, s.strips)}
-			if s.strips > 1 {
-				k.narrow = goKernel(s.mr, 1)
-			}
-			return k
+			return s.mr, s.strips, s.tuning
 		}
 	}
 	panic("gemm: unknown kernel shape " + name)
+}
+
+// goKernelOf returns the Go code of a shape.
+func goKernelOf(name string) *kernel {
+	mr, strips, b := shapeOf(name)
+	k := &kernel{name: name, mr: mr, strips: strips, full: goKernel(mr, strips), tuning: b}
+	if strips > 1 {
+		k.narrow = goKernel(mr, 1)
+	}
+	return k
 }
 
 // kernelOf returns the kernel of a shape: its assembly when the CPU runs it, else its Go

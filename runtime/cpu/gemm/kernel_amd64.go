@@ -70,11 +70,15 @@ func nativeVector() (axpy func(alpha float32, x, y []float32), dot func(x, y []f
 // asmKernel returns the assembly kernel of a shape when the CPU (and the operating
 // system, which must save the wider registers) can run it, else nil.
 func asmKernel(name string) *kernel {
+	var k *kernel
 	switch {
 	case name == shapeAVX2 && hasAVX2:
-		return &kernel{name: name, mr: 6, strips: 1, full: kernelAVX2, asm: true}
+		k = &kernel{name: name, full: kernelAVX2, asm: true}
 	case name == shapeAVX512 && cpu.X86.HasAVX512F:
-		return &kernel{name: name, mr: 12, strips: 2, full: kernelAVX512, narrow: kernelAVX512Narrow, asm: true}
+		k = &kernel{name: name, full: kernelAVX512, narrow: kernelAVX512Narrow, asm: true}
+	default:
+		return nil
 	}
-	return nil
+	k.mr, k.strips, k.tuning = shapeOf(name)
+	return k
 }

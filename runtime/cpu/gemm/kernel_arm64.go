@@ -29,7 +29,9 @@ var errNoNative = errors.New("gemm: no arm64 kernel")
 // asmKernel returns the assembly kernel of a shape when the CPU runs it: neon, always.
 func asmKernel(name string) *kernel {
 	if name == shapeNEON {
-		return &kernel{name: name, mr: 6, strips: 1, full: kernelNEON, asm: true}
+		k := &kernel{name: name, full: kernelNEON, asm: true}
+		k.mr, k.strips, k.tuning = shapeOf(name)
+		return k
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -42,13 +43,11 @@ func (p plan) tiles(m, n int) int {
 // (part 0 into C itself), the others added to C in order at the end. The number of parts
 // follows from the shape alone, never from the number of workers, so the result is the
 // same bits whatever GML_THREADS is. A part costs one more pass over an m×n C, as much
-// as one more blockK slice of the sum costs anyway.
+// as one more kc slice of the sum costs anyway.
 const (
 	// splitTiles is how many tiles, over all parts, a split product aims at: enough for
 	// sixteen workers to take several each.
 	splitTiles = 512
-	// splitMinK is the least depth of one part: half a k-slice.
-	splitMinK = blockK / 2
 	// splitMinWork is the least product, in multiply-adds, worth splitting: below it the
 	// product runs on fewer than sixteen workers anyway (workers), and a split would
 	// only add the packing of a B that such products often read in place.
@@ -59,20 +58,21 @@ const (
 )
 
 // kParts is the number of parts the sum over k of an m×n×k product is split into: at
-// most splitTiles over the tiles of C, each part at least splitMinK deep; of the splits
-// that take the fewest steps (a step sums one blockK slice of every part), the one with
+// most splitTiles over the tiles of C, each part at least half a k-slice deep; of the splits
+// that take the fewest steps (a step sums one kc slice of every part), the one with
 // the fewest parts. So k = 784 splits in four parts of 196 (one step), not three of 261
 // (two steps, the second 5 deep).
 func (p plan) kParts(m, n, k int) int {
 	if m*n*k < splitMinWork || roundUp(n, nr)*k > splitMaxFloats {
 		return 1
 	}
-	most := min((k+splitMinK-1)/splitMinK, (splitTiles+p.tiles(m, n)-1)/p.tiles(m, n))
+	kc := p.kern.kc
+	most := min((k+kc/2-1)/(kc/2), (splitTiles+p.tiles(m, n)-1)/p.tiles(m, n))
 	if most <= 1 {
 		return 1
 	}
-	steps := (k + most*blockK - 1) / (most * blockK)
-	return (k + steps*blockK - 1) / (steps * blockK)
+	steps := (k + most*kc - 1) / (most * kc)
+	return (k + steps*kc - 1) / (steps * kc)
 }
 
 // itemsPerWorker is how many work items a parallel product aims to give each worker:
@@ -84,30 +84,72 @@ const (
 	minItemStrips  = 4
 )
 
-// rowChunk is the number of rows of C one work item covers: blockM, or fewer (a multiple
+// rowChunk is the number of rows of C one work item covers: mc, or fewer (a multiple
 // of the kernel's rows) when the product has too few row blocks to give every worker
 // several items. Rows shrink first, down to minItemStrips strips of the kernel, before
 // columnParts splits the columns: every column part of a row block packs that block of
 // A again (16 workers on a 1024² product packed A eight times over, 128 columns an
 // item). Below that they shrink further where the columns too are few, as in the weight
 // gradients of a training step (128×512 summed over 2048 tokens) on sixteen workers.
+// Last, balance evens the items out over the workers.
 func (p plan) rowChunk(m, n, workers int) int {
 	target := itemsPerWorker * ((workers + p.parts - 1) / p.parts)
 	mr := p.kern.mr
 	cols := (n + p.kern.width() - 1) / p.kern.width()
-	rows := blockM
+	rows := p.kern.mc
 	for rows > minItemStrips*mr && (m+rows-1)/rows < target {
 		rows = max(mr, roundUp(rows/2, mr))
 	}
 	for rows > mr && (m+rows-1)/rows*cols < target {
 		rows = max(mr, roundUp(rows/2, mr))
 	}
-	return rows
+	return p.balance(rows, m, n, workers, target)
+}
+
+// balance returns the row chunk, between half and twice rows (at most mc), whose items
+// the workers finish first, of those that still give target items (or as many as rows
+// gives) and split the columns no further. Items of equal size end in rounds: nine on
+// two workers take as long as ten (the 128×512×2048 weight gradient in three parts of
+// three row blocks), and eleven as long as twelve, where eight somewhat larger ones
+// would take four rounds; each item also costs one kernel strip of overhead. Chunks are
+// spread evenly over the rows (with mc = 144, m = 2048 on two workers in sixteen chunks
+// of 132 rows rather than fourteen of 144 and one of 32).
+func (p plan) balance(rows, m, n, workers, target int) int {
+	if workers <= 1 || rows >= m {
+		return rows
+	}
+	mr := p.kern.mr
+	strips := (min(n, p.kern.nc) + nr - 1) / nr
+	items := func(blocks int) (count, colParts, stripsPerPart int) {
+		colParts, stripsPerPart = p.columnParts(strips, blocks*p.parts, workers)
+		return p.parts * blocks * colParts, colParts, stripsPerPart
+	}
+	least, cols, _ := items((m + rows - 1) / rows)
+	least = min(least, target)
+	best, bestCost := rows, -1
+	widest := min(p.kern.mc, 2*rows)
+	for blocks := (m + widest - 1) / widest; blocks <= (m+mr-1)/mr; blocks++ {
+		r := roundUp((m+blocks-1)/blocks, mr)
+		if r < max(mr, rows/2) {
+			break
+		}
+		count, colParts, stripsPerPart := items(blocks)
+		if (m+r-1)/r != blocks || count < least || colParts > cols {
+			// Rounding to whole strips gives another block count, too few items, or
+			// columns split further (rows shrink first: rowChunk).
+			continue
+		}
+		rounds := (count + workers - 1) / workers
+		if cost := rounds * (r + mr) * stripsPerPart; bestCost < 0 || cost < bestCost {
+			best, bestCost = r, cost
+		}
+	}
+	return best
 }
 
 // serial is the single-goroutine blocked product (the BLIS loop order): for each
-// blockN-wide panel of C and blockK-deep slice of the sum it packs B once, then packs A
-// blockM rows at a time and sweeps the micro-kernel over the tiles.
+// nc-wide panel of C and kc-deep slice of the sum it packs B once, then packs A
+// mc rows at a time and sweeps the micro-kernel over the tiles.
 func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 	if p.prescale(k, beta) {
 		scale(m, n, beta, c, ldc)
@@ -117,16 +159,17 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
+	mc, kc, nc := p.kern.mc, p.kern.kc, p.kern.nc
 	if p.packB {
-		ws.packedB = grow(ws.packedB, roundUp(min(n, blockN), nr)*min(k, blockK))
+		ws.packedB = grow(ws.packedB, roundUp(min(n, nc), nr)*min(k, kc))
 	}
-	for jc := 0; jc < n; jc += blockN {
-		nb := min(blockN, n-jc)
-		for pc := 0; pc < k; pc += blockK {
-			kb := min(blockK, k-pc)
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
 			bb := p.blockB(ws.packedB, ws, pc, kb, jc, nb)
-			for ic := 0; ic < m; ic += blockM {
-				mb := min(blockM, m-ic)
+			for ic := 0; ic < m; ic += mc {
+				mb := min(mc, m-ic)
 				ab := p.blockA(ws, ic, mb, pc, kb)
 				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0)
 			}
@@ -152,7 +195,7 @@ const (
 	sharedAMax     = 1 << 20
 )
 
-// slice is one blockK-deep slice of the sum within a parallel step: rows [pc, pc+kb) of
+// slice is one kc-deep slice of the sum within a parallel step: rows [pc, pc+kb) of
 // op(B), packed at offset bOff of the step's B (and A at aOff when A is shared), summed
 // into part's C, over it when first (the part's first slice).
 type slice struct {
@@ -164,22 +207,23 @@ type slice struct {
 
 // steps returns the slices of the sum as the parallel driver takes them: step j holds
 // the j-th slice of every part (so the parts run at the same time, and the packed panels
-// of a step stay as small as parts×blockK rows), with the offsets of their panels for C
+// of a step stay as small as parts×kc rows), with the offsets of their panels for C
 // columns nb wide and m rows. It also returns the largest depth of a step. An unsplit
-// sum is cut in blockK slices as serial cuts it, so that both give the same bits; the
+// sum is cut in kc slices as serial cuts it, so that both give the same bits; the
 // parts of a split one in equal slices (four of 196 rather than three of 256 and one of
 // 16), since a shallow slice costs a whole step.
 func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
+	kc := p.kern.kc
 	for part := range p.parts {
 		lo, hi := share(k, part, p.parts)
-		count := (hi - lo + blockK - 1) / blockK
+		count := (hi - lo + kc - 1) / kc
 		for j := range count {
 			a, b := share(hi-lo, j, count)
 			if j == len(steps) {
 				steps = append(steps, nil)
 			}
 			if p.parts == 1 {
-				a, b = j*blockK, min((j+1)*blockK, k)
+				a, b = j*kc, min((j+1)*kc, k)
 			}
 			steps[j] = append(steps[j], slice{pc: lo + a, kb: b - a, part: part, first: j == 0})
 		}
@@ -207,18 +251,32 @@ func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 // another process slows one of them down. A split sum ends with the parts added to C
 // in order, each worker adding its share of the rows.
 func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
-	p.parts = min(p.parts, max(k, 1)) // every part sums at least one term
-	if p.parts > 1 {
-		p.packB = true // the parts share one packing of B
+	if k == 0 || p.alpha == 0 {
+		p.serial(m, n, k, beta, c, ldc) // C scaled by beta, and no product
+		return
 	}
-	if !p.packB {
-		p.parallelInPlace(workers, m, n, k, beta, c, ldc)
+	p.parts = min(p.parts, k) // every part sums at least one term
+	if p.parts > 1 {
+		// The parts read B in place where they can (a weight gradient's dY), else share
+		// one packing of it.
+		bm, ok := p.b.(matrix)
+		p.packB = !ok || bm.trans || bm.ld%p.kern.alias == 0
+	}
+	if !p.packB || p.privateB(m, n, k, workers) {
+		p.parallelPrivate(workers, m, n, k, beta, c, ldc)
 		return
 	}
 	mr := p.kern.mr
-	nb0 := min(n, blockN)
+	nc := p.kern.nc
+	nb0 := min(n, nc)
 	steps, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
+	rows := p.rowChunk(m, n, workers)
+	rowBlocks := (m + rows - 1) / rows
+	colParts, stripsPerPart := p.columnParts((nb0+nr-1)/nr, rowBlocks*p.parts, workers)
+	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
+		p.packA = false // rather than packed again for every column part
+	}
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
 	// Two buffers of each, used by alternate steps, so that the workers may pack the
@@ -233,9 +291,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		shared.partial = grow(shared.partial, (p.parts-1)*m*n)
 		partial = shared.partial
 	}
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	counters := make([]atomic.Int64, (n+blockN-1)/blockN*len(steps))
+	counters := make([]atomic.Int64, (n+nc-1)/nc*len(steps))
 	bar := newBarrier(workers)
 	parallel.Run(workers, func(w int) {
 		// A panic (from a caller's BPacker) must not leave the others at a barrier.
@@ -249,14 +305,11 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 			lo, hi := share(m, w, workers)
 			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
 		}
-		if k == 0 || p.alpha == 0 {
-			return
-		}
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
 		step := 0
-		for jc := 0; jc < n; jc += blockN {
-			nb := min(blockN, n-jc)
+		for jc := 0; jc < n; jc += nc {
+			nb := min(nc, n-jc)
 			strips := (nb + nr - 1) / nr
 			colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
 			items := p.parts * rowBlocks * colParts
@@ -338,34 +391,143 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
 }
 
-// parallelInPlace is parallel for a B read in place: nothing is shared, so each item (a
-// row block and a column range of C) is scaled and then summed over all of k by the
-// worker that takes it, with no barrier.
-func (p plan) parallelInPlace(workers, m, n, k int, beta float32, c []float32, ldc int) {
+// parallelPrivate is parallel for a B that the workers need not share: read in place,
+// or small enough for each worker to pack the columns it uses itself (privateB). Nothing
+// is shared before the products, so there is no barrier: each item (a part of the sum, a
+// row block and a column range of C) is summed over its part of k by the worker that
+// takes it, which starts as soon as its goroutine does. A worker packing B packs its
+// item's columns over the part's k at once and keeps them for its next item of the same
+// columns and part; items run row block after row block, so it usually packs them once.
+// A split sum ends as in parallel, the parts added to C in order, a row block (in as
+// many pieces as there are workers to a block) once all its items are done, by whichever
+// workers have no item left. k and alpha are not 0 (parallel).
+func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	rows := p.rowChunk(m, n, workers)
 	rowBlocks := (m + rows - 1) / rows
-	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks, workers)
-	items := rowBlocks * colParts
-	var next atomic.Int64
+	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	if colParts > 1 && p.aInPlace(stripsPerPart*nr) {
+		p.packA = false // rather than packed again for every column part
+	}
+	items := p.parts * rowBlocks * colParts
+	steps, _ := p.steps(m, n, k)
+	slices := make([][]slice, p.parts)
+	for _, st := range steps {
+		for _, s := range st {
+			slices[s.part] = append(slices[s.part], s)
+		}
+	}
+	var (
+		partial   []float32
+		done      []atomic.Int32 // items finished, per row block
+		aborted   atomic.Bool
+		next, sum atomic.Int64
+	)
+	if p.parts > 1 {
+		shared := workspaces.Get().(*workspace)
+		defer workspaces.Put(shared)
+		shared.partial = grow(shared.partial, (p.parts-1)*m*n)
+		partial = shared.partial
+		done = make([]atomic.Int32, rowBlocks)
+	}
 	parallel.Run(min(workers, items), func(int) {
+		// A panic (from a caller's BPacker) must not leave the others waiting for its
+		// row block.
+		defer func() {
+			if r := recover(); r != nil {
+				aborted.Store(true)
+				panic(r)
+			}
+		}()
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
+		packed, lo, depth := -1, 0, 0 // the (part, column part) whose B ws.packedB holds
 		for item := int(next.Add(1)) - 1; item < items; item = int(next.Add(1)) - 1 {
-			row, part := item%rowBlocks, item/rowBlocks
-			ic, j0 := row*rows, part*stripsPerPart*nr
+			row, rest := item%rowBlocks, item/rowBlocks
+			col, part := rest%colParts, rest/colParts
+			ic, j0 := row*rows, col*stripsPerPart*nr
 			mb, nb := min(rows, m-ic), min(stripsPerPart*nr, n-j0)
-			cb := c[ic*ldc+j0:]
-			if p.prescale(k, beta) {
-				scale(mb, nb, beta, cb, ldc)
+			out, ldo := c[ic*ldc+j0:], ldc
+			if part > 0 {
+				out, ldo = partial[(part-1)*m*n+ic*n+j0:], n
+			} else if p.prescale(k, beta) {
+				scale(mb, nb, beta, out, ldc)
 			}
-			for pc := 0; pc < k; pc += blockK {
-				kb := min(blockK, k-pc)
-				ab := p.blockA(ws, ic, mb, pc, kb)
-				bb := p.blockB(nil, ws, pc, kb, j0, nb)
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, cb, ldc, p.alpha, beta != 0 || pc > 0)
+			sl := slices[part]
+			if p.packB && rest != packed {
+				lo, depth = sl[0].pc, sl[len(sl)-1].pc+sl[len(sl)-1].kb-sl[0].pc
+				ws.packedB = grow(ws.packedB, roundUp(nb, nr)*depth)
+				p.b.PackB(ws.packedB, lo, depth, j0, nb)
+				packed = rest
+			}
+			for _, s := range sl {
+				ab := p.blockA(ws, ic, mb, s.pc, s.kb)
+				var bb bBlock
+				if p.packB {
+					// Panels of the part's depth: slice s of panel t starts s.pc-lo rows in.
+					bb = bBlock{data: ws.packedB[(s.pc-lo)*nr:], panel: nr * depth, rs: nr, inPlace: roundUp(nb, nr)}
+				} else {
+					bb = p.blockB(nil, ws, s.pc, s.kb, j0, nb)
+				}
+				add := !s.first || part == 0 && beta != 0
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, s.kb, out, ldo, p.alpha, add)
+			}
+			if done != nil {
+				done[row].Add(1)
+			}
+		}
+		// Each row block's sum is cut in pieces, so that all workers share it even when
+		// the row blocks are few (two of 72 rows for 128×512 on sixteen workers).
+		pieces := (workers + rowBlocks - 1) / rowBlocks
+		for t := int(sum.Add(1)) - 1; done != nil && t < rowBlocks*pieces; t = int(sum.Add(1)) - 1 {
+			r := t / pieces
+			// The last items of the row block are being computed by other workers.
+			for done[r].Load() < int32(p.parts*colParts) {
+				if aborted.Load() {
+					return
+				}
+				runtime.Gosched()
+			}
+			ic := r * rows
+			lo, hi := share(min(rows, m-ic), t%pieces, pieces)
+			for i := ic + lo; i < ic+hi; i++ {
+				row := c[i*ldc : i*ldc+n]
+				for q := range p.parts - 1 {
+					for j, v := range partial[q*m*n+i*n:][:n] {
+						row[j] += v
+					}
+				}
 			}
 		}
 	})
+}
+
+// A matrix B that must be packed is packed by each worker for itself (parallelPrivate)
+// rather than once for all behind a barrier when the columns of one item, over all of k,
+// are at most privateMaxFloats (they stay in the worker's L2), and the packing done
+// again by several workers is small beside the product: at most one worker per
+// privateRows rows of C packs the same columns. The 2048-token products of a small
+// transformer qualify (a 128×512 weight is 256 KiB); a barrier there made every worker
+// wait for the last one to start, some microseconds on a sixteen-core host for products
+// of 100-300 µs. On the H200 host at 16 threads, packing B once behind a barrier instead
+// made those products 20-30% slower, and cnn28's 64×1600×128 input gradient (two row
+// blocks packing the same columns) 1.4 times as slow. A BPacker other than a matrix
+// (convolution's receptive fields) costs more to pack and is always packed once.
+const (
+	privateMaxFloats = 64 << 10
+	privateRows      = 32
+)
+
+// privateB reports whether the workers pack B each for itself.
+func (p plan) privateB(m, n, k, workers int) bool {
+	if _, ok := p.b.(matrix); !ok {
+		return false
+	}
+	rows := p.rowChunk(m, n, workers)
+	rowBlocks := (m + rows - 1) / rows
+	_, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	packers := min(workers, rowBlocks) // of the same columns and part
+	depth := (k + p.parts - 1) / p.parts
+	return depth*stripsPerPart*nr <= privateMaxFloats && (packers == 1 || packers*privateRows <= m)
 }
 
 // share returns worker w's contiguous part [lo, hi) of n items split between workers.

@@ -1,0 +1,319 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// Fusion of the layers of a CNN (conv, bias, ReLU, 2×2 max pool), which fuse hands to
+// fuseConvPool before it groups elementwise chains. Three patterns:
+//
+//   - A convolution whose only user adds a per-channel bias: the convolution adds the
+//     bias as it writes each image (conv.Forward's bias), into the Add's output, and the
+//     Add does nothing. A pass over the output is saved.
+//   - relu(z) pooled by a halving max pool whose gradient is taken (z → relu → max_pool,
+//     and in the backward max_pool_grad(relu, dy) → where(z > 0, ·, 0)): the pool takes
+//     the maximum of z and applies ReLU to that (max(relu(z)) = relu(max(z))), and the
+//     backward is one pass from z and dy (maxPoolReluGradStep) that writes Where's output
+//     straight away. The ReLU's output is never written, the max_pool_grad's output
+//     never exists, and Greater and Where do nothing: of four passes over the layer's
+//     full-size activations (ReLU's write, the gradient's write, Where's two reads and a
+//     write) one write is left.
+//   - Both at once, with nothing else between the convolution and the pool: the pool
+//     runs in the convolution's step, on each image as soon as it is written
+//     (poolInConv), so z is not read back from memory.
+//
+// The results are the unfused nodes' bits, but for a window holding NaN, where the
+// gradient (of a loss that is NaN anyway) may go to another element of the window.
+
+// fuseConvPool adds the steps of the patterns it finds in nodes to steps, and updates
+// mem to what the fused steps read and write, so that the later elementwise fusion
+// checks its moves against the memory that is really used.
+func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
+	escapes func(*tensor.Node) bool, steps map[*tensor.Node]func() error) {
+	users := map[*tensor.Node][]*tensor.Node{}
+	for _, n := range nodes {
+		for _, x := range n.Inputs() {
+			users[x] = append(users[x], n)
+		}
+	}
+	// only returns n's single user, when n has exactly one and its value stays inside.
+	only := func(n *tensor.Node) *tensor.Node {
+		if u := users[n]; len(u) == 1 && !escapes(n) {
+			return u[0]
+		}
+		return nil
+	}
+	biased := map[*tensor.Node]*tensor.Node{} // bias Add → the convolution doing it
+	for _, n := range nodes {
+		if _, taken := steps[n]; taken {
+			continue
+		}
+		switch n.Op() {
+		case tensor.OpConv:
+			if add := only(n); fuseConvBias(nodes, n, add, index, mem, steps) {
+				biased[add] = n
+			}
+		case tensor.OpRelu:
+			if u := users[n]; len(u) == 2 && !escapes(n) {
+				if pool := fuseReluPool(nodes, n, u, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
+					poolInConv(nodes, biased[n.Input(0)], n, pool, index, mem, steps)
+				}
+			}
+		}
+	}
+}
+
+// fuseConvBias makes conv's step add the bias of add, conv's only user, if add adds a
+// per-channel F32 bias to conv's output and may be written at conv's place, and reports
+// whether it did.
+func fuseConvBias(nodes []*tensor.Node, conv, add *tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
+	steps map[*tensor.Node]func() error) bool {
+	if add == nil || add.Op() != tensor.OpAdd || conv.DType() != tensor.F32 || add.DType() != tensor.F32 {
+		return false
+	}
+	if _, taken := steps[add]; taken {
+		return false
+	}
+	bi := 1
+	if add.Input(1) == conv {
+		bi = 0
+	}
+	bias := add.Input(bi)
+	if bias == conv || bias.DType() != tensor.F32 || !channelVector(bias.Shape(), conv.Shape()) {
+		return false
+	}
+	ic, ia := index[conv], index[add]
+	out, b := mem[ia].out, mem[ia].in[bi]
+	if !writableEarly(out, ic, ia, mem, append([][]byte{b}, mem[ic].in...)...) || written(nodes, b, ic, ia, mem) {
+		return false
+	}
+	step, err := convStep(conv, out, mem[ic].in, b)
+	if err != nil {
+		return false // the node's own kernel reports it
+	}
+	steps[conv], steps[add] = step, nil
+	mem[ic] = nodeMem{out: out, in: append(mem[ic].in[:2:2], b)}
+	mem[ia] = nodeMem{}
+	return true
+}
+
+// poolInConv moves the work of pool, fused with relu (maxPoolReluStep), into the step of
+// conv, which fuseConvBias made write relu's input z: each image is pooled as soon as
+// the convolution has written it, while it is in cache, instead of in a pass over z
+// from memory. Only when nothing but the bias add and relu lies between conv and pool
+// (as nn's layers give it), so that writing pool's output at conv's place moves no write
+// across another node; pool's memory entry stays at its place for the later checks.
+func poolInConv(nodes []*tensor.Node, conv, relu, pool *tensor.Node, index map[*tensor.Node]int,
+	mem []nodeMem, steps map[*tensor.Node]func() error) {
+	ic, ip := index[conv], index[pool]
+	for _, n := range nodes[ic+1 : ip] {
+		if n != relu && n != relu.Input(0) && n.Op().Kind() != tensor.KindSource {
+			return
+		}
+	}
+	z, y := mem[ic].out, mem[ip].out
+	if overlap(y, z) || !writableEarly(y, ic, ip, mem, mem[ic].in...) {
+		return
+	}
+	pp := newPooler(relu.Shape(), pool.Shape(), pool.Attr().(tensor.PoolAttr))
+	Z, Y := f32s(z), f32s(y)
+	rows := pp.planes / max(relu.Shape()[0], 1) * pp.oh // output rows per image
+	step, err := convStepThen(conv, z, mem[ic].in[:2], mem[ic].in[2], func(n int) {
+		pp.max2x2ReluRows(Z, Y, n*rows, (n+1)*rows)
+	})
+	if err != nil {
+		return
+	}
+	steps[conv], steps[pool] = step, nil
+	mem[ip].in = nil
+}
+
+// channelVector reports whether a bias of shape b, broadcast against out (N, C, ...),
+// holds one value per channel C.
+func channelVector(b, out tensor.Shape) bool {
+	off := out.Rank() - b.Rank()
+	if out.Rank() < 3 || off < 0 {
+		return false
+	}
+	for i, d := range b {
+		if want := 1; off+i == 1 {
+			if d != out[1] {
+				return false
+			}
+		} else if d != want {
+			return false
+		}
+	}
+	return true
+}
+
+// written reports whether a node strictly between from and at writes memory of b
+// (inputs, variables and constants write nothing while the program runs).
+func written(nodes []*tensor.Node, b []byte, from, at int, mem []nodeMem) bool {
+	for i := from + 1; i < at; i++ {
+		if nodes[i].Op().Kind() != tensor.KindSource && overlap(b, mem[i].out) {
+			return true
+		}
+	}
+	return false
+}
+
+// fuseReluPool fuses relu, whose two users are u, with its max pool and the pool's
+// gradient, when they have the shape of the package comment's second pattern, and
+// returns the pool node (nil when it fused nothing).
+func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *tensor.Node,
+	index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) *tensor.Node {
+	pool, grad := u[0], u[1]
+	if pool.Op() == tensor.OpMaxPoolGrad {
+		pool, grad = grad, pool
+	}
+	z := relu.Input(0)
+	if relu.DType() != tensor.F32 || pool.Op() != tensor.OpMaxPool || grad.Op() != tensor.OpMaxPoolGrad ||
+		pool.Input(0) != relu || grad.Input(0) != relu || !grad.Input(1).Shape().Equal(pool.Shape()) {
+		return nil
+	}
+	pp := newPooler(relu.Shape(), pool.Shape(), pool.Attr().(tensor.PoolAttr))
+	if !pp.halving || !samePool(pool, grad) {
+		return nil
+	}
+	where := only(grad)
+	if where == nil || where.Op() != tensor.OpWhere || where.Input(1) != grad || !isZero(where.Input(2)) {
+		return nil
+	}
+	cmp := where.Input(0)
+	if only(cmp) != where || cmp.Op() != tensor.OpGreater || cmp.Input(0) != z || !isZero(cmp.Input(1)) ||
+		!cmp.Input(0).Shape().Equal(where.Shape()) {
+		return nil
+	}
+	for _, n := range []*tensor.Node{pool, grad, cmp, where} {
+		if _, taken := steps[n]; taken {
+			return nil
+		}
+	}
+	ir, ip, ig, ic, iw := index[relu], index[pool], index[grad], index[cmp], index[where]
+	zm, dy, dz := mem[ir].in[0], mem[ig].in[1], mem[iw].out
+	// The pool reads z in place of relu's output; the gradient step runs at the
+	// gradient's place and writes Where's output early. z is live until cmp reads it, so
+	// only the nodes in between can spoil it; dz may be z's own memory (the step compares
+	// z before it writes), no other operand's.
+	if written(nodes, zm, ir, ig, mem) || ic < ig || iw < ig {
+		return nil
+	}
+	saved := mem[ic]
+	mem[ic] = nodeMem{}
+	ok := writableEarly(dz, ig, iw, mem, dy, mem[ig].out) && (!overlap(dz, zm) || sameMemory(dz, zm) && len(dz) == len(zm))
+	mem[ic] = saved
+	if !ok {
+		return nil
+	}
+	steps[relu], steps[cmp], steps[where] = nil, nil, nil
+	steps[pool] = maxPoolReluStep(pp, f32s(zm), f32s(mem[ip].out))
+	steps[grad] = maxPoolReluGradStep(pp, f32s(zm), f32s(dy), f32s(dz))
+	mem[ir], mem[ic], mem[iw] = nodeMem{}, nodeMem{}, nodeMem{}
+	mem[ip].in = [][]byte{zm}
+	mem[ig] = nodeMem{out: dz, in: [][]byte{zm, dy}}
+	return pool
+}
+
+// samePool reports whether a max pool and a max_pool_grad have the same window.
+func samePool(pool, grad *tensor.Node) bool {
+	a, b := pool.Attr().(tensor.PoolAttr), grad.Attr().(tensor.PoolAttr)
+	return newPooler(pool.Input(0).Shape(), pool.Shape(), a).halving &&
+		newPooler(grad.Input(0).Shape(), grad.Input(1).Shape(), b).halving
+}
+
+// isZero reports whether n is an F32 constant whose every element is +0.
+func isZero(n *tensor.Node) bool {
+	if n.Op() != tensor.OpConst || n.DType() != tensor.F32 || n.Value() == nil {
+		return false
+	}
+	for _, b := range n.Value().Bytes() {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// maxPoolReluStep computes y = relu(max_pool(z)) for a halving pool p.
+func maxPoolReluStep(p pooler, z, y []float32) func() error {
+	rows, grain := p.planes*p.oh, poolGrain(p.rowCost())
+	body := func(lo, hi int) { p.max2x2ReluRows(z, y, lo, hi) } // built once: no allocation per step
+	return func() error { parallel.For(rows, grain, body); return nil }
+}
+
+// max2x2ReluRows computes output rows [lo, hi) of y = relu(max_pool(z)) for a halving
+// pool p: the rows are pooled, then rectified while they are in cache.
+func (p *pooler) max2x2ReluRows(z, y []float32, lo, hi int) {
+	p.max2x2Rows(z, y, lo, hi)
+	rows := y[lo*p.ow : hi*p.ow]
+	vec.Relu(rows, rows)
+}
+
+// maxPoolReluGradStep computes where(z > 0, max_pool_grad(relu(z), dy), 0) for a
+// halving pool p in one pass: dy[i] goes to the first largest element of window i of z
+// when that element is positive, and zero everywhere else. For a window whose largest
+// element is positive, z and relu(z) have the same first largest element; for the
+// others the Where writes zero wherever the gradient went. dz may be z's memory. The
+// rows are split in blocks counted here, each with its comparison buffer.
+func maxPoolReluGradStep(p pooler, z, dy, dz []float32) func() error {
+	rows := p.planes * p.oh
+	count := max(1, min(parallel.Workers(), rows/poolGrain(2*p.w)))
+	masks := make([][]byte, count)
+	for i := range masks {
+		masks[i] = make([]byte, max(maskChunk, 3*p.w))
+	}
+	body := func(ch int) { p.reluGradRows(z, dy, dz, masks[ch], ch*rows/count, (ch+1)*rows/count) }
+	return func() error {
+		if count == 1 {
+			body(0) // parallel.Run allocates its bookkeeping even for one worker
+		} else {
+			parallel.Run(count, body)
+		}
+		return nil
+	}
+}
+
+// maskChunk is the number of input elements whose comparison reluGradRows keeps at a
+// time (at least a row's span).
+const maskChunk = 4096
+
+// zeroF32 and zeroBits are the zero operands of reluGradRows's vector loops (a literal
+// there would escape to the heap on every call).
+var (
+	zeroF32  = []float32{0}
+	zeroBits = []uint32{0}
+)
+
+// reluGradRows computes maxPoolReluGradStep's output under output rows [lo, hi), a few
+// rows at a time: Greater's vector loop compares their input span with zero into c,
+// then the plain gradient (maxGrad2x2Rows) is written and Where's vector loop masks it,
+// all in cache and with those ops' bits. The comparison comes first, so dz may
+// overwrite z. c holds at least three input rows.
+func (p *pooler) reluGradRows(z, dy, dz []float32, c []byte, lo, hi int) {
+	per := len(c) / (3 * p.w) // rows whose span fits, leftover rows of plane ends included
+	for r0 := lo; r0 < hi; r0 += per {
+		r1 := min(r0+per, hi)
+		a, b := p.inputSpan(r0, r1)
+		vec.Compare(vec.Greater, c[:b-a], z[a:b], 1, zeroF32, 0)
+		p.maxGrad2x2Rows(z, dy, dz, r0, r1)
+		d := unsafe.Slice((*uint32)(unsafe.Pointer(&dz[a])), b-a)
+		vec.Where32(d, c[:b-a], d, 1, zeroBits, 0)
+	}
+}
+
+// inputSpan returns the input elements [a, b) whose gradient output rows [lo, hi) of a
+// halving pool write: their two input rows each, and the row left over under an odd
+// height with the plane's last output row.
+func (p *pooler) inputSpan(lo, hi int) (a, b int) {
+	a = (lo/p.oh*p.h + 2*(lo%p.oh)) * p.w
+	pl, oy := (hi-1)/p.oh, (hi-1)%p.oh
+	if oy == p.oh-1 {
+		return a, (pl + 1) * p.h * p.w
+	}
+	return a, (pl*p.h + 2*oy + 2) * p.w
+}

@@ -1,0 +1,111 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// cnnLayer builds y = max_pool(relu(conv(x, w) + b)) over a 2×2 window and the
+// gradients of y·gy with respect to x, w and b, as nn's Conv2D and MaxPooling2D do:
+// batch n, c input and k output channels, s×s images, a kernel×kernel filter with pad
+// on each side. With keepRelu the ReLU's value is an output too; with noBias there is
+// no bias (and no gradient for it).
+func cnnLayer(n, c, k, s, kernel, pad int, keepRelu, noBias bool) fusionCase {
+	return fusionCase{fmt.Sprintf("n%d_c%d_k%d_s%d_f%d_p%d_keep%v_nobias%v", n, c, k, s, kernel, pad, keepRelu, noBias),
+		func(g *tensor.Graph, in func(...int) *tensor.Node, _ int) []*tensor.Node {
+			x, w := in(n, c, s, s), in(k, c, kernel, kernel)
+			at := tensor.ConvAttr{Stride: []int{1, 1}, Dilation: []int{1, 1}, PadBegin: []int{pad, pad},
+				PadEnd: []int{pad, pad}, Groups: 1}
+			z, wrt := tensor.Conv(x, w, at), []*tensor.Node{x, w}
+			if !noBias {
+				b := in(k, 1, 1)
+				z, wrt = tensor.Add(z, b), append(wrt, b)
+			}
+			r := tensor.Relu(z)
+			y := tensor.MaxPool2D(r, 2, 2)
+			gy := in(y.Shape()...)
+			outs := append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, wrt)...)
+			if keepRelu {
+				outs = append(outs, r)
+			}
+			return outs
+		}}
+}
+
+// TestConvPoolFusion checks the fused conv + bias and ReLU + max pool (forward and
+// backward) against the unfused nodes, bit for bit, on ragged sizes (odd sizes leave a
+// row and a column out of every window; 150 makes rows of more windows than a chunk),
+// with Where's output in its own buffer and in the buffer of the ReLU's input (the
+// scheduler's reuse), and that the fusion happens (fewer steps) but not when the ReLU's
+// value is read elsewhere. Through a second process, the same with GML_SIMD=go.
+func TestConvPoolFusion(t *testing.T) {
+	whereInZ := func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
+		z := byOp(nodes, tensor.OpRelu).Input(0)
+		return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpWhere): z}
+	}
+	cases := []struct {
+		fusionCase
+		saved int // steps
+	}{
+		{cnnLayer(1, 1, 3, 7, 3, 0, false, false), 5},
+		{cnnLayer(7, 3, 17, 33, 3, 1, false, false), 5},
+		{cnnLayer(7, 17, 5, 8, 1, 0, false, false), 5},
+		{cnnLayer(1, 3, 4, 2, 1, 0, false, false), 5},
+		{cnnLayer(1, 1, 2, 150, 3, 1, false, false), 5},
+		{cnnLayer(2, 1, 3, 28, 3, 0, false, false), 5}, // cnn28's first layer: rows of 13 windows
+		// The ReLU's value is read: the bias add fuses into the convolution and Greater
+		// with Where, nothing else.
+		{cnnLayer(7, 3, 5, 9, 3, 1, true, false), 2},
+		// No bias: ReLU, Greater and Where take no step, the pool has one of its own.
+		{cnnLayer(7, 3, 5, 9, 3, 1, false, true), 3},
+	}
+	for _, c := range cases {
+		for _, share := range []func([]*tensor.Node) map[*tensor.Node]*tensor.Node{nil, whereInZ} {
+			stepsOff, want := runFusionCase(t, c.fusionCase, 0, false, share)
+			steps, got := runFusionCase(t, c.fusionCase, 0, true, share)
+			// Unfused (no fusion at all: GML_FUSE=off) every node is a step; fused, the
+			// add, ReLU, pool, Greater and Where take none.
+			if stepsOff-steps != c.saved {
+				t.Errorf("%s (shared %v): %d steps fused, %d unfused, want %d fewer", c.name, share != nil,
+					steps, stepsOff, c.saved)
+			}
+			for i := range want {
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("%s (shared %v, %v): output %d element %d = %v fused, %v unfused", c.name,
+							share != nil, vec.Active(), i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+	if os.Getenv("GML_SIMD") == "" && vec.Active() != vec.Go {
+		if out, err := childtest.Run("^TestConvPoolFusion$", "GML_SIMD=go"); err != nil {
+			t.Errorf("with GML_SIMD=go: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestReluPoolStepsAllocateNothing checks that the fused pool steps take their buffers
+// and closures from their preparation: a training step runs them without allocating
+// (on sizes that one worker takes, as TestStepsAllocateNothing: more start goroutines).
+func TestReluPoolStepsAllocateNothing(t *testing.T) {
+	x, y := tensor.Shape{3, 5, 26, 27}, tensor.Shape{3, 5, 13, 13}
+	p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
+	z, dy, dz, py := make([]float32, x.Size()), make([]float32, y.Size()), make([]float32, x.Size()), make([]float32, y.Size())
+	for name, step := range map[string]func() error{
+		"forward": maxPoolReluStep(p, z, py), "backward": maxPoolReluGradStep(p, z, dy, dz),
+		"backward in place": maxPoolReluGradStep(p, z, dy, z),
+	} {
+		step() // the first run may start the workers
+		if n := testing.AllocsPerRun(10, func() { step() }); n != 0 {
+			t.Errorf("%s: %v allocations per run", name, n)
+		}
+	}
+}
