@@ -83,7 +83,11 @@ func For(n, grain int, body func(lo, hi int)) {
 // once, so the calls may wait for each other (SPMD style). A panic in body is re-raised
 // on the calling goroutine with the first panic's value.
 func Run(n int, body func(i int)) {
-	if n <= 1 || !runPooled(n, job{run: body}) {
+	switch {
+	case n == 1:
+		body(0) // a panic needs no carrying: it is on the caller's goroutine
+	case n > 1 && runPooled(n, job{run: body}):
+	default:
 		spawn(n, body)
 	}
 }
