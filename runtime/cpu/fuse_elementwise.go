@@ -400,7 +400,7 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 // a tail to Go code that may round differently) see the same vectors whatever the
 // number of threads.
 func blockRows(row int) int {
-	unit := 16 / gcd(row, 16)
+	unit := vecUnit / gcd(row, vecUnit)
 	if r := fuseBlock / row; r > unit {
 		return r - r%unit
 	}
@@ -504,8 +504,9 @@ func (p *ewProgram) apply(m *ewMember, d []byte, ops [3][]byte, st [3]int) {
 	}
 }
 
-// applyRuns runs member m where its input j is broadcast along runs of the full shape
-// (a bias over H·W): one call per run, reading that input's value with stride 0.
+// applyRuns runs member m where its input j is read along runs of the full shape, one
+// value per run (a bias over H·W, stride 0) or one contiguous run repeated (a dense
+// layer's bias over the rows, stride 1): one call per run, reading that input in place.
 func (p *ewProgram) applyRuns(m *ewMember, d []byte, ops [3][]byte, st [3]int, j, r0 int) {
 	w, o := m.in[j].walk, &m.in[j]
 	off := r0 * p.row
@@ -522,8 +523,10 @@ func (p *ewProgram) applyRuns(m *ewMember, d []byte, ops [3][]byte, st [3]int, j
 		}
 		for k, x := range m.in {
 			switch {
-			case k == j:
+			case k == j && w.ist[0] == 0:
 				ro[k], rs[k] = o.src[so*o.esz:(so+1)*o.esz], 0
+			case k == j:
+				ro[k], rs[k] = o.src[(so+col)*o.esz:(so+col+n)*o.esz], 1
 			case st[k] == 0:
 				ro[k], rs[k] = ops[k], 0
 			default:
@@ -541,8 +544,8 @@ const minRowCall = 32
 
 // operand returns the bytes of input j of member m in rows [r0, r1) and its stride: 1,
 // 0 (one value for all), -1 (one value per row, for a member that works on full rows),
-// or -2 (an input outside the group broadcast along runs of at least minRowCall, read
-// by applyRuns). What cannot be read in place is copied into operand scratch: gathered
+// or -2 (an input outside the group broadcast in runs of at least minRowCall elements,
+// each one value or one contiguous stretch, read in place by applyRuns). What cannot be read in place is copied into operand scratch: gathered
 // broadcasts, short rows' values, and a one-value operand of a loop that needs stride 1.
 func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte, int) {
 	o := &m.in[j]
@@ -569,7 +572,7 @@ func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte,
 		b = o.src[off*o.esz : (off+cnt)*o.esz]
 	case o.mode == operandScalar:
 		b, stride = o.src[:o.esz], 0
-	case o.walk.ist[0] == 0 && o.walk.inner >= minRowCall && !(m.kind == ewWhere && j == 0) && m.full &&
+	case o.walk.ist[0] <= 1 && o.walk.inner >= minRowCall && !(m.kind == ewWhere && j == 0) && m.full &&
 		(m.kind == ewBinary || m.kind == ewCompare || m.kind == ewWhere) && p.runsOnly(m, j):
 		return nil, -2
 	default:

@@ -1,5 +1,6 @@
 // Package vec holds the CPU backend's vector math on float32 slices: the exponential
-// (alone and shifted and summed, for softmax rows), the error function, the maximum,
+// (alone and shifted and summed, for softmax rows), the error function and GELU in one
+// pass (the steps of Erf and Arith, bit for bit, without their scratch), the maximum,
 // elementwise arithmetic, comparisons and selection, sums in float64 (Sum, SumInto),
 // the optimizer updates (AdamStep, SGDStep), the dropout mask (DropoutVectors), and the
 // scalar float32 functions the kernels inline (Expf, Tanhf, Erff).

@@ -108,6 +108,15 @@ func erfGo(d, x []float32) {
 	}
 }
 
+func geluGo(d, x []float32) {
+	d = d[:len(x)]
+	for i, v := range x {
+		t := Erff(v*(1/math.Sqrt2)) + 1
+		h := 0.5 * v
+		d[i] = h * t
+	}
+}
+
 // Sigmoid sets d[i] = 1/(1+e^-x[i]) for every i < len(x).
 func Sigmoid(d, x []float32) {
 	d = d[:len(x)]

@@ -190,3 +190,44 @@ func TestSigmoidAndSiluAtTheEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestGelu checks the one-pass GELU at every level against the float64 formula and,
+// bit for bit, against the steps it replaces (Arith and Erf at the same level), on
+// ragged lengths with NaNs, infinities and signed zeros among the lanes.
+func TestGelu(t *testing.T) {
+	defer func(old impl) { active = old }(active)
+	r := rand.New(rand.NewPCG(5, 17))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	special := []float32{nan, inf, -inf, 0, float32(math.Copysign(0, -1)), 1e-40, -9, 9}
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 33, 257, 1000} {
+			name := fmt.Sprintf("%v/n=%d", im.level, n)
+			x := edgy(r, n, -7, 7, special)
+			d := make([]float32, n)
+			Gelu(d, x)
+			// The steps: t = x·(1/√2), t = erf(t), t = 1 + t, h = 0.5·x, d = h·t.
+			c := []float32{1 / math.Sqrt2, 1, 0.5}
+			ts, hs, want := make([]float32, n), make([]float32, n), make([]float32, n)
+			Arith(Mul, ts, x, 1, c[0:], 0)
+			Erf(ts, ts)
+			Arith(Add, ts, c[1:], 0, ts, 1)
+			Arith(Mul, hs, c[2:], 0, x, 1)
+			Arith(Mul, want, hs, 1, ts, 1)
+			for i, v := range x {
+				if math.Float32bits(d[i]) != math.Float32bits(want[i]) && !(d[i] != d[i] && want[i] != want[i]) {
+					t.Fatalf("%s: Gelu(%v) = %v, the steps give %v", name, v, d[i], want[i])
+				}
+				ref := 0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2))
+				if math.IsInf(float64(v), -1) {
+					ref = math.NaN() // -Inf·0, as the formula gives
+				}
+				// Erf's absolute error (4.2e-7) scaled by x/2 bounds the error where
+				// 1 + erf cancels (x below -3).
+				if !close(d[i], ref, 1e-6, 1e-7+2.2e-7*math.Abs(float64(v))) && !(d[i] != d[i] && ref != ref) {
+					t.Fatalf("%s: Gelu(%v) = %v, want %v", name, v, d[i], ref)
+				}
+			}
+		}
+	}
+}

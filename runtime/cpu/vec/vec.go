@@ -35,6 +35,7 @@ type impl struct {
 	exp         func(d, x []float32) int
 	expShiftSum func(d, x []float32, shift float32) (int, float64)
 	erf         func(d, x []float32) int
+	gelu        func(d, x []float32) int
 	max         func(x []float32) (n int, m float32, nan bool)
 	// Elementwise loops, AVX2 at both assembly levels (they are bound by memory).
 	arith   func(op int, d, a, b []float32, sa, sb int) int
@@ -113,6 +114,23 @@ func Erf(d, x []float32) {
 		i += active.erf(d[i:], x[i:])
 		end := min(i+active.width, len(x))
 		erfGo(d[i:end], x[i:end])
+		i = end
+	}
+}
+
+// Gelu sets d[i] = GELU(x[i]) in its erf form, (0.5·x)·(1 + erf(x·(1/√2))), every
+// operation rounded to float32 in that order, so the results are those of Erf and
+// Arith run step by step, bit for bit, in one pass; d must be at least as long as x.
+func Gelu(d, x []float32) {
+	d = d[:len(x)]
+	if active.gelu == nil {
+		geluGo(d, x)
+		return
+	}
+	for i := 0; i < len(x); {
+		i += active.gelu(d[i:], x[i:])
+		end := min(i+active.width, len(x))
+		geluGo(d[i:end], x[i:end])
 		i = end
 	}
 }

@@ -234,7 +234,16 @@ DATA consts<>+912(SB)/4, $127
 DATA consts<>+916(SB)/4, $127
 DATA consts<>+920(SB)/4, $127
 DATA consts<>+924(SB)/4, $127
-GLOBL consts<>(SB), RODATA|NOPTR, $928
+// 1/√2 (GELU)
+DATA consts<>+928(SB)/4, $0x3f3504f3
+DATA consts<>+932(SB)/4, $0x3f3504f3
+DATA consts<>+936(SB)/4, $0x3f3504f3
+DATA consts<>+940(SB)/4, $0x3f3504f3
+DATA consts<>+944(SB)/4, $0x3f3504f3
+DATA consts<>+948(SB)/4, $0x3f3504f3
+DATA consts<>+952(SB)/4, $0x3f3504f3
+DATA consts<>+956(SB)/4, $0x3f3504f3
+GLOBL consts<>(SB), RODATA|NOPTR, $960
 
 // func expAVX2(d, x []float32) int
 TEXT ·expAVX2(SB), NOSPLIT, $0-56
@@ -340,6 +349,27 @@ done:
 	VZEROUPPER
 	RET
 
+// ERF8 sets Y1 = erf(Y0) (Y0 clamped in place to [-4, 4]), with Y2-Y4 as scratch: the
+// one sequence erfAVX2 and geluAVX2 share, so their bits agree.
+#define ERF8 \
+	VMINPS consts<>+416(SB), Y0, Y0; \
+	VMAXPS consts<>+448(SB), Y0, Y0; \
+	VMULPS Y0, Y0, Y2; \
+	VMOVUPS consts<>+512(SB), Y3; \
+	VFMADD213PS consts<>+544(SB), Y2, Y3; \
+	VFMADD213PS consts<>+576(SB), Y2, Y3; \
+	VFMADD213PS consts<>+608(SB), Y2, Y3; \
+	VFMADD213PS consts<>+640(SB), Y2, Y3; \
+	VFMADD213PS consts<>+672(SB), Y2, Y3; \
+	VFMADD213PS consts<>+704(SB), Y2, Y3; \
+	VMULPS Y0, Y3, Y3; \
+	VMOVUPS consts<>+736(SB), Y4; \
+	VFMADD213PS consts<>+768(SB), Y2, Y4; \
+	VFMADD213PS consts<>+800(SB), Y2, Y4; \
+	VFMADD213PS consts<>+832(SB), Y2, Y4; \
+	VFMADD213PS consts<>+864(SB), Y2, Y4; \
+	VDIVPS Y4, Y3, Y1
+
 // func erfAVX2(d, x []float32) int
 TEXT ·erfAVX2(SB), NOSPLIT, $0-56
 	MOVQ d_base+0(FP), DI
@@ -355,23 +385,40 @@ loop:
 	VMOVMSKPS Y7, BX
 	TESTL BX, BX
 	JNZ done
-	VMINPS consts<>+416(SB), Y0, Y0
-	VMAXPS consts<>+448(SB), Y0, Y0
-	VMULPS Y0, Y0, Y2
-	VMOVUPS consts<>+512(SB), Y3
-	VFMADD213PS consts<>+544(SB), Y2, Y3
-	VFMADD213PS consts<>+576(SB), Y2, Y3
-	VFMADD213PS consts<>+608(SB), Y2, Y3
-	VFMADD213PS consts<>+640(SB), Y2, Y3
-	VFMADD213PS consts<>+672(SB), Y2, Y3
-	VFMADD213PS consts<>+704(SB), Y2, Y3
-	VMULPS Y0, Y3, Y3
-	VMOVUPS consts<>+736(SB), Y4
-	VFMADD213PS consts<>+768(SB), Y2, Y4
-	VFMADD213PS consts<>+800(SB), Y2, Y4
-	VFMADD213PS consts<>+832(SB), Y2, Y4
-	VFMADD213PS consts<>+864(SB), Y2, Y4
-	VDIVPS Y4, Y3, Y1
+	ERF8
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP loop
+done:
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func geluAVX2(d, x []float32) int
+// GELU's erf form in one pass, rounded as Gelu's Go code rounds: t = x·(1/√2),
+// d = (0.5·x)·(1 + erf(t)), stopping before a vector holding a NaN.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-56
+	MOVQ d_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	XORQ AX, AX
+	VMOVUPS consts<>+928(SB), Y8
+	VMOVUPS consts<>+320(SB), Y9
+	VMOVUPS consts<>+288(SB), Y10
+loop:
+	LEAQ 8(AX), BX
+	CMPQ BX, CX
+	JGT done
+	VMOVUPS (SI)(AX*4), Y5
+	VCMPPS $3, Y5, Y5, Y7
+	VMOVMSKPS Y7, BX
+	TESTL BX, BX
+	JNZ done
+	VMULPS Y8, Y5, Y0
+	ERF8
+	VADDPS Y9, Y1, Y1
+	VMULPS Y10, Y5, Y5
+	VMULPS Y1, Y5, Y1
 	VMOVUPS Y1, (DI)(AX*4)
 	ADDQ $8, AX
 	JMP loop
@@ -532,6 +579,27 @@ done:
 	VZEROUPPER
 	RET
 
+// ERF16 sets Z1 = erf(Z0) (Z0 clamped in place to [-4, 4]), with Z2-Z4 as scratch: the
+// one sequence erfAVX512 and geluAVX512 share.
+#define ERF16 \
+	VMINPS.BCST consts<>+416(SB), Z0, Z0; \
+	VMAXPS.BCST consts<>+448(SB), Z0, Z0; \
+	VMULPS Z0, Z0, Z2; \
+	VBROADCASTSS consts<>+512(SB), Z3; \
+	VFMADD213PS.BCST consts<>+544(SB), Z2, Z3; \
+	VFMADD213PS.BCST consts<>+576(SB), Z2, Z3; \
+	VFMADD213PS.BCST consts<>+608(SB), Z2, Z3; \
+	VFMADD213PS.BCST consts<>+640(SB), Z2, Z3; \
+	VFMADD213PS.BCST consts<>+672(SB), Z2, Z3; \
+	VFMADD213PS.BCST consts<>+704(SB), Z2, Z3; \
+	VMULPS Z0, Z3, Z3; \
+	VBROADCASTSS consts<>+736(SB), Z4; \
+	VFMADD213PS.BCST consts<>+768(SB), Z2, Z4; \
+	VFMADD213PS.BCST consts<>+800(SB), Z2, Z4; \
+	VFMADD213PS.BCST consts<>+832(SB), Z2, Z4; \
+	VFMADD213PS.BCST consts<>+864(SB), Z2, Z4; \
+	VDIVPS Z4, Z3, Z1
+
 // func erfAVX512(d, x []float32) int
 TEXT ·erfAVX512(SB), NOSPLIT, $0-56
 	MOVQ d_base+0(FP), DI
@@ -546,23 +614,38 @@ loop:
 	VCMPPS $3, Z0, Z0, K1
 	KORTESTW K1, K1
 	JNZ done
-	VMINPS.BCST consts<>+416(SB), Z0, Z0
-	VMAXPS.BCST consts<>+448(SB), Z0, Z0
-	VMULPS Z0, Z0, Z2
-	VBROADCASTSS consts<>+512(SB), Z3
-	VFMADD213PS.BCST consts<>+544(SB), Z2, Z3
-	VFMADD213PS.BCST consts<>+576(SB), Z2, Z3
-	VFMADD213PS.BCST consts<>+608(SB), Z2, Z3
-	VFMADD213PS.BCST consts<>+640(SB), Z2, Z3
-	VFMADD213PS.BCST consts<>+672(SB), Z2, Z3
-	VFMADD213PS.BCST consts<>+704(SB), Z2, Z3
-	VMULPS Z0, Z3, Z3
-	VBROADCASTSS consts<>+736(SB), Z4
-	VFMADD213PS.BCST consts<>+768(SB), Z2, Z4
-	VFMADD213PS.BCST consts<>+800(SB), Z2, Z4
-	VFMADD213PS.BCST consts<>+832(SB), Z2, Z4
-	VFMADD213PS.BCST consts<>+864(SB), Z2, Z4
-	VDIVPS Z4, Z3, Z1
+	ERF16
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ $16, AX
+	JMP loop
+done:
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func geluAVX512(d, x []float32) int
+// geluAVX2 in sixteen lanes.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-56
+	MOVQ d_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	XORQ AX, AX
+	VBROADCASTSS consts<>+928(SB), Z8
+	VBROADCASTSS consts<>+320(SB), Z9
+	VBROADCASTSS consts<>+288(SB), Z10
+loop:
+	LEAQ 16(AX), BX
+	CMPQ BX, CX
+	JGT done
+	VMOVUPS (SI)(AX*4), Z5
+	VCMPPS $3, Z5, Z5, K1
+	KORTESTW K1, K1
+	JNZ done
+	VMULPS Z8, Z5, Z0
+	ERF16
+	VADDPS Z9, Z1, Z1
+	VMULPS Z10, Z5, Z5
+	VMULPS Z1, Z5, Z1
 	VMOVUPS Z1, (DI)(AX*4)
 	ADDQ $16, AX
 	JMP loop
