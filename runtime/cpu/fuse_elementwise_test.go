@@ -318,3 +318,40 @@ func BenchmarkFusedBiasGelu(b *testing.B) {
 		})
 	}
 }
+
+// TestGeluGradKernel checks that GELU's backward is recognised for vec.GeluGrad, and
+// not when an intermediate value is read outside the group (then the generic loops
+// run). TestElementwiseFusion checks the kernel's bits against the unfused nodes'.
+func TestGeluGradKernel(t *testing.T) {
+	g := tensor.NewGraph()
+	x, gy := g.Input("x", tensor.F32, 33, 24), g.Input("gy", tensor.F32, 33, 24)
+	dx := tensor.GradWithSeed([]*tensor.Node{tensor.Gelu(x, tensor.GeluErf)}, []*tensor.Node{gy}, []*tensor.Node{x})
+	nodes := graphOf(dx...)
+	mem := make([]nodeMem, len(nodes))
+	index := map[*tensor.Node]int{}
+	for i, n := range nodes {
+		index[n] = i
+		mem[i].out = make([]byte, n.DType().Bytes(n.Shape().Size()))
+	}
+	for i, n := range nodes {
+		for _, in := range n.Inputs() {
+			mem[i].in = append(mem[i].in, mem[index[in]].out)
+		}
+	}
+	for _, escape := range []tensor.Op{tensor.OpInvalid, tensor.OpErf} {
+		f := &ewFuser{nodes: nodes, mem: mem, index: index, users: make([][]int, len(nodes)),
+			escapes: func(n *tensor.Node) bool { return n == dx[0] || n.Op() == escape }}
+		for i, n := range nodes {
+			for _, in := range n.Inputs() {
+				f.users[index[in]] = append(f.users[index[in]], i)
+			}
+		}
+		groups := f.groups(map[*tensor.Node]func() error{})
+		if len(groups) != 1 || len(groups[0].members) != 10 {
+			t.Fatalf("escape %v: groups %v, want one of ten members", escape, groups)
+		}
+		if got := f.geluGradStep(groups[0]) != nil; got != (escape == tensor.OpInvalid) {
+			t.Errorf("escape %v: GELU's backward kernel chosen: %v", escape, got)
+		}
+	}
+}

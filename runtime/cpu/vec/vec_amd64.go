@@ -22,6 +22,12 @@ func geluAVX2(d, x []float32) int
 func geluAVX512(d, x []float32) int
 
 //go:noescape
+func geluGradAVX2(c *GeluGradConsts, dx, x, gy []float32) int
+
+//go:noescape
+func geluGradAVX512(c *GeluGradConsts, dx, x, gy []float32) int
+
+//go:noescape
 func maxAVX2(x []float32) (int, float32, bool)
 
 //go:noescape
@@ -62,9 +68,9 @@ func sumIntoAVX2(a []float64, x []float32) int
 func asmImpl(l Level) (impl, bool) {
 	switch {
 	case l == AVX512 && cpu.X86.HasAVX512F:
-		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, geluAVX512, maxAVX512, binaryAVX2, compareAVX2, where32AVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2}, true
+		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, geluAVX512, geluGradAVX512, maxAVX512, binaryAVX2, compareAVX2, where32AVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2}, true
 	case l == AVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, geluAVX2, maxAVX2, binaryAVX2, compareAVX2, where32AVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2}, true
+		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, geluAVX2, geluGradAVX2, maxAVX2, binaryAVX2, compareAVX2, where32AVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2}, true
 	}
 	return impl{}, false
 }
