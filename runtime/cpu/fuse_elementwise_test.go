@@ -355,3 +355,12 @@ func TestGeluGradKernel(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBiasGradSum times a dense layer's bias gradient: the column sums of 2048
+// rows of 128.
+func BenchmarkBiasGradSum(b *testing.B) {
+	g := tensor.NewGraph()
+	x := g.Input("x", tensor.F32, 32, 64, 128)
+	s := tensor.Sum(x, []int{0, 1}, true)
+	benchProgram(b, graphOf(s), true, s)
+}

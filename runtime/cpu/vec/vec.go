@@ -47,6 +47,7 @@ type impl struct {
 	// Sums in float64 lanes (sum.go), AVX2 at both levels.
 	sum     func(x []float32) (int, float64)
 	sumInto func(a []float64, x []float32) int
+	sumRows func(a []float64, x []float32, rows, stride int) int
 }
 
 // active is the level in use; tests swap it.
