@@ -539,8 +539,10 @@ func (p *ewProgram) applyRuns(m *ewMember, d []byte, ops [3][]byte, st [3]int, j
 }
 
 // minRowCall is the row length from which a row value read along full rows is passed
-// one row at a time with stride 0; shorter rows are spread into scratch first.
-const minRowCall = 32
+// one row at a time with stride 0, and an input broadcast in runs is read in place one
+// run at a time; below it they are spread or gathered into scratch first and the member
+// makes one call per block: a call costs about as much as spreading 512 values.
+const minRowCall = 512
 
 // operand returns the bytes of input j of member m in rows [r0, r1) and its stride: 1,
 // 0 (one value for all), -1 (one value per row, for a member that works on full rows),
@@ -562,8 +564,12 @@ func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte,
 		if p.row >= minRowCall && m.kind != ewWhere {
 			return v, -1
 		}
-		for r := 0; r < r1-r0; r++ {
-			fillElems(tmp[r*p.row*o.esz:(r+1)*p.row*o.esz], v[r*o.esz:(r+1)*o.esz])
+		if o.esz == 4 {
+			vec.Spread(typed[uint32](tmp), typed[uint32](v), p.row)
+		} else {
+			for r := 0; r < r1-r0; r++ {
+				fillElems(tmp[r*p.row:(r+1)*p.row], v[r:r+1])
+			}
 		}
 		b = tmp
 	case o.slot >= 0:

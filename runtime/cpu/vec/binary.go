@@ -104,6 +104,23 @@ func Where32(d []uint32, c []byte, a []uint32, sa int, b []uint32, sb int) {
 	}
 }
 
+// Spread sets d[r·row+i] = v[r] for every r < len(v) and i < row: one value per row,
+// repeated along it (a row statistic made as wide as the rows). d must hold len(v)·row
+// elements.
+func Spread(d, v []uint32, row int) {
+	d = d[:len(v)*row]
+	if active.spread != nil {
+		active.spread(d, v, row)
+		return
+	}
+	for r, x := range v {
+		dd := d[r*row : (r+1)*row]
+		for i := range dd {
+			dd[i] = x
+		}
+	}
+}
+
 // Relu sets d[i] = max(x[i], 0) for every i < len(x), with Go's max: NaN stays NaN and
 // -0 becomes +0. d must be at least as long as x.
 func Relu(d, x []float32) {

@@ -278,3 +278,45 @@ reludone:
 	MOVQ CX, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func spreadAVX2(d, v []uint32, row int)
+// d[r·row+i] = v[r] for every row r and i < row: whole vectors, then the row's tail
+// one element at a time.
+TEXT ·spreadAVX2(SB), NOSPLIT, $0-56
+	MOVQ d_base+0(FP), DI
+	MOVQ v_base+24(FP), SI
+	MOVQ v_len+32(FP), R8
+	MOVQ row+48(FP), R9
+	MOVQ R9, R10
+	ANDQ $-8, R10
+	XORQ DX, DX
+
+spreadrow:
+	CMPQ DX, R8
+	JGE  spreaddone
+	VPBROADCASTD (SI)(DX*4), Y0
+	MOVL (SI)(DX*4), R11
+	XORQ AX, AX
+
+spreadvec:
+	CMPQ AX, R10
+	JGE  spreadtail
+	VMOVDQU Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  spreadvec
+
+spreadtail:
+	CMPQ AX, R9
+	JGE  spreadnext
+	MOVL R11, (DI)(AX*4)
+	INCQ AX
+	JMP  spreadtail
+
+spreadnext:
+	LEAQ (DI)(R9*4), DI
+	INCQ DX
+	JMP  spreadrow
+
+spreaddone:
+	VZEROUPPER
+	RET

@@ -87,3 +87,30 @@ func TestElementwiseAtEveryLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestSpread checks Spread at every level on ragged row lengths and row counts.
+func TestSpread(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	for _, im := range levels() {
+		active = im
+		for _, row := range []int{1, 7, 8, 33, 257} {
+			for _, rows := range []int{0, 1, 7, 33} {
+				v := make([]uint32, rows)
+				for r := range v {
+					v[r] = uint32(r*2654435761 + 1)
+				}
+				d := make([]uint32, rows*row+1)
+				d[len(d)-1] = 42
+				Spread(d, v, row)
+				for i, x := range d[:rows*row] {
+					if x != v[i/row] {
+						t.Fatalf("%v row=%d rows=%d: element %d = %d, want %d", im.level, row, rows, i, x, v[i/row])
+					}
+				}
+				if d[len(d)-1] != 42 {
+					t.Fatalf("%v row=%d rows=%d: wrote past the rows", im.level, row, rows)
+				}
+			}
+		}
+	}
+}

@@ -42,6 +42,7 @@ type impl struct {
 	arith   func(op int, d, a, b []float32, sa, sb int) int
 	compare func(op int, d []byte, a, b []float32, sa, sb int) int
 	where32 func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
+	spread  func(d, v []uint32, row int)
 	relu    func(d, x []float32) int
 	adam    func(c *AdamConsts, p, g, m, v []float32) int
 	// Sums in float64 lanes (sum.go), AVX2 at both levels.
