@@ -53,8 +53,8 @@
 //     spaced rows in one vec.SumRows call that keeps its running sums in registers).
 //   - The hot activations (exp, erf, GELU, tanh, sigmoid, silu) and the exponentials of
 //     softmax and attention use the float32 functions of package vec (range reduction
-//     and polynomials, about 1 ulp; exp, erf and GELU in AVX-512 or AVX2 assembly); the rest
-//     use package math in float64.
+//     and polynomials, about 1 ulp; exp, erf and GELU in AVX-512 or AVX2 assembly); the
+//     rest use package math in float64.
 //   - Integer division by zero gives 0 and an index out of range fails the run with an
 //     error naming it: no input may crash the process.
 package cpu
