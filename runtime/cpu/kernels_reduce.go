@@ -321,6 +321,11 @@ func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int,
 // of 128) give each worker too narrow a strip of every row.
 const maxRowSplitOutputs = 4096
 
+// blocksPerWorker is the least number of row blocks a goroutine of rowSplitReduce
+// takes: a block (about elemGrain values) folds in a few microseconds, about what
+// starting a goroutine costs, so 2048 rows of 128 run on 4 goroutines, not 16.
+const blocksPerWorker = 4
+
 // rowSplitReduce is columnReduce for few outputs over many rows: the rows of each base
 // are cut into blocks of br rows (about elemGrain elements, whatever the number of
 // threads), each block folds into its own float64 partials in memory order, and the
@@ -387,7 +392,7 @@ func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []fl
 		}
 	}
 	return func() error {
-		parallel.For(len(bases)*nb, 1, blocks)
+		parallel.For(len(bases)*nb, blocksPerWorker, blocks)
 		parallel.For(len(bases)*inner, max(1, elemGrain/nb), merge)
 		return nil
 	}
