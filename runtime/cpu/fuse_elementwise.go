@@ -286,6 +286,7 @@ type ewMember struct {
 	binary  binaryLoop[float32, float32]
 	compare binaryLoop[float32, uint8]
 	red     f32Reducer
+	sums    bool // a Sum or Mean: its rows fold in one vec.SumEach call per block
 	in      []ewOperand
 	esz     int
 	dst     []byte // the output buffer when the value escapes the group
@@ -344,6 +345,7 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 			em.compare = compareF32(n.Op())
 		case ewReduce:
 			em.red = f32Reducers[n.Op()]
+			em.sums = n.Op() == tensor.OpSum || n.Op() == tensor.OpMean
 			level = n.Input(0).Shape()
 		}
 		for j, x := range n.Inputs() {
@@ -390,7 +392,7 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 	p.chunks = max(1, min(parallel.Workers(), blocks, work/(4*elemGrain)))
 	p.scratch = make([][]byte, p.chunks) // one per worker that runs
 	for w := range p.scratch {
-		p.scratch[w] = alignedBytes((p.nslots + 3) * p.slotBytes)
+		p.scratch[w] = alignedBytes(p.sumsAt() + 8*p.blockRows)
 	}
 	return p.run
 }
@@ -444,11 +446,11 @@ func (p *ewProgram) blocks(scratch []byte, lo, hi int) {
 			}
 			d := p.value(scratch, q, r0, r1)
 			if runs >= 0 {
-				p.applyRuns(m, d, ops, st, runs, r0)
+				p.applyRuns(scratch, m, d, ops, st, runs, r0)
 				continue
 			}
 			if !perRow {
-				p.apply(m, d, ops, st)
+				p.apply(scratch, m, d, ops, st)
 				continue
 			}
 			// Row values read along full rows: one call per row, reading the row's
@@ -466,7 +468,7 @@ func (p *ewProgram) blocks(scratch []byte, lo, hi int) {
 						ro[j], rs[j] = ops[j][r*p.row*o.esz:(r+1)*p.row*o.esz], 1
 					}
 				}
-				p.apply(m, d[r*p.row*m.esz:(r+1)*p.row*m.esz], ro, rs)
+				p.apply(scratch, m, d[r*p.row*m.esz:(r+1)*p.row*m.esz], ro, rs)
 			}
 		}
 	}
@@ -485,8 +487,9 @@ func (p *ewProgram) value(scratch []byte, q, r0, r1 int) []byte {
 	return scratch[m.slot*p.slotBytes:][:cnt*m.esz]
 }
 
-// apply runs member m's loop: d from operands ops with strides st (0 or 1).
-func (p *ewProgram) apply(m *ewMember, d []byte, ops [3][]byte, st [3]int) {
+// apply runs member m's loop: d from operands ops with strides st (0 or 1), with the
+// worker's scratch for a reduction's row sums.
+func (p *ewProgram) apply(scratch []byte, m *ewMember, d []byte, ops [3][]byte, st [3]int) {
 	switch m.kind {
 	case ewUnary:
 		m.unary(f32s(d), f32s(ops[0]))
@@ -498,16 +501,30 @@ func (p *ewProgram) apply(m *ewMember, d []byte, ops [3][]byte, st [3]int) {
 		vec.Where32(typed[uint32](d), ops[0], typed[uint32](ops[1]), st[1], typed[uint32](ops[2]), st[2])
 	case ewReduce:
 		x, y := f32s(ops[0]), f32s(d)
+		if m.sums {
+			s := typed[float64](scratch[p.sumsAt():])[:len(y)]
+			vec.SumEach(s, x, p.row)
+			for r, v := range s {
+				y[r] = float32(m.red.fin(v, p.row))
+			}
+			return
+		}
 		for r := range y {
 			y[r] = float32(m.red.fin(m.red.part(x[r*p.row:(r+1)*p.row]), p.row))
 		}
 	}
 }
 
+// sumsAt is the offset in a worker's scratch of the float64 row sums of a reduction
+// member, after the member and operand slots, 8-byte aligned.
+func (p *ewProgram) sumsAt() int {
+	return ((p.nslots+3)*p.slotBytes + 7) &^ 7
+}
+
 // applyRuns runs member m where its input j is read along runs of the full shape, one
 // value per run (a bias over H·W, stride 0) or one contiguous run repeated (a dense
 // layer's bias over the rows, stride 1): one call per run, reading that input in place.
-func (p *ewProgram) applyRuns(m *ewMember, d []byte, ops [3][]byte, st [3]int, j, r0 int) {
+func (p *ewProgram) applyRuns(scratch []byte, m *ewMember, d []byte, ops [3][]byte, st [3]int, j, r0 int) {
 	w, o := m.in[j].walk, &m.in[j]
 	off := r0 * p.row
 	end := off + len(d)/m.esz
@@ -533,7 +550,7 @@ func (p *ewProgram) applyRuns(m *ewMember, d []byte, ops [3][]byte, st [3]int, j
 				ro[k], rs[k] = ops[k][(pos-off)*x.esz:(pos-off+n)*x.esz], 1
 			}
 		}
-		p.apply(m, d[(pos-off)*m.esz:(pos-off+n)*m.esz], ro, rs)
+		p.apply(scratch, m, d[(pos-off)*m.esz:(pos-off+n)*m.esz], ro, rs)
 		pos += n
 	}
 }

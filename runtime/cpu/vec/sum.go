@@ -50,6 +50,20 @@ func SumInto(a []float64, x []float32) {
 	}
 }
 
+// SumEach sets d[r] = Sum(x[r·row:(r+1)·row]) for every r < len(d), the bits of Sum
+// row by row; with rows of whole groups of sixteen the assembly does all of them in
+// one call. x must hold len(d)·row elements.
+func SumEach(d []float64, x []float32, row int) {
+	x = x[:len(d)*row]
+	if active.sumEach != nil && row%16 == 0 && row > 0 {
+		active.sumEach(d, x, row)
+		return
+	}
+	for r := range d {
+		d[r] = Sum(x[r*row : (r+1)*row])
+	}
+}
+
 // SumRows adds rows of x to a element by element in float64, row after row: a[j] +=
 // x[r·stride+j] for r < rows and j < len(a). The sums are SumInto's, one row at a
 // time, bit for bit; the assembly keeps them in registers across the rows.

@@ -2,6 +2,28 @@
 
 // Sums of float32 data in float64 lanes (sum.go), AVX2.
 
+// SUM16 adds the sixteen floats at (SI)(AX*4), widened, to the running sums Y0-Y3
+// (four lanes each), with Y4-Y7 as scratch; SUMMERGE merges Y0-Y3 into X0 in sumGo's
+// order. sumAVX2 and sumEachAVX2 share them, so a row's sum is Sum's.
+#define SUM16 \
+	VCVTPS2PD (SI)(AX*4), Y4; \
+	VCVTPS2PD 16(SI)(AX*4), Y5; \
+	VCVTPS2PD 32(SI)(AX*4), Y6; \
+	VCVTPS2PD 48(SI)(AX*4), Y7; \
+	VADDPD Y4, Y0, Y0; \
+	VADDPD Y5, Y1, Y1; \
+	VADDPD Y6, Y2, Y2; \
+	VADDPD Y7, Y3, Y3
+
+#define SUMMERGE \
+	VADDPD Y1, Y0, Y0; \
+	VADDPD Y3, Y2, Y2; \
+	VADDPD Y2, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPD X1, X0, X0; \
+	VPERMILPD $1, X0, X1; \
+	VADDSD X1, X0, X0
+
 // func sumAVX2(x []float32) (int, float64)
 // Four vectors of four float64 running sums over whole groups of sixteen, merged as
 // sumGo merges them.
@@ -18,25 +40,12 @@ TEXT ·sumAVX2(SB), NOSPLIT, $0-40
 sumloop:
 	CMPQ AX, CX
 	JGE  sumdone
-	VCVTPS2PD (SI)(AX*4), Y4
-	VCVTPS2PD 16(SI)(AX*4), Y5
-	VCVTPS2PD 32(SI)(AX*4), Y6
-	VCVTPS2PD 48(SI)(AX*4), Y7
-	VADDPD Y4, Y0, Y0
-	VADDPD Y5, Y1, Y1
-	VADDPD Y6, Y2, Y2
-	VADDPD Y7, Y3, Y3
+	SUM16
 	ADDQ $16, AX
 	JMP  sumloop
 
 sumdone:
-	VADDPD Y1, Y0, Y0
-	VADDPD Y3, Y2, Y2
-	VADDPD Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD X1, X0, X0
-	VPERMILPD $1, X0, X1
-	VADDSD X1, X0, X0
+	SUMMERGE
 	MOVQ CX, ret+24(FP)
 	VMOVSD X0, ret1+32(FP)
 	VZEROUPPER
@@ -161,5 +170,42 @@ store8:
 
 rowsdone:
 	MOVQ AX, ret+64(FP)
+	VZEROUPPER
+	RET
+
+// func sumEachAVX2(d []float64, x []float32, row int)
+// d[r] = the sum of x[r·row:(r+1)·row] for every r < len(d), as sumAVX2 sums a row;
+// row is a multiple of 16.
+TEXT ·sumEachAVX2(SB), NOSPLIT, $0-56
+	MOVQ d_base+0(FP), DI
+	MOVQ d_len+8(FP), R8
+	MOVQ x_base+24(FP), SI
+	MOVQ row+48(FP), CX
+	XORQ DX, DX
+
+eachrow:
+	CMPQ DX, R8
+	JGE  eachdone
+	XORQ AX, AX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+eachloop:
+	CMPQ AX, CX
+	JGE  eachmerge
+	SUM16
+	ADDQ $16, AX
+	JMP  eachloop
+
+eachmerge:
+	SUMMERGE
+	VMOVSD X0, (DI)(DX*8)
+	LEAQ (SI)(CX*4), SI
+	INCQ DX
+	JMP  eachrow
+
+eachdone:
 	VZEROUPPER
 	RET

@@ -101,3 +101,29 @@ func TestSumRows(t *testing.T) {
 		}
 	}
 }
+
+// TestSumEach checks SumEach against Sum row by row, bit for bit, at every level, for
+// rows of whole groups of sixteen (the assembly) and ragged ones.
+func TestSumEach(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, im := range levels() {
+		active = im
+		for _, row := range []int{1, 7, 16, 32, 48, 128, 257} {
+			for _, rows := range []int{0, 1, 7, 33} {
+				buf := make([]float32, rows*row+1)
+				for i := range buf {
+					buf[i] = float32(r.NormFloat64() * 100)
+				}
+				x := buf[1:] // an unaligned start
+				d := make([]float64, rows)
+				SumEach(d, x, row)
+				for k := range d {
+					if want := Sum(x[k*row : (k+1)*row]); math.Float64bits(d[k]) != math.Float64bits(want) {
+						t.Fatalf("%v row=%d rows=%d: row %d sums to %v, Sum gives %v", im.level, row, rows, k, d[k], want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -49,6 +49,7 @@ type impl struct {
 	sum     func(x []float32) (int, float64)
 	sumInto func(a []float64, x []float32) int
 	sumRows func(a []float64, x []float32, rows, stride int) int
+	sumEach func(d []float64, x []float32, row int)
 }
 
 // active is the level in use; tests swap it.
