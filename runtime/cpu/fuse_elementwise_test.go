@@ -358,10 +358,14 @@ func TestGeluGradKernel(t *testing.T) {
 }
 
 // BenchmarkBiasGradSum times a dense layer's bias gradient: the column sums of 2048
-// rows of 128.
+// rows of 128 and of 512.
 func BenchmarkBiasGradSum(b *testing.B) {
-	g := tensor.NewGraph()
-	x := g.Input("x", tensor.F32, 32, 64, 128)
-	s := tensor.Sum(x, []int{0, 1}, true)
-	benchProgram(b, graphOf(s), true, s)
+	for _, cols := range []int{128, 512} {
+		b.Run(fmt.Sprint("cols=", cols), func(b *testing.B) {
+			g := tensor.NewGraph()
+			x := g.Input("x", tensor.F32, 32, 64, cols)
+			s := tensor.Sum(x, []int{0, 1}, true)
+			benchProgram(b, graphOf(s), true, s)
+		})
+	}
 }
