@@ -369,3 +369,12 @@ func BenchmarkBiasGradSum(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBiasAdd times a lone bias add over 2048 rows of 128 (a projection's, which
+// a permute follows, so nothing fuses with it).
+func BenchmarkBiasAdd(b *testing.B) {
+	g := tensor.NewGraph()
+	x, bias := g.Input("x", tensor.F32, 32, 64, 128), g.Input("b", tensor.F32, 128)
+	y := tensor.Add(x, bias)
+	benchProgram(b, graphOf(y), true, y)
+}

@@ -39,12 +39,13 @@ type impl struct {
 	geluGrad    func(c *GeluGradConsts, dx, x, gy []float32) int
 	max         func(x []float32) (n int, m float32, nan bool)
 	// Elementwise loops, AVX2 at both assembly levels (they are bound by memory).
-	arith   func(op int, d, a, b []float32, sa, sb int) int
-	compare func(op int, d []byte, a, b []float32, sa, sb int) int
-	where32 func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
-	spread  func(d, v []uint32, row int)
-	relu    func(d, x []float32) int
-	adam    func(c *AdamConsts, p, g, m, v []float32) int
+	arith     func(op int, d, a, b []float32, sa, sb int) int
+	arithRows func(op int, d, a, r []float32, rows int, rfirst bool)
+	compare   func(op int, d []byte, a, b []float32, sa, sb int) int
+	where32   func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
+	spread    func(d, v []uint32, row int)
+	relu      func(d, x []float32) int
+	adam      func(c *AdamConsts, p, g, m, v []float32) int
 	// Sums in float64 lanes (sum.go), AVX2 at both levels.
 	sum     func(x []float32) (int, float64)
 	sumInto func(a []float64, x []float32) int

@@ -55,6 +55,9 @@ func where32AVX2(d []uint32, c []byte, a, b []uint32, sa, sb int) int
 func adamAVX2(c *AdamConsts, p, g, m, v []float32) int
 
 //go:noescape
+func arithRowsAVX2(op int, d, a, r []float32, rows int, rfirst bool)
+
+//go:noescape
 func spreadAVX2(d, v []uint32, row int)
 
 //go:noescape
@@ -77,9 +80,9 @@ func sumRowsAVX2(a []float64, x []float32, rows, stride int) int
 func asmImpl(l Level) (impl, bool) {
 	switch {
 	case l == AVX512 && cpu.X86.HasAVX512F:
-		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, geluAVX512, geluGradAVX512, maxAVX512, binaryAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2, sumRowsAVX2, sumEachAVX2}, true
+		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, geluAVX512, geluGradAVX512, maxAVX512, binaryAVX2, arithRowsAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2, sumRowsAVX2, sumEachAVX2}, true
 	case l == AVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, geluAVX2, geluGradAVX2, maxAVX2, binaryAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2, sumRowsAVX2, sumEachAVX2}, true
+		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, geluAVX2, geluGradAVX2, maxAVX2, binaryAVX2, arithRowsAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2, sumRowsAVX2, sumEachAVX2}, true
 	}
 	return impl{}, false
 }
