@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/runtime/cpu/vec"
@@ -91,7 +92,7 @@ func (f *ewFuser) geluGradStep(g *ewGroup) func() error {
 	}
 	dx := f32s(f.mem[last].out)
 	xs := f32s(f.mem[f.index[sq]].in[0])
-	gys := f32s(f.mem[last].in[slicesIndex(final, gy)])
+	gys := f32s(f.mem[last].in[slices.Index(final.Inputs(), gy)])
 	units := (len(dx) + vecUnit - 1) / vecUnit
 	body := func(lo, hi int) {
 		lo, hi = lo*vecUnit, min(hi*vecUnit, len(dx))
@@ -117,14 +118,4 @@ func scalarConst(n *tensor.Node) (float32, bool) {
 		return 0, false
 	}
 	return n.Value().Float32s()[0], true
-}
-
-// slicesIndex returns the position of x among n's inputs.
-func slicesIndex(n, x *tensor.Node) int {
-	for j, y := range n.Inputs() {
-		if y == x {
-			return j
-		}
-	}
-	return -1
 }
