@@ -556,14 +556,19 @@ func (p *ewProgram) applyRuns(scratch []byte, m *ewMember, d []byte, ops [3][]by
 }
 
 // minRowCall is the row length from which a row value read along full rows is passed
-// one row at a time with stride 0, and an input broadcast in runs is read in place one
-// run at a time; below it they are spread or gathered into scratch first and the member
-// makes one call per block: a call costs about as much as spreading 512 values.
+// one row at a time with stride 0; shorter rows are spread into scratch (vec.Spread)
+// and the member makes one call per block: a call costs about as much as spreading 512
+// values.
 const minRowCall = 512
+
+// minRunCall is the run length from which an input broadcast in runs is read in place
+// one run at a time; shorter runs are gathered into scratch, one element or one copy
+// per run, which costs more than a call per run of this length.
+const minRunCall = 32
 
 // operand returns the bytes of input j of member m in rows [r0, r1) and its stride: 1,
 // 0 (one value for all), -1 (one value per row, for a member that works on full rows),
-// or -2 (an input outside the group broadcast in runs of at least minRowCall elements,
+// or -2 (an input outside the group broadcast in runs of at least minRunCall elements,
 // each one value or one contiguous stretch, read in place by applyRuns). What cannot be read in place is copied into operand scratch: gathered
 // broadcasts, short rows' values, and a one-value operand of a loop that needs stride 1.
 func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte, int) {
@@ -595,7 +600,7 @@ func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte,
 		b = o.src[off*o.esz : (off+cnt)*o.esz]
 	case o.mode == operandScalar:
 		b, stride = o.src[:o.esz], 0
-	case o.walk.ist[0] <= 1 && o.walk.inner >= minRowCall && !(m.kind == ewWhere && j == 0) && m.full &&
+	case o.walk.ist[0] <= 1 && o.walk.inner >= minRunCall && !(m.kind == ewWhere && j == 0) && m.full &&
 		(m.kind == ewBinary || m.kind == ewCompare || m.kind == ewWhere) && p.runsOnly(m, j):
 		return nil, -2
 	default:

@@ -76,9 +76,9 @@ var fusionCases = []fusionCase{
 		return []*tensor.Node{tensor.Add(b, a), tensor.Sum(b, []int{0}, true)}
 	}},
 	{"dense_bias_gelu", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
-		// Biases gathered (rows of 48) and read in place (runs of 5·120, one repeated per
+		// Biases gathered (rows of 24) and read in place (runs of 5·40, one repeated per
 		// row).
-		x, b, x2, b2 := in(n, 3, 48), in(48), in(n, 5, 120), in(5, 120)
+		x, b, x2, b2 := in(n, 3, 24), in(24), in(n, 5, 40), in(5, 40)
 		a := tensor.Add(x, b)
 		c := tensor.Mul(x2, b2)
 		w := tensor.Where(tensor.Less(c, x2), b2, tensor.Sub(b2, c))

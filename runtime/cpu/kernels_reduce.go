@@ -321,13 +321,6 @@ func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int,
 // of 128) give each worker too narrow a strip of every row.
 const maxRowSplitOutputs = 4096
 
-// blocksPerWorker is the least number of row blocks a goroutine of rowSplitReduce
-// takes: a block (about elemGrain values) folds in a few microseconds, less than
-// handing it to another thread costs, so a bias gradient of 2048 rows of 128 (16
-// blocks) folds on the calling goroutine (40 µs against 55 split in two, here) and one
-// of 2048 rows of 512 on up to four.
-const blocksPerWorker = 16
-
 // rowSplitReduce is columnReduce for few outputs over many rows: the rows of each base
 // are cut into blocks of br rows (about elemGrain elements, whatever the number of
 // threads), each block folds into its own float64 partials in memory order, and the
@@ -394,7 +387,7 @@ func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []fl
 		}
 	}
 	return func() error {
-		parallel.For(len(bases)*nb, blocksPerWorker, blocks)
+		parallel.For(len(bases)*nb, 1, blocks)
 		parallel.For(len(bases)*inner, max(1, elemGrain/nb), merge)
 		return nil
 	}
