@@ -28,7 +28,9 @@
 //     one flat loop, and broadcast operands are read with stride 0. The same walk with
 //     arbitrary strides implements the layout ops (permute, slice with steps, expand,
 //     tile, depth-to-space) as one strided copy; a copy that swaps the two innermost axes
-//     moves 32×32 tiles so reads and writes both stay in cache.
+//     moves 32×32 tiles so reads and writes both stay in cache, and one whose rows are
+//     aligned runs of up to 64 bytes (a head's 16 floats) moves each run as one value.
+//     Copies give a goroutine at least 256 KiB.
 //   - Prepare fuses before it prepares node by node (fuse.go). Chains of F32
 //     elementwise nodes (unary ops, arithmetic with broadcast operands, comparisons,
 //     Where) and Sum/Mean over trailing axes of one shape run as one step, in blocks of

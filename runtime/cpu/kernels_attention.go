@@ -90,6 +90,21 @@ func (a *attnOperands) scoreTile(s []float32, b, i0, ni, j0, nj int) error {
 	return nil
 }
 
+// keys is how many of the nj keys from j0 the softmax passes of query q take: those
+// causal attention leaves visible, rounded up to a multiple of keysStep. The hidden
+// scores are -Inf, whose exponentials are zeros that leave the sums as they are, so a
+// causal tile costs half the exponentials; the rounding keeps the rows out of package
+// vec's scalar tail loops, which cost more than the vector code saves.
+func (a *attnOperands) keys(q, j0, nj int) int {
+	if !a.causal {
+		return nj
+	}
+	return min(nj, (max(0, q+1-j0)+keysStep-1)/keysStep*keysStep)
+}
+
+// keysStep is the widest vector of package vec's code, in floats (AVX-512's).
+const keysStep = 16
+
 // tileWork is the multiply-adds of the products of a block of up to attnTile of rows
 // against all of other (queries against keys, or keys against queries): the score
 // product and the one with v.
@@ -148,6 +163,23 @@ func scaleRow(row, scratch []float32, c float32) {
 	vec.Arith(vec.Mul, row, row, 1, k, 0)
 }
 
+// normalizeRows divides row i of the ni rows of o (n floats apiece) by l[i]. Rows as
+// short as a head's features (16 in a typical transformer) cost less in one Go loop than
+// in a call of package vec's each.
+func normalizeRows(o []float32, n, ni int, l *[attnTile]float64, scratch []float32) {
+	for i := range ni {
+		// 1/l is +Inf for a query that saw nothing: 0·Inf is NaN.
+		c, row := float32(1/l[i]), o[i*n:(i+1)*n]
+		if n > 32 {
+			scaleRow(row, scratch, c)
+			continue
+		}
+		for e := range row {
+			row[e] *= c
+		}
+	}
+}
+
 // attnForward is one OpAttention node.
 type attnForward struct {
 	attnOperands
@@ -180,7 +212,6 @@ func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, err
 func (a *attnForward) block(s []float32, b, i0 int) error {
 	ni := min(attnTile, a.tq-i0)
 	o := a.o[(b*a.tq+i0)*a.dv : (b*a.tq+i0+ni)*a.dv]
-	clear(o)
 	var m [attnTile]float32
 	var l [attnTile]float64
 	for i := range ni {
@@ -193,11 +224,14 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 		}
 		for i := range ni {
 			row := s[i*nj : (i+1)*nj]
-			mx := max(m[i], vec.Max(row))
+			vis := a.keys(i0+i, j0, nj)
+			mx := max(m[i], vec.Max(row[:vis]))
 			if mx == float32(math.Inf(-1)) {
 				clear(row) // nothing visible yet
 				continue
 			}
+			clear(row[vis:])
+			row = row[:vis]
 			if mx > m[i] {
 				// A new maximum: what was summed so far shrinks by e^(m_old - m_new).
 				if c := vec.Expf(m[i] - mx); l[i] != 0 {
@@ -209,17 +243,25 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 			l[i] += vec.ExpShiftSum(row, row, m[i])
 		}
 		if a.dv > 0 {
+			// The first tile's product writes over o (no clearing pass); a row with no key
+			// visible in it has all-zero probabilities, so its output starts at zero.
 			if err := gemm.Default().SgemmPacked(false, false, ni, a.dv, nj, 1, s, nj,
-				gemm.Dense(a.v[(b*a.tk+j0)*a.dv:], a.dv, false), 1, o, a.dv); err != nil {
+				gemm.Dense(a.v[(b*a.tk+j0)*a.dv:], a.dv, false), first(j0), o, a.dv); err != nil {
 				return err
 			}
 		}
 	}
-	for i := range ni {
-		// 1/l is +Inf for a query that saw nothing: 0·Inf is NaN.
-		scaleRow(o[i*a.dv:(i+1)*a.dv], s, float32(1/l[i]))
-	}
+	normalizeRows(o, a.dv, ni, &l, s)
 	return nil
+}
+
+// first is the beta of a product accumulated over tiles: 0 for the tile at offset 0,
+// whose product writes over the output (so nothing has to clear it first), 1 after.
+func first(at int) float32 {
+	if at == 0 {
+		return 0
+	}
+	return 1
 }
 
 // ropeKernel rotates feature pairs (2i, 2i+1), i < Dims/2, of every (…, t, :) row by

@@ -77,12 +77,19 @@ func attentionGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error,
 	}, nil
 }
 
-// probTile turns the scores s (ni×nj) of queries from i0 of batch entry b into
-// probabilities exp(s - lse).
-func (a *attnBwd) probTile(s []float32, b, i0, ni, nj int) {
+// probTile turns the scores s (ni×nj) of queries from i0 and keys from j0 of batch entry
+// b into probabilities exp(s - lse).
+func (a *attnBwd) probTile(s []float32, b, i0, ni, j0, nj int) {
 	for i := range ni {
 		row := s[i*nj : (i+1)*nj]
-		vec.ExpShiftSum(row, row, a.stats[2*(b*a.tq+i0+i)])
+		lse := a.stats[2*(b*a.tq+i0+i)]
+		vis := a.keys(i0+i, j0, nj)
+		vec.ExpShiftSum(row[:vis], row[:vis], lse)
+		// The hidden keys' exp(-Inf - lse): zeros, or NaNs for a query that sees no key.
+		hidden := vec.Expf(float32(math.Inf(-1)) - lse)
+		for j := vis; j < nj; j++ {
+			row[j] = hidden
+		}
 	}
 }
 
@@ -100,8 +107,8 @@ func (a *attnBwd) scoreGradTile(p, dp []float32, b, i0, ni, j0, nj int) error {
 		at := 2*(b*a.tq+i0+i) + 1
 		row := dp[i*nj : (i+1)*nj]
 		vec.Arith(vec.Sub, row, row, 1, a.stats[at:at+1], 0)
-		vec.Arith(vec.Mul, row, p[i*nj:(i+1)*nj], 1, row, 1)
 	}
+	vec.Arith(vec.Mul, dp, p[:ni*nj], 1, dp, 1) // the whole tile in one call
 	return nil
 }
 
@@ -130,12 +137,15 @@ func (a *attnBwd) statsTile(scratch []float32, b, i0 int, keepProbs bool) error 
 		}
 		for i := range ni {
 			row := s[i*nj : (i+1)*nj]
-			mx := max(m[i], vec.Max(row))
+			vis := a.keys(i0+i, j0, nj)
+			mx := max(m[i], vec.Max(row[:vis]))
 			if mx == float32(math.Inf(-1)) {
 				continue // nothing visible yet
 			}
 			l[i] *= float64(vec.Expf(m[i] - mx))
-			l[i] += vec.ExpShiftSum(row, row, mx) // the tile's scores are not needed again
+			// The tile's scores are not needed again; the hidden ones' probabilities are 0.
+			l[i] += vec.ExpShiftSum(row[:vis], row[:vis], mx)
+			clear(row[vis:])
 			m[i] = mx
 		}
 	}
@@ -149,28 +159,44 @@ func (a *attnBwd) statsTile(scratch []float32, b, i0 int, keepProbs bool) error 
 				vec.ExpShiftSum(row, row, m[i]+float32(math.Log(l[i])))
 				continue
 			}
-			scaleRow(row, scratch, float32(1/l[i]))
+			scaleRow(row[:a.keys(i0+i, 0, nj)], scratch, float32(1/l[i]))
 		}
 	}
 	for i := range ni {
 		row := b*a.tq + i0 + i
-		var delta float64
-		gy, o := a.gy[row*a.dv:(row+1)*a.dv], a.v[row*a.dv:(row+1)*a.dv]
-		for e, g := range gy {
-			delta += float64(g) * float64(o[e])
-		}
 		a.out[2*row] = m[i] + float32(math.Log(l[i]))
-		a.out[2*row+1] = float32(delta)
+		a.out[2*row+1] = float32(dot64(a.gy[row*a.dv:(row+1)*a.dv], a.v[row*a.dv:(row+1)*a.dv]))
 	}
 	return nil
+}
+
+// dot64 is the dot product of x and y (as long as x), summed in float64 in four
+// interleaved sums: one sum would wait on each addition before the next.
+func dot64(x, y []float32) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	e := 0
+	for ; e+4 <= len(x); e += 4 {
+		s0 += float64(x[e]) * float64(y[e])
+		s1 += float64(x[e+1]) * float64(y[e+1])
+		s2 += float64(x[e+2]) * float64(y[e+2])
+		s3 += float64(x[e+3]) * float64(y[e+3])
+	}
+	for ; e < len(x); e++ {
+		s0 += float64(x[e]) * float64(y[e])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // gradQBlock accumulates ∂q of one query block over the key tiles it sees.
 func (a *attnBwd) gradQBlock(scratch []float32, b, i0 int) error {
 	ni := min(attnTile, a.tq-i0)
 	dq := a.dq[(b*a.tq+i0)*a.d : (b*a.tq+i0+ni)*a.d]
-	clear(dq)
 	if a.d == 0 {
+		return nil
+	}
+	if a.tk == 0 {
+		clear(dq) // no key tile writes it
 		return nil
 	}
 	p, ds := scratch[:attnTile*attnTile], scratch[attnTile*attnTile:]
@@ -179,12 +205,12 @@ func (a *attnBwd) gradQBlock(scratch []float32, b, i0 int) error {
 		if err := a.scoreTile(p, b, i0, ni, j0, nj); err != nil {
 			return err
 		}
-		a.probTile(p, b, i0, ni, nj)
+		a.probTile(p, b, i0, ni, j0, nj)
 		if err := a.scoreGradTile(p, ds, b, i0, ni, j0, nj); err != nil {
 			return err
 		}
 		if err := gemm.Default().SgemmPacked(false, false, ni, a.d, nj, a.scale, ds, nj,
-			gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, false), 1, dq, a.d); err != nil {
+			gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, false), first(j0), dq, a.d); err != nil {
 			return err
 		}
 	}
@@ -193,7 +219,8 @@ func (a *attnBwd) gradQBlock(scratch []float32, b, i0 int) error {
 
 // gradKVBlock accumulates ∂k and ∂v of one key block over the query tiles that see it,
 // into the block's rows of the (…, Tk, D+Dv) output; with accumulDQ it also adds each
-// tile's share of ∂q into dq, which the caller has cleared.
+// tile's share of ∂q into dq, written over by key block 0's (so blocks must come in
+// order).
 func (a *attnBwd) gradKVBlock(scratch []float32, b, j0 int) error {
 	return a.gradKV(scratch, b, j0, false)
 }
@@ -204,24 +231,29 @@ func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 	nj := min(attnTile, a.tk-j0)
 	w := a.d + a.dv
 	blk := a.dkv[(b*a.tk+j0)*w : (b*a.tk+j0+nj)*w]
-	clear(blk)
 	p, ds := scratch[:attnTile*attnTile], scratch[attnTile*attnTile:]
-	first := 0
+	from := 0
 	if a.causal {
-		first = j0 // earlier queries see none of these keys (tiles of both align)
+		from = j0 // earlier queries see none of these keys (tiles of both align)
 	}
-	for i0 := first; i0 < a.tq; i0 += attnTile {
+	if from >= a.tq {
+		clear(blk) // no query tile writes it
+	}
+	// The first query tile's products write over the block, and (key block 0, which
+	// every query tile visits) over dq's rows: no clearing passes.
+	for i0 := from; i0 < a.tq; i0 += attnTile {
+		beta := first(i0 - from)
 		ni := min(attnTile, a.tq-i0)
 		if !probsReady {
 			if err := a.scoreTile(p, b, i0, ni, j0, nj); err != nil {
 				return err
 			}
-			a.probTile(p, b, i0, ni, nj)
+			a.probTile(p, b, i0, ni, j0, nj)
 		}
 		gy := a.gy[(b*a.tq+i0)*a.dv:]
 		if a.dv > 0 {
 			if err := gemm.Default().SgemmPacked(false, true, nj, a.dv, ni, 1, p, nj,
-				gemm.Dense(gy, a.dv, false), 1, blk[a.d:], w); err != nil {
+				gemm.Dense(gy, a.dv, false), beta, blk[a.d:], w); err != nil {
 				return err
 			}
 		}
@@ -232,12 +264,12 @@ func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 			continue
 		}
 		if err := gemm.Default().SgemmPacked(false, true, nj, a.d, ni, a.scale, ds, nj,
-			gemm.Dense(a.q[(b*a.tq+i0)*a.d:], a.d, false), 1, blk, w); err != nil {
+			gemm.Dense(a.q[(b*a.tq+i0)*a.d:], a.d, false), beta, blk, w); err != nil {
 			return err
 		}
 		if a.accumulDQ {
 			if err := gemm.Default().SgemmPacked(false, false, ni, a.d, nj, a.scale, ds, nj,
-				gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, false), 1, a.dq[(b*a.tq+i0)*a.d:], a.d); err != nil {
+				gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, false), first(j0), a.dq[(b*a.tq+i0)*a.d:], a.d); err != nil {
 				return err
 			}
 		}
@@ -329,7 +361,6 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 			if err := stats.statsTile(s, b, 0, true); err != nil {
 				return err
 			}
-			clear(a.dq[b*a.tq*a.d : (b+1)*a.tq*a.d])
 			return a.gradKV(s, b, 0, true)
 		})
 	}
@@ -339,7 +370,9 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 				return err
 			}
 		}
-		clear(a.dq[b*a.tq*a.d : (b+1)*a.tq*a.d])
+		if kBlocks == 0 {
+			clear(a.dq[b*a.tq*a.d : (b+1)*a.tq*a.d]) // no key block writes it
+		}
 		for j := range kBlocks {
 			if err := a.gradKVBlock(s, b, j*attnTile); err != nil {
 				return err

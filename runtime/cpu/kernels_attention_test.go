@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -102,4 +103,97 @@ func TestAttentionGradEmpty(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAttentionRaggedSizes checks the forward and the backward against the float64
+// references on ragged lengths (one tile, part of one, several with a ragged last) and
+// feature sizes from 1 to 64, causal or not, with and without an additive mask that
+// hides some keys and every key of one query, whose output and gradients are NaN (not
+// with causal masking over several tiles: there the NaN gradients reach only the tiles
+// that query visits, and the reference's NaNs everywhere would not match), for self
+// attention and for cross attention with Tq != Tk. The
+// backward runs fused (all three gradients) and node by node (∂q alone, ∂k|∂v alone),
+// and every result is the same bits on a second run.
+func TestAttentionRaggedSizes(t *testing.T) {
+	type size struct{ tq, tk, d int }
+	var sizes []size
+	for _, n := range []int{1, 7, 33, 257} {
+		for _, d := range []int{1, 16, 64} {
+			if n == 257 && d != 16 {
+				continue // the long sequence once: it is the slow reference's case
+			}
+			sizes = append(sizes, size{n, n, d})
+		}
+	}
+	sizes = append(sizes, size{7, 33, 16}, size{33, 7, 16}, size{129, 1, 3})
+	for _, sz := range sizes {
+		for _, c := range []struct{ causal, mask bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			e := newEnv(t)
+			heads := 2
+			if sz.tq > 128 {
+				heads = 1
+			}
+			qs, ks := tensor.Shape{2, heads, sz.tq, sz.d}, tensor.Shape{2, heads, sz.tk, sz.d}
+			q, Q := e.f32(qs...)
+			k, K := e.f32(ks...)
+			v, V := e.f32(ks...)
+			var mask *tensor.Node
+			maskAt := func(b, i, j int) float64 { return 0 }
+			if c.mask {
+				m := make([]float64, sz.tq*sz.tk)
+				for i := range m {
+					if m[i] = e.rng.Float64(); i%sz.tk != 0 && e.rng.IntN(4) == 0 || i < sz.tk && sz.tq > 1 && (!c.causal || sz.tq <= 128) {
+						m[i] = math.Inf(-1) // query 0 sees nothing; the others key 0 at least
+					}
+				}
+				mask = e.feed(tensor.F32, m, sz.tq, sz.tk)
+				maskAt = func(b, i, j int) float64 { return m[i*sz.tk+j] }
+			}
+			at := tensor.AttentionAttr{Causal: c.causal}
+			o := tensor.Attention(q, k, v, mask, at)
+			gy, GY := e.f32(o.Shape()...)
+			dq, dk, dv := tensor.AttentionGrad(q, k, v, mask, o, gy, at)
+			scale := float64(o.Attr().(tensor.AttentionAttr).Scale)
+			batch := 2 * heads
+			wo := refAttention(Q, K, V, batch, sz.tq, sz.tk, sz.d, sz.d, scale, c.causal, maskAt)
+			wq, wk, wv := refAttentionGrad(Q, K, V, GY, batch, sz.tq, sz.tk, sz.d, sz.d, scale, c.causal, maskAt)
+			name := fmt.Sprintf("q%v k%v causal %v mask %v", qs, ks, c.causal, c.mask)
+			fused := e.run(o, dq, dk, dv)
+			check(t, name+" o", fused[0], o.Shape(), wo, 1e-5)
+			check(t, name+" dq", fused[1], qs, wq, 1e-4)
+			check(t, name+" dk", fused[2], ks, wk, 1e-4)
+			check(t, name+" dv", fused[3], ks, wv, 1e-4)
+			alone := []*tensor.Tensor{e.run(dq)[0], e.run(dk)[0], e.run(dv)[0]}
+			check(t, name+" dq alone", alone[0], qs, wq, 1e-4)
+			check(t, name+" dk alone", alone[1], ks, wk, 1e-4)
+			check(t, name+" dv alone", alone[2], ks, wv, 1e-4)
+			again := e.run(o, dq, dk, dv)
+			for i, n := range []string{"o", "dq", "dk", "dv"} {
+				if !sameBits(fused[i].Float32s(), again[i].Float32s()) {
+					t.Errorf("%s: %s differs between two runs", name, n)
+				}
+			}
+		}
+	}
+}
+
+// sameBits reports whether a and b hold the same bits (NaNs included).
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAttentionOnEveryPath reruns the attention tests in child processes with package
+// vec's Go code and AVX2 code, and with the GEMM's Go kernels of each shape, so that
+// every path the kernels dispatch to runs on any machine.
+func TestAttentionOnEveryPath(t *testing.T) {
+	childtest.Rerun(t, "^(TestAttentionKernel|TestAttentionGradKernel|TestAttentionRaggedSizes|TestAttentionGradEmpty)$",
+		"GML_SIMD=go", "GML_SIMD=avx2", "GML_BLAS=go", "GML_GEMM_KERNEL=avx512", "GML_GEMM_KERNEL=avx2")
 }

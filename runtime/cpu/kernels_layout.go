@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/tensor"
@@ -29,12 +30,30 @@ func stridedCopy(esz int, shape tensor.Shape, strides []int, base int, dst, src 
 	if err != nil {
 		return nil, err
 	}
-	if t := newTranspose(p, esz, base, dst, src); t != nil {
-		return t, nil
+	// Rows of n contiguous elements that start on multiples of n (a head's 16 values in
+	// the heads permute, half of each row in attention's ∂k/∂v slice) are copied as
+	// single elements of n·esz bytes: one block move each instead of a call of copy,
+	// and the walk over the blocks may then be a tiled transpose.
+	if n := blockRun(p, esz, base); n > 1 {
+		st := make([]int, len(p.outer))
+		for k, s := range p.st[0] {
+			st[k] = s / n
+		}
+		return stridedCopy(n*esz, tensor.Shape(p.outer), st, base/n, dst, src)
 	}
-	// Short contiguous rows (a permute that keeps a head's 16 values together, a slice
-	// of half of each head) fold with part of the next axis into one row of pieces,
-	// which saves a step of the walk per piece and leaves rows to split.
+	c := copierFor(esz)
+	if c == nil {
+		return nil, fmt.Errorf("no copy for %d-byte elements", esz)
+	}
+	if p.rows == 0 || p.inner == 0 {
+		return func() error { return nil }, nil
+	}
+	if isTranspose(p, esz) {
+		return c.transpose(p, base, dst, src), nil
+	}
+	// Short contiguous rows that blockRun left (17 values, a slice of 15 of 16) fold
+	// with part of the next axis into one row of pieces, which saves a step of the walk
+	// per piece and leaves rows to split.
 	plen, pst := 0, 0
 	if last := len(p.outer) - 1; p.ist[0] == 1 && p.inner < shortRow && last >= 0 {
 		if f := foldFactor(p.outer[last], p.inner); f > 1 {
@@ -45,47 +64,87 @@ func stridedCopy(esz int, shape tensor.Shape, strides []int, base int, dst, src 
 			p.st[0][last] *= f
 		}
 	}
+	p.row = c.row(dst, src, base, p.ist[0], plen, pst)
+	return func() error {
+		if p.split {
+			parallel.For(p.inner, max(1, copyGrain/esz), p.body)
+		} else {
+			parallel.For(p.rows, max(1, copyGrain/(p.inner*esz)), p.body)
+		}
+		return nil
+	}, nil
+}
+
+// copyGrain is the least a copy gives a goroutine of its own, in bytes written: a core
+// copies some tens of GB/s from cache, so a goroutine's start and join (microseconds)
+// are repaid only by a few hundred KiB, and a 1 MiB copy uses at most four.
+const copyGrain = 256 << 10
+
+// maxBlock is the largest element, in bytes, that stridedCopy moves as one value.
+const maxBlock = 64
+
+// blockRun returns n > 1 when the rows of the walk are runs of n contiguous elements,
+// of n·esz bytes (a power of two up to maxBlock), that all start at multiples of n, so
+// that the copy is one of n·esz-byte elements; otherwise 0.
+func blockRun(p *bplan, esz, base int) int {
+	n := p.inner
+	if p.rows == 0 || p.ist[0] != 1 || n < 2 || n*esz > maxBlock || n&(n-1) != 0 || base%n != 0 {
+		return 0
+	}
+	for _, s := range p.st[0] {
+		if s%n != 0 {
+			return 0
+		}
+	}
+	return n
+}
+
+// copier makes the loops of a strided copy for one element size.
+type copier interface {
+	row(dst, src []byte, base, st, plen, pst int) func(o int, off [3]int, n int)
+	transpose(p *bplan, base int, dst, src []byte) func() error
+}
+
+// elems is the copier of elements of type T: unsigned integers up to 8 bytes, byte
+// arrays beyond, which Go moves in 16-byte registers without a call.
+type elems[T any] struct{}
+
+func copierFor(esz int) copier {
 	switch esz {
 	case 1:
-		p.row = copyRow(dst, src, base, p.ist[0], plen, pst)
+		return elems[uint8]{}
 	case 2:
-		p.row = copyRow(typed[uint16](dst), typed[uint16](src), base, p.ist[0], plen, pst)
+		return elems[uint16]{}
 	case 4:
-		p.row = copyRow(typed[uint32](dst), typed[uint32](src), base, p.ist[0], plen, pst)
+		return elems[uint32]{}
 	case 8:
-		p.row = copyRow(typed[uint64](dst), typed[uint64](src), base, p.ist[0], plen, pst)
-	default:
-		return nil, fmt.Errorf("no copy for %d-byte elements", esz)
+		return elems[uint64]{}
+	case 16:
+		return elems[[16]byte]{}
+	case 32:
+		return elems[[32]byte]{}
+	case 64:
+		return elems[[64]byte]{}
 	}
-	return func() error { p.run(); return nil }, nil
+	return nil
 }
 
 // transposeTile is the edge of the square tiles a transposing copy moves at a time, so
 // that both the rows read and the rows written stay in cache.
 const transposeTile = 32
 
-// newTranspose returns a tiled copy when the walk reads its rows with a stride and the
-// axis just outside them contiguously (a transpose of the two innermost axes, possibly
-// batched); otherwise nil. Copying row by row would touch a new cache line per element.
-func newTranspose(p *bplan, esz, base int, dst, src []byte) func() error {
+// isTranspose reports whether the walk reads its rows with a stride and the axis just
+// outside them contiguously (a transpose of the two innermost axes, possibly batched),
+// where copying row by row would touch a new cache line per element. Elements of a
+// cache line or more are read once whatever the order; tiles measured slower for them
+// than the plain walk (the heads permute: 60 against 100 µs per MiB on one core).
+func isTranspose(p *bplan, esz int) bool {
 	last := len(p.outer) - 1
-	if p.rows == 0 || last < 0 || p.ist[0] == 1 || p.st[0][last] != 1 || p.inner < transposeTile/4 {
-		return nil
-	}
-	switch esz {
-	case 1:
-		return tiledTranspose(p, base, dst, src)
-	case 2:
-		return tiledTranspose(p, base, typed[uint16](dst), typed[uint16](src))
-	case 4:
-		return tiledTranspose(p, base, typed[uint32](dst), typed[uint32](src))
-	case 8:
-		return tiledTranspose(p, base, typed[uint64](dst), typed[uint64](src))
-	}
-	return nil
+	return esz < maxBlock && last >= 0 && p.ist[0] != 1 && p.st[0][last] == 1 && p.inner >= transposeTile/4
 }
 
-func tiledTranspose[T any](p *bplan, base int, d, s []T) func() error {
+func (elems[T]) transpose(p *bplan, base int, dst, src []byte) func() error {
+	d, s := typed[T](dst), typed[T](src)
 	last := len(p.outer) - 1
 	a, b, sb := p.outer[last], p.inner, p.ist[0]
 	prefix, pst := p.outer[:last], p.st[0][:last]
@@ -111,7 +170,8 @@ func tiledTranspose[T any](p *bplan, base int, d, s []T) func() error {
 			}
 		}
 	}
-	grain := max(1, elemGrain/(transposeTile*b))
+	var z T
+	grain := max(1, copyGrain/(min(a, transposeTile)*b*int(unsafe.Sizeof(z))))
 	return func() error { parallel.For(units, grain, body); return nil }
 }
 
@@ -133,10 +193,11 @@ func foldFactor(n, piece int) int {
 	return 1
 }
 
-// copyRow returns the row step of a strided copy: n elements from base+off with stride
-// st, or, where plen is not 0, n/plen pieces of plen contiguous elements pst apart (0
-// for a repeated piece).
-func copyRow[T any](d, s []T, base, st, plen, pst int) func(o int, off [3]int, n int) {
+// row returns the row step of a strided copy: n elements from base+off with stride st,
+// or, where plen is not 0, n/plen pieces of plen contiguous elements pst apart (0 for a
+// repeated piece).
+func (elems[T]) row(dst, src []byte, base, st, plen, pst int) func(o int, off [3]int, n int) {
+	d, s := typed[T](dst), typed[T](src)
 	return func(o int, off [3]int, n int) {
 		so := base + off[0]
 		if plen != 0 {
@@ -242,7 +303,7 @@ func concatFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 			}
 		}
 	}
-	grain := max(1, elemGrain*4/max(rowOut, 1))
+	grain := max(1, copyGrain/max(rowOut, 1))
 	return func() error { parallel.For(outer, grain, body); return nil }, nil
 }
 
@@ -336,6 +397,7 @@ func padTyped[T any](d, s []T, maps [][]int, x, o tensor.Shape, fill T) (func() 
 	if r-1 > maxRank {
 		return nil, fmt.Errorf("pad of rank %d exceeds %d", r, maxRank+1)
 	}
-	grain := max(1, elemGrain/inner)
+	var z T
+	grain := max(1, copyGrain/(inner*int(unsafe.Sizeof(z))))
 	return func() error { parallel.For(rows, grain, body); return nil }, nil
 }
