@@ -54,3 +54,33 @@ func TestRandomBroadcasts(t *testing.T) {
 		check(t, "where "+name, res[1], full, where, 0)
 	}
 }
+
+// TestRepeatedRows checks binary ops where one operand is a row repeated down a batch
+// (a bias: the vec.ArithRows path for rows of 16 or more, the walk for shorter ones),
+// in both operand orders, on ragged batch sizes large enough to split across workers.
+func TestRepeatedRows(t *testing.T) {
+	for _, n := range []int{1, 7, 33, 257, 1100} {
+		for _, c := range []struct{ full, row tensor.Shape }{
+			{tensor.Shape{n, 3, 40}, tensor.Shape{40}},
+			{tensor.Shape{n, 3, 40}, tensor.Shape{3, 40}},
+			{tensor.Shape{n, 33}, tensor.Shape{1, 33}},
+			{tensor.Shape{n, 7}, tensor.Shape{7}},
+		} {
+			e := newEnv(t)
+			x, xv := e.f32(c.full...)
+			r, rv := e.f32(c.row...)
+			res := e.run(tensor.Add(x, r), tensor.Sub(r, x), tensor.Mul(x, r), tensor.Div(r, x))
+			want := make([][]float64, 4)
+			for i, v := range xv {
+				w := rv[i%len(rv)]
+				want[0] = append(want[0], float64(float32(v)+float32(w)))
+				want[1] = append(want[1], float64(float32(w)-float32(v)))
+				want[2] = append(want[2], float64(float32(v)*float32(w)))
+				want[3] = append(want[3], float64(float32(w)/float32(v)))
+			}
+			for k, op := range []string{"add", "sub", "mul", "div"} {
+				check(t, op+c.full.String()+c.row.String(), res[k], c.full, want[k], 0)
+			}
+		}
+	}
+}

@@ -36,13 +36,17 @@
 //     Where) and Sum/Mean over trailing axes of one shape run as one step, in blocks of
 //     whole rows that stay in cache, each member with its own kernel's loop, so the
 //     results are the unfused ones bit for bit; values no one else reads never reach
-//     memory. The scheduler's Segment.Escapes says which values are read after the
-//     segment. A group runs at its last member's place only when no node in between
-//     overwrites what it reads or touches what it writes. Before that, a CNN's layers
-//     fuse (convpool.go): a convolution adds its per-channel bias itself, relu → 2×2 max
-//     pool pools z and rectifies the pooled values, and the pool's gradient with the
-//     ReLU's Where is one pass from z; right after such a convolution the pool runs on
-//     each image as the convolution completes it. GML_FUSE=off disables both.
+//     memory. A group that is exactly GELU's backward runs as one vector pass instead
+//     (vec.GeluGrad, fuse_gelu.go), with the same bits. Unary kernels split between
+//     threads on whole vectors of 16, as the blocks are cut, so neither their results
+//     nor the fused ones depend on the thread count. The scheduler's Segment.Escapes
+//     says which values are read after the segment. A group runs at its last member's
+//     place only when no node in between overwrites what it reads or touches what it
+//     writes. Before that, a CNN's layers fuse (convpool.go): a convolution adds its
+//     per-channel bias itself, relu → 2×2 max pool pools z and rectifies the pooled
+//     values, and the pool's gradient with the ReLU's Where is one pass from z; right
+//     after such a convolution the pool runs on each image as the convolution completes
+//     it. GML_FUSE=off disables both.
 //   - Reductions see the input as rows: when the reduced axes are innermost they fold
 //     contiguous runs; when they form one block followed by kept axes (a sum over the
 //     batch axis) they accumulate whole rows in order, and when such a block has many
@@ -51,11 +55,12 @@
 //     bits; interleaved reduced and kept axes
 //     fold in memory order too (a variance over a reduced innermost axis among them is
 //     transposed first). One long row (a full Sum or Mean) is split between goroutines.
-//     Sums accumulate in float64 vector lanes (vec.Sum, vec.SumInto).
+//     Sums accumulate in float64 vector lanes (vec.Sum, vec.SumInto; a block of evenly
+//     spaced rows in one vec.SumRows call that keeps its running sums in registers).
 //   - The hot activations (exp, erf, GELU, tanh, sigmoid, silu) and the exponentials of
 //     softmax and attention use the float32 functions of package vec (range reduction
-//     and polynomials, about 1 ulp; exp and erf in AVX-512 or AVX2 assembly); the rest
-//     use package math in float64.
+//     and polynomials, about 1 ulp; exp, erf and GELU in AVX-512 or AVX2 assembly); the
+//     rest use package math in float64.
 //   - Integer division by zero gives 0 and an index out of range fails the run with an
 //     error naming it: no input may crash the process.
 package cpu

@@ -43,7 +43,11 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 		for _, m := range g.members {
 			steps[nodes[m]] = nil
 		}
-		steps[nodes[g.members[len(g.members)-1]]] = f.build(g)
+		step := f.geluGradStep(g)
+		if step == nil {
+			step = f.build(g)
+		}
+		steps[nodes[g.members[len(g.members)-1]]] = step
 	}
 	return steps
 }

@@ -286,6 +286,7 @@ type ewMember struct {
 	binary  binaryLoop[float32, float32]
 	compare binaryLoop[float32, uint8]
 	red     f32Reducer
+	sums    bool // a Sum or Mean: its rows fold in one vec.SumEach call per block
 	in      []ewOperand
 	esz     int
 	dst     []byte // the output buffer when the value escapes the group
@@ -344,6 +345,7 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 			em.compare = compareF32(n.Op())
 		case ewReduce:
 			em.red = f32Reducers[n.Op()]
+			em.sums = n.Op() == tensor.OpSum || n.Op() == tensor.OpMean
 			level = n.Input(0).Shape()
 		}
 		for j, x := range n.Inputs() {
@@ -390,7 +392,7 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 	p.chunks = max(1, min(parallel.Workers(), blocks, work/(4*elemGrain)))
 	p.scratch = make([][]byte, p.chunks) // one per worker that runs
 	for w := range p.scratch {
-		p.scratch[w] = alignedBytes((p.nslots + 3) * p.slotBytes)
+		p.scratch[w] = alignedBytes(p.sumsAt() + 8*p.blockRows)
 	}
 	return p.run
 }
@@ -400,7 +402,7 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 // a tail to Go code that may round differently) see the same vectors whatever the
 // number of threads.
 func blockRows(row int) int {
-	unit := 16 / gcd(row, 16)
+	unit := vecUnit / gcd(row, vecUnit)
 	if r := fuseBlock / row; r > unit {
 		return r - r%unit
 	}
@@ -444,11 +446,11 @@ func (p *ewProgram) blocks(scratch []byte, lo, hi int) {
 			}
 			d := p.value(scratch, q, r0, r1)
 			if runs >= 0 {
-				p.applyRuns(m, d, ops, st, runs, r0)
+				p.applyRuns(scratch, m, d, ops, st, runs, r0)
 				continue
 			}
 			if !perRow {
-				p.apply(m, d, ops, st)
+				p.apply(scratch, m, d, ops, st)
 				continue
 			}
 			// Row values read along full rows: one call per row, reading the row's
@@ -466,7 +468,7 @@ func (p *ewProgram) blocks(scratch []byte, lo, hi int) {
 						ro[j], rs[j] = ops[j][r*p.row*o.esz:(r+1)*p.row*o.esz], 1
 					}
 				}
-				p.apply(m, d[r*p.row*m.esz:(r+1)*p.row*m.esz], ro, rs)
+				p.apply(scratch, m, d[r*p.row*m.esz:(r+1)*p.row*m.esz], ro, rs)
 			}
 		}
 	}
@@ -485,8 +487,9 @@ func (p *ewProgram) value(scratch []byte, q, r0, r1 int) []byte {
 	return scratch[m.slot*p.slotBytes:][:cnt*m.esz]
 }
 
-// apply runs member m's loop: d from operands ops with strides st (0 or 1).
-func (p *ewProgram) apply(m *ewMember, d []byte, ops [3][]byte, st [3]int) {
+// apply runs member m's loop: d from operands ops with strides st (0 or 1), with the
+// worker's scratch for a reduction's row sums.
+func (p *ewProgram) apply(scratch []byte, m *ewMember, d []byte, ops [3][]byte, st [3]int) {
 	switch m.kind {
 	case ewUnary:
 		m.unary(f32s(d), f32s(ops[0]))
@@ -498,15 +501,30 @@ func (p *ewProgram) apply(m *ewMember, d []byte, ops [3][]byte, st [3]int) {
 		vec.Where32(typed[uint32](d), ops[0], typed[uint32](ops[1]), st[1], typed[uint32](ops[2]), st[2])
 	case ewReduce:
 		x, y := f32s(ops[0]), f32s(d)
+		if m.sums {
+			s := typed[float64](scratch[p.sumsAt():])[:len(y)]
+			vec.SumEach(s, x, p.row)
+			for r, v := range s {
+				y[r] = float32(m.red.fin(v, p.row))
+			}
+			return
+		}
 		for r := range y {
 			y[r] = float32(m.red.fin(m.red.part(x[r*p.row:(r+1)*p.row]), p.row))
 		}
 	}
 }
 
-// applyRuns runs member m where its input j is broadcast along runs of the full shape
-// (a bias over H·W): one call per run, reading that input's value with stride 0.
-func (p *ewProgram) applyRuns(m *ewMember, d []byte, ops [3][]byte, st [3]int, j, r0 int) {
+// sumsAt is the offset in a worker's scratch of the float64 row sums of a reduction
+// member, after the member and operand slots, 8-byte aligned.
+func (p *ewProgram) sumsAt() int {
+	return ((p.nslots+3)*p.slotBytes + 7) &^ 7
+}
+
+// applyRuns runs member m where its input j is read along runs of the full shape, one
+// value per run (a bias over H·W, stride 0) or one contiguous run repeated (a dense
+// layer's bias over the rows, stride 1): one call per run, reading that input in place.
+func (p *ewProgram) applyRuns(scratch []byte, m *ewMember, d []byte, ops [3][]byte, st [3]int, j, r0 int) {
 	w, o := m.in[j].walk, &m.in[j]
 	off := r0 * p.row
 	end := off + len(d)/m.esz
@@ -522,27 +540,36 @@ func (p *ewProgram) applyRuns(m *ewMember, d []byte, ops [3][]byte, st [3]int, j
 		}
 		for k, x := range m.in {
 			switch {
-			case k == j:
+			case k == j && w.ist[0] == 0:
 				ro[k], rs[k] = o.src[so*o.esz:(so+1)*o.esz], 0
+			case k == j:
+				ro[k], rs[k] = o.src[(so+col)*o.esz:(so+col+n)*o.esz], 1
 			case st[k] == 0:
 				ro[k], rs[k] = ops[k], 0
 			default:
 				ro[k], rs[k] = ops[k][(pos-off)*x.esz:(pos-off+n)*x.esz], 1
 			}
 		}
-		p.apply(m, d[(pos-off)*m.esz:(pos-off+n)*m.esz], ro, rs)
+		p.apply(scratch, m, d[(pos-off)*m.esz:(pos-off+n)*m.esz], ro, rs)
 		pos += n
 	}
 }
 
 // minRowCall is the row length from which a row value read along full rows is passed
-// one row at a time with stride 0; shorter rows are spread into scratch first.
-const minRowCall = 32
+// one row at a time with stride 0; shorter rows are spread into scratch (vec.Spread)
+// and the member makes one call per block: a call costs about as much as spreading 512
+// values.
+const minRowCall = 512
+
+// minRunCall is the run length from which an input broadcast in runs is read in place
+// one run at a time; shorter runs are gathered into scratch, one element or one copy
+// per run, which costs more than a call per run of this length.
+const minRunCall = 32
 
 // operand returns the bytes of input j of member m in rows [r0, r1) and its stride: 1,
 // 0 (one value for all), -1 (one value per row, for a member that works on full rows),
-// or -2 (an input outside the group broadcast along runs of at least minRowCall, read
-// by applyRuns). What cannot be read in place is copied into operand scratch: gathered
+// or -2 (an input outside the group broadcast in runs of at least minRunCall elements,
+// each one value or one contiguous stretch, read in place by applyRuns). What cannot be read in place is copied into operand scratch: gathered
 // broadcasts, short rows' values, and a one-value operand of a loop that needs stride 1.
 func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte, int) {
 	o := &m.in[j]
@@ -559,8 +586,12 @@ func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte,
 		if p.row >= minRowCall && m.kind != ewWhere {
 			return v, -1
 		}
-		for r := 0; r < r1-r0; r++ {
-			fillElems(tmp[r*p.row*o.esz:(r+1)*p.row*o.esz], v[r*o.esz:(r+1)*o.esz])
+		if o.esz == 4 {
+			vec.Spread(typed[uint32](tmp), typed[uint32](v), p.row)
+		} else {
+			for r := 0; r < r1-r0; r++ {
+				fillElems(tmp[r*p.row:(r+1)*p.row], v[r:r+1])
+			}
 		}
 		b = tmp
 	case o.slot >= 0:
@@ -569,7 +600,7 @@ func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte,
 		b = o.src[off*o.esz : (off+cnt)*o.esz]
 	case o.mode == operandScalar:
 		b, stride = o.src[:o.esz], 0
-	case o.walk.ist[0] == 0 && o.walk.inner >= minRowCall && !(m.kind == ewWhere && j == 0) && m.full &&
+	case o.walk.ist[0] <= 1 && o.walk.inner >= minRunCall && !(m.kind == ewWhere && j == 0) && m.full &&
 		(m.kind == ewBinary || m.kind == ewCompare || m.kind == ewWhere) && p.runsOnly(m, j):
 		return nil, -2
 	default:

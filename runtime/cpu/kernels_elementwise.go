@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gml-dev/gml/runtime/cpu/parallel"
 	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
@@ -15,7 +16,11 @@ import (
 func init() {
 	for _, op := range []tensor.Op{tensor.OpAdd, tensor.OpSub, tensor.OpMul, tensor.OpDiv, tensor.OpPow,
 		tensor.OpMod, tensor.OpMaximum, tensor.OpMinimum} {
-		register(op, floatTypes, binaryFactory(f32Binary[op]))
+		if aop, ok := f32ArithOps[op]; ok {
+			register(op, floatTypes, f32ArithFactory(op, aop))
+		} else {
+			register(op, floatTypes, binaryFactory(f32Binary[op]))
+		}
 		register(op, []tensor.DType{tensor.I32}, binaryFactory(intBinary[int32](op)))
 		register(op, []tensor.DType{tensor.I64}, binaryFactory(intBinary[int64](op)))
 	}
@@ -61,6 +66,58 @@ func binaryFactory[T, U any](loop binaryLoop[T, U]) kernelFactory {
 		p.row = func(o int, off [3]int, cnt int) { loop(d[o:o+cnt], a[off[0]:], sa, b[off[1]:], sb) }
 		return func() error { p.run(); return nil }, nil
 	}
+}
+
+// f32ArithOps are the F32 ops with vector loops in package vec.
+var f32ArithOps = map[tensor.Op]vec.ArithOp{tensor.OpAdd: vec.Add, tensor.OpSub: vec.Sub, tensor.OpMul: vec.Mul,
+	tensor.OpDiv: vec.Div}
+
+// f32ArithFactory is binaryFactory for the F32 ops of f32ArithOps, with one fast path: a
+// row repeated down a batch against a contiguous operand (a bias add that nothing
+// fuses with) runs as vec.ArithRows, one call per goroutine for all its rows instead of
+// a walk that calls per row.
+func f32ArithFactory(op tensor.Op, aop vec.ArithOp) kernelFactory {
+	general := binaryFactory(f32Binary[op])
+	return func(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+		p, err := newPlan(n.Shape(), []tensor.Shape{n.Input(0).Shape(), n.Input(1).Shape()})
+		if err != nil {
+			return nil, err
+		}
+		k := p.repeatedRow()
+		if k < 0 {
+			return general(n, out, in)
+		}
+		w := p.inner
+		d, full, row := f32s(out), f32s(in[1-k]), f32s(in[k])[:w]
+		body := func(lo, hi int) { vec.ArithRows(aop, d[lo*w:hi*w], full[lo*w:hi*w], row, k == 0) }
+		return func() error { parallel.For(p.rows, max(1, elemGrain/w), body); return nil }, nil
+	}
+}
+
+// minArithRow is the shortest row f32ArithFactory's fast path takes: shorter rows leave
+// the vector loops too little to do per row.
+const minArithRow = 16
+
+// repeatedRow returns which input of a two-input walk is one contiguous row repeated
+// along every outer axis while the other is contiguous like the output, or -1 (also
+// for one row alone, which the walk splits between goroutines).
+func (p *bplan) repeatedRow() int {
+	if p.nin != 2 || len(p.outer) == 0 || p.inner < minArithRow || p.ist[0] != 1 || p.ist[1] != 1 {
+		return -1
+	}
+	for k := range 2 {
+		rep, cont := true, true
+		st := p.inner
+		for d := len(p.outer) - 1; d >= 0; d-- {
+			rep = rep && p.st[k][d] == 0
+			cont = cont && p.st[1-k][d] == st
+			st *= p.outer[d]
+		}
+		if rep && cont {
+			return k
+		}
+	}
+	return -1
 }
 
 // genericBinary lifts f to a loop over any stride pattern.

@@ -86,7 +86,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 				}
 			}
 		}
-		return geluErf
+		return vec.Gelu
 	},
 	tensor.OpSilu:     plain(vec.Silu),
 	tensor.OpSoftplus: mapF(softplus),
@@ -141,22 +141,6 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	},
 }
 
-// geluErf is the erf form of GELU, (x/2)·(1 + erf(x/√2)), over stretches that stay in
-// L1, every step a vector loop of package vec (the products as Go rounds them).
-func geluErf(d, x []float32) {
-	var t, h [256]float32
-	c := [3]float32{1 / math.Sqrt2, 1, 0.5}
-	for i := 0; i < len(x); i += len(t) {
-		xs := x[i:min(i+len(t), len(x))]
-		ts, hs, ds := t[:len(xs)], h[:len(xs)], d[i:i+len(xs)]
-		vec.Arith(vec.Mul, ts, xs, 1, c[0:], 0)
-		vec.Erf(ts, ts)
-		vec.Arith(vec.Add, ts, c[1:], 0, ts, 1)
-		vec.Arith(vec.Mul, hs, c[2:], 0, xs, 1)
-		vec.Arith(vec.Mul, ds, hs, 1, ts, 1)
-	}
-}
-
 // plain wraps a loop that takes no attribute.
 func plain(f func(d, x []float32)) func(any) func(d, x []float32) {
 	return func(any) func(d, x []float32) { return f }
@@ -186,19 +170,29 @@ func sign(v float64) float64 {
 // softplus is log(1+eˣ) without overflow for large x.
 func softplus(v float64) float64 { return max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))) }
 
-// unaryFactory prepares an F32 unary op, split across goroutines when large.
+// unaryFactory prepares an F32 unary op, split across goroutines when large. The split
+// falls on whole vectors of 16 (vecUnit), so the vector functions of package vec, whose
+// Go tails may round differently, see the same vectors at every thread count and in
+// fused groups (fuse_elementwise.go): the results do not depend on the threads.
 func unaryFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	loop := f32UnaryOps[n.Op()](n.Attr())
 	d, x := f32s(out), f32s(in[0])
-	body := func(lo, hi int) { loop(d[lo:hi], x[lo:hi]) }
+	body := func(lo, hi int) {
+		lo, hi = lo*vecUnit, min(hi*vecUnit, len(d))
+		loop(d[lo:hi], x[lo:hi])
+	}
 	// Ops that cost about as much as a copy split at elemGrain; the others do enough
 	// arithmetic per element to pay for goroutines on smaller tensors.
 	grain := elemGrain
 	if n.Op().Cost() > tensor.CostCheap {
 		grain = elemGrain / 4
 	}
-	return func() error { parallel.For(len(d), grain, body); return nil }, nil
+	units := (len(d) + vecUnit - 1) / vecUnit
+	return func() error { parallel.For(units, grain/vecUnit, body); return nil }, nil
 }
+
+// vecUnit is the widest vector of package vec, in elements.
+const vecUnit = 16
 
 // intUnaryFactory prepares the integer form of the ops that accept integers;
 // attributes (slopes, bounds, scales) are applied in float64 and truncated.

@@ -332,10 +332,31 @@ func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []fl
 	red, into := f32Reducers[op], colFolds[op]
 	part := make([]float64, len(bases)*nb*inner)
 	sum := op == tensor.OpSum || op == tensor.OpMean // merged without a call per element
+	// Sums over rows evenly spaced in memory (a bias gradient's) fold a block in one
+	// call that keeps the running sums in registers (vec.SumRows, SumInto's bits).
+	step := 0
+	if sum && r > 1 {
+		step = rowOffs[1] - rowOffs[0]
+		for k := 2; k < r && step > 0; k++ {
+			if rowOffs[k]-rowOffs[k-1] != step {
+				step = 0
+			}
+		}
+	}
 	blocks := func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			o, kb := t/nb, t%nb
 			a := part[t*inner : (t+1)*inner]
+			if rows := rowOffs[kb*br : min(r, (kb+1)*br)]; step > 0 {
+				first := x[bases[o]+rows[0] : bases[o]+rows[0]+inner]
+				for j, v := range first {
+					a[j] = float64(v)
+				}
+				if len(rows) > 1 {
+					vec.SumRows(a, x[bases[o]+rows[1]:], len(rows)-1, step)
+				}
+				continue
+			}
 			for k, ro := range rowOffs[kb*br : min(r, (kb+1)*br)] {
 				row := x[bases[o]+ro : bases[o]+ro+inner]
 				if k == 0 {

@@ -11,6 +11,35 @@ const (
 	Div
 )
 
+// ArithRows sets d[k·n+i] = a[k·n+i] op r[i] for every row k of d and i < n = len(r)
+// (r[i] op a[k·n+i] when rFirst): one row repeated down a batch, as a bias is added,
+// in one call for all the rows. len(d) is a multiple of n and a is at least as long as
+// d. The results are Go's, bit for bit.
+func ArithRows(op ArithOp, d, a, r []float32, rFirst bool) {
+	n := len(r)
+	if n == 0 {
+		return
+	}
+	rows := len(d) / n
+	d, a = d[:rows*n], a[:rows*n]
+	j := 0
+	if active.arithRows != nil && n >= 8 {
+		active.arithRows(int(op), d, a, r, rows, rFirst)
+		j = n &^ 7
+	}
+	if j == n {
+		return
+	}
+	for k := range rows {
+		dd, aa := d[k*n+j:(k+1)*n], a[k*n+j:(k+1)*n]
+		if rFirst {
+			Arith(op, dd, r[j:], 1, aa, 1)
+		} else {
+			Arith(op, dd, aa, 1, r[j:], 1)
+		}
+	}
+}
+
 // CompareOp is a comparison of Compare.
 type CompareOp uint8
 
@@ -100,6 +129,23 @@ func Where32(d []uint32, c []byte, a []uint32, sa int, b []uint32, sb int) {
 			d[j] = a[j*sa]
 		} else {
 			d[j] = b[j*sb]
+		}
+	}
+}
+
+// Spread sets d[r·row+i] = v[r] for every r < len(v) and i < row: one value per row,
+// repeated along it (a row statistic made as wide as the rows). d must hold len(v)·row
+// elements.
+func Spread(d, v []uint32, row int) {
+	d = d[:len(v)*row]
+	if active.spread != nil {
+		active.spread(d, v, row)
+		return
+	}
+	for r, x := range v {
+		dd := d[r*row : (r+1)*row]
+		for i := range dd {
+			dd[i] = x
 		}
 	}
 }

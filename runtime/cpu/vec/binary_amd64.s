@@ -278,3 +278,129 @@ reludone:
 	MOVQ CX, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func spreadAVX2(d, v []uint32, row int)
+// d[r·row+i] = v[r] for every row r and i < row: whole vectors, then the row's tail
+// one element at a time.
+TEXT ·spreadAVX2(SB), NOSPLIT, $0-56
+	MOVQ d_base+0(FP), DI
+	MOVQ v_base+24(FP), SI
+	MOVQ v_len+32(FP), R8
+	MOVQ row+48(FP), R9
+	MOVQ R9, R10
+	ANDQ $-8, R10
+	XORQ DX, DX
+
+spreadrow:
+	CMPQ DX, R8
+	JGE  spreaddone
+	VPBROADCASTD (SI)(DX*4), Y0
+	MOVL (SI)(DX*4), R11
+	XORQ AX, AX
+
+spreadvec:
+	CMPQ AX, R10
+	JGE  spreadtail
+	VMOVDQU Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  spreadvec
+
+spreadtail:
+	CMPQ AX, R9
+	JGE  spreadnext
+	MOVL R11, (DI)(AX*4)
+	INCQ AX
+	JMP  spreadtail
+
+spreadnext:
+	LEAQ (DI)(R9*4), DI
+	INCQ DX
+	JMP  spreadrow
+
+spreaddone:
+	VZEROUPPER
+	RET
+
+// RV and RF are one loop of arithRowsAVX2 over all rows, for the registers its
+// prologue sets: DI = d, SI = a, DX = r, R8 = rows, R9 = the row length, R10 = its
+// whole vectors; RV computes a op r, RF r op a. L, M and N are the loop's labels.
+#define RV(INSN, L, M, N) \
+L: \
+	TESTQ R8, R8; \
+	JZ   rowsend; \
+	XORQ AX, AX; \
+M: \
+	CMPQ AX, R10; \
+	JGE  N; \
+	VMOVUPS (SI)(AX*4), Y0; \
+	INSN (DX)(AX*4), Y0, Y0; \
+	VMOVUPS Y0, (DI)(AX*4); \
+	ADDQ $8, AX; \
+	JMP  M; \
+N: \
+	LEAQ (SI)(R9*4), SI; \
+	LEAQ (DI)(R9*4), DI; \
+	DECQ R8; \
+	JMP  L
+
+#define RF(INSN, L, M, N) \
+L: \
+	TESTQ R8, R8; \
+	JZ   rowsend; \
+	XORQ AX, AX; \
+M: \
+	CMPQ AX, R10; \
+	JGE  N; \
+	VMOVUPS (DX)(AX*4), Y0; \
+	INSN (SI)(AX*4), Y0, Y0; \
+	VMOVUPS Y0, (DI)(AX*4); \
+	ADDQ $8, AX; \
+	JMP  M; \
+N: \
+	LEAQ (SI)(R9*4), SI; \
+	LEAQ (DI)(R9*4), DI; \
+	DECQ R8; \
+	JMP  L
+
+// func arithRowsAVX2(op int, d, a, r []float32, rows int, rfirst bool)
+// d[k·n+i] = a[k·n+i] op r[i] (r[i] op a[k·n+i] when rfirst) for k < rows, n = len(r),
+// over the whole vectors of each row; the Go code (ArithRows) does the rows' tails.
+TEXT ·arithRowsAVX2(SB), NOSPLIT, $0-89
+	MOVQ op+0(FP), R11
+	MOVQ d_base+8(FP), DI
+	MOVQ a_base+32(FP), SI
+	MOVQ r_base+56(FP), DX
+	MOVQ r_len+64(FP), R9
+	MOVQ rows+80(FP), R8
+	MOVBLZX rfirst+88(FP), R12
+	MOVQ R9, R10
+	ANDQ $-8, R10
+	TESTQ R12, R12
+	JNZ  rfirstops
+	CMPQ R11, $1
+	JLT  raddv
+	JEQ  rsubv
+	CMPQ R11, $3
+	JLT  rmulv
+	JMP  rdivv
+
+rfirstops:
+	CMPQ R11, $1
+	JLT  raddf
+	JEQ  rsubf
+	CMPQ R11, $3
+	JLT  rmulf
+	JMP  rdivf
+
+	RV(VADDPS, raddv, raddv1, raddv2)
+	RV(VSUBPS, rsubv, rsubv1, rsubv2)
+	RV(VMULPS, rmulv, rmulv1, rmulv2)
+	RV(VDIVPS, rdivv, rdivv1, rdivv2)
+	RF(VADDPS, raddf, raddf1, raddf2)
+	RF(VSUBPS, rsubf, rsubf1, rsubf2)
+	RF(VMULPS, rmulf, rmulf1, rmulf2)
+	RF(VDIVPS, rdivf, rdivf1, rdivf2)
+
+rowsend:
+	VZEROUPPER
+	RET

@@ -87,3 +87,78 @@ func TestElementwiseAtEveryLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestSpread checks Spread at every level on ragged row lengths and row counts.
+func TestSpread(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	for _, im := range levels() {
+		active = im
+		for _, row := range []int{1, 7, 8, 33, 257} {
+			for _, rows := range []int{0, 1, 7, 33} {
+				v := make([]uint32, rows)
+				for r := range v {
+					v[r] = uint32(r*2654435761 + 1)
+				}
+				d := make([]uint32, rows*row+1)
+				d[len(d)-1] = 42
+				Spread(d, v, row)
+				for i, x := range d[:rows*row] {
+					if x != v[i/row] {
+						t.Fatalf("%v row=%d rows=%d: element %d = %d, want %d", im.level, row, rows, i, x, v[i/row])
+					}
+				}
+				if d[len(d)-1] != 42 {
+					t.Fatalf("%v row=%d rows=%d: wrote past the rows", im.level, row, rows)
+				}
+			}
+		}
+	}
+}
+
+// TestArithRows checks ArithRows against Go's arithmetic bit for bit at every level, for
+// every operation, both orders and ragged row lengths and counts, with special values.
+func TestArithRows(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	r := rand.New(rand.NewPCG(9, 10))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	special := []float32{0, float32(math.Copysign(0, -1)), inf, -inf, nan, 1e-40}
+	ops := []struct {
+		op ArithOp
+		f  func(x, y float32) float32
+	}{{Add, func(x, y float32) float32 { return x + y }}, {Sub, func(x, y float32) float32 { return x - y }},
+		{Mul, func(x, y float32) float32 { return x * y }}, {Div, func(x, y float32) float32 { return x / y }}}
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{1, 7, 8, 13, 33, 128} {
+			for _, rows := range []int{0, 1, 7, 33} {
+				a, row := make([]float32, rows*n+1), make([]float32, n)
+				for i := range a {
+					a[i] = float32(r.NormFloat64())
+					if r.IntN(10) == 0 {
+						a[i] = special[r.IntN(len(special))]
+					}
+				}
+				for i := range row {
+					row[i] = float32(r.NormFloat64())
+				}
+				row[r.IntN(n)] = special[r.IntN(len(special))]
+				a = a[1:] // an unaligned start
+				for _, o := range ops {
+					for _, first := range []bool{false, true} {
+						d := make([]float32, rows*n)
+						ArithRows(o.op, d, a, row, first)
+						for i, v := range d {
+							want := o.f(a[i], row[i%n])
+							if first {
+								want = o.f(row[i%n], a[i])
+							}
+							if math.Float32bits(v) != math.Float32bits(want) && !(v != v && want != want) {
+								t.Fatalf("%v op %d n=%d rows=%d first=%v: element %d = %v, want %v", im.level, o.op, n, rows, first, i, v, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

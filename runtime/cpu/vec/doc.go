@@ -1,8 +1,12 @@
 // Package vec holds the CPU backend's vector math on float32 slices: the exponential
-// (alone and shifted and summed, for softmax rows), the error function, the maximum,
-// elementwise arithmetic, comparisons and selection, sums in float64 (Sum, SumInto),
-// the optimizer updates (AdamStep, SGDStep), the dropout mask (DropoutVectors), and the
-// scalar float32 functions the kernels inline (Expf, Tanhf, Erff).
+// (alone and shifted and summed, for softmax rows), the error function, GELU and GELU's
+// derivative times a gradient each in one pass (Gelu, GeluGrad: the bits of the Erf,
+// Exp and Arith steps they replace, with every intermediate value in registers), the
+// maximum, elementwise arithmetic, comparisons, selection and row spreading (Spread),
+// sums in float64 (Sum, SumInto, and SumRows, column sums that keep their running sums
+// in registers across rows), the optimizer updates (AdamStep, SGDStep), the dropout mask
+// (DropoutVectors), and the scalar float32 functions the kernels inline (Expf, Tanhf,
+// Erff).
 //
 // Decisions:
 //   - Each slice function has three codes: AVX-512 (16 lanes), AVX2+FMA (8 lanes), both

@@ -108,6 +108,32 @@ func erfGo(d, x []float32) {
 	}
 }
 
+func geluGo(d, x []float32) {
+	d = d[:len(x)]
+	for i, v := range x {
+		t := Erff(v*(1/math.Sqrt2)) + 1
+		h := 0.5 * v
+		d[i] = h * t
+	}
+}
+
+// geluGradGo is GeluGrad's Go code; the conversions keep products apart from the
+// sums that follow them, which some architectures would otherwise fuse.
+func geluGradGo(c *GeluGradConsts, dx, x, gy []float32) {
+	dx, gy = dx[:len(x)], gy[:len(x)]
+	for i, v := range x {
+		cdf := float32(Erff(v*c.C1)*c.Scale) + c.Bias
+		e := v * v * c.C2
+		if e >= expLo && e <= expHi {
+			e = expCore(e)
+		} else {
+			e = expEdge(e)
+		}
+		pdf := e * c.C3
+		dx[i] = gy[i] * (cdf + float32(v*pdf))
+	}
+}
+
 // Sigmoid sets d[i] = 1/(1+e^-x[i]) for every i < len(x).
 func Sigmoid(d, x []float32) {
 	d = d[:len(x)]

@@ -190,3 +190,90 @@ func TestSigmoidAndSiluAtTheEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestGelu checks the one-pass GELU at every level against the float64 formula and,
+// bit for bit, against the steps it replaces (Arith and Erf at the same level), on
+// ragged lengths with NaNs, infinities and signed zeros among the lanes.
+func TestGelu(t *testing.T) {
+	defer func(old impl) { active = old }(active)
+	r := rand.New(rand.NewPCG(5, 17))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	special := []float32{nan, inf, -inf, 0, float32(math.Copysign(0, -1)), 1e-40, -9, 9}
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 33, 257, 1000} {
+			name := fmt.Sprintf("%v/n=%d", im.level, n)
+			x := edgy(r, n, -7, 7, special)
+			d := make([]float32, n)
+			Gelu(d, x)
+			// The steps: t = x·(1/√2), t = erf(t), t = 1 + t, h = 0.5·x, d = h·t.
+			c := []float32{1 / math.Sqrt2, 1, 0.5}
+			ts, hs, want := make([]float32, n), make([]float32, n), make([]float32, n)
+			Arith(Mul, ts, x, 1, c[0:], 0)
+			Erf(ts, ts)
+			Arith(Add, ts, c[1:], 0, ts, 1)
+			Arith(Mul, hs, c[2:], 0, x, 1)
+			Arith(Mul, want, hs, 1, ts, 1)
+			for i, v := range x {
+				if math.Float32bits(d[i]) != math.Float32bits(want[i]) && !(d[i] != d[i] && want[i] != want[i]) {
+					t.Fatalf("%s: Gelu(%v) = %v, the steps give %v", name, v, d[i], want[i])
+				}
+				ref := 0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2))
+				if math.IsInf(float64(v), -1) {
+					ref = math.NaN() // -Inf·0, as the formula gives
+				}
+				// Erf's absolute error (4.2e-7) scaled by x/2 bounds the error where
+				// 1 + erf cancels (x below -3).
+				if !close(d[i], ref, 1e-6, 1e-7+2.2e-7*math.Abs(float64(v))) && !(d[i] != d[i] && ref != ref) {
+					t.Fatalf("%s: Gelu(%v) = %v, want %v", name, v, d[i], ref)
+				}
+			}
+		}
+	}
+}
+
+// TestGeluGrad checks the one-pass GELU derivative at every level against the float64
+// formula and, bit for bit, against the steps of tensor.Gelu's gradient graph (Arith,
+// Erf and Exp at the same level), on ragged lengths with edge values among the lanes.
+func TestGeluGrad(t *testing.T) {
+	defer func(old impl) { active = old }(active)
+	r := rand.New(rand.NewPCG(6, 18))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	special := []float32{nan, inf, -inf, 0, float32(math.Copysign(0, -1)), 1e-40, -9, 9, 13.5, -14}
+	c := &GeluGradConsts{1 / math.Sqrt2, 0.5, 0.5, -0.5, float32(1 / math.Sqrt(2*math.Pi))}
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 33, 257, 1000} {
+			name := fmt.Sprintf("%v/n=%d", im.level, n)
+			x, gy := edgy(r, n, -7, 7, special), edgy(r, n, -2, 2, nil)
+			dx := make([]float32, n)
+			GeluGrad(c, dx, x, gy)
+			k := []float32{c.C1, c.Scale, c.Bias, c.C2, c.C3}
+			cdf, s, pdf, want := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+			Arith(Mul, cdf, x, 1, k[0:], 0)
+			Erf(cdf, cdf)
+			Arith(Mul, cdf, cdf, 1, k[1:], 0)
+			Arith(Add, cdf, cdf, 1, k[2:], 0)
+			Arith(Mul, s, x, 1, x, 1)
+			Arith(Mul, s, s, 1, k[3:], 0)
+			Exp(pdf, s)
+			Arith(Mul, pdf, pdf, 1, k[4:], 0)
+			Arith(Mul, pdf, x, 1, pdf, 1)
+			Arith(Add, want, cdf, 1, pdf, 1)
+			Arith(Mul, want, gy, 1, want, 1)
+			for i, v := range x {
+				if math.Float32bits(dx[i]) != math.Float32bits(want[i]) && !(dx[i] != dx[i] && want[i] != want[i]) {
+					t.Fatalf("%s: GeluGrad(%v, %v) = %v, the steps give %v", name, v, gy[i], dx[i], want[i])
+				}
+				xv := float64(v)
+				ref := float64(gy[i]) * (0.5*(1+math.Erf(xv/math.Sqrt2)) + xv*math.Exp(-xv*xv/2)/math.Sqrt(2*math.Pi))
+				if math.IsInf(xv, 0) {
+					ref = float64(gy[i]) * (0.5 + 0.5*math.Copysign(1, xv)) // x·pdf is 0·∞: the graph gives NaN
+				}
+				if !close(dx[i], ref, 1e-6, 3e-7*math.Abs(float64(gy[i]))) && !(dx[i] != dx[i] && (ref != ref || math.IsInf(xv, 0))) {
+					t.Fatalf("%s: GeluGrad(%v, %v) = %v, want %v", name, v, gy[i], dx[i], ref)
+				}
+			}
+		}
+	}
+}

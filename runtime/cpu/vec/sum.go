@@ -49,3 +49,40 @@ func SumInto(a []float64, x []float32) {
 		a[i] += float64(x[i])
 	}
 }
+
+// SumEach sets d[r] = Sum(x[r·row:(r+1)·row]) for every r < len(d), the bits of Sum
+// row by row; with rows of whole groups of sixteen the assembly does all of them in
+// one call. x must hold len(d)·row elements.
+func SumEach(d []float64, x []float32, row int) {
+	x = x[:len(d)*row]
+	if active.sumEach != nil && row%16 == 0 && row > 0 {
+		active.sumEach(d, x, row)
+		return
+	}
+	for r := range d {
+		d[r] = Sum(x[r*row : (r+1)*row])
+	}
+}
+
+// SumRows adds rows of x to a element by element in float64, row after row: a[j] +=
+// x[r·stride+j] for r < rows and j < len(a). The sums are SumInto's, one row at a
+// time, bit for bit; the assembly keeps them in registers across the rows.
+func SumRows(a []float64, x []float32, rows, stride int) {
+	if rows <= 0 || len(a) == 0 {
+		return
+	}
+	_ = x[(rows-1)*stride+len(a)-1] // the assembly reads no further
+	j := 0
+	if active.sumRows != nil {
+		j = active.sumRows(a, x, rows, stride)
+	}
+	if j == len(a) {
+		return
+	}
+	for r := range rows {
+		row := x[r*stride+j : r*stride+len(a)]
+		for c, v := range row {
+			a[j+c] += float64(v)
+		}
+	}
+}

@@ -35,16 +35,22 @@ type impl struct {
 	exp         func(d, x []float32) int
 	expShiftSum func(d, x []float32, shift float32) (int, float64)
 	erf         func(d, x []float32) int
+	gelu        func(d, x []float32) int
+	geluGrad    func(c *GeluGradConsts, dx, x, gy []float32) int
 	max         func(x []float32) (n int, m float32, nan bool)
 	// Elementwise loops, AVX2 at both assembly levels (they are bound by memory).
-	arith   func(op int, d, a, b []float32, sa, sb int) int
-	compare func(op int, d []byte, a, b []float32, sa, sb int) int
-	where32 func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
-	relu    func(d, x []float32) int
-	adam    func(c *AdamConsts, p, g, m, v []float32) int
+	arith     func(op int, d, a, b []float32, sa, sb int) int
+	arithRows func(op int, d, a, r []float32, rows int, rfirst bool)
+	compare   func(op int, d []byte, a, b []float32, sa, sb int) int
+	where32   func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
+	spread    func(d, v []uint32, row int)
+	relu      func(d, x []float32) int
+	adam      func(c *AdamConsts, p, g, m, v []float32) int
 	// Sums in float64 lanes (sum.go), AVX2 at both levels.
 	sum     func(x []float32) (int, float64)
 	sumInto func(a []float64, x []float32) int
+	sumRows func(a []float64, x []float32, rows, stride int) int
+	sumEach func(d []float64, x []float32, row int)
 }
 
 // active is the level in use; tests swap it.
@@ -113,6 +119,47 @@ func Erf(d, x []float32) {
 		i += active.erf(d[i:], x[i:])
 		end := min(i+active.width, len(x))
 		erfGo(d[i:end], x[i:end])
+		i = end
+	}
+}
+
+// Gelu sets d[i] = GELU(x[i]) in its erf form, (0.5·x)·(1 + erf(x·(1/√2))), every
+// operation rounded to float32 in that order, so the results are those of Erf and
+// Arith run step by step, bit for bit, in one pass; d must be at least as long as x.
+func Gelu(d, x []float32) {
+	d = d[:len(x)]
+	if active.gelu == nil {
+		geluGo(d, x)
+		return
+	}
+	for i := 0; i < len(x); {
+		i += active.gelu(d[i:], x[i:])
+		end := min(i+active.width, len(x))
+		geluGo(d[i:end], x[i:end])
+		i = end
+	}
+}
+
+// GeluGradConsts are the constants of GeluGrad: for GELU's erf form C1 = 1/√2,
+// Scale = Bias = 0.5, C2 = -0.5 and C3 = 1/√(2π).
+type GeluGradConsts struct{ C1, Scale, Bias, C2, C3 float32 }
+
+// GeluGrad sets dx[i] = gy[i]·(cdf + x[i]·pdf) with cdf = erf(x[i]·C1)·Scale + Bias and
+// pdf = exp(x[i]²·C2)·C3, GELU's derivative times the gradient, every operation rounded
+// to float32 in the order of the graph tensor.Gelu's gradient builds, so the results are
+// those of Erf, Exp and Arith run step by step, bit for bit, in one pass. C1 must be
+// finite and nonzero and C2 negative (so no lane's exponential leaves the vector
+// range); dx, x and gy have the same length.
+func GeluGrad(c *GeluGradConsts, dx, x, gy []float32) {
+	dx, gy = dx[:len(x)], gy[:len(x)]
+	if active.geluGrad == nil {
+		geluGradGo(c, dx, x, gy)
+		return
+	}
+	for i := 0; i < len(x); {
+		i += active.geluGrad(c, dx[i:], x[i:], gy[i:])
+		end := min(i+active.width, len(x))
+		geluGradGo(c, dx[i:end], x[i:end], gy[i:end])
 		i = end
 	}
 }

@@ -16,6 +16,18 @@ func expShiftSumAVX2(d, x []float32, shift float32) (int, float64)
 func erfAVX2(d, x []float32) int
 
 //go:noescape
+func geluAVX2(d, x []float32) int
+
+//go:noescape
+func geluAVX512(d, x []float32) int
+
+//go:noescape
+func geluGradAVX2(c *GeluGradConsts, dx, x, gy []float32) int
+
+//go:noescape
+func geluGradAVX512(c *GeluGradConsts, dx, x, gy []float32) int
+
+//go:noescape
 func maxAVX2(x []float32) (int, float32, bool)
 
 //go:noescape
@@ -43,6 +55,12 @@ func where32AVX2(d []uint32, c []byte, a, b []uint32, sa, sb int) int
 func adamAVX2(c *AdamConsts, p, g, m, v []float32) int
 
 //go:noescape
+func arithRowsAVX2(op int, d, a, r []float32, rows int, rfirst bool)
+
+//go:noescape
+func spreadAVX2(d, v []uint32, row int)
+
+//go:noescape
 func reluAVX2(d, x []float32) int
 
 //go:noescape
@@ -51,14 +69,20 @@ func sumAVX2(x []float32) (int, float64)
 //go:noescape
 func sumIntoAVX2(a []float64, x []float32) int
 
+//go:noescape
+func sumEachAVX2(d []float64, x []float32, row int)
+
+//go:noescape
+func sumRowsAVX2(a []float64, x []float32, rows, stride int) int
+
 // asmImpl returns the assembly of level l when the CPU (and the operating system, which
 // must save the wider registers) runs it.
 func asmImpl(l Level) (impl, bool) {
 	switch {
 	case l == AVX512 && cpu.X86.HasAVX512F:
-		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, maxAVX512, binaryAVX2, compareAVX2, where32AVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2}, true
+		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, geluAVX512, geluGradAVX512, maxAVX512, binaryAVX2, arithRowsAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2, sumRowsAVX2, sumEachAVX2}, true
 	case l == AVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, maxAVX2, binaryAVX2, compareAVX2, where32AVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2}, true
+		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, geluAVX2, geluGradAVX2, maxAVX2, binaryAVX2, arithRowsAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2, sumRowsAVX2, sumEachAVX2}, true
 	}
 	return impl{}, false
 }
