@@ -49,20 +49,28 @@ func testRunStress(t *testing.T) {
 	}
 }
 
-// TestForDoesNotWaitForWorkers runs a For on one thread, where the worker it wakes
-// cannot start before the caller yields: the caller makes every chunk itself.
+// TestForDoesNotWaitForWorkers runs a For of four chunks on one thread, where the
+// workers it wakes cannot start before the caller yields: the caller makes every chunk
+// itself. (GML_THREADS is set to 4, since Workers() would be 1 and For inline.)
 func TestForDoesNotWaitForWorkers(t *testing.T) {
 	if !poolOn {
 		t.Skip("GML_POOL=off")
 	}
+	saved := threadsEnv
+	defer func() { threadsEnv = saved }()
+	threadsEnv = func() int { return 4 }
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	caller := goroutineID()
-	var others atomic.Int32
+	var others, chunks atomic.Int32
 	For(4, 1, func(lo, hi int) {
+		chunks.Add(1)
 		if goroutineID() != caller {
 			others.Add(1)
 		}
 	})
+	if chunks.Load() != 4 {
+		t.Fatalf("For(4, 1) on 4 workers made %d chunks, want 4", chunks.Load())
+	}
 	if others.Load() != 0 {
 		t.Fatalf("%d chunks of a For ran on workers that could not start before the caller finished", others.Load())
 	}
