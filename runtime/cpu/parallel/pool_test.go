@@ -175,7 +175,17 @@ func testRunWakesOnlyWhatItNeeds(t *testing.T) {
 	if !poolOn {
 		t.Skip("GML_POOL=off")
 	}
-	Run(4, func(int) {}) // the pool has at least three workers
+	// A Run that every worker makes a call of (at least three): each has then passed
+	// the Fors before, whose chunks a worker woken late may still be claiming (and
+	// counting) otherwise.
+	saved := threadsEnv
+	defer func() { threadsEnv = saved }()
+	all := max(4, len(thePool.workers)+1)
+	threadsEnv = func() int { return all }
+	Run(all, func(int) {})
+	if len(thePool.workers) != all-1 {
+		t.Fatalf("the pool has %d workers after a Run of %d", len(thePool.workers), all)
+	}
 	before := make([]uint64, len(thePool.workers))
 	for i, w := range thePool.workers {
 		before[i] = w.calls
