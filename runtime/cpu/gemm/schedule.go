@@ -371,16 +371,22 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		if p.parts > 1 {
 			bar.wait()
 			lo, hi := share(m, w, workers)
-			for i := lo; i < hi; i++ {
-				row := c[i*ldc : i*ldc+n]
-				for q := range p.parts - 1 {
-					for j, v := range partial[q*m*n+i*n:][:n] {
-						row[j] += v
-					}
-				}
-			}
+			p.addParts(lo, hi, m, n, partial, c, ldc)
 		}
 	})
+}
+
+// addParts adds the m×n sums of parts 1 and on (partial, one after the other) to rows
+// [lo, hi) of C, in the order of the parts, so that the bits do not depend on who adds.
+func (p plan) addParts(lo, hi, m, n int, partial, c []float32, ldc int) {
+	for i := lo; i < hi; i++ {
+		row := c[i*ldc : i*ldc+n]
+		for q := range p.parts - 1 {
+			for j, v := range partial[q*m*n+i*n:][:n] {
+				row[j] += v
+			}
+		}
+	}
 }
 
 // columnParts splits strips B panels into parts of whole kernel calls, more parts when
@@ -489,14 +495,7 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 			}
 			ic := r * rows
 			lo, hi := share(min(rows, m-ic), t%pieces, pieces)
-			for i := ic + lo; i < ic+hi; i++ {
-				row := c[i*ldc : i*ldc+n]
-				for q := range p.parts - 1 {
-					for j, v := range partial[q*m*n+i*n:][:n] {
-						row[j] += v
-					}
-				}
-			}
+			p.addParts(ic+lo, ic+hi, m, n, partial, c, ldc)
 		}
 	})
 }
