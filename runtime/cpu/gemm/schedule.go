@@ -271,9 +271,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	nb0 := min(n, nc)
 	steps, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	colParts, stripsPerPart := p.columnParts((nb0+nr-1)/nr, rowBlocks*p.parts, workers)
+	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, nb0, workers)
 	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
 		p.packA = false // rather than packed again for every column part
 	}
@@ -389,6 +387,16 @@ func (p plan) addParts(lo, hi, m, n int, partial, c []float32, ldc int) {
 	}
 }
 
+// itemGrid is how a parallel product of an m×n C cuts a panel cols wide into items:
+// rowBlocks blocks of rows rows (rowChunk), times colParts parts of stripsPerPart B
+// panels (columnParts).
+func (p plan) itemGrid(m, n, cols, workers int) (rows, rowBlocks, colParts, stripsPerPart int) {
+	rows = p.rowChunk(m, n, workers)
+	rowBlocks = (m + rows - 1) / rows
+	colParts, stripsPerPart = p.columnParts((cols+nr-1)/nr, rowBlocks*p.parts, workers)
+	return rows, rowBlocks, colParts, stripsPerPart
+}
+
 // columnParts splits strips B panels into parts of whole kernel calls, more parts when
 // there are few row blocks, so that every worker has several items to take.
 func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart int) {
@@ -408,9 +416,7 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 // many pieces as there are workers to a block) once all its items are done, by whichever
 // workers have no item left. k and alpha are not 0 (parallel).
 func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, ldc int) {
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, n, workers)
 	if colParts > 1 && p.aInPlace(stripsPerPart*nr) {
 		p.packA = false // rather than packed again for every column part
 	}
@@ -521,9 +527,7 @@ func (p plan) privateB(m, n, k, workers int) bool {
 	if _, ok := p.b.(matrix); !ok {
 		return false
 	}
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	_, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	_, rowBlocks, _, stripsPerPart := p.itemGrid(m, n, n, workers)
 	packers := min(workers, rowBlocks) // of the same columns and part
 	depth := (k + p.parts - 1) / p.parts
 	return depth*stripsPerPart*nr <= privateMaxFloats && (packers == 1 || packers*privateRows <= m)
