@@ -241,15 +241,17 @@ func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 
 // parallel has the loop order of serial, with the work of each step shared out. One
 // goroutine per worker lives through the whole product (waking a sleeping goroutine at
-// every step would cost tens of microseconds). A step is one k-slice, or the whole sum
-// when it is split in parts (kParts). Per step the workers pack their share of the B
+// every step would cost tens of microseconds). A step is one k-slice, of every part
+// when the sum is split (kParts, steps). Per step the workers pack their share of the B
 // panel (shared by all, so packed once) and, with few workers, of A, meet at a barrier,
 // and take (part, row block, column range) items from that step's counter, packing A
 // block by block when it is not shared. Panels alternate between two buffers, so the
 // next step's packing overwrites only panels that every worker has finished with before
 // it passed this step's barrier. Taking items dynamically keeps the cores busy when
 // another process slows one of them down. A split sum ends with the parts added to C
-// in order, each worker adding its share of the rows.
+// in order, each worker adding its share of the rows. A B that the workers need not
+// share (privateB, or read in place) goes to parallelPrivate instead, and a k or alpha
+// of 0, which leaves only C scaled by beta, to serial.
 func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	if k == 0 || p.alpha == 0 {
 		p.serial(m, n, k, beta, c, ldc) // C scaled by beta, and no product
