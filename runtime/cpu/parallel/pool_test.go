@@ -254,3 +254,11 @@ func cpuTime(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestPauseReturns checks that pause executes n hints and returns, none for n <= 0
+// (a negative count must not run the loop round).
+func TestPauseReturns(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, 100} {
+		pause(n)
+	}
+}
