@@ -262,3 +262,49 @@ func TestPauseReturns(t *testing.T) {
 		pause(n)
 	}
 }
+
+// TestPoolSettings checks the reading of GML_POOL and GML_POOL_SPIN: a bad value is
+// ignored (reported on stderr), the defaults stand.
+func TestPoolSettings(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{{"", true}, {"on", true}, {"off", false}, {"no", true}} {
+		if got := poolSetting(c.s); got != c.want {
+			t.Errorf("GML_POOL=%q: pool %v, want %v", c.s, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		want time.Duration
+	}{
+		{"", defaultSpin}, {"0", 0}, {"200us", 200 * time.Microsecond}, {"10ms", 10 * time.Millisecond},
+		{"11ms", defaultSpin}, {"-1us", defaultSpin}, {"fast", defaultSpin},
+	} {
+		if got := spinSetting(c.s); got != c.want {
+			t.Errorf("GML_POOL_SPIN=%q: %v, want %v", c.s, got, c.want)
+		}
+	}
+}
+
+// TestPostLayout checks that a post keeps each field apart at its extremes: the
+// largest call count and polling time, a For, and call numbers that wrap at 36 bits.
+func TestPostLayout(t *testing.T) {
+	for _, c := range []struct {
+		number uint64
+		spin   time.Duration
+		isFor  bool
+		n      int
+	}{
+		{1, 0, false, 2}, {1<<36 - 1, 10 * time.Millisecond, true, postCalls}, {12345, defaultSpin, false, 17},
+	} {
+		post := postOf(c.number, c.spin, c.isFor, c.n)
+		if post>>postNumber != c.number || postSpin(post) != c.spin || (post&postFor != 0) != c.isFor || int(post&postCalls) != c.n {
+			t.Errorf("postOf(%d, %v, %v, %d) = %#x: reads back %d, %v, %v, %d", c.number, c.spin, c.isFor, c.n, post,
+				post>>postNumber, postSpin(post), post&postFor != 0, post&postCalls)
+		}
+	}
+	if next := postOf(1<<36-1, 0, false, 2)>>postNumber + 1; postOf(next, 0, false, 2)>>postNumber != 0 {
+		t.Errorf("the call number after 2^36-1 is %d, want 0 (wrapped)", postOf(next, 0, false, 2)>>postNumber)
+	}
+}
