@@ -8,7 +8,8 @@
 //     into k×16 micro-panels and A into mr×k micro-panels, cache blocks of mc×kc (A, kept
 //     in L2) and kc×nc (B, in L3), and a micro-kernel in Go assembly that keeps the C
 //     tile in registers. Each kernel shape carries its own blocking (tuning, driver.go):
-//     avx2 the values measured on AMD Zen 3, avx512 those of the Xeon hosts.
+//     avx2 (and neon, unmeasured) the values measured on AMD Zen 3, avx512 those of the
+//     Xeon hosts.
 //   - The micro-kernel scales its tile by alpha and writes it over C on the first
 //     k-slice when beta is 0 (else adds it), so a product never clears C in a pass of
 //     its own nor reads the C it overwrites, and alpha costs nothing in packing (A can
@@ -81,11 +82,11 @@
 //     depend on the number of workers. Taking work dynamically rather than splitting C
 //     in fixed parts keeps the cores busy when another process slows one of them, the
 //     usual case on shared machines. The row chunk is then evened out so that the items
-//     end in whole rounds (16 chunks of 132 rows on two workers, not 15 of 144 and one
-//     of 32). The barrier spins for some microseconds and then
-//     sleeps: waking a sleeping goroutine at every step cost about a third of the speed
-//     at n=512 on a quiet machine, while spinning for long holds a core that a
-//     descheduled peer needs.
+//     end in whole rounds (with avx2's mc of 144, m = 2048 on two workers in 16 chunks
+//     of 132 rows, not 14 of 144 and one of 32). The barrier spins for some
+//     microseconds and then sleeps: waking a sleeping goroutine at every step cost
+//     about a third of the speed at n=512 on a quiet machine, while spinning for long
+//     holds a core that a descheduled peer needs.
 //   - Split sum (kParts): a product with few C tiles and a long k, as the weight
 //     gradients dW = Xᵀ·dY of a training step (128×128 summed over 2048 tokens: 44 tiles
 //     of the avx512 kernel for sixteen cores), sums contiguous parts of k at the same

@@ -286,6 +286,17 @@ func TestTransposeRows(t *testing.T) {
 	}
 }
 
+// TestShapeTuning checks what the driver assumes of every shape's blocking: row
+// blocks of whole strips (mc a multiple of mr, which rowChunk halves from), k-slices
+// that halve (kParts' least part is kc/2 deep), and a positive panel width and alias.
+func TestShapeTuning(t *testing.T) {
+	for _, s := range shapes {
+		if b := s.tuning; b.mc <= 0 || b.mc%s.mr != 0 || b.kc < 2 || b.nc <= 0 || b.alias <= 0 {
+			t.Errorf("%s (mr %d): tuning %+v", s.name, s.mr, b)
+		}
+	}
+}
+
 // TestWorkers checks how a product is split: one goroutine for small products, one
 // worker per parallel.MinWork multiply-adds up to the available ones and the product's tiles, and row
 // chunks small enough to give sixteen workers several items each.
@@ -519,6 +530,18 @@ func (p panickyPacker) PackB(dst []float32, p0, kb, j0, nb int) {
 	clear(dst)
 }
 
+// onceFailingPacker panics once, packing the first columns of a part of the sum after
+// the first (p0 > 0): the other items of a split sum complete, and their workers wait
+// for the failed item's row block until they learn of the panic.
+type onceFailingPacker struct{ failed *atomic.Bool }
+
+func (p onceFailingPacker) PackB(dst []float32, p0, kb, j0, nb int) {
+	if p0 > 0 && j0 == 0 && p.failed.CompareAndSwap(false, true) {
+		panic("packer failed")
+	}
+	clear(dst)
+}
+
 // TestSgemmPackedPanicReturns checks that a panic in one worker reaches the caller
 // instead of leaving the other workers waiting: at the barrier of a shared B, or for a
 // row block of a split sum when each worker packs its own B.
@@ -532,11 +555,10 @@ func TestSgemmPackedPanicReturns(t *testing.T) {
 					t.Fatalf("private=%v: recovered %v, want the packer's panic", private, r)
 				}
 			}()
-			b := panickyPacker{new(atomic.Int32)}
 			if !private {
-				_ = PureGo.SgemmPacked(true, false, m, n, k, 1, a, k, b, 0, c, n)
+				_ = PureGo.SgemmPacked(true, false, m, n, k, 1, a, k, panickyPacker{new(atomic.Int32)}, 0, c, n)
 			} else {
-				p := newPlan(pureGoKernel, m, n, k, 1, matrix{a, m, true}, b)
+				p := newPlan(pureGoKernel, m, n, k, 1, matrix{a, m, true}, onceFailingPacker{new(atomic.Bool)})
 				p.parts = 3
 				p.parallelPrivate(4, m, n, k, 0, c, n)
 			}

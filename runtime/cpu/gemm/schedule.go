@@ -241,15 +241,17 @@ func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 
 // parallel has the loop order of serial, with the work of each step shared out. One
 // goroutine per worker lives through the whole product (waking a sleeping goroutine at
-// every step would cost tens of microseconds). A step is one k-slice, or the whole sum
-// when it is split in parts (kParts). Per step the workers pack their share of the B
+// every step would cost tens of microseconds). A step is one k-slice, of every part
+// when the sum is split (kParts, steps). Per step the workers pack their share of the B
 // panel (shared by all, so packed once) and, with few workers, of A, meet at a barrier,
 // and take (part, row block, column range) items from that step's counter, packing A
 // block by block when it is not shared. Panels alternate between two buffers, so the
 // next step's packing overwrites only panels that every worker has finished with before
 // it passed this step's barrier. Taking items dynamically keeps the cores busy when
 // another process slows one of them down. A split sum ends with the parts added to C
-// in order, each worker adding its share of the rows.
+// in order, each worker adding its share of the rows. A B that the workers need not
+// share (privateB, or read in place) goes to parallelPrivate instead, and a k or alpha
+// of 0, which leaves only C scaled by beta, to serial.
 func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	if k == 0 || p.alpha == 0 {
 		p.serial(m, n, k, beta, c, ldc) // C scaled by beta, and no product
@@ -271,9 +273,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	nb0 := min(n, nc)
 	steps, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	colParts, stripsPerPart := p.columnParts((nb0+nr-1)/nr, rowBlocks*p.parts, workers)
+	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, nb0, workers)
 	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
 		p.packA = false // rather than packed again for every column part
 	}
@@ -371,16 +371,32 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		if p.parts > 1 {
 			bar.wait()
 			lo, hi := share(m, w, workers)
-			for i := lo; i < hi; i++ {
-				row := c[i*ldc : i*ldc+n]
-				for q := range p.parts - 1 {
-					for j, v := range partial[q*m*n+i*n:][:n] {
-						row[j] += v
-					}
-				}
-			}
+			p.addParts(lo, hi, m, n, partial, c, ldc)
 		}
 	})
+}
+
+// addParts adds the m×n sums of parts 1 and on (partial, one after the other) to rows
+// [lo, hi) of C, in the order of the parts, so that the bits do not depend on who adds.
+func (p plan) addParts(lo, hi, m, n int, partial, c []float32, ldc int) {
+	for i := lo; i < hi; i++ {
+		row := c[i*ldc : i*ldc+n]
+		for q := range p.parts - 1 {
+			for j, v := range partial[q*m*n+i*n:][:n] {
+				row[j] += v
+			}
+		}
+	}
+}
+
+// itemGrid is how a parallel product of an m×n C cuts a panel cols wide into items:
+// rowBlocks blocks of rows rows (rowChunk), times colParts parts of stripsPerPart B
+// panels (columnParts).
+func (p plan) itemGrid(m, n, cols, workers int) (rows, rowBlocks, colParts, stripsPerPart int) {
+	rows = p.rowChunk(m, n, workers)
+	rowBlocks = (m + rows - 1) / rows
+	colParts, stripsPerPart = p.columnParts((cols+nr-1)/nr, rowBlocks*p.parts, workers)
+	return rows, rowBlocks, colParts, stripsPerPart
 }
 
 // columnParts splits strips B panels into parts of whole kernel calls, more parts when
@@ -402,9 +418,7 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 // many pieces as there are workers to a block) once all its items are done, by whichever
 // workers have no item left. k and alpha are not 0 (parallel).
 func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, ldc int) {
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	colParts, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, n, workers)
 	if colParts > 1 && p.aInPlace(stripsPerPart*nr) {
 		p.packA = false // rather than packed again for every column part
 	}
@@ -489,14 +503,7 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 			}
 			ic := r * rows
 			lo, hi := share(min(rows, m-ic), t%pieces, pieces)
-			for i := ic + lo; i < ic+hi; i++ {
-				row := c[i*ldc : i*ldc+n]
-				for q := range p.parts - 1 {
-					for j, v := range partial[q*m*n+i*n:][:n] {
-						row[j] += v
-					}
-				}
-			}
+			p.addParts(ic+lo, ic+hi, m, n, partial, c, ldc)
 		}
 	})
 }
@@ -522,9 +529,7 @@ func (p plan) privateB(m, n, k, workers int) bool {
 	if _, ok := p.b.(matrix); !ok {
 		return false
 	}
-	rows := p.rowChunk(m, n, workers)
-	rowBlocks := (m + rows - 1) / rows
-	_, stripsPerPart := p.columnParts((n+nr-1)/nr, rowBlocks*p.parts, workers)
+	_, rowBlocks, _, stripsPerPart := p.itemGrid(m, n, n, workers)
 	packers := min(workers, rowBlocks) // of the same columns and part
 	depth := (k + p.parts - 1) / p.parts
 	return depth*stripsPerPart*nr <= privateMaxFloats && (packers == 1 || packers*privateRows <= m)

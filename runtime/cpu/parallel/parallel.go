@@ -71,7 +71,12 @@ func For(n, grain int, body func(lo, hi int)) {
 		body(0, n)
 		return
 	}
-	j := job{each: body, size: (n + chunks - 1) / chunks, n: n}
+	// Chunks of size items cover n in fewer calls than chunks when size rounds up
+	// (n = 17 on sixteen workers: nine of 2); the calls beyond would get empty or
+	// inverted ranges.
+	size := (n + chunks - 1) / chunks
+	chunks = (n + size - 1) / size
+	j := job{each: body, size: size, n: n}
 	if !runPooled(chunks, j) {
 		spawned := j // only the fallback's j escapes (to its goroutines)
 		spawn(chunks, spawned.do)

@@ -10,28 +10,52 @@ import (
 func TestForCoversRangeOnce(t *testing.T) { withAndWithoutPool(t, testForCoversRangeOnce) }
 
 func testForCoversRangeOnce(t *testing.T) {
-	for _, tc := range []struct{ n, grain int }{
+	cases := []struct{ n, grain int }{
 		{0, 1}, {1, 1}, {2, 1}, {7, 3}, {1000, 1}, {1000, 999}, {1000, 5000}, {5, 0},
-	} {
-		hits := make([]int32, tc.n)
-		var calls atomic.Int32
-		For(tc.n, tc.grain, func(lo, hi int) {
-			calls.Add(1)
-			if hi-lo < tc.grain && hi != tc.n {
-				t.Errorf("n=%d grain=%d: chunk [%d,%d) smaller than the grain", tc.n, tc.grain, lo, hi)
-			}
-			for i := lo; i < hi; i++ {
-				atomic.AddInt32(&hits[i], 1)
-			}
-		})
-		for i, h := range hits {
-			if h != 1 {
-				t.Fatalf("n=%d grain=%d: index %d visited %d times", tc.n, tc.grain, i, h)
-			}
+	}
+	// Sizes that do not divide evenly over sixteen or five workers (17 on sixteen: nine
+	// chunks of 2), as on a many-core host.
+	for n := 1; n <= 40; n++ {
+		cases = append(cases, struct{ n, grain int }{n, 1})
+	}
+	saved := threadsEnv
+	defer func() { threadsEnv = saved }()
+	for _, threads := range []int{0, 5, 16} {
+		if threads > 0 {
+			threadsEnv = func() int { return threads }
 		}
-		if int(calls.Load()) > max(Workers(), 1) {
-			t.Errorf("n=%d: %d calls, more than %d workers", tc.n, calls.Load(), Workers())
+		for _, tc := range cases {
+			forCoversRangeOnce(t, tc.n, tc.grain)
 		}
+	}
+}
+
+// forCoversRangeOnce runs For(n, grain) and checks that its chunks are non-empty,
+// within [0, n), at least grain long (the last may be shorter), no more than Workers(),
+// and cover every index once.
+func forCoversRangeOnce(t *testing.T, n, grain int) {
+	hits := make([]int32, n)
+	var calls atomic.Int32
+	For(n, grain, func(lo, hi int) {
+		calls.Add(1)
+		if lo >= hi || lo < 0 || hi > n {
+			t.Errorf("n=%d grain=%d workers=%d: chunk [%d,%d) is empty or outside [0,%d)", n, grain, Workers(), lo, hi, n)
+			return
+		}
+		if hi-lo < grain && hi != n {
+			t.Errorf("n=%d grain=%d: chunk [%d,%d) smaller than the grain", n, grain, lo, hi)
+		}
+		for i := lo; i < hi; i++ {
+			atomic.AddInt32(&hits[i], 1)
+		}
+	})
+	for i, h := range hits {
+		if h != 1 {
+			t.Fatalf("n=%d grain=%d workers=%d: index %d visited %d times", n, grain, Workers(), i, h)
+		}
+	}
+	if int(calls.Load()) > max(Workers(), 1) {
+		t.Errorf("n=%d: %d calls, more than %d workers", n, calls.Load(), Workers())
 	}
 }
 

@@ -3,7 +3,8 @@
 // func pause(n int)
 TEXT ·pause(SB), NOSPLIT, $0-8
 	MOVD n+0(FP), R0
-	CBZ R0, done
+	CMP $0, R0
+	BLE done
 loop:
 	YIELD
 	SUB $1, R0

@@ -161,7 +161,7 @@ func (j *job) do(i int) {
 // runPooled makes the calls 0..n-1 of j on the pool, each on its own goroutine (Run) or,
 // for a For, on the caller and whichever workers claim them, and reports false (having
 // run nothing) when the pool is off or busy, or n would need more workers than the
-// process has cores.
+// process has cores or than a post can count (postCalls).
 func runPooled(n int, j job) bool {
 	p := &thePool
 	isFor := j.each != nil

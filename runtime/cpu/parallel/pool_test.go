@@ -49,20 +49,28 @@ func testRunStress(t *testing.T) {
 	}
 }
 
-// TestForDoesNotWaitForWorkers runs a For on one thread, where the worker it wakes
-// cannot start before the caller yields: the caller makes every chunk itself.
+// TestForDoesNotWaitForWorkers runs a For of four chunks on one thread, where the
+// workers it wakes cannot start before the caller yields: the caller makes every chunk
+// itself. (GML_THREADS is set to 4, since Workers() would be 1 and For inline.)
 func TestForDoesNotWaitForWorkers(t *testing.T) {
 	if !poolOn {
 		t.Skip("GML_POOL=off")
 	}
+	saved := threadsEnv
+	defer func() { threadsEnv = saved }()
+	threadsEnv = func() int { return 4 }
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	caller := goroutineID()
-	var others atomic.Int32
+	var others, chunks atomic.Int32
 	For(4, 1, func(lo, hi int) {
+		chunks.Add(1)
 		if goroutineID() != caller {
 			others.Add(1)
 		}
 	})
+	if chunks.Load() != 4 {
+		t.Fatalf("For(4, 1) on 4 workers made %d chunks, want 4", chunks.Load())
+	}
 	if others.Load() != 0 {
 		t.Fatalf("%d chunks of a For ran on workers that could not start before the caller finished", others.Load())
 	}
@@ -167,7 +175,17 @@ func testRunWakesOnlyWhatItNeeds(t *testing.T) {
 	if !poolOn {
 		t.Skip("GML_POOL=off")
 	}
-	Run(4, func(int) {}) // the pool has at least three workers
+	// A Run that every worker makes a call of (at least three): each has then passed
+	// the Fors before, whose chunks a worker woken late may still be claiming (and
+	// counting) otherwise.
+	saved := threadsEnv
+	defer func() { threadsEnv = saved }()
+	all := max(4, len(thePool.workers)+1)
+	threadsEnv = func() int { return all }
+	Run(all, func(int) {})
+	if len(thePool.workers) != all-1 {
+		t.Fatalf("the pool has %d workers after a Run of %d", len(thePool.workers), all)
+	}
 	before := make([]uint64, len(thePool.workers))
 	for i, w := range thePool.workers {
 		before[i] = w.calls
@@ -235,4 +253,83 @@ func cpuTime(t *testing.T) time.Duration {
 		t.Skipf("getrusage: %v", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestPauseReturns checks that pause executes n hints and returns, none for n <= 0
+// (a negative count must not run the loop round).
+func TestPauseReturns(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, 100} {
+		pause(n)
+	}
+}
+
+// TestPoolSettings checks the reading of GML_POOL and GML_POOL_SPIN: a bad value is
+// ignored (reported on stderr), the defaults stand.
+func TestPoolSettings(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{{"", true}, {"on", true}, {"off", false}, {"no", true}} {
+		if got := poolSetting(c.s); got != c.want {
+			t.Errorf("GML_POOL=%q: pool %v, want %v", c.s, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		want time.Duration
+	}{
+		{"", defaultSpin}, {"0", 0}, {"200us", 200 * time.Microsecond}, {"10ms", 10 * time.Millisecond},
+		{"11ms", defaultSpin}, {"-1us", defaultSpin}, {"fast", defaultSpin},
+	} {
+		if got := spinSetting(c.s); got != c.want {
+			t.Errorf("GML_POOL_SPIN=%q: %v, want %v", c.s, got, c.want)
+		}
+	}
+}
+
+// TestPostLayout checks that a post keeps each field apart at its extremes: the
+// largest call count and polling time, a For, and call numbers that wrap at 36 bits.
+func TestPostLayout(t *testing.T) {
+	for _, c := range []struct {
+		number uint64
+		spin   time.Duration
+		isFor  bool
+		n      int
+	}{
+		{1, 0, false, 2}, {1<<36 - 1, 10 * time.Millisecond, true, postCalls}, {12345, defaultSpin, false, 17},
+	} {
+		post := postOf(c.number, c.spin, c.isFor, c.n)
+		if post>>postNumber != c.number || postSpin(post) != c.spin || (post&postFor != 0) != c.isFor || int(post&postCalls) != c.n {
+			t.Errorf("postOf(%d, %v, %v, %d) = %#x: reads back %d, %v, %v, %d", c.number, c.spin, c.isFor, c.n, post,
+				post>>postNumber, postSpin(post), post&postFor != 0, post&postCalls)
+		}
+	}
+	if next := postOf(1<<36-1, 0, false, 2)>>postNumber + 1; postOf(next, 0, false, 2)>>postNumber != 0 {
+		t.Errorf("the call number after 2^36-1 is %d, want 0 (wrapped)", postOf(next, 0, false, 2)>>postNumber)
+	}
+}
+
+// TestSpinStopsWhenPreempted checks spinUntil's answer to a poller that finds it was
+// descheduled (here a poll that sleeps past preemptedGap): it stops, and nobody polls
+// for quietTime after, checking ready once instead.
+func TestSpinStopsWhenPreempted(t *testing.T) {
+	defer quietAt.Store(0)
+	quietAt.Store(0)
+	var polls int
+	if spinUntil(func() bool {
+		polls++
+		if polls == 1 {
+			time.Sleep(2 * preemptedGap)
+		}
+		return false
+	}, time.Second) {
+		t.Fatal("spinUntil reported a condition that never held")
+	}
+	if polls > pollsPerClock {
+		t.Errorf("a preempted poller polled %d times, want it to stop at the first look at the clock", polls)
+	}
+	polls = 0
+	if spinUntil(func() bool { polls++; return false }, time.Second) || polls != 1 {
+		t.Errorf("in the quiet time after a preemption spinUntil polled %d times, want 1", polls)
+	}
 }
