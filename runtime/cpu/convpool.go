@@ -199,8 +199,9 @@ func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, onl
 	// The pool reads z in place of relu's output; the gradient step runs at the
 	// gradient's place and writes Where's output early. z is live until cmp reads it, so
 	// only the nodes in between can spoil it; dz may be z's own memory (the step compares
-	// z before it writes), no other operand's.
-	if written(nodes, zm, ir, ig, mem) || ic < ig || iw < ig {
+	// z before it writes), no other operand's. The pool, which now reads z too, must
+	// come before the gradient step (and its early write of dz).
+	if written(nodes, zm, ir, ig, mem) || ip > ig || ic < ig || iw < ig {
 		return nil
 	}
 	saved := mem[ic]

@@ -109,3 +109,32 @@ func TestReluPoolStepsAllocateNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestReluPoolAfterGradient builds the ReLU + max pool pattern by hand with the pool
+// scheduled after its gradient (nodes run in creation order here) and Where's output in
+// the ReLU's input's buffer: unfused that is sound (the pool reads the ReLU's output),
+// so the fusion, whose pool reads z, must not run the gradient step, which overwrites
+// z, before the pool. The results must be the unfused ones.
+func TestReluPoolAfterGradient(t *testing.T) {
+	c := fusionCase{"pool_after_grad", func(g *tensor.Graph, in func(...int) *tensor.Node, _ int) []*tensor.Node {
+		z := in(2, 3, 9, 8)
+		r := tensor.Relu(z)
+		at := tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}}
+		dy := in(2, 3, 4, 4)
+		grad := tensor.MaxPoolGrad(r, dy, at)
+		where := tensor.Where(tensor.Greater(z, g.Scalar(tensor.F32, 0)), grad, g.Scalar(tensor.F32, 0))
+		return []*tensor.Node{where, tensor.MaxPool2D(r, 2, 2)}
+	}}
+	whereInZ := func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
+		return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpWhere): byOp(nodes, tensor.OpRelu).Input(0)}
+	}
+	_, want := runFusionCase(t, c, 0, false, whereInZ)
+	_, got := runFusionCase(t, c, 0, true, whereInZ)
+	for i := range want {
+		for j := range want[i] {
+			if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+				t.Fatalf("output %d element %d = %v fused, %v unfused", i, j, got[i][j], want[i][j])
+			}
+		}
+	}
+}

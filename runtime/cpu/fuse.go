@@ -11,7 +11,8 @@ import (
 // Fusion: Prepare hands the segment to fuse before preparing node by node. fuse finds
 // groups of nodes that run better as one step and returns the steps that replace theirs
 // (a nil step: the node's work is done by another's). Fused steps compute exactly what
-// the nodes' kernels compute; what changes is the order of the work, so fuse checks
+// the nodes' kernels compute (but for the max pool gradient of a window holding NaN,
+// convpool.go); what changes is the order of the work, so fuse checks
 // that the new order cannot read memory before it is written or overwrite it before it
 // is read, given the scheduler's buffer reuse: a fused step may write a later node's
 // output early only where no node in between uses that memory.

@@ -569,8 +569,9 @@ const minRunCall = 32
 // operand returns the bytes of input j of member m in rows [r0, r1) and its stride: 1,
 // 0 (one value for all), -1 (one value per row, for a member that works on full rows),
 // or -2 (an input outside the group broadcast in runs of at least minRunCall elements,
-// each one value or one contiguous stretch, read in place by applyRuns). What cannot be read in place is copied into operand scratch: gathered
-// broadcasts, short rows' values, and a one-value operand of a loop that needs stride 1.
+// each one value or one contiguous stretch, read in place by applyRuns). What cannot be
+// read in place is copied into operand scratch: gathered broadcasts, short rows' values,
+// and a one-value operand of a loop that needs stride 1.
 func (p *ewProgram) operand(scratch []byte, m *ewMember, j, r0, r1 int) ([]byte, int) {
 	o := &m.in[j]
 	off, cnt := r0, r1-r0

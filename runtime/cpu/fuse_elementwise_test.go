@@ -322,26 +322,50 @@ func BenchmarkFusedBiasGelu(b *testing.B) {
 
 // TestGeluGradKernel checks that GELU's backward is recognised for vec.GeluGrad, and
 // not when an intermediate value is read outside the group (then the generic loops
-// run). TestElementwiseFusion checks the kernel's bits against the unfused nodes'.
+// run), nor when a constant breaks vec.GeluGrad's preconditions (a NaN or zero C1, a
+// C2 that is not negative). TestElementwiseFusion checks the kernel's bits against the
+// unfused nodes'.
 func TestGeluGradKernel(t *testing.T) {
+	// The graph of tensor.Gelu's erf-form gradient, with constants c1 and c2 of choice.
+	build := func(c1, c2 float64) []*tensor.Node {
+		g := tensor.NewGraph()
+		x, gy := g.Input("x", tensor.F32, 33, 24), g.Input("gy", tensor.F32, 33, 24)
+		cdf := tensor.ScaleBias(tensor.Erf(tensor.MulScalar(x, c1)), 0.5, 0.5)
+		pdf := tensor.MulScalar(tensor.Exp(tensor.MulScalar(tensor.Square(x), c2)), 1/math.Sqrt(2*math.Pi))
+		return []*tensor.Node{tensor.Mul(gy, tensor.Add(cdf, tensor.Mul(x, pdf)))}
+	}
 	g := tensor.NewGraph()
 	x, gy := g.Input("x", tensor.F32, 33, 24), g.Input("gy", tensor.F32, 33, 24)
-	dx := tensor.GradWithSeed([]*tensor.Node{tensor.Gelu(x, tensor.GeluErf)}, []*tensor.Node{gy}, []*tensor.Node{x})
-	nodes := graphOf(dx...)
-	mem := make([]nodeMem, len(nodes))
-	index := map[*tensor.Node]int{}
-	for i, n := range nodes {
-		index[n] = i
-		mem[i].out = make([]byte, n.DType().Bytes(n.Shape().Size()))
-	}
-	for i, n := range nodes {
-		for _, in := range n.Inputs() {
-			mem[i].in = append(mem[i].in, mem[index[in]].out)
+	grad := tensor.GradWithSeed([]*tensor.Node{tensor.Gelu(x, tensor.GeluErf)}, []*tensor.Node{gy}, []*tensor.Node{x})
+	for _, c := range []struct {
+		name   string
+		dx     []*tensor.Node
+		escape tensor.Op
+		want   bool
+	}{
+		{"gradient", grad, tensor.OpInvalid, true},
+		{"erf read outside", grad, tensor.OpErf, false},
+		{"by hand", build(1/math.Sqrt2, -0.5), tensor.OpInvalid, true},
+		{"c1 NaN", build(math.NaN(), -0.5), tensor.OpInvalid, false},
+		{"c1 zero", build(0, -0.5), tensor.OpInvalid, false},
+		{"c2 zero", build(1/math.Sqrt2, 0), tensor.OpInvalid, false},
+		{"c2 positive", build(1/math.Sqrt2, 0.5), tensor.OpInvalid, false},
+	} {
+		dx := c.dx
+		nodes := graphOf(dx...)
+		mem := make([]nodeMem, len(nodes))
+		index := map[*tensor.Node]int{}
+		for i, n := range nodes {
+			index[n] = i
+			mem[i].out = make([]byte, n.DType().Bytes(n.Shape().Size()))
 		}
-	}
-	for _, escape := range []tensor.Op{tensor.OpInvalid, tensor.OpErf} {
+		for i, n := range nodes {
+			for _, in := range n.Inputs() {
+				mem[i].in = append(mem[i].in, mem[index[in]].out)
+			}
+		}
 		f := &ewFuser{nodes: nodes, mem: mem, index: index, users: make([][]int, len(nodes)),
-			escapes: func(n *tensor.Node) bool { return n == dx[0] || n.Op() == escape }}
+			escapes: func(n *tensor.Node) bool { return n == dx[0] || n.Op() == c.escape }}
 		for i, n := range nodes {
 			for _, in := range n.Inputs() {
 				f.users[index[in]] = append(f.users[index[in]], i)
@@ -349,10 +373,10 @@ func TestGeluGradKernel(t *testing.T) {
 		}
 		groups := f.groups(map[*tensor.Node]func() error{})
 		if len(groups) != 1 || len(groups[0].members) != 10 {
-			t.Fatalf("escape %v: groups %v, want one of ten members", escape, groups)
+			t.Fatalf("%s: groups %v, want one of ten members", c.name, groups)
 		}
-		if got := f.geluGradStep(groups[0]) != nil; got != (escape == tensor.OpInvalid) {
-			t.Errorf("escape %v: GELU's backward kernel chosen: %v", escape, got)
+		if got := f.geluGradStep(groups[0]) != nil; got != c.want {
+			t.Errorf("%s: GELU's backward kernel chosen: %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -80,8 +80,10 @@ func (f *ewFuser) geluGradStep(g *ewGroup) func() error {
 	c.C2, ok[2] = scalarConst(k2)
 	at := cdf.Attr().(tensor.ScaleAttr)
 	c.Scale, c.Bias = at.Scale, at.Bias
-	if !ok[0] || !ok[1] || !ok[2] || c.C1 == 0 || math.IsInf(float64(c.C1), 0) || !(c.C2 < 0) ||
-		math.IsInf(float64(c.C2), 0) {
+	// vec.GeluGrad's preconditions: its assembly tests x, not x·C1, for NaN, and clamps
+	// a NaN x·C1 as a number where Erf's NaN check would give NaN.
+	if !ok[0] || !ok[1] || !ok[2] || c.C1 == 0 || math.IsInf(float64(c.C1), 0) || math.IsNaN(float64(c.C1)) ||
+		!(c.C2 < 0) || math.IsInf(float64(c.C2), 0) {
 		return nil
 	}
 	// The ten nodes are the group's members, and only the product leaves it.

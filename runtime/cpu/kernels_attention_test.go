@@ -111,9 +111,9 @@ func TestAttentionGradEmpty(t *testing.T) {
 // hides some keys and every key of one query, whose output and gradients are NaN (not
 // with causal masking over several tiles: there the NaN gradients reach only the tiles
 // that query visits, and the reference's NaNs everywhere would not match), for self
-// attention and for cross attention with Tq != Tk. The
-// backward runs fused (all three gradients) and node by node (∂q alone, ∂k|∂v alone),
-// and every result is the same bits on a second run.
+// attention and for cross attention with Tq != Tk. The backward runs fused (all three
+// gradients) and node by node (∂q alone, ∂k|∂v alone), and every result is the same
+// bits on a second run.
 func TestAttentionRaggedSizes(t *testing.T) {
 	type size struct{ tq, tk, d int }
 	var sizes []size

@@ -11,8 +11,7 @@ import (
 // BenchmarkLayoutCopy times the copies of the transformer benchmark's attention
 // (d128, 8 heads of 16, 64 tokens, batch 32): the heads split and merge permutes and
 // the slices of ∂k and ∂v out of the fused key/value gradient, 1 MiB each, beside a
-// contiguous copy of 1 MiB. Bytes are
-// those written.
+// contiguous copy of 1 MiB. Bytes are those written.
 func BenchmarkLayoutCopy(b *testing.B) {
 	cases := []struct {
 		name    string

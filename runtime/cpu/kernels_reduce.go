@@ -347,25 +347,16 @@ func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []fl
 		for t := lo; t < hi; t++ {
 			o, kb := t/nb, t%nb
 			a := part[t*inner : (t+1)*inner]
-			if rows := rowOffs[kb*br : min(r, (kb+1)*br)]; step > 0 {
-				first := x[bases[o]+rows[0] : bases[o]+rows[0]+inner]
-				for j, v := range first {
-					a[j] = float64(v)
-				}
-				if len(rows) > 1 {
-					vec.SumRows(a, x[bases[o]+rows[1]:], len(rows)-1, step)
-				}
+			rows := rowOffs[kb*br : min(r, (kb+1)*br)] // never empty: kb < nb
+			for j, v := range x[bases[o]+rows[0] : bases[o]+rows[0]+inner] {
+				a[j] = float64(v)
+			}
+			if step > 0 && len(rows) > 1 {
+				vec.SumRows(a, x[bases[o]+rows[1]:], len(rows)-1, step)
 				continue
 			}
-			for k, ro := range rowOffs[kb*br : min(r, (kb+1)*br)] {
-				row := x[bases[o]+ro : bases[o]+ro+inner]
-				if k == 0 {
-					for j, v := range row {
-						a[j] = float64(v)
-					}
-					continue
-				}
-				into(a, row)
+			for _, ro := range rows[1:] {
+				into(a, x[bases[o]+ro:bases[o]+ro+inner])
 			}
 		}
 	}

@@ -33,17 +33,20 @@
 //     shifted by its tap's offset. Forward packs B with contiguous copies and narrows the
 //     result into y. With at least gemm.MicroRows() input channels per group, the two
 //     gradients need no column matrix to pack: the weight gradient runs one GEMM per
-//     image and kernel tap on plain matrices, X_t·dyᵀ (X_t the input shifted by the tap;
-//     the batch laid out once, each channel's padded images in a row, and every (block,
-//     group, tap) an item of its own), and the input gradient one GEMM per image for
-//     all taps, Wᵀ·dy with the taps' weights stacked (taps·C rows: small GEMMs per tap
-//     ran 20% slower), whose rows are added into the input gradient at their tap's
-//     offset, contiguous vector adds instead of a col2im scatter. Padded inputs are copied once into zero-bordered buffers. With fewer
-//     channels (cnn28's 1-channel first layer), the forward pass where the wide grid does
-//     not pay packs B from the padded image by fixed tap offsets (shiftField), and the
-//     weight gradient writes the image's column matrix out (OutH copies per row, a
-//     fraction of the product) so that GEMM packs its transpose with vector transposes.
-//     Strides and the general case take the implicit GEMM below.
+//     image for all taps on plain matrices, X·dyᵀ with X the input shifted by each tap
+//     in stacked rows (each row a contiguous copy of a run of the input; the batch laid
+//     out once, each channel's padded images in a row, and every (block, group) an item
+//     of its own), and the input gradient one GEMM per image for all taps, Wᵀ·dy with
+//     the taps' weights stacked (taps·C rows: small GEMMs per tap ran 20% slower), whose
+//     rows are added into the input gradient at their tap's offset, contiguous vector
+//     adds instead of a col2im scatter. Both stack at most 1 MiB of rows per GEMM
+//     (maxStacked), fewer taps at a time on large layers. Padded inputs are
+//     copied once into zero-bordered buffers. With fewer channels (cnn28's 1-channel
+//     first layer), the forward pass where the wide grid does not pay packs B from the
+//     padded image by fixed tap offsets (shiftField), and the weight gradient writes the
+//     image's column matrix out (OutH copies per row, a fraction of the product) so that
+//     GEMM packs its transpose with vector transposes. Strides and the general case take
+//     the implicit GEMM below.
 //   - BackwardData on the general path is the adjoint: GEMM with the transposed weights
 //     into a per-worker column buffer, then col2im (scatter-add) into the input gradient.
 //   - Transposed convolution is BackwardData of the convolution Transposed.Conv describes;

@@ -18,14 +18,14 @@ import (
 //     of clipped, strided gathers, then copies the wide result into y (wideForward says
 //     when that pays).
 //   - With at least gemm.MicroRows() input channels per group (perTap), the gradients run
-//     on plain matrices, which the GEMM reads where they lie: the weight gradient of tap
-//     t is X_t·dyᵀ, one GEMM per group and tap, X_t the input shifted by the tap's
-//     offset (a matrix whose leading dimension is the padded plane, or a row of padded
-//     images in filter.go's layout) and dyᵀ the output gradient transposed onto the wide
-//     grid; the input gradient at the shifted positions of tap t is likewise a matrix,
-//     to which Wᵀ_t·dy_wide adds (the junk columns of dy_wide are zero and add
-//     nothing): one GEMM per group computes that product for every tap at once, and its
-//     rows are added in at their offsets, so there is no col2im.
+//     on plain matrices: the weight gradient of tap t is X_t·dyᵀ, X_t the input shifted
+//     by the tap's offset (rows of filter.go's layout, each channel's padded images in a
+//     row, copied for several taps at once into stacked rows, so that one GEMM per group
+//     serves them all) and dyᵀ the output gradient transposed onto the wide grid; the
+//     input gradient at the shifted positions of tap t is likewise a matrix, to which
+//     Wᵀ_t·dy_wide adds (the junk columns of dy_wide are zero and add nothing): one GEMM
+//     per group computes that product for every tap at once, and its rows are added in
+//     at their offsets, so there is no col2im.
 // A padded convolution first copies each image into a zero-bordered buffer (and the
 // input gradient back out of one), a pass over the input, which is a KernelH·KernelW-th
 // of what im2col writes.

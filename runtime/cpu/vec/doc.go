@@ -2,16 +2,18 @@
 // (alone and shifted and summed, for softmax rows), the error function, GELU and GELU's
 // derivative times a gradient each in one pass (Gelu, GeluGrad: the bits of the Erf,
 // Exp and Arith steps they replace, with every intermediate value in registers), the
-// maximum, elementwise arithmetic, comparisons, selection and row spreading (Spread),
-// sums in float64 (Sum, SumInto, and SumRows, column sums that keep their running sums
-// in registers across rows), the optimizer updates (AdamStep, SGDStep), the dropout mask
-// (DropoutVectors), and the scalar float32 functions the kernels inline (Expf, Tanhf,
-// Erff).
+// maximum, elementwise arithmetic (Arith, and ArithRows for a row repeated down a
+// batch), comparisons, selection and row spreading (Spread), sums in float64 (Sum,
+// SumInto, SumEach for the sums of many rows in one call, and SumRows, column sums that
+// keep their running sums in registers across rows), the optimizer updates (AdamStep,
+// SGDStep), the dropout mask (DropoutVectors), and the scalar float32 functions the
+// kernels inline (Expf, Tanhf, Erff).
 //
 // Decisions:
 //   - Each slice function has three codes: AVX-512 (16 lanes), AVX2+FMA (8 lanes), both
-//     in Go assembly (vec_amd64.s), and Go (scalar.go), which also serves other
-//     architectures. The widest level the CPU supports is chosen at start with
+//     in Go assembly (vec_amd64.s; the memory-bound elementwise loops and the sums are
+//     AVX2 at both levels, in binary_amd64.s and sum_amd64.s), and Go, which also serves
+//     other architectures. The widest level the CPU supports is chosen at start with
 //     golang.org/x/sys/cpu; GML_SIMD=go, avx2 or avx512 lowers it (a level above what the
 //     CPU runs is not taken: Level says what runs). The tests run every level the machine
 //     has, and Go, against float64 references.

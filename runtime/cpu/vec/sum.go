@@ -66,10 +66,16 @@ func SumEach(d []float64, x []float32, row int) {
 
 // SumRows adds rows of x to a element by element in float64, row after row: a[j] +=
 // x[r·stride+j] for r < rows and j < len(a). The sums are SumInto's, one row at a
-// time, bit for bit; the assembly keeps them in registers across the rows.
+// time, bit for bit; the assembly keeps them in registers across the rows. stride must
+// not be negative.
 func SumRows(a []float64, x []float32, rows, stride int) {
 	if rows <= 0 || len(a) == 0 {
 		return
+	}
+	if stride < 0 {
+		// The bounds check below covers the last row only: the assembly would read
+		// before x.
+		panic("vec.SumRows: negative stride")
 	}
 	_ = x[(rows-1)*stride+len(a)-1] // the assembly reads no further
 	j := 0
