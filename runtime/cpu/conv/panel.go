@@ -25,9 +25,22 @@ func (f fieldPanel) PackB(dst []float32, p0, kb, j0, nb int) {
 }
 
 // run is a stretch of consecutive columns of a strip (strip columns [t0, t0+n)) that lie
-// in one output row: output columns [q0, q0+n) of the row whose receptive fields start
-// at input row ih0 (before the tap's offset).
-type run struct{ t0, n, ih0, q0 int }
+// in one output row: columns [q, q+n) of output row o.
+type run struct{ t0, n, o, q int }
+
+// stripRuns cuts the cols columns of a strip, output positions j on (ow to a row), into
+// runs of one output row, writes them to runs and returns their count.
+func stripRuns(runs *[gemm.PackWidth]run, j, cols, ow int) int {
+	count := 0
+	for t := 0; t < cols; {
+		o, q := (j+t)/ow, (j+t)%ow
+		n := min(cols-t, ow-q)
+		runs[count] = run{t0: t, n: n, o: o, q: q}
+		count++
+		t += n
+	}
+	return count
+}
 
 // packPositions packs the column matrix itself (rows are taps, columns positions). Each
 // strip is cut into runs of one output row; within a run, a tap reads one input row at
@@ -45,15 +58,7 @@ func (f fieldPanel) packPositions(dst []float32, p0, kb, j0, nb int) {
 	}
 	for s0 := 0; s0 < nb; s0 += w {
 		cols := min(w, nb-s0)
-		count := 0
-		for t := 0; t < cols; {
-			j := j0 + s0 + t
-			o, q := j/f.ow, j%f.ow
-			n := min(cols-t, f.ow-q)
-			runs[count] = run{t0: t, n: n, ih0: o*p.StrideH - p.PadTop, q0: q}
-			count++
-			t += n
-		}
+		count := stripRuns(&runs, j0+s0, cols, f.ow)
 		d := dst[s0*kb:][:kb*w]
 		rs := p.KernelH * p.KernelW
 		c, r, s := p0/rs, p0%rs/p.KernelW, p0%p.KernelW
@@ -63,13 +68,13 @@ func (f fieldPanel) packPositions(dst []float32, p0, kb, j0, nb int) {
 			xc := f.x[c*p.InH*p.InW:][:p.InH*p.InW]
 			iw0, qlo, qhi := iw0s[s], qlos[s], qhis[s]
 			for _, rn := range runs[:count] {
-				ih := rn.ih0 + r*p.DilationH
+				ih := rn.o*p.StrideH - p.PadTop + r*p.DilationH
 				if uint(ih) >= uint(p.InH) {
 					continue
 				}
-				lo := min(max(qlo-rn.q0, 0), rn.n)
-				hi := min(max(qhi-rn.q0, lo), rn.n)
-				gather(dp[rn.t0+lo:rn.t0+hi], xc[ih*p.InW:][:p.InW], iw0+(rn.q0+lo)*p.StrideW, p.StrideW)
+				lo := min(max(qlo-rn.q, 0), rn.n)
+				hi := min(max(qhi-rn.q, lo), rn.n)
+				gather(dp[rn.t0+lo:rn.t0+hi], xc[ih*p.InW:][:p.InW], iw0+(rn.q+lo)*p.StrideW, p.StrideW)
 			}
 			if s++; s == p.KernelW {
 				s = 0

@@ -156,19 +156,11 @@ type shiftField struct {
 func (f shiftField) PackB(dst []float32, p0, kb, j0, nb int) {
 	const w = gemm.PackWidth
 	taps := len(f.offs)
-	type run struct{ t0, n, at int } // strip columns [t0, t0+n) read from at on
 	var runs [w]run
 	for s0 := 0; s0 < nb; s0 += w {
 		cols := min(w, nb-s0)
-		count := 0
-		for t := 0; t < cols; {
-			j := j0 + s0 + t
-			o, q := j/f.ow, j%f.ow
-			n := min(cols-t, f.ow-q)
-			runs[count] = run{t, n, o*f.wp + q}
-			count++
-			t += n
-		}
+		count := stripRuns(&runs, j0+s0, cols, f.ow)
+		at0 := runs[0].o*f.wp + runs[0].q // where a single run reads from
 		d := dst[s0*kb:][:kb*w]
 		c, t := p0/taps, p0%taps
 		for pp := range kb {
@@ -176,11 +168,11 @@ func (f shiftField) PackB(dst []float32, p0, kb, j0, nb int) {
 			row := d[pp*w:][:w]
 			if count == 1 && cols == w {
 				// Through a local copy, which the compiler moves in registers.
-				v := *(*[w]float32)(src[runs[0].at:])
+				v := *(*[w]float32)(src[at0:])
 				*(*[w]float32)(row) = v
 			} else {
 				for _, r := range runs[:count] {
-					copy(row[r.t0:r.t0+r.n], src[r.at:])
+					copy(row[r.t0:r.t0+r.n], src[r.o*f.wp+r.q:])
 				}
 				clear(row[cols:])
 			}
