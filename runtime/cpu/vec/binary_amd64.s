@@ -321,10 +321,11 @@ spreaddone:
 	VZEROUPPER
 	RET
 
-// RV and RF are one loop of arithRowsAVX2 over all rows, for the registers its
-// prologue sets: DI = d, SI = a, DX = r, R8 = rows, R9 = the row length, R10 = its
-// whole vectors; RV computes a op r, RF r op a. L, M and N are the loop's labels.
-#define RV(INSN, L, M, N) \
+// ROWS is one loop of arithRowsAVX2 over all rows, for the registers its prologue sets:
+// DI = d, SI = a, DX = r, R8 = rows, R9 = the row length, R10 = its whole vectors. It
+// computes X op Y: (SI, DX) for a op r, (DX, SI) for r op a. L, M and N are the loop's
+// labels.
+#define ROWS(INSN, X, Y, L, M, N) \
 L: \
 	TESTQ R8, R8; \
 	JZ   rowsend; \
@@ -332,27 +333,8 @@ L: \
 M: \
 	CMPQ AX, R10; \
 	JGE  N; \
-	VMOVUPS (SI)(AX*4), Y0; \
-	INSN (DX)(AX*4), Y0, Y0; \
-	VMOVUPS Y0, (DI)(AX*4); \
-	ADDQ $8, AX; \
-	JMP  M; \
-N: \
-	LEAQ (SI)(R9*4), SI; \
-	LEAQ (DI)(R9*4), DI; \
-	DECQ R8; \
-	JMP  L
-
-#define RF(INSN, L, M, N) \
-L: \
-	TESTQ R8, R8; \
-	JZ   rowsend; \
-	XORQ AX, AX; \
-M: \
-	CMPQ AX, R10; \
-	JGE  N; \
-	VMOVUPS (DX)(AX*4), Y0; \
-	INSN (SI)(AX*4), Y0, Y0; \
+	VMOVUPS (X)(AX*4), Y0; \
+	INSN (Y)(AX*4), Y0, Y0; \
 	VMOVUPS Y0, (DI)(AX*4); \
 	ADDQ $8, AX; \
 	JMP  M; \
@@ -392,14 +374,14 @@ rfirstops:
 	JLT  rmulf
 	JMP  rdivf
 
-	RV(VADDPS, raddv, raddv1, raddv2)
-	RV(VSUBPS, rsubv, rsubv1, rsubv2)
-	RV(VMULPS, rmulv, rmulv1, rmulv2)
-	RV(VDIVPS, rdivv, rdivv1, rdivv2)
-	RF(VADDPS, raddf, raddf1, raddf2)
-	RF(VSUBPS, rsubf, rsubf1, rsubf2)
-	RF(VMULPS, rmulf, rmulf1, rmulf2)
-	RF(VDIVPS, rdivf, rdivf1, rdivf2)
+	ROWS(VADDPS, SI, DX, raddv, raddv1, raddv2)
+	ROWS(VSUBPS, SI, DX, rsubv, rsubv1, rsubv2)
+	ROWS(VMULPS, SI, DX, rmulv, rmulv1, rmulv2)
+	ROWS(VDIVPS, SI, DX, rdivv, rdivv1, rdivv2)
+	ROWS(VADDPS, DX, SI, raddf, raddf1, raddf2)
+	ROWS(VSUBPS, DX, SI, rsubf, rsubf1, rsubf2)
+	ROWS(VMULPS, DX, SI, rmulf, rmulf1, rmulf2)
+	ROWS(VDIVPS, DX, SI, rdivf, rdivf1, rdivf2)
 
 rowsend:
 	VZEROUPPER
