@@ -50,6 +50,7 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 		}
 		steps[nodes[g.members[len(g.members)-1]]] = step
 	}
+	fuseMatMulBias(nodes, index, mem, escapes, steps)
 	return steps
 }
 

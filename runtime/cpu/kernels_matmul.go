@@ -36,23 +36,17 @@ func matMulFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 	if k == 0 {
 		return func() error { clear(c); return nil }, nil
 	}
-	batch := cs[:rc-2]
-	aBatch, bBatch := as[:ra-2], bs[:rb-2]
-	if bBatch.Size() == 1 && aBatch.Equal(batch) && !at.TransA {
-		rows := batch.Size() * m
+	if g, ok := oneProduct(n); ok {
 		return func() error {
-			return gemm.Sgemm(false, at.TransB, rows, nn, k, 1, a, ak, b, bn, 0, c, nn)
+			return gemm.Sgemm(g.transA, g.transB, g.m, g.n, g.k, 1, a, g.lda, b, g.ldb, 0, c, g.n)
 		}, nil
 	}
+	batch := cs[:rc-2]
+	aBatch, bBatch := as[:ra-2], bs[:rb-2]
 	matA, matB, matC := am*ak, bk*bn, m*nn
 	p, err := newPlan(batch, []tensor.Shape{aBatch, bBatch})
 	if err != nil {
 		return nil, err
-	}
-	if batch.Size() == 1 {
-		return func() error {
-			return gemm.Sgemm(at.TransA, at.TransB, m, nn, k, 1, a, ak, b, bn, 0, c, nn)
-		}, nil
 	}
 	sa, sb := p.ist[0]*matA, p.ist[1]*matB
 	var runErr error
@@ -73,4 +67,33 @@ func matMulFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 		}
 		return runErr
 	}, nil
+}
+
+// product is a MatMul node's work as one m×n×k Sgemm.
+type product struct {
+	transA, transB bool
+	m, n, k        int
+	lda, ldb       int
+}
+
+// oneProduct reports whether MatMul node n runs as one Sgemm, and which: without batch
+// axes (or batch axes of size 1), or a batched left operand times an unbatched right one,
+// folded into one tall product. The node's sizes are not 0.
+func oneProduct(n *tensor.Node) (product, bool) {
+	at := n.Attr().(tensor.MatMulAttr)
+	as, bs, cs := n.Input(0).Shape(), n.Input(1).Shape(), n.Shape()
+	ra, rb, rc := len(as), len(bs), len(cs)
+	g := product{transA: at.TransA, transB: at.TransB, m: cs[rc-2], n: cs[rc-1], k: as[ra-1], lda: as[ra-1], ldb: bs[rb-1]}
+	if at.TransA {
+		g.k = as[ra-2]
+	}
+	batch, aBatch, bBatch := cs[:rc-2], as[:ra-2], bs[:rb-2]
+	switch {
+	case bBatch.Size() == 1 && aBatch.Equal(batch) && !at.TransA:
+		g.m *= batch.Size()
+	case batch.Size() == 1:
+	default:
+		return product{}, false
+	}
+	return g, true
 }

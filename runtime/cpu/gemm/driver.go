@@ -80,7 +80,8 @@ type plan struct {
 	b            BPacker
 	alpha        float32
 	packA, packB bool
-	parts        int // of the sum over k (kParts)
+	parts        int       // of the sum over k (kParts)
+	bias         []float32 // added to every row of C after the whole sum (SgemmBias), or nil
 }
 
 func newPlan(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker) plan {
@@ -160,11 +161,13 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 }
 
 // macroKernel multiplies the mb×kb A block by the kb×nb B block and writes alpha times
-// the product into the mb×nb block of c, added to it when add is set. Pairs of B panels go through the kernel's full form, a single one (the last of an
-// odd count, or one before B's packed edge) through its narrow form; edge tiles go
-// through tile so the micro-kernel always writes a whole tile.
+// the product into the mb×nb block of c, added to it when add is set, and then adds
+// bias (the block's columns; nil for none) to each of its rows, tile by tile while the
+// tile is in L1. Pairs of B panels go through the kernel's full form, a single one (the
+// last of an odd count, or one before B's packed edge) through its narrow form; edge
+// tiles go through tile so the micro-kernel always writes a whole tile.
 func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
-	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool) {
+	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32) {
 	mr := kern.mr
 	for jr := 0; jr < nb; {
 		fn, width := kern.full, kern.width()
@@ -187,22 +190,55 @@ func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 			off := ir*ldc + jr
 			if rows == mr && cols == width {
 				fn(kb, a, rsA, csA, b, rsB, offB, c[off:], ldc, alpha, add)
-				continue
-			}
-			t := tile[:mr*width]
-			fn(kb, a, rsA, csA, b, rsB, offB, t, width, alpha, false)
-			for i := 0; i < rows; i++ {
-				dst := c[off+i*ldc : off+i*ldc+cols]
-				if !add {
-					copy(dst, t[i*width:])
-					continue
+			} else {
+				t := tile[:mr*width]
+				fn(kb, a, rsA, csA, b, rsB, offB, t, width, alpha, false)
+				for i := 0; i < rows; i++ {
+					dst := c[off+i*ldc : off+i*ldc+cols]
+					if !add {
+						copy(dst, t[i*width:])
+						continue
+					}
+					for j := range dst {
+						dst[j] += t[i*width+j]
+					}
 				}
-				for j := range dst {
-					dst[j] += t[i*width+j]
+			}
+			if bias != nil {
+				for i := 0; i < rows; i++ {
+					addBias(c[off+i*ldc:][:cols], bias[jr:])
 				}
 			}
 		}
 		jr += width
+	}
+}
+
+// axpyBias is the assembly AXPY that addBias uses where the CPU has one, else nil; tests
+// set it to nil to cover the Go loop.
+var axpyBias, _ = nativeVector()
+
+// addBias adds bias[j] to row[j] for every j < len(row): the epilogue of SgemmBias, on
+// a value of C whose sum is complete, so that it rounds as a separate add would. The
+// AXPY computes 1·bias[j] + row[j], which is that add exactly, fused or not.
+func addBias(row, bias []float32) {
+	if axpyBias != nil {
+		axpyBias(1, bias, row)
+		return
+	}
+	for j := range row {
+		row[j] += bias[j]
+	}
+}
+
+// addBiasRows adds bias to each of the m rows (n wide) of c: the epilogue of a product
+// computed without the driver (one-row products, OpenBLAS, a k or alpha of 0).
+func addBiasRows(m, n int, bias, c []float32, ldc int) {
+	if bias == nil {
+		return
+	}
+	for i := range m {
+		addBias(c[i*ldc:][:n], bias)
 	}
 }
 

@@ -126,13 +126,37 @@ func (i Impl) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32
 	if err := checkArgs("Sgemm", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	return i.sgemm(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return i.sgemm(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 }
 
-// sgemm runs validated arguments through the implementation; parallelOK lets the native
-// kernels split the product between goroutines.
+// SgemmBias computes C = alpha*op(A)*op(B) + beta*C + bias with the Default
+// implementation. See Impl.SgemmBias.
+func SgemmBias(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) error {
+	return Default().SgemmBias(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias)
+}
+
+// SgemmBias is Sgemm followed by the addition of bias[j] to every element of column j
+// of C (a dense layer's bias), done by the native kernels on each tile of C as the sum
+// over k completes, while the tile is in cache, rather than in a pass of its own. The
+// result is the same bits as Sgemm followed by that addition. bias needs at least n
+// elements; with the arguments, it is checked as Sgemm checks its own.
+func (i Impl) SgemmBias(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) error {
+	if err := checkArgs("SgemmBias", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
+		return err
+	}
+	if len(bias) < n {
+		return fmt.Errorf("gemm.SgemmBias: bias has %d elements, C has %d columns", len(bias), n)
+	}
+	return i.sgemm(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias[:n:n])
+}
+
+// sgemm runs validated arguments through the implementation, bias (nil for none) added
+// to every row of C at the end; parallelOK lets the native kernels split the product
+// between goroutines.
 func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
-	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) error {
 	if m == 0 || n == 0 {
 		return nil
 	}
@@ -144,9 +168,11 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 			return err
 		}
 		openblas.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		addBiasRows(m, n, bias, c, ldc)
 		return nil
 	}
 	if i == Native && m == 1 && sgemvRow(parallelOK, transA, transB, n, k, alpha, a, lda, b, ldb, beta, c) {
+		addBiasRows(1, n, bias, c, ldc)
 		return nil
 	}
 	// A few rows (a small inference batch through a layer's weights) are as many
@@ -157,6 +183,7 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 			done = sgemvRow(parallelOK, false, transB, n, k, alpha, a[r*lda:], lda, b, ldb, beta, c[r*ldc:])
 		}
 		if done {
+			addBiasRows(m, n, bias, c, ldc)
 			return nil
 		}
 	}
@@ -165,7 +192,7 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 		return err
 	}
 	sgemm(kern, parallelOK, m, n, k, alpha, matrix{a, lda, transA}, matrix{b, ldb, transB},
-		beta, c, ldc)
+		beta, c, ldc, bias)
 	return nil
 }
 

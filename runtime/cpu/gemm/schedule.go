@@ -4,15 +4,18 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 )
 
-// sgemm computes C = alpha*op(A)*op(B) + beta*C for validated, non-empty arguments,
-// split between workers when parallelOK is set and the product is large enough.
+// sgemm computes C = alpha*op(A)*op(B) + beta*C, plus bias in every row when it is not
+// nil, for validated, non-empty arguments, split between workers when parallelOK is set
+// and the product is large enough.
 func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
-	beta float32, c []float32, ldc int) {
+	beta float32, c []float32, ldc int, bias []float32) {
 	p := newPlan(kern, m, n, k, alpha, a, b)
+	p.bias = bias
 	workers := 1
 	if parallelOK {
 		workers = p.workers(m, n, k, parallel.Workers())
@@ -155,6 +158,7 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 		scale(m, n, beta, c, ldc)
 	}
 	if k == 0 || p.alpha == 0 {
+		addBiasRows(m, n, p.bias, c, ldc)
 		return
 	}
 	ws := workspaces.Get().(*workspace)
@@ -168,13 +172,24 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
 			bb := p.blockB(ws.packedB, ws, pc, kb, jc, nb)
+			bias := p.biasOf(pc+kb, k, jc)
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				ab := p.blockA(ws, ic, mb, pc, kb)
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0, bias)
 			}
 		}
 	}
+}
+
+// biasOf is the bias that a k-slice ending at row end of the sum adds to C's columns
+// from j0 on: none before the last slice, nor in a split sum, which adds it with the
+// parts (addParts).
+func (p plan) biasOf(end, k, j0 int) []float32 {
+	if p.bias == nil || end < k || p.parts > 1 {
+		return nil
+	}
+	return p.bias[j0:]
 }
 
 // prescale reports whether C must be scaled by beta before the product is added: the
@@ -272,10 +287,23 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	nc := p.kern.nc
 	nb0 := min(n, nc)
 	steps, stepK := p.steps(m, nb0, k)
-	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
-	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, nb0, workers)
-	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
-		p.packA = false // rather than packed again for every column part
+	// A is packed once for all where it fits; for many workers the grid of items is
+	// then chosen for it (sharedGrid).
+	sharedA := p.packA && roundUp(m, mr)*stepK <= sharedAMax
+	many := workers > sharedAWorkers
+	rows0, rowBlocks0, _, _ := p.itemGrid(m, n, nb0, workers)
+	// grid cuts an nc panel of strips B panels into items.
+	grid := func(strips int) (rows, rowBlocks, colParts, stripsPerPart int) {
+		if sharedA && many {
+			return p.sharedGrid(m, strips, workers)
+		}
+		colParts, stripsPerPart = p.columnParts(strips, rowBlocks0*p.parts, workers)
+		return rows0, rowBlocks0, colParts, stripsPerPart
+	}
+	if !sharedA {
+		if _, _, colParts, stripsPerPart := grid((nb0 + nr - 1) / nr); colParts > 1 && p.aInPlace(stripsPerPart*nr) {
+			p.packA = false // rather than packed again for every column part
+		}
 	}
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
@@ -311,7 +339,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		for jc := 0; jc < n; jc += nc {
 			nb := min(nc, n-jc)
 			strips := (nb + nr - 1) / nr
-			colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
+			rows, rowBlocks, colParts, stripsPerPart := grid(strips)
 			items := p.parts * rowBlocks * colParts
 			for _, slices := range steps {
 				pb := shared.packedB[step%2*sizeB:][:sizeB]
@@ -362,7 +390,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 						}
 						bb := bBlock{data: pb[s.bOff+j0*s.kb:], panel: nr * s.kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
 						add := !s.first || part == 0 && beta != 0
-						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add)
+						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, jc+j0))
 					}
 				}
 				step++
@@ -377,7 +405,8 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 }
 
 // addParts adds the m×n sums of parts 1 and on (partial, one after the other) to rows
-// [lo, hi) of C, in the order of the parts, so that the bits do not depend on who adds.
+// [lo, hi) of C, in the order of the parts, so that the bits do not depend on who adds,
+// and then the bias.
 func (p plan) addParts(lo, hi, m, n int, partial, c []float32, ldc int) {
 	for i := lo; i < hi; i++ {
 		row := c[i*ldc : i*ldc+n]
@@ -385,6 +414,9 @@ func (p plan) addParts(lo, hi, m, n int, partial, c []float32, ldc int) {
 			for j, v := range partial[q*m*n+i*n:][:n] {
 				row[j] += v
 			}
+		}
+		if p.bias != nil {
+			addBias(row, p.bias)
 		}
 	}
 }
@@ -405,6 +437,46 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 	parts = min(strips, max(1, (itemsPerWorker*workers+rowBlocks-1)/rowBlocks))
 	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
 	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
+}
+
+// sharedGrid is itemGrid for a parallel product whose workers, more than
+// sharedAWorkers, share the packing of both A and B: an item's A block then costs no
+// packing, only its transfer from the cores that packed it. It returns the grid of row
+// blocks (a multiple of mr rows, at most mc) and column parts (whole kernel widths)
+// whose items the workers finish first: the items end in as few rounds as the grid
+// allows, and each item pays for loading its B panels into L1 (about one kernel strip
+// of rows) and its A block into L2 (about one kernel width of columns). So 1024² on
+// sixteen workers runs 8 row blocks of 132 rows times 2 parts of 512 columns, one item
+// each, where the grid of rowChunk (36-row items, which reload the B panels every
+// three strips, 87 of them in six rounds) lost a fifth of the step. Grids of more than
+// itemsPerWorker items a worker are not considered.
+func (p plan) sharedGrid(m, strips, workers int) (rows, rowBlocks, colParts, stripsPerPart int) {
+	mr, per := p.kern.mr, p.kern.strips
+	units := (strips + per - 1) / per // kernel calls across the panel
+	most := itemsPerWorker * workers
+	bestCost := -1
+	for blocks := (m + p.kern.mc - 1) / p.kern.mc; blocks*p.parts <= most; blocks++ {
+		r := roundUp((m+blocks-1)/blocks, mr)
+		if (m+r-1)/r != blocks {
+			continue // rounded to whole strips, another count of blocks
+		}
+		for parts := 1; parts <= units && blocks*parts*p.parts <= most; parts++ {
+			w := (units + parts - 1) / parts
+			if (units+w-1)/w != parts {
+				continue
+			}
+			items := p.parts * blocks * parts
+			rounds := (items + workers - 1) / workers
+			cost := rounds * (r + mr) * (w + 1) * p.kern.width()
+			if bestCost < 0 || cost < bestCost {
+				rows, rowBlocks, colParts, stripsPerPart, bestCost = r, blocks, parts, w*per, cost
+			}
+		}
+		if r == mr {
+			break
+		}
+	}
+	return rows, rowBlocks, colParts, stripsPerPart
 }
 
 // parallelPrivate is parallel for a B that the workers need not share: read in place,
@@ -483,7 +555,7 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 					bb = p.blockB(nil, ws, s.pc, s.kb, j0, nb)
 				}
 				add := !s.first || part == 0 && beta != 0
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, s.kb, out, ldo, p.alpha, add)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, j0))
 			}
 			if done != nil {
 				done[row].Add(1)
@@ -541,9 +613,11 @@ func share(n, w, workers int) (lo, hi int) {
 }
 
 // barrier is a reusable meeting point for a fixed number of goroutines. A waiter first
-// spins, since on a quiet machine the wait is microseconds long, far shorter than putting
-// a goroutine to sleep and waking it; if the wait goes on (another process holds the
-// core the last party needs), it sleeps so as not to hold its own core.
+// polls (parallel.SpinUntil, with PAUSE), since on a quiet machine the wait is at most
+// one work item long, far shorter than putting a goroutine to sleep and waking it: a
+// sleeping waiter is woken through the Go scheduler, one after another, which on the
+// 16-core host costs tens of microseconds a step. If the wait goes on (another process
+// holds the core the last party needs), it sleeps so as not to hold its own core.
 type barrier struct {
 	parties int32
 	arrived atomic.Int32
@@ -555,9 +629,9 @@ type barrier struct {
 	cond    sync.Cond
 }
 
-// barrierSpins is how many times a waiter checks the barrier before it sleeps (some
-// tens of microseconds).
-const barrierSpins = 4000
+// barrierSpin is how long a waiter polls the barrier before it sleeps: longer than a
+// work item of a parallel step (some tens of microseconds to a few hundred).
+const barrierSpin = 500 * time.Microsecond
 
 func newBarrier(parties int) *barrier {
 	b := &barrier{parties: int32(parties)}
@@ -584,11 +658,9 @@ func (b *barrier) wait() {
 		b.mu.Unlock()
 		return
 	}
-	for spins := 0; spins < barrierSpins; spins++ {
-		if b.phase.Load() != phase {
-			return
-		}
-		b.checkAbort()
+	if parallel.SpinUntil(func() bool { return b.phase.Load() != phase || b.cause.Load() != nil }, barrierSpin) &&
+		b.cause.Load() == nil {
+		return
 	}
 	b.mu.Lock()
 	for b.phase.Load() == phase && b.cause.Load() == nil {

@@ -248,7 +248,7 @@ func (w *worker) next(p *pool, i int, seen uint64) uint64 {
 		post = p.post.Load()
 		return post != seen && int(post&postCalls) > i
 	}
-	if spinUntil(includes, postSpin(seen)) {
+	if SpinUntil(includes, postSpin(seen)) {
 		return post
 	}
 	for {
@@ -307,7 +307,7 @@ func (p *pool) call(i int) (wokeCaller bool) {
 // parks on done.
 func (p *pool) wait(spin time.Duration) {
 	ready := func() bool { return p.pending.Load() == 0 }
-	if spinUntil(ready, spin) {
+	if SpinUntil(ready, spin) {
 		return
 	}
 	for {
@@ -322,10 +322,13 @@ func (p *pool) wait(spin time.Duration) {
 	}
 }
 
-// spinUntil polls ready, with a spin-wait hint between polls, until it holds (true) or
-// spin has passed (false). It does not poll at all while the machine is found
-// oversubscribed (see preemptedGap).
-func spinUntil(ready func() bool, spin time.Duration) bool {
+// SpinUntil polls ready, with the processor's spin-wait hint between polls, until it
+// holds (true) or spin has passed (false). The pool's workers and callers wait with it,
+// and so may the calls of one Run that wait for each other (GEMM's barrier): a wait of
+// microseconds should not go through the Go scheduler, a long one should not hold the
+// core. It checks ready once and returns while the machine is found oversubscribed
+// (see preemptedGap): polling there takes the core the awaited goroutine needs.
+func SpinUntil(ready func() bool, spin time.Duration) bool {
 	if spin <= 0 {
 		return ready()
 	}

@@ -309,27 +309,27 @@ func TestPostLayout(t *testing.T) {
 	}
 }
 
-// TestSpinStopsWhenPreempted checks spinUntil's answer to a poller that finds it was
+// TestSpinStopsWhenPreempted checks SpinUntil's answer to a poller that finds it was
 // descheduled (here a poll that sleeps past preemptedGap): it stops, and nobody polls
 // for quietTime after, checking ready once instead.
 func TestSpinStopsWhenPreempted(t *testing.T) {
 	defer quietAt.Store(0)
 	quietAt.Store(0)
 	var polls int
-	if spinUntil(func() bool {
+	if SpinUntil(func() bool {
 		polls++
 		if polls == 1 {
 			time.Sleep(2 * preemptedGap)
 		}
 		return false
 	}, time.Second) {
-		t.Fatal("spinUntil reported a condition that never held")
+		t.Fatal("SpinUntil reported a condition that never held")
 	}
 	if polls > pollsPerClock {
 		t.Errorf("a preempted poller polled %d times, want it to stop at the first look at the clock", polls)
 	}
 	polls = 0
-	if spinUntil(func() bool { polls++; return false }, time.Second) || polls != 1 {
-		t.Errorf("in the quiet time after a preemption spinUntil polled %d times, want 1", polls)
+	if SpinUntil(func() bool { polls++; return false }, time.Second) || polls != 1 {
+		t.Errorf("in the quiet time after a preemption SpinUntil polled %d times, want 1", polls)
 	}
 }

@@ -1,0 +1,187 @@
+package gemm
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// biasCases are ragged products (sizes 1, 7, 33, 257 and tile edges) in both layouts,
+// with beta 0 and not, and long sums that split in parts.
+func biasCases() []gemmCase {
+	var cases []gemmCase
+	for _, s := range [][3]int{{1, 7, 33}, {7, 33, 257}, {33, 257, 7}, {257, 33, 1}, {257, 257, 33}, {13, 47, 300}, {3, 70, 9}} {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				cases = append(cases, gemmCase{ta, tb, s[0], s[1], s[2], 1, 0, 0})
+			}
+		}
+	}
+	return append(cases,
+		gemmCase{false, true, 33, 257, 600, 0.5, 1, 2},
+		gemmCase{true, false, 7, 33, 1000, -2, 0, 1},
+		gemmCase{false, false, 257, 33, 700, 1, 0.5, 0},
+		gemmCase{false, false, 33, 7, 0, 1, 2, 1},
+		gemmCase{true, true, 33, 7, 5, 0, 0, 0},
+	)
+}
+
+// operands returns random A, B and C for tc with their leading dimensions, and a bias.
+func operands(r *rand.Rand, tc gemmCase) (a, b, c, bias []float32, lda, ldb, ldc int) {
+	rowsA, colsA := tc.m, tc.k
+	if tc.transA {
+		rowsA, colsA = tc.k, tc.m
+	}
+	rowsB, colsB := tc.k, tc.n
+	if tc.transB {
+		rowsB, colsB = tc.n, tc.k
+	}
+	lda, ldb, ldc = max(colsA, 1)+tc.pad, max(colsB, 1)+tc.pad, max(tc.n, 1)+tc.pad
+	return randSlice(r, rowsA*lda), randSlice(r, rowsB*ldb), randC(r, tc.m, tc.n, ldc, tc.beta),
+		randSlice(r, tc.n), lda, ldb, ldc
+}
+
+// plusBias is c with bias added to every row, as a separate add would compute it.
+func plusBias(c, bias []float32, m, n, ldc int) []float32 {
+	out := slices.Clone(c)
+	for i := range m {
+		for j := range n {
+			out[i*ldc+j] += bias[j]
+		}
+	}
+	return out
+}
+
+// TestBiasEpilogue runs products with a bias through the driver, with every
+// micro-kernel, on one goroutine and split between 2, 3, 5 and 16 workers, B shared
+// and packed by each worker, sums whole and split in parts, the AXPY of the epilogue
+// in assembly and in Go. Each must give the same bits as the product without bias,
+// serially, followed by the add: the bias comes after the whole sum, and no path
+// changes the sum's bits.
+func TestBiasEpilogue(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, kern := range allKernels() {
+		for _, tc := range biasCases() {
+			if tc.m == 0 || tc.n == 0 {
+				continue
+			}
+			a, b, c0, bias, lda, ldb, ldc := operands(r, tc)
+			for _, parts := range []int{1, 3} {
+				newP := func() plan {
+					p := newPlan(kern, tc.m, tc.n, tc.k, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
+					p.parts = max(1, min(parts, tc.k)) // as parallel clamps it
+					return p
+				}
+				// The unfused reference: the product serially (parts in parallel, as sgemm
+				// runs a split sum), then the add.
+				c := slices.Clone(c0)
+				if p := newP(); parts == 1 {
+					p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+				} else {
+					p.parallel(1, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+				}
+				want := plusBias(c, bias, tc.m, tc.n, ldc)
+				for _, goAxpy := range []bool{false, true} {
+					for _, workers := range []int{1, 2, 3, 5, 16} {
+						for _, private := range []bool{false, true} {
+							if private && (workers == 1 || tc.k == 0 || tc.alpha == 0) {
+								continue
+							}
+							p := newP()
+							p.bias = bias
+							c := slices.Clone(c0)
+							withAxpyBias(goAxpy, func() {
+								switch {
+								case private:
+									p.packB = true
+									p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+								case workers == 1 && parts == 1:
+									p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+								default:
+									p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+								}
+							})
+							if !slices.Equal(c, want) {
+								t.Fatalf("%v/parts=%d/workers=%d/private=%v/goAxpy=%v/%+v: C differs from the product followed by the add",
+									kern, parts, workers, private, goAxpy, tc)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// withAxpyBias runs f with the epilogue's Go loop when goAxpy is set, else with the
+// assembly AXPY where the CPU has it.
+func withAxpyBias(goAxpy bool, f func()) {
+	if goAxpy {
+		saved := axpyBias
+		axpyBias = nil
+		defer func() { axpyBias = saved }()
+	}
+	f()
+}
+
+// TestSgemmBias checks the exported form with every implementation, through every
+// path Sgemm takes (one-row and few-row products, the driver, OpenBLAS when present):
+// the same bits as Sgemm followed by the add, and errors for a short bias.
+func TestSgemmBias(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	cases := append(biasCases(), gemmCase{false, false, 1, 300, 200, 1, 0, 0}, gemmCase{false, true, 4, 257, 33, 1, 1, 1},
+		gemmCase{true, false, 1, 70, 45, -2, 0.5, 3}, gemmCase{false, false, 1, 3000, 400, 0.5, 1, 1})
+	for _, impl := range impls(t) {
+		for _, tc := range cases {
+			a, b, c0, bias, lda, ldb, ldc := operands(r, tc)
+			c := slices.Clone(c0)
+			if err := impl.Sgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc); err != nil {
+				t.Fatal(err)
+			}
+			want := plusBias(c, bias, tc.m, tc.n, ldc)
+			c = slices.Clone(c0)
+			if err := impl.SgemmBias(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc, bias); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c, want) {
+				t.Fatalf("%v/%+v: SgemmBias differs from Sgemm followed by the add", impl, tc)
+			}
+		}
+	}
+	err := Native.SgemmBias(false, false, 2, 3, 4, 1, make([]float32, 8), 4, make([]float32, 12), 3, 0, make([]float32, 6), 3, make([]float32, 2))
+	if err == nil || !strings.Contains(err.Error(), "bias has 2 elements, C has 3 columns") {
+		t.Errorf("short bias: err = %v", err)
+	}
+}
+
+// TestSameBitsAnyWorkers requires the product of every kernel to be the same bits on
+// one goroutine and split between any number of workers, whatever grid of items the
+// split takes (sharedGrid beyond sharedAWorkers workers, rowChunk below).
+func TestSameBitsAnyWorkers(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	cases := []gemmCase{
+		{false, false, 257, 257, 300, 1, 0, 0}, {true, true, 300, 257, 513, 0.5, 1, 1},
+		{false, true, 1024, 96, 64, 1, 0, 0}, {true, false, 33, 1000, 257, 1, 0, 0},
+	}
+	for _, kern := range allKernels() {
+		for _, tc := range cases {
+			a, b, c0, _, lda, ldb, ldc := operands(r, tc)
+			var first []float32
+			for _, workers := range []int{1, 2, 3, 5, 16} {
+				p := newPlan(kern, tc.m, tc.n, tc.k, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
+				c := slices.Clone(c0)
+				if workers == 1 && p.parts == 1 {
+					p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+				} else {
+					p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+				}
+				if first == nil {
+					first = c
+				} else if !slices.Equal(first, c) {
+					t.Fatalf("%v/workers=%d/%+v: result differs from the one on one worker", kern, workers, tc)
+				}
+			}
+		}
+	}
+}
