@@ -629,9 +629,10 @@ type barrier struct {
 	cond    sync.Cond
 }
 
-// barrierSpin is how long a waiter polls the barrier before it sleeps: longer than a
-// work item of a parallel step (some tens of microseconds to a few hundred).
-const barrierSpin = 500 * time.Microsecond
+// barrierSpin is how long a waiter polls the barrier before it sleeps: longer than the
+// workers of a step differ by on a quiet machine (tens of microseconds), short enough
+// that on a busy one a poller soon hands its core to the party it waits for.
+const barrierSpin = 100 * time.Microsecond
 
 func newBarrier(parties int) *barrier {
 	b := &barrier{parties: int32(parties)}
