@@ -72,9 +72,17 @@
 //     2048 tokens), nothing is shared and there is no barrier (parallelPrivate): a worker
 //     starts on items as soon as its goroutine runs, and a late one finds less to do.
 //     Otherwise, per k-slice the workers pack their share
-//     of the B panel (B is packed once, shared by all) and, when they are at most four,
-//     of A; meet at a barrier; and take (row block, column range) items from an atomic
-//     counter, packing their own A block where A is not shared. Panels alternate between
+//     of the B panel (B is packed once, shared by all) and of A; meet at a barrier; and
+//     take (row block, column range) items from an atomic counter. With more than four
+//     workers the items' grid is chosen for the shared A (sharedGrid): as few whole
+//     rounds as it allows, of items as tall and wide as that leaves, since a short item
+//     reloads the B panels into L1 and a narrow one its A block into L2 (1024² on
+//     sixteen: 8 row blocks of 132 rows by 2 column parts, where 87 items of 36 rows by
+//     352 columns took six rounds, each packing its A block again; a grid of one round
+//     gives up the slack that taking items dynamically leaves for a slowed core).
+//     Otherwise the rows
+//     follow rowChunk, described next, and A is shared by at most four workers and
+//     packed per item by more. Panels alternate between
 //     two buffers, so one barrier a slice suffices. Row blocks shrink below blockM (to
 //     four kernel strips, then to one) before the columns are split, since every column
 //     part of a row block packs that A block again. Items span whole kernel widths, so
@@ -83,9 +91,10 @@
 //     in fixed parts keeps the cores busy when another process slows one of them, the
 //     usual case on shared machines. The row chunk is then evened out so that the items
 //     end in whole rounds (with avx2's mc of 144, m = 2048 on two workers in 16 chunks
-//     of 132 rows, not 14 of 144 and one of 32). The barrier spins for some
-//     microseconds and then sleeps: waking a sleeping goroutine at every step cost
-//     about a third of the speed at n=512 on a quiet machine, while spinning for long
+//     of 132 rows, not 14 of 144 and one of 32). The barrier polls with PAUSE for up
+//     to 100µs (parallel.SpinUntil, which does not poll on a machine found
+//     oversubscribed) and then sleeps: waking a sleeping goroutine at every step cost
+//     about a third of the speed at n=512 on a quiet machine, while polling for long
 //     holds a core that a descheduled peer needs.
 //   - Split sum (kParts): a product with few C tiles and a long k, as the weight
 //     gradients dW = Xᵀ·dY of a training step (128×128 summed over 2048 tokens: 44 tiles
@@ -103,6 +112,12 @@
 //     weight gradients (128×128, 128×512 and 512×128 summed over 2048 tokens) from
 //     195-376 to 388-683 GFLOP/s at 16 threads (133-199 to 194-230 at 2), 256×128×784
 //     from 217 to 421, and cnn28's dense layer 64×128×1600 from 107 to 244.
+//   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
+//     is added tile by tile by macroKernel after the last k-slice, while the tile is in
+//     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row
+//     after the parts of a split sum are added; so C = op(A)·op(B) + bias costs no pass
+//     over C of its own and has the bits of the product followed by the add. The CPU
+//     backend fuses a MatMul followed by such an Add into it.
 //   - Every entry point validates dimensions, leading dimensions and slice lengths and
 //     returns an error naming the operand; nothing reads out of bounds.
 package gemm

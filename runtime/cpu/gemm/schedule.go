@@ -199,12 +199,15 @@ func (p plan) prescale(k int, beta float32) bool {
 	return beta != 1 && (beta != 0 || k == 0 || p.alpha == 0)
 }
 
-// The workers of a parallel product pack A together, each strip once, when they are at
-// most sharedAWorkers and A's part of a step (the rows of C times the step's depth) is
-// at most sharedAMax floats; otherwise each packs the blocks of A it uses. On the H200
-// host's Xeon, sharing A was 10-30% faster on two cores and 10-15% slower on sixteen for
-// the 2048-row products of a transformer step (the strips then come from other
-// cores' caches); the choice does not change the result.
+// The workers of a parallel product pack A together, each strip once, when A's part of
+// a step (the rows of C times the step's depth) is at most sharedAMax floats; otherwise
+// each packs the blocks of A it uses. With at most sharedAWorkers workers the items
+// follow rowChunk; on the H200 host's Xeon, sharing A with that grid was 10-30% faster
+// on two cores and 10-15% slower on sixteen for the 2048-row products of a transformer
+// step (the strips then come from other cores' caches, for items of few columns), so
+// more workers share A only with a grid chosen for it (sharedGrid), as large square
+// products are; those transformer products now take parallelPrivate. The choice does
+// not change the result.
 const (
 	sharedAWorkers = 4
 	sharedAMax     = 1 << 20
