@@ -46,7 +46,10 @@
 //     per-channel bias itself, relu → 2×2 max pool pools z and rectifies the pooled
 //     values, and the pool's gradient with the ReLU's Where is one pass from z; right
 //     after such a convolution the pool runs on each image as the convolution completes
-//     it. GML_FUSE=off disables both.
+//     it. After the elementwise groups, a MatMul whose only reader is the Add of a row
+//     vector (a dense layer's bias) that no group took runs as one gemm.SgemmBias, which
+//     adds the bias to each tile of C as its sum completes (fuse_bias.go), same bits.
+//     GML_FUSE=off disables all of these.
 //   - Reductions see the input as rows: when the reduced axes are innermost they fold
 //     contiguous runs; when they form one block followed by kept axes (a sum over the
 //     batch axis) they accumulate whole rows in order, and when such a block has many
