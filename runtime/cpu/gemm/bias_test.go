@@ -156,8 +156,8 @@ func TestSgemmBias(t *testing.T) {
 }
 
 // TestSameBitsAnyWorkers requires the product of every kernel to be the same bits on
-// one goroutine and split between any number of workers, whatever grid of items the
-// split takes (sharedGrid beyond sharedAWorkers workers, rowChunk below).
+// one goroutine and split between any number of workers (A shared by the workers up to
+// sharedAWorkers, packed per item beyond), as its items take whole tiles.
 func TestSameBitsAnyWorkers(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	cases := []gemmCase{

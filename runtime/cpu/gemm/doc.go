@@ -72,17 +72,9 @@
 //     2048 tokens), nothing is shared and there is no barrier (parallelPrivate): a worker
 //     starts on items as soon as its goroutine runs, and a late one finds less to do.
 //     Otherwise, per k-slice the workers pack their share
-//     of the B panel (B is packed once, shared by all) and of A; meet at a barrier; and
-//     take (row block, column range) items from an atomic counter. With more than four
-//     workers the items' grid is chosen for the shared A (sharedGrid): as few whole
-//     rounds as it allows, of items as tall and wide as that leaves, since a short item
-//     reloads the B panels into L1 and a narrow one its A block into L2 (1024² on
-//     sixteen: 8 row blocks of 132 rows by 2 column parts, where 87 items of 36 rows by
-//     352 columns took six rounds, each packing its A block again; a grid of one round
-//     gives up the slack that taking items dynamically leaves for a slowed core).
-//     Otherwise the rows
-//     follow rowChunk, described next, and A is shared by at most four workers and
-//     packed per item by more. Panels alternate between
+//     of the B panel (B is packed once, shared by all) and, when they are at most four,
+//     of A; meet at a barrier; and take (row block, column range) items from an atomic
+//     counter, packing their own A block where A is not shared. Panels alternate between
 //     two buffers, so one barrier a slice suffices. Row blocks shrink below blockM (to
 //     four kernel strips, then to one) before the columns are split, since every column
 //     part of a row block packs that A block again. Items span whole kernel widths, so
@@ -95,7 +87,13 @@
 //     to 100µs (parallel.SpinUntil, which does not poll on a machine found
 //     oversubscribed) and then sleeps: waking a sleeping goroutine at every step cost
 //     about a third of the speed at n=512 on a quiet machine, while polling for long
-//     holds a core that a descheduled peer needs.
+//     holds a core that a descheduled peer needs. On the H200 host at 16 threads,
+//     polling so instead of checking 4000 times without PAUSE took n=1024 from 855-968
+//     to 907-1074 GFLOP/s and n=2048 from 1089-1242 to 1172-1245 (three interleaved
+//     runs; OpenBLAS 960-1015 and 1090-1104 in the same runs). There, sharing A's
+//     packing among sixteen workers as well, with a grid of one item a worker (8 row
+//     blocks of 132 by 2 column parts at n=1024), was 10-15% slower than A packed per
+//     item: the strips then come from other cores' caches.
 //   - Split sum (kParts): a product with few C tiles and a long k, as the weight
 //     gradients dW = Xᵀ·dY of a training step (128×128 summed over 2048 tokens: 44 tiles
 //     of the avx512 kernel for sixteen cores), sums contiguous parts of k at the same

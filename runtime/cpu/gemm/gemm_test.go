@@ -335,33 +335,6 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
-// TestSharedGrid checks the grid of items of products whose many workers share A's
-// packing: the items end in one or few whole rounds, rows are whole kernel strips up
-// to mc, columns whole kernel widths, and every item is taken.
-func TestSharedGrid(t *testing.T) {
-	kern := goKernelOf(shapeAVX512) // 12×32 tiles, mc 384
-	for _, c := range []struct{ m, strips, workers, rows, rowBlocks, colParts, stripsPerPart int }{
-		{1024, 64, 16, 132, 8, 2, 32},    // 8×2 items of 132×512, one a worker
-		{2048, 128, 16, 264, 8, 2, 64},   // 8×2 of 264×1024
-		{2048, 192, 16, 264, 8, 2, 96},   // a 3072-wide panel (1024×4096×4096's first)
-		{4096, 192, 16, 264, 16, 1, 192}, // 16 row blocks
-		{1024, 64, 8, 264, 4, 2, 32},
-		{333, 49, 16, 84, 4, 4, 14}, // ragged: 777 columns
-		{12, 1, 16, 12, 1, 1, 2},    // one tile
-	} {
-		p := plan{kern: kern, parts: 1}
-		rows, rowBlocks, colParts, stripsPerPart := p.sharedGrid(c.m, c.strips, c.workers)
-		if rows != c.rows || rowBlocks != c.rowBlocks || colParts != c.colParts || stripsPerPart != c.stripsPerPart {
-			t.Errorf("sharedGrid(%d, %d, %d) = %d rows × %d, %d parts of %d strips; want %d × %d, %d of %d",
-				c.m, c.strips, c.workers, rows, rowBlocks, colParts, stripsPerPart, c.rows, c.rowBlocks, c.colParts, c.stripsPerPart)
-		}
-		if rows%kern.mr != 0 || rows > kern.mc || (c.m+rows-1)/rows != rowBlocks ||
-			stripsPerPart%kern.strips != 0 || (c.strips+stripsPerPart-1)/stripsPerPart != colParts {
-			t.Errorf("sharedGrid(%d, %d, %d): the grid does not cover C in whole strips and widths", c.m, c.strips, c.workers)
-		}
-	}
-}
-
 func TestChooseKernel(t *testing.T) {
 	for _, s := range shapes {
 		k, note, err := chooseKernel(s.name)

@@ -199,15 +199,12 @@ func (p plan) prescale(k int, beta float32) bool {
 	return beta != 1 && (beta != 0 || k == 0 || p.alpha == 0)
 }
 
-// The workers of a parallel product pack A together, each strip once, when A's part of
-// a step (the rows of C times the step's depth) is at most sharedAMax floats; otherwise
-// each packs the blocks of A it uses. With at most sharedAWorkers workers the items
-// follow rowChunk; on the H200 host's Xeon, sharing A with that grid was 10-30% faster
-// on two cores and 10-15% slower on sixteen for the 2048-row products of a transformer
-// step (the strips then come from other cores' caches, for items of few columns), so
-// more workers share A only with a grid chosen for it (sharedGrid), as large square
-// products are; those transformer products now take parallelPrivate. The choice does
-// not change the result.
+// The workers of a parallel product pack A together, each strip once, when they are at
+// most sharedAWorkers and A's part of a step (the rows of C times the step's depth) is
+// at most sharedAMax floats; otherwise each packs the blocks of A it uses. On the H200
+// host's Xeon, sharing A was 10-30% faster on two cores and 10-15% slower on sixteen for
+// the 2048-row products of a transformer step (the strips then come from other
+// cores' caches); the choice does not change the result.
 const (
 	sharedAWorkers = 4
 	sharedAMax     = 1 << 20
@@ -290,23 +287,10 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	nc := p.kern.nc
 	nb0 := min(n, nc)
 	steps, stepK := p.steps(m, nb0, k)
-	// A is packed once for all where it fits; for many workers the grid of items is
-	// then chosen for it (sharedGrid).
-	sharedA := p.packA && roundUp(m, mr)*stepK <= sharedAMax
-	many := workers > sharedAWorkers
-	rows0, rowBlocks0, _, _ := p.itemGrid(m, n, nb0, workers)
-	// grid cuts an nc panel of strips B panels into items.
-	grid := func(strips int) (rows, rowBlocks, colParts, stripsPerPart int) {
-		if sharedA && many {
-			return p.sharedGrid(m, strips, workers)
-		}
-		colParts, stripsPerPart = p.columnParts(strips, rowBlocks0*p.parts, workers)
-		return rows0, rowBlocks0, colParts, stripsPerPart
-	}
-	if !sharedA {
-		if _, _, colParts, stripsPerPart := grid((nb0 + nr - 1) / nr); colParts > 1 && p.aInPlace(stripsPerPart*nr) {
-			p.packA = false // rather than packed again for every column part
-		}
+	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
+	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, nb0, workers)
+	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
+		p.packA = false // rather than packed again for every column part
 	}
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
@@ -342,7 +326,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		for jc := 0; jc < n; jc += nc {
 			nb := min(nc, n-jc)
 			strips := (nb + nr - 1) / nr
-			rows, rowBlocks, colParts, stripsPerPart := grid(strips)
+			colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
 			items := p.parts * rowBlocks * colParts
 			for _, slices := range steps {
 				pb := shared.packedB[step%2*sizeB:][:sizeB]
@@ -440,46 +424,6 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 	parts = min(strips, max(1, (itemsPerWorker*workers+rowBlocks-1)/rowBlocks))
 	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
 	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
-}
-
-// sharedGrid is itemGrid for a parallel product whose workers, more than
-// sharedAWorkers, share the packing of both A and B: an item's A block then costs no
-// packing, only its transfer from the cores that packed it. It returns the grid of row
-// blocks (a multiple of mr rows, at most mc) and column parts (whole kernel widths)
-// whose items the workers finish first: the items end in as few rounds as the grid
-// allows, and each item pays for loading its B panels into L1 (about one kernel strip
-// of rows) and its A block into L2 (about one kernel width of columns). So 1024² on
-// sixteen workers runs 8 row blocks of 132 rows times 2 parts of 512 columns, one item
-// each, where the grid of rowChunk (36-row items, which reload the B panels every
-// three strips, 87 of them in six rounds) lost a fifth of the step. Grids of more than
-// itemsPerWorker items a worker are not considered.
-func (p plan) sharedGrid(m, strips, workers int) (rows, rowBlocks, colParts, stripsPerPart int) {
-	mr, per := p.kern.mr, p.kern.strips
-	units := (strips + per - 1) / per // kernel calls across the panel
-	most := itemsPerWorker * workers
-	bestCost := -1
-	for blocks := (m + p.kern.mc - 1) / p.kern.mc; blocks*p.parts <= most; blocks++ {
-		r := roundUp((m+blocks-1)/blocks, mr)
-		if (m+r-1)/r != blocks {
-			continue // rounded to whole strips, another count of blocks
-		}
-		for parts := 1; parts <= units && blocks*parts*p.parts <= most; parts++ {
-			w := (units + parts - 1) / parts
-			if (units+w-1)/w != parts {
-				continue
-			}
-			items := p.parts * blocks * parts
-			rounds := (items + workers - 1) / workers
-			cost := rounds * (r + mr) * (w + 1) * p.kern.width()
-			if bestCost < 0 || cost < bestCost {
-				rows, rowBlocks, colParts, stripsPerPart, bestCost = r, blocks, parts, w*per, cost
-			}
-		}
-		if r == mr {
-			break
-		}
-	}
-	return rows, rowBlocks, colParts, stripsPerPart
 }
 
 // parallelPrivate is parallel for a B that the workers need not share: read in place,
