@@ -71,7 +71,7 @@ var mutations = []mutation{
 	{name: "broadcast_stride_of_size_one_axis", area: "runtime/cpu", about: "a broadcast (size-1) axis is read with its stride instead of 0",
 		edits: []edit{{"runtime/cpu/broadcast.go", "if j := i - off; j >= 0 && src[j] != 1 {", "if j := i - off; j >= 0 {"}}, pkgs: cpuPkgs},
 	{name: "matmul_transb_ignored", area: "runtime/cpu", about: "the batched-rows product path ignores TransB",
-		edits: []edit{{"runtime/cpu/kernels_matmul.go", "return gemm.Sgemm(false, at.TransB, rows, nn, k, 1, a, ak, b, bn, 0, c, nn)", "return gemm.Sgemm(false, false, rows, nn, k, 1, a, ak, b, bn, 0, c, nn)"}}, pkgs: cpuPkgs},
+		edits: []edit{{"runtime/cpu/kernels_matmul.go", "g.m *= batch.Size()", "g.m, g.transB = g.m*batch.Size(), false"}}, pkgs: cpuPkgs},
 	{name: "layernorm_eps_outside_sqrt", area: "runtime/cpu", about: "layer norm divides by sqrt(var)+eps instead of sqrt(var+eps)",
 		edits: []edit{{"runtime/cpu/kernels_norm.go", "inv := 1 / math.Sqrt(vec.SqDev(x, mean)/float64(inner)+eps)", "inv := 1 / (math.Sqrt(vec.SqDev(x, mean)/float64(inner)) + eps)"}}, pkgs: cpuPkgs},
 	{name: "pad_reflect_off_by_one", area: "runtime/cpu", about: "reflect padding past the end repeats the edge (symmetric instead of reflect)",
