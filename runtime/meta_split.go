@@ -319,15 +319,21 @@ func splitRule(n *tensor.Node, in []int) (int, error) {
 		return in[0], nil
 	case tensor.OpAttention, tensor.OpRoPE:
 		// Rows of a sequence attend to (or are rotated by position along) the others:
-		// only axes before the last two (batch, heads) can be split, the same in all.
+		// only axes before the last two (batch, heads) can be split, the same in all;
+		// before the last three (sequence, heads, features) in attention's
+		// AttentionBTHD layout, whose mask keeps (heads, Tq, Tk) last.
+		tail, names := 2, "two (sequence, features)"
+		if at, ok := n.Attr().(tensor.AttentionAttr); ok && at.Layout == tensor.AttentionBTHD {
+			tail, names = 3, "three (sequence, heads, features)"
+		}
 		ax := -1
 		for i, a := range in {
 			x := n.Input(i)
 			if a < 0 {
 				continue
 			}
-			if a >= x.Shape().Rank()-2 {
-				return 0, fmt.Errorf("input %d is split along axis %d, one of its last two (sequence, features)", i, a)
+			if a >= x.Shape().Rank()-tail {
+				return 0, fmt.Errorf("input %d is split along axis %d, one of its last %s", i, a, names)
 			}
 			if ax >= 0 && ax != a+(r-x.Shape().Rank()) {
 				return 0, fmt.Errorf("inputs are split along different axes")
