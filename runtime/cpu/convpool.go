@@ -296,6 +296,9 @@ var (
 // all in cache and with those ops' bits. The comparison comes first, so dz may
 // overwrite z. c holds at least three input rows.
 func (p *pooler) reluGradRows(z, dy, dz []float32, c []byte, lo, hi int) {
+	if p.maxGrad2x2Runs(z, dy, dz, lo, hi, true) {
+		return // all three in one pass where the assembly does the ReLU's mask too
+	}
 	per := len(c) / (3 * p.w) // rows whose span fits, leftover rows of plane ends included
 	for r0 := lo; r0 < hi; r0 += per {
 		r1 := min(r0+per, hi)

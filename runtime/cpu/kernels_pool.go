@@ -237,6 +237,9 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 // the largest is chosen without branches (which of four values is largest is random, and
 // a branch on it mispredicts about half the time).
 func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
+	if p.maxGrad2x2Runs(X, GY, DX, lo, hi, false) {
+		return
+	}
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
 	pl, oy := lo/oh, lo%oh // advanced by counting, as in max2x2Rows
 	for r := lo; r < hi; r++ {
@@ -252,6 +255,31 @@ func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
 			pl, oy = pl+1, 0
 		}
 	}
+}
+
+// maxGrad2x2Runs is maxGrad2x2Rows in runs of rows whose input rows follow each other
+// (a plane's, or all of them when every plane has an even height), one assembly call a
+// run (maxGrad2x2RunVec), with relu the gradient of the ReLU before the pool too; it
+// reports false, having done nothing, where that assembly does not run.
+func (p *pooler) maxGrad2x2Runs(X, GY, DX []float32, lo, hi int, relu bool) bool {
+	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	pl, oy := lo/oh, lo%oh
+	for r := lo; r < hi; {
+		n := hi - r
+		if h != 2*oh {
+			n = min(n, oh-oy)
+		}
+		at := (pl*h + 2*oy) * w
+		if !maxGrad2x2RunVec(DX[at:], X[at:], GY[r*ow:], n, ow, w, relu) {
+			return false
+		}
+		r, oy = r+n, oy+n
+		if h != 2*oh && oy == oh {
+			clear(DX[at+2*n*w : (pl+1)*h*w]) // the row left over under an odd height
+			pl, oy = pl+1, 0
+		}
+	}
+	return true
 }
 
 // maxGrad2x2Row writes the gradient under one output row: the first 2·len(g) elements
