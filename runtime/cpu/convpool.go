@@ -123,7 +123,7 @@ func poolInConv(nodes []*tensor.Node, conv, relu, pool *tensor.Node, index map[*
 	Z, Y := f32s(z), f32s(y)
 	rows := pp.planes / max(relu.Shape()[0], 1) * pp.oh // output rows per image
 	step, err := convStepThen(conv, z, mem[ic].in[:2], mem[ic].in[2], func(n int) {
-		pp.max2x2ReluRows(Z, Y, n*rows, (n+1)*rows)
+		pp.max2x2Rows(Z, Y, n*rows, (n+1)*rows, true)
 	})
 	if err != nil {
 		return
@@ -243,16 +243,8 @@ func isZero(n *tensor.Node) bool {
 // maxPoolReluStep computes y = relu(max_pool(z)) for a halving pool p.
 func maxPoolReluStep(p pooler, z, y []float32) func() error {
 	rows, grain := p.planes*p.oh, poolGrain(p.rowCost())
-	body := func(lo, hi int) { p.max2x2ReluRows(z, y, lo, hi) } // built once: no allocation per step
+	body := func(lo, hi int) { p.max2x2Rows(z, y, lo, hi, true) } // built once: no allocation per step
 	return func() error { parallel.For(rows, grain, body); return nil }
-}
-
-// max2x2ReluRows computes output rows [lo, hi) of y = relu(max_pool(z)) for a halving
-// pool p: the rows are pooled, then rectified while they are in cache.
-func (p *pooler) max2x2ReluRows(z, y []float32, lo, hi int) {
-	p.max2x2Rows(z, y, lo, hi)
-	rows := y[lo*p.ow : hi*p.ow]
-	vec.Relu(rows, rows)
 }
 
 // maxPoolReluGradStep computes where(z > 0, max_pool_grad(relu(z), dy), 0) for a

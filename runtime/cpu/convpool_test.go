@@ -43,7 +43,8 @@ func cnnLayer(n, c, k, s, kernel, pad int, keepRelu, noBias bool) fusionCase {
 // row and a column out of every window; 150 makes rows of more windows than a chunk),
 // with Where's output in its own buffer and in the buffer of the ReLU's input (the
 // scheduler's reuse), and that the fusion happens (fewer steps) but not when the ReLU's
-// value is read elsewhere. Through a second process, the same with GML_SIMD=go.
+// value is read elsewhere. Through child processes, the same with GML_SIMD=go and avx2
+// (the AVX-512 pools' runs off).
 func TestConvPoolFusion(t *testing.T) {
 	whereInZ := func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
 		z := byOp(nodes, tensor.OpRelu).Input(0)
@@ -85,9 +86,14 @@ func TestConvPoolFusion(t *testing.T) {
 			}
 		}
 	}
-	if os.Getenv("GML_SIMD") == "" && vec.Active() != vec.Go {
-		if out, err := childtest.Run("^TestConvPoolFusion$", "GML_SIMD=go"); err != nil {
-			t.Errorf("with GML_SIMD=go: %v\n%s", err, out)
+	if os.Getenv("GML_SIMD") != "" {
+		return
+	}
+	for _, l := range []vec.Level{vec.Go, vec.AVX2} {
+		if l < vec.Active() {
+			if out, err := childtest.Run("^TestConvPoolFusion$", "GML_SIMD="+l.String()); err != nil {
+				t.Errorf("with GML_SIMD=%v: %v\n%s", l, err, out)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -113,7 +114,7 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	grain := poolGrain(p.rowCost())
 	if isMax && p.halving {
 		return func() error {
-			parallel.For(rows, grain, func(lo, hi int) { p.max2x2Rows(X, Y, lo, hi) })
+			parallel.For(rows, grain, func(lo, hi int) { p.max2x2Rows(X, Y, lo, hi, false) })
 			return nil
 		}, nil
 	}
@@ -132,9 +133,15 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 }
 
 // max2x2Rows computes output rows [lo, hi) (numbered across planes) of a halving max
-// pool: in assembly where the CPU has AVX2 (max2x2Vec), else here.
-func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
+// pool, with relu the ReLU of it: in runs of rows where the CPU has AVX-512
+// (max2x2RunVec), else a row at a time in assembly where it has AVX2 (max2x2Vec), else
+// here.
+func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int, relu bool) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	if p.wideRuns() {
+		p.runs(lo, hi, func(at, r, n int) { max2x2RunVec(Y[r*ow:], X[at:], n, ow, w, relu) })
+		return
+	}
 	// The plane and row advance by counting: a division per row costs as much as a row
 	// of a small plane.
 	pl, oy := lo/oh, lo%oh
@@ -144,6 +151,30 @@ func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
 		if oy++; oy == oh {
 			pl, oy = pl+1, 0
 		}
+	}
+	if relu {
+		rows := Y[lo*ow : hi*ow] // rectified while they are in cache
+		vec.Relu(rows, rows)
+	}
+}
+
+// wideRuns says whether the halving pool's rows go through the AVX-512 runs
+// (max2x2RunVec, maxGrad2x2RunVec), which take rows of 2·ow or 2·ow+1 inputs.
+func (p *pooler) wideRuns() bool { return poolAVX512 && p.ow >= 1 && p.w-2*p.ow <= 1 }
+
+// runs calls f on output rows [lo, hi) of a halving pool cut into runs whose input rows
+// follow each other: a plane's, or all of them when every plane has an even height. at
+// is the run's first input element, r its first output row, n its number of rows.
+func (p *pooler) runs(lo, hi int, f func(at, r, n int)) {
+	pl, oy := lo/p.oh, lo%p.oh
+	for r := lo; r < hi; {
+		n := hi - r
+		if p.h != 2*p.oh {
+			n = min(n, p.oh-oy)
+		}
+		f((pl*p.h+2*oy)*p.w, r, n)
+		r += n
+		pl, oy = pl+(oy+n)/p.oh, (oy+n)%p.oh
 	}
 }
 
@@ -257,28 +288,20 @@ func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
 	}
 }
 
-// maxGrad2x2Runs is maxGrad2x2Rows in runs of rows whose input rows follow each other
-// (a plane's, or all of them when every plane has an even height), one assembly call a
-// run (maxGrad2x2RunVec), with relu the gradient of the ReLU before the pool too; it
-// reports false, having done nothing, where that assembly does not run.
+// maxGrad2x2Runs is maxGrad2x2Rows through maxGrad2x2RunVec, with relu the gradient of
+// the ReLU before the pool too; it reports false, having done nothing, where that
+// assembly does not run.
 func (p *pooler) maxGrad2x2Runs(X, GY, DX []float32, lo, hi int, relu bool) bool {
-	w, h, oh, ow := p.w, p.h, p.oh, p.ow
-	pl, oy := lo/oh, lo%oh
-	for r := lo; r < hi; {
-		n := hi - r
-		if h != 2*oh {
-			n = min(n, oh-oy)
-		}
-		at := (pl*h + 2*oy) * w
-		if !maxGrad2x2RunVec(DX[at:], X[at:], GY[r*ow:], n, ow, w, relu) {
-			return false
-		}
-		r, oy = r+n, oy+n
-		if h != 2*oh && oy == oh {
-			clear(DX[at+2*n*w : (pl+1)*h*w]) // the row left over under an odd height
-			pl, oy = pl+1, 0
-		}
+	if !p.wideRuns() {
+		return false
 	}
+	w, ow, left := p.w, p.ow, (p.h-2*p.oh)*p.w
+	p.runs(lo, hi, func(at, r, n int) {
+		maxGrad2x2RunVec(DX[at:], X[at:], GY[r*ow:], n, ow, w, relu)
+		if left > 0 && (r+n)%p.oh == 0 {
+			clear(DX[at+2*n*w:][:left]) // the row left over under an odd height
+		}
+	})
 	return true
 }
 

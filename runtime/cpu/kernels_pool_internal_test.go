@@ -31,8 +31,9 @@ func forEachPoolPath(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
-// TestMax2x2 checks the halving max pool against the general pool's Go code on values
-// with many ties, NaNs and signed zeros, however the rows are split between calls.
+// TestMax2x2 checks the halving max pool, and with the ReLU after it, against the
+// general pool's Go code on values with many ties, NaNs and signed zeros, however the
+// rows are split between calls.
 func TestMax2x2(t *testing.T) {
 	forEachPoolPath(t, func(t *testing.T) {
 		for _, x := range halvingShapes {
@@ -51,16 +52,23 @@ func TestMax2x2(t *testing.T) {
 					}
 				}
 				rows := p.planes * p.oh
-				got, want := make([]float32, y.Size()), make([]float32, y.Size())
-				cut := trial % (rows + 1)
-				p.max2x2Rows(X, got, 0, cut)
-				p.max2x2Rows(X, got, cut, rows)
+				want := make([]float32, y.Size())
 				p.poolRows(X, want, make([]float32, p.w), true, 0, rows)
-				for i := range got {
-					// Bits, so a -0 where Go's max gives +0 counts; any NaN matches a NaN.
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-						t.Fatalf("%v trial %d: output %d = %v (bits %#x), want %v (bits %#x)", x, trial, i,
-							got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				cut := trial % (rows + 1)
+				for _, relu := range []bool{false, true} {
+					got := make([]float32, y.Size())
+					p.max2x2Rows(X, got, 0, cut, relu)
+					p.max2x2Rows(X, got, cut, rows, relu)
+					for i := range got {
+						w := want[i]
+						if relu {
+							w = max(w, 0)
+						}
+						// Bits, so a -0 where Go's max gives +0 counts; any NaN matches a NaN.
+						if math.Float32bits(got[i]) != math.Float32bits(w) && !(got[i] != got[i] && w != w) {
+							t.Fatalf("%v trial %d (relu %v): output %d = %v (bits %#x), want %v (bits %#x)", x, trial,
+								relu, i, got[i], math.Float32bits(got[i]), w, math.Float32bits(w))
+						}
 					}
 				}
 			}

@@ -22,6 +22,9 @@ func maxGrad2x2AVX2(dtop, dbot, top, bot, g []float32) int
 func maxGrad2x2RowsAVX512(dz, z, g []float32, rows, ow, w int, relu bool)
 
 //go:noescape
+func max2x2RowsAVX512(y, z []float32, rows, ow, w int, relu bool)
+
+//go:noescape
 func max2x2x4AVX2(dst, top, bot []float32) int
 
 //go:noescape
@@ -69,19 +72,20 @@ func maxGrad2x2Vec(dtop, dbot, top, bot, g []float32) int {
 var poolAVX2 = vec.Active() >= vec.AVX2
 
 // maxGrad2x2RunVec writes the gradient under rows output rows of ow windows whose input
-// rows (w elements each) follow each other in z, into the same place in dz, zero where
-// z is not positive when relu is set, in one assembly call; it reports false, having
-// done nothing, when poolAVX512 is off. Rows of 5 and 13 windows (cnn28's) cost a call
-// and a Go tail each in maxGrad2x2Row; here a plane, or a run of planes, costs one call.
-func maxGrad2x2RunVec(dz, z, g []float32, rows, ow, w int, relu bool) bool {
-	if !poolAVX512 || w-2*ow > 1 || w < 2*ow || ow < 1 {
-		return false
-	}
+// rows (w elements each, w = 2·ow or 2·ow+1) follow each other in z, into the same
+// place in dz, zero where z is not positive when relu is set, in one assembly call.
+// Only where poolAVX512 is on.
+func maxGrad2x2RunVec(dz, z, g []float32, rows, ow, w int, relu bool) {
 	n := 2 * rows * w
 	maxGrad2x2RowsAVX512(dz[:n], z[:n], g[:rows*ow], rows, ow, w, relu)
-	return true
 }
 
-// poolAVX512 says whether the halving max pool's gradient takes maxGrad2x2RowsAVX512:
-// where package vec runs AVX-512 and the CPU has its 256-bit forms (VL) too.
+// max2x2RunVec is maxGrad2x2RunVec for the forward pass: y gets the windows' maxima
+// (with relu, the ReLU of them).
+func max2x2RunVec(y, z []float32, rows, ow, w int, relu bool) {
+	max2x2RowsAVX512(y[:rows*ow], z[:2*rows*w], rows, ow, w, relu)
+}
+
+// poolAVX512 says whether the halving max pool and its gradient run in runs of rows
+// (max2x2RowsAVX512, maxGrad2x2RowsAVX512): where package vec runs AVX-512 and the CPU has its 256-bit forms (VL) too.
 var poolAVX512 = vec.Active() >= vec.AVX512 && cpu.X86.HasAVX512VL

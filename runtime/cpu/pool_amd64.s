@@ -319,3 +319,89 @@ nextrow:
 
 rowsdone:
 	RET
+
+// MAXN16 is MAXN in sixteen lanes, with K1 for the NaN lanes.
+#define MAXN16(x, y, d, t) \
+	VMAXPS x, y, d \
+	VMAXPS y, x, t \
+	VPANDD t, d, d \
+	VCMPPS $3, x, x, K1 \
+	VMOVAPS x, K1, d \
+	VCMPPS $3, y, y, K1 \
+	VMOVAPS y, K1, d
+
+// func max2x2RowsAVX512(y, z []float32, rows, ow, w int, relu bool)
+//
+// The forward pass of maxGrad2x2RowsAVX512's rows, eight windows at a time in the same
+// layout and with the same masks: the two rows' maximum, then each pair's (VPERMILPS
+// swaps the pair), the even lanes packed into eight outputs (VPMOVQD), and with relu
+// the largest of that and zero, as Go's max.
+TEXT ·max2x2RowsAVX512(SB), NOSPLIT, $0-73
+	MOVQ y_base+0(FP), R9
+	MOVQ z_base+24(FP), SI
+	MOVQ rows+48(FP), R12
+	MOVQ ow+56(FP), R13
+	MOVQ w+64(FP), BX
+	MOVBQZX relu+72(FP), R14
+	TESTQ R12, R12
+	JZ fwddone
+	MOVQ R13, CX
+	ANDQ $7, CX
+	MOVL $1, R11
+	SHLL CX, R11
+	DECL R11
+	ANDQ $-8, R13
+	MOVQ BX, CX
+	SUBQ R13, CX
+	SUBQ R13, CX
+	MOVL $1, R10
+	SHLL CX, R10
+	DECL R10
+	SHLQ $2, BX
+	LEAQ (SI)(BX*1), DX
+	VXORPS Z31, Z31, Z31
+
+fwdrow:
+	MOVL $0xFFFF, AX
+	KMOVW AX, K6
+	MOVL $0xFF, AX
+	KMOVW AX, K7
+	XORQ CX, CX
+
+fwdgroup:
+	CMPQ CX, R13
+	JNE fwdwindows
+	TESTL R10, R10
+	JZ fwdnext
+	KMOVW R10, K6
+	KMOVW R11, K7
+
+fwdwindows:
+	VMOVUPS.Z (SI)(CX*8), K6, Z0
+	VMOVUPS.Z (DX)(CX*8), K6, Z1
+	MAXN16(Z0, Z1, Z2, Z3)
+	VPERMILPS $0xB1, Z2, Z4
+	MAXN16(Z2, Z4, Z5, Z3)
+	TESTQ R14, R14
+	JZ fwdstore
+	MAXN16(Z5, Z31, Z6, Z3)
+	VMOVAPS Z6, Z5
+
+fwdstore:
+	VPMOVQD Z5, Y6
+	VMOVUPS Y6, K7, (R9)(CX*4)
+	ADDQ $8, CX
+	CMPQ CX, R13
+	JLE fwdgroup
+
+fwdnext:
+	MOVQ ow+56(FP), AX
+	LEAQ (R9)(AX*4), R9
+	LEAQ (SI)(BX*2), SI
+	LEAQ (DX)(BX*2), DX
+	DECQ R12
+	JNZ fwdrow
+	VZEROUPPER
+
+fwddone:
+	RET

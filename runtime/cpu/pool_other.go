@@ -10,4 +10,6 @@ func max2x2Vec(dst, top, bot []float32) int { return 0 }
 
 func maxGrad2x2Vec(dtop, dbot, top, bot, g []float32) int { return 0 }
 
-func maxGrad2x2RunVec(dz, z, g []float32, rows, ow, w int, relu bool) bool { return false }
+func maxGrad2x2RunVec(dz, z, g []float32, rows, ow, w int, relu bool) {}
+
+func max2x2RunVec(y, z []float32, rows, ow, w int, relu bool) {}
