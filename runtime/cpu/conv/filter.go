@@ -177,30 +177,29 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 	taps := len(wd.offs)
 	blocks := g.filterBlocks(wd.plane)
 	parts := c.partials(blocks, nil)
-	items := blocks * p.Groups
+	per := itemTaps(g.stackedTaps(wd), taps, blocks*p.Groups)
+	spans := (taps + per - 1) / per // runs of per taps, the last maybe shorter
+	items := blocks * p.Groups * spans
 	pads := perWorker(&f.pads, workersFor(items))
 	var failed firstError
 	forEach(items, func(worker, i int, parallelGEMM bool) {
-		b, grp := i/p.Groups, i%p.Groups
+		b, grp, t0 := i/(p.Groups*spans), i/spans%p.Groups, i%spans*per
+		t1 := min(t0+per, taps)
 		n0, n1 := g.blockImages(b, blocks)
-		per := g.stackedTaps(wd)
 		cols := grow(pads[worker].cols, per*g.cg*wd.n)
 		pads[worker].cols = cols
 		var beta float32 // the first image overwrites the partial, the others add
 		for n := n0; n < n1; n++ {
 			bm := gemm.Dense(f.dyT[n*wideLen+grp*g.kg:], p.OutChannels, false)
-			for t0 := 0; t0 < taps; t0 += per {
-				t1 := min(t0+per, taps)
-				for t := t0; t < t1; t++ {
-					for c := range g.cg {
-						copy(cols[((t-t0)*g.cg+c)*wd.n:][:wd.n], xs[n*image+(grp*g.cg+c)*ld+wd.offs[t]:])
-					}
+			for t := t0; t < t1; t++ {
+				for c := range g.cg {
+					copy(cols[((t-t0)*g.cg+c)*wd.n:][:wd.n], xs[n*image+(grp*g.cg+c)*ld+wd.offs[t]:])
 				}
-				if err := impl.SgemmPacked(parallelGEMM, false, (t1-t0)*g.cg, g.kg, wd.n, 1, cols, wd.n,
-					bm, beta, parts[b][(grp*taps+t0)*g.cg*g.kg:], g.kg); err != nil {
-					failed.set(err)
-					return
-				}
+			}
+			if err := impl.SgemmPacked(parallelGEMM, false, (t1-t0)*g.cg, g.kg, wd.n, 1, cols, wd.n,
+				bm, beta, parts[b][(grp*taps+t0)*g.cg*g.kg:], g.kg); err != nil {
+				failed.set(err)
+				return
 			}
 			beta = 1
 		}
@@ -211,6 +210,22 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 	addPartials(parts[0], parts[1:])
 	g.fromTapMajor(dw, parts[0])
 	return nil
+}
+
+// itemTaps returns how many taps one item of the per-tap weight gradient stacks: per (as
+// many as fit, stackedTaps), or fewer when units items (blocks times groups) would give
+// the workers fewer than three items each. With one item per worker, as cnn28's second
+// layer has at sixteen threads (sixteen blocks), the step waits for the last worker to
+// start and for the slowest; cutting the taps into even runs gives every worker three
+// to take from the counter. A tap's rows are rows of their own in the GEMM, whose sums
+// run over the wide positions alone, so the cut changes no bits.
+func itemTaps(per, taps, units int) int {
+	want := 3 * parallel.Workers()
+	if units*((taps+per-1)/per) >= want {
+		return per
+	}
+	spans := min(taps, (want+units-1)/units)
+	return (taps + spans - 1) / spans
 }
 
 // addPartials adds the partial sums parts, in order, into dst, splitting the elements
