@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
@@ -59,7 +60,7 @@ func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMe
 			}
 		case tensor.OpRelu:
 			if u := users[n]; len(u) == 2 && !escapes(n) {
-				if pool := fuseReluPool(nodes, n, u, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
+				if pool := fuseReluPool(nodes, n, u, users, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
 					poolInConv(nodes, biased[n.Input(0)], n, pool, index, mem, steps)
 				}
 			}
@@ -165,8 +166,9 @@ func written(nodes []*tensor.Node, b []byte, from, at int, mem []nodeMem) bool {
 // fuseReluPool fuses relu, whose two users are u, with its max pool and the pool's
 // gradient, when they have the shape of the package comment's second pattern, and
 // returns the pool node (nil when it fused nothing).
-func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *tensor.Node,
-	index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) *tensor.Node {
+func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, users map[*tensor.Node][]*tensor.Node,
+	only func(*tensor.Node) *tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
+	steps map[*tensor.Node]func() error) *tensor.Node {
 	pool, grad := u[0], u[1]
 	if pool.Op() == tensor.OpMaxPoolGrad {
 		pool, grad = grad, pool
@@ -213,11 +215,66 @@ func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, onl
 	}
 	steps[relu], steps[cmp], steps[where] = nil, nil, nil
 	steps[pool] = maxPoolReluStep(pp, f32s(zm), f32s(mem[ip].out))
-	steps[grad] = maxPoolReluGradStep(pp, f32s(zm), f32s(dy), f32s(dz))
+	var sums []float64
+	if sum := biasSum(where, users[where]); sum != nil {
+		if _, taken := steps[sum]; !taken {
+			// The bias gradient: each plane of dz is summed as it is written; the sum's
+			// step adds the planes' sums. Its memory entry stays: it still seems to
+			// read dz, which only keeps dz alive a little longer.
+			sums = make([]float64, pp.planes)
+			steps[sum] = channelSumStep(sums, sum.Shape().Size(), f32s(mem[index[sum]].out))
+		}
+	}
+	steps[grad] = maxPoolReluGradStep(pp, f32s(zm), f32s(dy), f32s(dz), sums)
 	mem[ir], mem[ic], mem[iw] = nodeMem{}, nodeMem{}, nodeMem{}
 	mem[ip].in = [][]byte{zm}
 	mem[ig] = nodeMem{out: dz, in: [][]byte{zm, dy}}
 	return pool
+}
+
+// biasSum returns the user of dz (N, C, H, W) among users that sums it over N, H and W
+// into C values, as the gradient of a per-channel bias does (tensor.SumTo), or nil. With
+// more than one channel and image the reduction's kernel (interleavedReduce) adds, for
+// each channel, the planes' sums (vec.Sum) in image order; with one image it takes each
+// plane's sum: channelSumStep has the bits of both. One channel (a single sum over
+// everything) is left to the reduction.
+func biasSum(dz *tensor.Node, users []*tensor.Node) *tensor.Node {
+	x := dz.Shape()
+	if dz.DType() != tensor.F32 || x.Rank() != 4 || x[1] < 2 {
+		return nil
+	}
+	for _, s := range users {
+		at, ok := s.Attr().(tensor.ReduceAttr)
+		if s.Op() != tensor.OpSum || !ok || s.DType() != tensor.F32 || s.Shape().Size() != x[1] {
+			continue
+		}
+		var want []int
+		for i, d := range x {
+			if i != 1 && d != 1 {
+				want = append(want, i)
+			}
+		}
+		if slices.Equal(at.Axes, want) {
+			return s
+		}
+	}
+	return nil
+}
+
+// channelSumStep writes the C channel sums of dz into d from the planes' sums (N·C of
+// them, image-major), adding each channel's in image order as interleavedReduce does.
+func channelSumStep(sums []float64, c int, d []float32) func() error {
+	n := len(sums) / c
+	return func() error {
+		for ch := range c {
+			acc := sums[ch]
+			for i := 1; i < n; i++ {
+				acc += sums[i*c+ch]
+			}
+			d[ch] = float32(acc)
+		}
+		return nil
+	}
 }
 
 // samePool reports whether a max pool and a max_pool_grad have the same window.
@@ -252,15 +309,34 @@ func maxPoolReluStep(p pooler, z, y []float32) func() error {
 // when that element is positive, and zero everywhere else. For a window whose largest
 // element is positive, z and relu(z) have the same first largest element; for the
 // others the Where writes zero wherever the gradient went. dz may be z's memory. The
-// rows are split in blocks counted here, each with its comparison buffer.
-func maxPoolReluGradStep(p pooler, z, dy, dz []float32) func() error {
+// rows are split in blocks counted here, each with its comparison buffer. With sums
+// (one per plane), each plane of dz is summed (vec.SumEach) right after it is written,
+// so the blocks hold whole planes.
+func maxPoolReluGradStep(p pooler, z, dy, dz []float32, sums []float64) func() error {
 	rows := p.planes * p.oh
 	count := max(1, min(parallel.Workers(), rows/poolGrain(2*p.w)))
+	if sums != nil {
+		count = min(count, p.planes)
+	}
 	masks := make([][]byte, count)
 	for i := range masks {
 		masks[i] = make([]byte, max(maskChunk, 3*p.w))
 	}
-	body := func(ch int) { p.reluGradRows(z, dy, dz, masks[ch], ch*rows/count, (ch+1)*rows/count) }
+	body := func(ch int) {
+		lo, hi := ch*rows/count, (ch+1)*rows/count
+		if sums == nil {
+			p.reluGradRows(z, dy, dz, masks[ch], lo, hi)
+			return
+		}
+		// Planes a few at a time (about maskChunk elements), summed while in cache.
+		area := p.h * p.w
+		per := max(1, maskChunk/area)
+		for pl, end := ch*p.planes/count, (ch+1)*p.planes/count; pl < end; pl += per {
+			pe := min(pl+per, end)
+			p.reluGradRows(z, dy, dz, masks[ch], pl*p.oh, pe*p.oh)
+			vec.SumEach(sums[pl:pe], dz[pl*area:pe*area], area)
+		}
+	}
 	return func() error {
 		if count == 1 {
 			body(0) // parallel.Run allocates its bookkeeping even for one worker

@@ -25,7 +25,7 @@ func BenchmarkReluPoolGrad(b *testing.B) {
 			for i := range z {
 				z[i] = r.Float32() - 0.5
 			}
-			step := maxPoolReluGradStep(p, z, dy, make([]float32, len(z)))
+			step := maxPoolReluGradStep(p, z, dy, make([]float32, len(z)), nil)
 			b.SetBytes(int64(8 * c.x.Size()))
 			for b.Loop() {
 				step()

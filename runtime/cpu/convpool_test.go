@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
@@ -106,8 +107,8 @@ func TestReluPoolStepsAllocateNothing(t *testing.T) {
 	p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
 	z, dy, dz, py := make([]float32, x.Size()), make([]float32, y.Size()), make([]float32, x.Size()), make([]float32, y.Size())
 	for name, step := range map[string]func() error{
-		"forward": maxPoolReluStep(p, z, py), "backward": maxPoolReluGradStep(p, z, dy, dz),
-		"backward in place": maxPoolReluGradStep(p, z, dy, z),
+		"forward": maxPoolReluStep(p, z, py), "backward": maxPoolReluGradStep(p, z, dy, dz, nil),
+		"backward in place": maxPoolReluGradStep(p, z, dy, z, nil),
 	} {
 		step() // the first run may start the workers
 		if n := testing.AllocsPerRun(10, func() { step() }); n != 0 {
@@ -141,6 +142,36 @@ func TestReluPoolAfterGradient(t *testing.T) {
 			if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
 				t.Fatalf("output %d element %d = %v fused, %v unfused", i, j, got[i][j], want[i][j])
 			}
+		}
+	}
+}
+
+// TestBiasSum checks that the bias gradient of a CNN layer (the sum of Where's output
+// over N, H and W) is found for the fused ReLU + pool backward to sum as it writes
+// (TestConvPoolFusion checks its bits), and nothing without a bias or with one channel.
+func TestBiasSum(t *testing.T) {
+	for _, c := range []struct {
+		layer fusionCase
+		found bool
+	}{
+		{cnnLayer(2, 1, 3, 28, 3, 0, false, false), true},
+		{cnnLayer(1, 3, 4, 6, 1, 0, false, false), true}, // one image: axes 2 and 3 only
+		{cnnLayer(2, 3, 4, 6, 3, 1, false, true), false},
+		{cnnLayer(2, 3, 1, 6, 3, 1, false, false), false},
+	} {
+		g := tensor.NewGraph()
+		in := func(shape ...int) *tensor.Node { return g.Input(fmt.Sprint("x", shape), tensor.F32, shape...) }
+		nodes := graphOf(c.layer.build(g, in, 0)...)
+		where := byOp(nodes, tensor.OpWhere)
+		var users []*tensor.Node
+		for _, n := range nodes {
+			if slices.Contains(n.Inputs(), where) {
+				users = append(users, n)
+			}
+		}
+		got := biasSum(where, users)
+		if (got != nil) != c.found || got != nil && got.Op() != tensor.OpSum {
+			t.Errorf("%s: biasSum = %v, want found %v", c.layer.name, got, c.found)
 		}
 	}
 }
