@@ -137,9 +137,10 @@ func (c *Conv) filterImages(x, dy, dw []float32) error {
 // worker's scratch.
 func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
 	n int, x, dy, dw []float32) error {
+	src := g.source(wd, s, x, n)
 	for grp := 0; grp < g.p.Groups; grp++ {
 		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,
-			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(wd, s, x, n, grp, true),
+			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(wd, s, src, grp, true),
 			1, dw[grp*g.kg*g.crs:], g.lda); err != nil {
 			return err
 		}
