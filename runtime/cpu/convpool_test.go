@@ -3,7 +3,9 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -108,7 +110,8 @@ func TestReluPoolStepsAllocateNothing(t *testing.T) {
 	z, dy, dz, py := make([]float32, x.Size()), make([]float32, y.Size()), make([]float32, x.Size()), make([]float32, y.Size())
 	for name, step := range map[string]func() error{
 		"forward": maxPoolReluStep(p, z, py), "backward": maxPoolReluGradStep(p, z, dy, dz, nil),
-		"backward in place": maxPoolReluGradStep(p, z, dy, z, nil),
+		"backward in place":  maxPoolReluGradStep(p, z, dy, z, nil),
+		"backward with sums": maxPoolReluGradStep(p, z, dy, dz, make([]float64, p.planes)),
 	} {
 		step() // the first run may start the workers
 		if n := testing.AllocsPerRun(10, func() { step() }); n != 0 {
@@ -172,6 +175,54 @@ func TestBiasSum(t *testing.T) {
 		got := biasSum(where, users)
 		if (got != nil) != c.found || got != nil && got.Op() != tensor.OpSum {
 			t.Errorf("%s: biasSum = %v, want found %v", c.layer.name, got, c.found)
+		}
+	}
+}
+
+// TestReluPoolGradStepThreads checks the fused ReLU + pool backward step, with and
+// without the planes' sums of the bias gradient, against one serial pass at 1, 2, 3
+// and 16 threads (blocks of rows, or of whole planes with the sums), bit for bit, on
+// cnn28's second layer (odd planes) and a layer of few planes. The thread count follows
+// GOMAXPROCS unless GML_THREADS fixes it.
+func TestReluPoolGradStepThreads(t *testing.T) {
+	if os.Getenv("GML_THREADS") != "" {
+		t.Skip("GML_THREADS fixes the thread count")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, x := range []tensor.Shape{{5, 64, 11, 11}, {1, 3, 150, 66}, {7, 3, 26, 26}} {
+		y := tensor.Shape{x[0], x[1], x[2] / 2, x[3] / 2}
+		p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
+		r := rand.New(rand.NewPCG(13, 14))
+		z, dy := make([]float32, x.Size()), make([]float32, y.Size())
+		for i := range z {
+			z[i] = float32(r.NormFloat64())
+		}
+		for i := range dy {
+			dy[i] = float32(r.NormFloat64())
+		}
+		want, wantSums := make([]float32, len(z)), make([]float64, p.planes)
+		p.reluGradRows(z, dy, want, make([]byte, max(maskChunk, 3*p.w)), 0, p.planes*p.oh)
+		vec.SumEach(wantSums, want, p.h*p.w)
+		for _, threads := range []int{1, 2, 3, 16} {
+			runtime.GOMAXPROCS(threads)
+			for _, withSums := range []bool{false, true} {
+				got := make([]float32, len(z))
+				var sums []float64
+				if withSums {
+					sums = make([]float64, p.planes)
+				}
+				if err := maxPoolReluGradStep(p, z, dy, got, sums)(); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v, %d threads, sums %v: element %d = %v, want %v", x, threads, withSums, i, got[i], want[i])
+					}
+				}
+				if withSums && !slices.Equal(sums, wantSums) {
+					t.Fatalf("%v, %d threads: plane sums %v, want %v", x, threads, sums, wantSums)
+				}
+			}
 		}
 	}
 }
