@@ -213,6 +213,10 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 	return nil
 }
 
+// itemsPerWorker is the least number of items per worker itemTaps aims at; a variable
+// so that benchmarks can compare with 0 (the taps never cut for the workers' sake).
+var itemsPerWorker = 3
+
 // itemTaps returns how many taps one item of the per-tap weight gradient stacks: per (as
 // many as fit, stackedTaps), or fewer when units items (blocks times groups) would give
 // the workers fewer than three items each. With one item per worker, as cnn28's second
@@ -221,7 +225,7 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 // to take from the counter. A tap's rows are rows of their own in the GEMM, whose sums
 // run over the wide positions alone, so the cut changes no bits.
 func itemTaps(per, taps, units int) int {
-	want := 3 * parallel.Workers()
+	want := itemsPerWorker * parallel.Workers()
 	if units*((taps+per-1)/per) >= want {
 		return per
 	}
