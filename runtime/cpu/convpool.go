@@ -22,7 +22,9 @@ import (
 //     straight away. The ReLU's output is never written, the max_pool_grad's output
 //     never exists, and Greater and Where do nothing: of four passes over the layer's
 //     full-size activations (ReLU's write, the gradient's write, Where's two reads and a
-//     write) one write is left.
+//     write) one write is left. When the bias's gradient sums Where's output over
+//     images and pixels, the step also sums each plane it has just written, and the Sum
+//     adds those sums: the pass that read the layer's gradient back is gone too.
 //   - Both at once, with nothing else between the convolution and the pool: the pool
 //     runs in the convolution's step, on each image as soon as it is written
 //     (poolInConv), so z is not read back from memory.

@@ -13,7 +13,9 @@ import (
 // depends on the sizes alone (filterBlocks), never on the thread count; each block sums
 // its images into a partial gradient of its own, and the partials are added in block
 // order. The gradient is therefore the same bits whatever GML_THREADS says and however
-// the blocks are shared out, and sixteen threads have sixteen blocks to work on.
+// the blocks are shared out, and sixteen threads have sixteen blocks to work on. On the
+// per-tap path a block's taps may also be cut into items of their own (itemTaps), which
+// keeps every worker busy where sixteen blocks would give each worker one.
 //
 // On the per-tap path (unit strides, at least gemm.MicroRows() input channels per
 // group) a padded input is first laid out channel by channel with the padded images one
