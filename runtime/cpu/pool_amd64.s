@@ -230,7 +230,6 @@ TEXT ·maxGrad2x2RowsAVX512(SB), NOSPLIT, $0-97
 	MOVQ rows+72(FP), R12
 	MOVQ ow+80(FP), R13
 	MOVQ w+88(FP), BX
-	MOVBQZX relu+96(FP), R14
 	TESTQ R12, R12
 	JZ rowsdone
 	MOVQ R13, CX
@@ -290,8 +289,8 @@ windows:
 	KANDNW K2, K3, K2
 	KANDW K0, K2, K2             // bottom left: c2 and not c3
 	KORW K2, K4, K4
-	TESTQ R14, R14
-	JZ store
+	CMPB relu+96(FP), $0
+	JEQ store
 	VCMPPS $0x1E, Z31, Z0, K1    // ReLU's gradient mask: z > 0
 	KANDW K1, K5, K5
 	VCMPPS $0x1E, Z31, Z1, K1
@@ -342,7 +341,6 @@ TEXT ·max2x2RowsAVX512(SB), NOSPLIT, $0-73
 	MOVQ rows+48(FP), R12
 	MOVQ ow+56(FP), R13
 	MOVQ w+64(FP), BX
-	MOVBQZX relu+72(FP), R14
 	TESTQ R12, R12
 	JZ fwddone
 	MOVQ R13, CX
@@ -382,8 +380,8 @@ fwdwindows:
 	MAXN16(Z0, Z1, Z2, Z3)
 	VPERMILPS $0xB1, Z2, Z4
 	MAXN16(Z2, Z4, Z5, Z3)
-	TESTQ R14, R14
-	JZ fwdstore
+	CMPB relu+72(FP), $0
+	JEQ fwdstore
 	MAXN16(Z5, Z31, Z6, Z3)
 	VMOVAPS Z6, Z5
 
