@@ -369,6 +369,7 @@ func TestBackwardFilterThreads(t *testing.T) {
 	for _, p := range []Params{
 		{Batch: 33, InChannels: 13, InH: 9, InW: 9, OutChannels: 7, KernelH: 3, KernelW: 3},
 		{Batch: 20, InChannels: 1, InH: 12, InW: 12, OutChannels: 16, KernelH: 3, KernelW: 3},
+		{Batch: 40, InChannels: 1, InH: 16, InW: 17, OutChannels: 5, KernelH: 3, KernelW: 3}, // 32 blocks
 		{Batch: 9, InChannels: 3, InH: 9, InW: 9, OutChannels: 7, KernelH: 3, KernelW: 3, StrideH: 2, StrideW: 2},
 		// The per-tap path with few blocks: more threads cut the taps into more items
 		// (itemTaps), padded and not.

@@ -32,6 +32,11 @@ import (
 const (
 	// maxFilterBlocks bounds the blocks of images: enough for sixteen workers.
 	maxFilterBlocks = 16
+	// smallFilter is the largest weight gradient (in floats) whose partial sums cost
+	// next to nothing to add up: such filters take up to twice maxFilterBlocks blocks,
+	// two or more per worker at sixteen threads. cnn28's first layer (288 weights) has
+	// 32 blocks of two images instead of 16 of four, each worker's lateness shared out.
+	smallFilter = 4096
 	// minBlockK is the least number of (wide) positions worth a block of its own.
 	minBlockK = 256
 	// maxPartialFloats bounds the memory of the partial gradients.
@@ -47,11 +52,15 @@ type filterScratch struct {
 }
 
 // filterBlocks returns the number of blocks of images the weight gradient is summed in:
-// at most maxFilterBlocks and the batch, few enough that each block holds at least
-// minBlockK positions (k per image) and the partial sums stay within maxPartialFloats.
+// at most maxFilterBlocks (twice that for a small filter) and the batch, few enough that
+// each block holds at least minBlockK positions (k per image) and the partial sums stay
+// within maxPartialFloats.
 func (g geometry) filterBlocks(k int) int {
-	b := g.p.Batch
-	return max(1, min(b, maxFilterBlocks, b*k/minBlockK, maxPartialFloats/max(g.p.WeightLen(), 1)))
+	b, most := g.p.Batch, maxFilterBlocks
+	if g.p.WeightLen() <= smallFilter {
+		most *= 2
+	}
+	return max(1, min(b, most, b*k/minBlockK, maxPartialFloats/max(g.p.WeightLen(), 1)))
 }
 
 // BackwardFilter computes the gradient of the loss with respect to the weights, dw, from
