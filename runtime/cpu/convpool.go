@@ -310,12 +310,22 @@ func maxPoolReluStep(p pooler, z, y []float32) func() error {
 // halving pool p in one pass: dy[i] goes to the first largest element of window i of z
 // when that element is positive, and zero everywhere else. For a window whose largest
 // element is positive, z and relu(z) have the same first largest element; for the
-// others the Where writes zero wherever the gradient went. dz may be z's memory. The
-// rows are split in blocks counted here, each with its comparison buffer. With sums
-// (one per plane), each plane of dz is summed (vec.SumEach) right after it is written,
-// so the blocks hold whole planes.
+// others the Where writes zero wherever the gradient went. dz may be z's memory. With
+// sums (one per plane), each plane of dz is summed (vec.SumEach) right after it is
+// written, so the work is split by whole planes. Where the AVX-512 runs do it all
+// (wideRuns), the blocks are claimed by the workers as they come (parallel.For);
+// otherwise each block has a comparison buffer of its own, so they are counted here.
 func maxPoolReluGradStep(p pooler, z, dy, dz []float32, sums []float64) func() error {
 	rows := p.planes * p.oh
+	if p.wideRuns() {
+		n, grain := rows, poolGrain(2*p.w)
+		body := func(lo, hi int) { p.maxGrad2x2Runs(z, dy, dz, lo, hi, true) }
+		if sums != nil {
+			n, grain = p.planes, poolGrain(p.h*p.w)
+			body = func(lo, hi int) { p.reluGradPlanes(z, dy, dz, nil, sums, lo, hi) }
+		}
+		return func() error { parallel.For(n, grain, body); return nil }
+	}
 	count := max(1, min(parallel.Workers(), rows/poolGrain(2*p.w)))
 	if sums != nil {
 		count = min(count, p.planes)
@@ -325,19 +335,11 @@ func maxPoolReluGradStep(p pooler, z, dy, dz []float32, sums []float64) func() e
 		masks[i] = make([]byte, max(maskChunk, 3*p.w))
 	}
 	body := func(ch int) {
-		lo, hi := ch*rows/count, (ch+1)*rows/count
 		if sums == nil {
-			p.reluGradRows(z, dy, dz, masks[ch], lo, hi)
+			p.reluGradRows(z, dy, dz, masks[ch], ch*rows/count, (ch+1)*rows/count)
 			return
 		}
-		// Planes a few at a time (about maskChunk elements), summed while in cache.
-		area := p.h * p.w
-		per := max(1, maskChunk/area)
-		for pl, end := ch*p.planes/count, (ch+1)*p.planes/count; pl < end; pl += per {
-			pe := min(pl+per, end)
-			p.reluGradRows(z, dy, dz, masks[ch], pl*p.oh, pe*p.oh)
-			vec.SumEach(sums[pl:pe], dz[pl*area:pe*area], area)
-		}
+		p.reluGradPlanes(z, dy, dz, masks[ch], sums, ch*p.planes/count, (ch+1)*p.planes/count)
 	}
 	return func() error {
 		if count == 1 {
@@ -346,6 +348,18 @@ func maxPoolReluGradStep(p pooler, z, dy, dz []float32, sums []float64) func() e
 			parallel.Run(count, body)
 		}
 		return nil
+	}
+}
+
+// reluGradPlanes is reluGradRows on planes [lo, hi), a few at a time (about maskChunk
+// elements), each plane's sum written into sums while it is in cache.
+func (p *pooler) reluGradPlanes(z, dy, dz []float32, c []byte, sums []float64, lo, hi int) {
+	area := p.h * p.w
+	per := max(1, maskChunk/area)
+	for pl := lo; pl < hi; pl += per {
+		pe := min(pl+per, hi)
+		p.reluGradRows(z, dy, dz, c, pl*p.oh, pe*p.oh)
+		vec.SumEach(sums[pl:pe], dz[pl*area:pe*area], area)
 	}
 }
 
@@ -364,7 +378,8 @@ var (
 // rows at a time: Greater's vector loop compares their input span with zero into c,
 // then the plain gradient (maxGrad2x2Rows) is written and Where's vector loop masks it,
 // all in cache and with those ops' bits. The comparison comes first, so dz may
-// overwrite z. c holds at least three input rows.
+// overwrite z. c holds at least three input rows (it is not used, and may be nil, where
+// the AVX-512 runs do all three).
 func (p *pooler) reluGradRows(z, dy, dz []float32, c []byte, lo, hi int) {
 	if p.maxGrad2x2Runs(z, dy, dz, lo, hi, true) {
 		return // all three in one pass where the assembly does the ReLU's mask too
