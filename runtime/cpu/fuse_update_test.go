@@ -163,3 +163,13 @@ func TestUpdateFusionOnEveryPath(t *testing.T) {
 	childtest.Rerun(t, "^TestUpdateFusion", "GML_THREADS=1", "GML_THREADS=2", "GML_THREADS=3",
 		"GML_THREADS=5", "GML_THREADS=16", "GML_SIMD=go", "GML_SIMD=avx2")
 }
+
+// TestSplitsAtEveryThreadCount reruns the tests of the ops whose split over the
+// threads this package chooses (fused groups, copies, reductions, norms) at thread
+// counts that cut their work at other places, where a wrong range or a scratch shared
+// between chunks would show. (TestColumnReduceRowSplit compares thread counts itself;
+// TestStridedCopyPaths takes seconds per process.)
+func TestSplitsAtEveryThreadCount(t *testing.T) {
+	childtest.Rerun(t, "^(TestElementwiseFusion|TestElementwiseFusionHazards|TestGeluGradKernel|TestLayoutKernels|"+
+		"TestStridedCopySlices|TestPermuteShortRows|TestReduceKernels|TestNormKernels)$", "GML_THREADS=1", "GML_THREADS=3", "GML_THREADS=5", "GML_THREADS=16")
+}
