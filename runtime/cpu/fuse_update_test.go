@@ -113,7 +113,9 @@ func TestUpdateFusion(t *testing.T) {
 }
 
 // TestUpdateFusionHazards checks that updates do not move past a node that reads a
-// parameter they update or writes memory they read, and still give the unfused bits.
+// parameter they update or writes memory they read, and still give the unfused bits,
+// the node in between its value of the unfused order (the negated parameter after the
+// first update, or the negated input it reads).
 func TestUpdateFusionHazards(t *testing.T) {
 	sizes := []int{257, 33, 7}
 	cases := []struct {
@@ -122,20 +124,23 @@ func TestUpdateFusionHazards(t *testing.T) {
 		// build inserts a node after the first update and returns it with the buffer
 		// sharing it needs.
 		build func(c *updateCase) (*tensor.Node, map[*tensor.Node]*tensor.Node)
+		// negated is what the node negates: an index into the reference's results, or -1
+		// for its input's feed.
+		negated int
 	}{
 		{"reads the first update's value", 3, func(c *updateCase) (*tensor.Node, map[*tensor.Node]*tensor.Node) {
 			return tensor.Neg(c.updates[0]), nil
-		}},
+		}, 0},
 		{"reads the first parameter's memory", 3, func(c *updateCase) (*tensor.Node, map[*tensor.Node]*tensor.Node) {
 			return tensor.Neg(c.updates[0].Input(0)), nil
-		}},
+		}, 0},
 		{"overwrites the first gradient", 3, func(c *updateCase) (*tensor.Node, map[*tensor.Node]*tensor.Node) {
 			n := tensor.Neg(c.updates[1].Input(0)) // 33 values into the first gradient's 257
 			return n, map[*tensor.Node]*tensor.Node{n: c.updates[0].Input(1)}
-		}},
+		}, -1},
 		{"touches none of them", 2, func(c *updateCase) (*tensor.Node, map[*tensor.Node]*tensor.Node) {
 			return tensor.Neg(c.updates[2].Input(1)), nil
-		}},
+		}, -1},
 	}
 	for _, tc := range cases {
 		c := newUpdateCase(sizes)
@@ -148,11 +153,19 @@ func TestUpdateFusionHazards(t *testing.T) {
 			}
 		}
 		nodes := append(append(append([]*tensor.Node{}, c.nodes[:at]...), mid), c.nodes[at:]...)
-		steps, got := runShared(t, nodes, share, c.feeds, append(c.updates, c.state...)...)
+		steps, got := runShared(t, nodes, share, c.feeds, append(append(c.updates, c.state...), mid)...)
 		if steps != tc.steps {
 			t.Errorf("%s: %d steps, want %d", tc.name, steps, tc.steps)
 		}
-		sameBits(t, tc.name, got, want)
+		x := c.feeds[mid.Input(0)]
+		if tc.negated >= 0 {
+			x = want[tc.negated]
+		}
+		neg := make([]float32, len(x))
+		for i, v := range x {
+			neg[i] = -v
+		}
+		sameBits(t, tc.name, got, append(want, neg))
 	}
 }
 
