@@ -87,8 +87,11 @@ func (l *posEmbedding) setup(in []Spec) error {
 	return err
 }
 func (l *posEmbedding) forward(c *fwd, in []*tensor.Node) *tensor.Node {
-	t := in[0].Shape()[1]
-	return tensor.Add(in[0], tensor.SliceAxis(c.v(l.table), 0, 0, t))
+	table := c.v(l.table)
+	if t := in[0].Shape()[1]; t < l.C.MaxLen { // the whole table needs no slice (a copy)
+		table = tensor.SliceAxis(table, 0, 0, t)
+	}
+	return tensor.Add(in[0], table)
 }
 
 // recurrent is an LSTM or GRU over (time, features) samples, unrolled in the graph.
