@@ -33,23 +33,26 @@ func attnSharedBytes(bq, bkv, dmax uint32) uint32 {
 }
 
 // attnGeom is the geometry of an attention node, forward or backward: lengths, feature
-// sizes, batch entries, the feature size the shaders pad to, and the mask's broadcast
-// strides (rows, columns, and up to three groups of leading axes as (size, stride)).
+// sizes, batch entries (batch × heads), the heads each row of an operand holds (H in
+// the AttentionBTHD layout, else 1), the feature size the shaders pad to, and the
+// mask's broadcast strides (rows, columns, and up to three groups of leading axes as
+// (size, stride)).
 type attnGeom struct {
-	tq, tk, d, dv, batch int
-	dmax                 uint32
-	mRow, mCol           uint32
-	lead                 [3][2]uint32
+	tq, tk, d, dv, batch, heads int
+	dmax                        uint32
+	mRow, mCol                  uint32
+	lead                        [3][2]uint32
 }
 
 // attentionGeometry reads the geometry of n, whose optional mask is input maskInput; it
 // reports false for shapes the shaders do not cover (no keys, feature sizes
 // above 256, a mask whose leading axes do not collapse to three, or more batch entries
 // than a grid axis holds).
-func attentionGeometry(n *tensor.Node, maskInput int) (attnGeom, bool) {
-	qs, ks, xs := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
-	r := qs.Rank()
-	g := attnGeom{tq: qs[r-2], tk: ks[r-2], d: qs[r-1], dv: xs[r-1], batch: qs[:r-2].Size(),
+func attentionGeometry(n *tensor.Node, layout tensor.AttentionLayout, maskInput int) (attnGeom, bool) {
+	lead, heads, tq, d := layout.Split(n.Input(0).Shape())
+	_, _, tk, _ := layout.Split(n.Input(1).Shape())
+	_, _, _, dv := layout.Split(n.Input(2).Shape())
+	g := attnGeom{tq: tq, tk: tk, d: d, dv: dv, batch: lead.Size(), heads: heads,
 		lead: [3][2]uint32{{1, 0}, {1, 0}, {1, 0}}}
 	if g.tk == 0 || max(g.d, g.dv) > 256 || g.batch > maxGroups {
 		return attnGeom{}, false
@@ -59,11 +62,11 @@ func attentionGeometry(n *tensor.Node, maskInput int) (attnGeom, bool) {
 		g.dmax *= 2
 	}
 	if len(n.Inputs()) > maskInput {
-		groups, st, ok := maskStrides(append(qs[:r-2].Clone(), g.tq, g.tk), n.Input(maskInput).Shape())
+		groups, st, ok := maskStrides(append(lead.Clone(), g.tq, g.tk), n.Input(maskInput).Shape())
 		if !ok {
 			return attnGeom{}, false
 		}
-		g.mRow, g.mCol = st[r-2], st[r-1]
+		g.mRow, g.mCol = st[len(lead)], st[len(lead)+1]
 		copy(g.lead[3-len(groups):], groups)
 	}
 	return g, true
@@ -73,7 +76,8 @@ func attentionGeometry(n *tensor.Node, maskInput int) (attnGeom, bool) {
 // the buffer offsets.
 func (g attnGeom) push(scale float32) (head, tail []uint32) {
 	return []uint32{uint32(g.tq), uint32(g.tk), uint32(g.d), uint32(g.dv)},
-		[]uint32{math.Float32bits(scale), g.mRow, g.mCol, g.lead[1][0], g.lead[2][0], g.lead[0][1], g.lead[1][1], g.lead[2][1]}
+		[]uint32{math.Float32bits(scale), g.mRow, g.mCol, g.lead[1][0], g.lead[2][0], g.lead[0][1], g.lead[1][1], g.lead[2][1],
+			uint32(g.heads)}
 }
 
 // attnTiles picks the largest (BQ, BKV) tile whose shared memory, by the shader's
@@ -90,7 +94,8 @@ func attnTiles(d *Device, dmax uint32, shared func(bq, bkv, dmax uint32) uint32)
 // attentionPlan picks tiles that fit the device's shared memory for the feature sizes
 // and resolves the mask's broadcast strides; false for shapes the shader does not cover.
 func attentionPlan(d *Device, n *tensor.Node) (attnPlan, bool) {
-	g, ok := attentionGeometry(n, 3)
+	at := n.Attr().(tensor.AttentionAttr)
+	g, ok := attentionGeometry(n, at.Layout, 3)
 	if !ok {
 		return attnPlan{}, false
 	}
@@ -98,7 +103,7 @@ func attentionPlan(d *Device, n *tensor.Node) (attnPlan, bool) {
 	if !ok || (g.tq+int(bq)-1)/int(bq) > maxGroups {
 		return attnPlan{}, false
 	}
-	head, tail := g.push(n.Attr().(tensor.AttentionAttr).Scale)
+	head, tail := g.push(at.Scale)
 	grid := [3]uint32{uint32((g.tq + int(bq) - 1) / int(bq)), uint32(g.batch), 1}
 	return attnPlan{bq: bq, bkv: bkv, dmax: g.dmax, grid: grid, push: append(head, tail...)}, true
 }

@@ -41,7 +41,7 @@ func attnBwdSharedBytes(out tensor.AttentionGradOutput) func(bq, bkv, dmax uint3
 // buffer offsets); false for shapes the shader does not cover.
 func attentionGradPlan(d *Device, n *tensor.Node) (attnPlan, bool) {
 	at := n.Attr().(tensor.AttentionGradAttr)
-	g, ok := attentionGeometry(n, at.MaskInput())
+	g, ok := attentionGeometry(n, at.Layout, at.MaskInput())
 	if !ok {
 		return attnPlan{}, false
 	}

@@ -12,7 +12,8 @@ import (
 
 // TestBackendAttentionGradients runs attention's backward graph (the fused
 // OpAttentionGrad passes, and the composition that gives a learned mask its gradient)
-// through RoPE under the runtime on the GPU, and compares every gradient with the CPU's.
+// through RoPE under the runtime on the GPU, in both layouts (the AttentionBTHD one
+// without RoPE), and compares every gradient with the CPU's.
 // Only integer nodes (RoPE's negated positions) may fall back to the CPU.
 func TestBackendAttentionGradients(t *testing.T) {
 	if _, err := Devices(); errors.Is(err, ErrNoVulkan) {
@@ -40,6 +41,14 @@ func TestBackendAttentionGradients(t *testing.T) {
 		y := tensor.Attention(tensor.RoPE(q, pos, tensor.RoPEAttr{}), tensor.RoPE(k, pos, tensor.RoPEAttr{}), v, mask, tensor.AttentionAttr{Causal: causal})
 		gy := randInput(g, r, feeds, -1, 1, y.Shape()...)
 		outs := append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{q, k, v, mask})...)
+		// The same in the AttentionBTHD layout: (B, T, H, D) operands, 5 heads per row.
+		qr := randInput(g, r, feeds, -1, 1, 2, 13, 5, 8)
+		kr := randInput(g, r, feeds, -1, 1, 2, 9, 5, 8)
+		vr := randInput(g, r, feeds, -1, 1, 2, 9, 5, 6)
+		mr := randInput(g, r, feeds, -1, 1, 5, 1, 9)
+		yr := tensor.Attention(qr, kr, vr, mr, tensor.AttentionAttr{Causal: causal, Layout: tensor.AttentionBTHD})
+		gyr := randInput(g, r, feeds, -1, 1, yr.Shape()...)
+		outs = append(append(outs, yr), tensor.GradWithSeed([]*tensor.Node{yr}, []*tensor.Node{gyr}, []*tensor.Node{qr, kr, vr, mr})...)
 		want, err := cputest.Run(outs, feeds)
 		if err != nil {
 			t.Fatal(err)

@@ -87,8 +87,11 @@ func (l *posEmbedding) setup(in []Spec) error {
 	return err
 }
 func (l *posEmbedding) forward(c *fwd, in []*tensor.Node) *tensor.Node {
-	t := in[0].Shape()[1]
-	return tensor.Add(in[0], tensor.SliceAxis(c.v(l.table), 0, 0, t))
+	table := c.v(l.table)
+	if t := in[0].Shape()[1]; t < l.C.MaxLen { // the whole table needs no slice (a copy)
+		table = tensor.SliceAxis(table, 0, 0, t)
+	}
+	return tensor.Add(in[0], table)
 }
 
 // recurrent is an LSTM or GRU over (time, features) samples, unrolled in the graph.
@@ -313,27 +316,32 @@ func (l *attention) forward(c *fwd, in []*tensor.Node) *tensor.Node {
 		mask = tensor.Reshape(mask, b, 1, t, s)
 	}
 	h := l.C.Heads
-	heads := func(y *tensor.Node, n int) *tensor.Node { // (B, n, D) -> (B, H, n, D/H)
-		return tensor.Permute(tensor.Reshape(y, b, n, h, d/h), 0, 2, 1, 3)
-	}
+	// The heads stay inside each time step's row, (B, n, H, D/H): attention reads them
+	// in place (AttentionBTHD), so no permute runs forward or backward.
+	heads := func(y *tensor.Node, n int) *tensor.Node { return tensor.Reshape(y, b, n, h, d/h) }
 	proj := func(y *tensor.Node, w, bias *tensor.Variable) *tensor.Node {
 		return tensor.Add(c.matmul(y, c.v(w)), c.v(bias))
 	}
 	q, k, v := heads(proj(x, l.wq, l.bq), t), heads(proj(ctx, l.wk, l.bk), s), heads(proj(ctx, l.wv, l.bv), s)
 	if l.C.Rotary {
-		q = tensor.RoPE(q, positions(c.g, t), tensor.RoPEAttr{})
-		k = tensor.RoPE(k, positions(c.g, s), tensor.RoPEAttr{})
+		// RoPE rotates rows by their position: the (n·H) rows of (B, n·H, D/H), each
+		// head's row at its time step's position.
+		rope := func(y *tensor.Node, n int) *tensor.Node {
+			return tensor.Reshape(tensor.RoPE(tensor.Reshape(y, b, n*h, d/h), positions(c.g, n, h), tensor.RoPEAttr{}), b, n, h, d/h)
+		}
+		q, k = rope(q, t), rope(k, s)
 	}
-	o := tensor.Attention(q, k, v, mask, tensor.AttentionAttr{Causal: l.C.Causal, Scale: float32(1 / math.Sqrt(float64(d/h)))})
-	o = tensor.Reshape(tensor.Permute(o, 0, 2, 1, 3), b, t, d)
-	return c.dropout(proj(o, l.wo, l.bo), l.C.Dropout)
+	o := tensor.Attention(q, k, v, mask, tensor.AttentionAttr{Causal: l.C.Causal, Scale: float32(1 / math.Sqrt(float64(d/h))),
+		Layout: tensor.AttentionBTHD})
+	return c.dropout(proj(tensor.Reshape(o, b, t, d), l.wo, l.bo), l.C.Dropout)
 }
 
-// positions returns the constant I64 vector 0..n-1.
-func positions(g *tensor.Graph, n int) *tensor.Node {
-	p := tensor.New(tensor.I64, n)
+// positions returns the constant I64 vector of positions 0..n-1, each repeated times
+// times in a row.
+func positions(g *tensor.Graph, n, times int) *tensor.Node {
+	p := tensor.New(tensor.I64, n*times)
 	for i := range p.Int64s() {
-		p.Int64s()[i] = int64(i)
+		p.Int64s()[i] = int64(i / times)
 	}
 	return g.Const(p)
 }

@@ -11,7 +11,8 @@ import (
 // additive mask (shorter masks are padded with -inf to the full key length), a causal
 // mask aligned to the end of the past keys, past and present keys and values, softcap,
 // and the optional output of the scores at one of four stages. The engine's fused
-// attention runs it when neither softcap nor the scores output is asked for.
+// attention runs it when neither softcap nor the scores output is asked for, on 3-D
+// inputs without permutes (AttentionBTHD) when there are no past keys or grouped heads.
 
 func init() {
 	register(23, lowerAttention, "Attention")
@@ -29,6 +30,9 @@ func lowerAttention(c *ctx) {
 	mode := c.attrInt("qk_matmul_output_mode", 0)
 	softcap := c.attrFloat("softcap", 0)
 	c.ignore("softmax_precision")
+	// The fused op reads 3-D inputs' heads in place, (batch, seq, heads, dim), unless
+	// past keys, grouped heads, softcap or the scores output need them first.
+	inRows := three && !c.has(4) && !c.has(5) && qHeads == kvHeads && softcap == 0 && !c.wants(3)
 	if three {
 		if qHeads < 1 || kvHeads < 1 {
 			c.failf("3-D inputs need q_num_heads and kv_num_heads")
@@ -38,9 +42,17 @@ func lowerAttention(c *ctx) {
 			if s[2]%heads != 0 {
 				c.failf("input %v does not split into %d heads", s, heads)
 			}
-			return tensor.Permute(tensor.Reshape(x, s[0], s[1], heads, s[2]/heads), 0, 2, 1, 3)
+			x = tensor.Reshape(x, s[0], s[1], heads, s[2]/heads)
+			if inRows {
+				return x
+			}
+			return tensor.Permute(x, 0, 2, 1, 3)
 		}
 		q, k, v = split(q, qHeads), split(k, kvHeads), split(v, kvHeads)
+	}
+	layout := tensor.AttentionBHTD
+	if inRows {
+		layout = tensor.AttentionBTHD
 	}
 	if q.Shape().Rank() != 4 || k.Shape().Rank() != 4 || v.Shape().Rank() != 4 {
 		c.failf("Q %v, K %v and V %v must all be 3-D or 4-D", c.shape(0), c.shape(1), c.shape(2))
@@ -51,10 +63,17 @@ func lowerAttention(c *ctx) {
 	if c.has(5) {
 		v = tensor.Concat(2, c.x(5), v)
 	}
-	c.set(1, k, dt)
-	c.set(2, v, dt)
-	b, hq, lq, e := q.Shape()[0], q.Shape()[1], q.Shape()[2], q.Shape()[3]
-	hkv, total := k.Shape()[1], k.Shape()[2]
+	if inRows { // present_key and present_value are (batch, heads, seq, dim)
+		c.set(1, tensor.Permute(k, 0, 2, 1, 3), dt)
+		c.set(2, tensor.Permute(v, 0, 2, 1, 3), dt)
+	} else {
+		c.set(1, k, dt)
+		c.set(2, v, dt)
+	}
+	lead, _, lq, e := layout.Split(q.Shape())
+	b, hq := lead[0], lead[1]
+	klead, _, total, _ := layout.Split(k.Shape())
+	hkv := klead[1]
 	if hkv != hq {
 		if hkv == 0 || hq%hkv != 0 {
 			c.failf("%d query heads do not group over %d key/value heads", hq, hkv)
@@ -122,7 +141,7 @@ func lowerAttention(c *ctx) {
 				c.failf("mask %v does not broadcast to %v", mask.Shape(), tensor.Shape{b, hq, lq, total})
 			}
 		}
-		y = tensor.Attention(q, k, v, mask, tensor.AttentionAttr{Scale: float32(scale)})
+		y = tensor.Attention(q, k, v, mask, tensor.AttentionAttr{Scale: float32(scale), Layout: layout})
 	} else {
 		s := tensor.Scale(tensor.MatMulT(q, k, false, true), float32(scale))
 		stages := []*tensor.Node{s}
@@ -143,7 +162,10 @@ func lowerAttention(c *ctx) {
 		c.set(3, stages[mode], dt)
 		y = tensor.MatMul(p, v)
 	}
-	if three {
+	if inRows {
+		ys := y.Shape()
+		y = tensor.Reshape(y, ys[0], ys[1], ys[2]*ys[3])
+	} else if three {
 		ys := y.Shape()
 		y = tensor.Reshape(tensor.Permute(y, 0, 2, 1, 3), ys[0], ys[2], ys[1]*ys[3])
 	}

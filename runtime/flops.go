@@ -19,19 +19,15 @@ func FLOPs(n *tensor.Node) float64 {
 		return 2 * out * float64(k)
 	case tensor.OpAttention:
 		// Two matmuls per (batch, head): q kᵀ (Tq·Tk·D) and p v (Tq·Tk·Dv).
-		q, k, v := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
-		bh := float64(q[:len(q)-2].Size())
-		tq, tk := float64(q[len(q)-2]), float64(k[len(k)-2])
-		return 2 * bh * tq * tk * float64(q[len(q)-1]+v[len(v)-1])
+		bh, tq, tk, d, dv := attentionDims(n, n.Attr().(tensor.AttentionAttr).Layout)
+		return 2 * bh * tq * tk * (d + dv)
 	case tensor.OpAttentionGrad:
 		// Every pass recomputes q kᵀ; the ∂q pass adds dO vᵀ and dS k, the ∂k|∂v pass
 		// dO vᵀ, pᵀ dO and dSᵀ q. Input 2 is o (statistics pass) or v: Dv either way.
-		q, k, v := n.Input(0).Shape(), n.Input(1).Shape(), n.Input(2).Shape()
-		bh := float64(q[:len(q)-2].Size())
-		tq, tk := float64(q[len(q)-2]), float64(k[len(k)-2])
-		d, dv := float64(q[len(q)-1]), float64(v[len(v)-1])
+		at := n.Attr().(tensor.AttentionGradAttr)
+		bh, tq, tk, d, dv := attentionDims(n, at.Layout)
 		per := d
-		switch n.Attr().(tensor.AttentionGradAttr).Output {
+		switch at.Output {
 		case tensor.AttentionGradQ:
 			per = 2*d + dv
 		case tensor.AttentionGradKV:
@@ -60,4 +56,13 @@ func FLOPs(n *tensor.Node) float64 {
 		return 2 * out * float64(kvol)
 	}
 	return out
+}
+
+// attentionDims returns the (batch, head) pairs, the query and key lengths and the
+// feature sizes of q and v (input 2) of an attention node in its layout.
+func attentionDims(n *tensor.Node, l tensor.AttentionLayout) (bh, tq, tk, d, dv float64) {
+	lead, _, q, dq := l.Split(n.Input(0).Shape())
+	_, _, k, _ := l.Split(n.Input(1).Shape())
+	_, _, _, v := l.Split(n.Input(2).Shape())
+	return float64(lead.Size()), float64(q), float64(k), float64(dq), float64(v)
 }

@@ -18,6 +18,10 @@ func TestFLOPs(t *testing.T) {
 	gy := g.Input("gy", tensor.F32, 2, 4, 7, 8)
 	empty := g.Input("empty", tensor.F32, 2, 4, 0, 16)
 	dq, dk, _ := tensor.AttentionGrad(q, k, v, nil, tensor.Attention(q, k, v, nil, tensor.AttentionAttr{}), gy, tensor.AttentionAttr{})
+	// The same attention in the AttentionBTHD layout: (B, T, H, D) operands.
+	rows := tensor.AttentionAttr{Layout: tensor.AttentionBTHD}
+	qr, kr, vr := g.Input("qr", tensor.F32, 2, 7, 4, 16), g.Input("kr", tensor.F32, 2, 9, 4, 16), g.Input("vr", tensor.F32, 2, 9, 4, 8)
+	dqr, dkr, _ := tensor.AttentionGrad(qr, kr, vr, nil, tensor.Attention(qr, kr, vr, nil, rows), g.Input("gyr", tensor.F32, 2, 7, 4, 8), rows)
 	conv := tensor.Conv(x, w, tensor.ConvAttr{Stride: []int{1, 1}, Dilation: []int{1, 1}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}, Groups: 1})
 	cases := []struct {
 		name string
@@ -32,6 +36,9 @@ func TestFLOPs(t *testing.T) {
 		{"attention statistics", dq.Input(4), 2 * 8 * 7 * 9 * 16},
 		{"attention dq", dq, 2 * 8 * 7 * 9 * (2*16 + 8)},
 		{"attention dk|dv", dk.Input(0), 2 * 8 * 7 * 9 * (2*16 + 2*8)},
+		{"attention bthd", tensor.Attention(qr, kr, vr, nil, rows), 2 * 8 * 7 * 9 * (16 + 8)},
+		{"attention bthd dq", dqr, 2 * 8 * 7 * 9 * (2*16 + 8)},
+		{"attention bthd dk|dv", dkr.Input(0), 2 * 8 * 7 * 9 * (2*16 + 2*8)},
 		{"elementwise", tensor.Relu(x), 2 * 3 * 8 * 8},
 	}
 	for _, c := range cases {

@@ -319,25 +319,25 @@ func splitRule(n *tensor.Node, in []int) (int, error) {
 		return in[0], nil
 	case tensor.OpAttention, tensor.OpRoPE:
 		// Rows of a sequence attend to (or are rotated by position along) the others:
-		// only axes before the last two (batch, heads) can be split, the same in all.
+		// only batch and head axes can be split, the same in all inputs.
+		toOut, fromOut := rowAxes(n)
 		ax := -1
 		for i, a := range in {
-			x := n.Input(i)
 			if a < 0 {
 				continue
 			}
-			if a >= x.Shape().Rank()-2 {
-				return 0, fmt.Errorf("input %d is split along axis %d, one of its last two (sequence, features)", i, a)
+			o, ok := toOut(i, a)
+			if !ok {
+				return 0, fmt.Errorf("input %d is split along axis %d, a sequence or feature axis", i, a)
 			}
-			if ax >= 0 && ax != a+(r-x.Shape().Rank()) {
+			if ax >= 0 && ax != o {
 				return 0, fmt.Errorf("inputs are split along different axes")
 			}
-			ax = a + (r - x.Shape().Rank())
+			ax = o
 		}
 		for i, a := range in {
 			if a < 0 && n.Input(i).Shape().Rank() > 2 {
-				x := n.Input(i)
-				if j := ax - (r - x.Shape().Rank()); j >= 0 && x.Shape()[j] != 1 {
+				if j, ok := fromOut(i, ax); ok && n.Input(i).Shape()[j] != 1 {
 					return 0, fmt.Errorf("input %d is whole but has the split axis at full size", i)
 				}
 			}
@@ -418,6 +418,45 @@ func splitRule(n *tensor.Node, in []int) (int, error) {
 		return 0, nil
 	}
 	return 0, fmt.Errorf("the meta device does not know how %s splits; compute it on one device", n.Op())
+}
+
+// rowAxes maps the batch and head axes of an attention's or RoPE's inputs to its
+// output's and back: toOut(i, a) is the output axis of input i's axis a (false for a
+// sequence or feature axis), fromOut(i, o) input i's axis for output axis o (false
+// where the input has none). Inputs align with the output from the right, but in
+// attention's AttentionBTHD layout, (..., T, H, D), whose mask aligns with the scores
+// (..., H, Tq, Tk): there the heads are the output's axis r-2 and the scores' r-3.
+func rowAxes(n *tensor.Node) (toOut, fromOut func(i, a int) (int, bool)) {
+	r := n.Shape().Rank()
+	rank := func(i int) int { return n.Input(i).Shape().Rank() }
+	if at, ok := n.Attr().(tensor.AttentionAttr); !ok || at.Layout != tensor.AttentionBTHD {
+		return func(i, a int) (int, bool) { return a + r - rank(i), a < rank(i)-2 },
+			func(i, o int) (int, bool) { return o - (r - rank(i)), o-(r-rank(i)) >= 0 }
+	}
+	const mask = 3
+	toOut = func(i, a int) (int, bool) {
+		if i == mask {
+			switch s := a + r - rank(i); {
+			case s < r-3:
+				return s, true
+			case s == r-3:
+				return r - 2, true
+			}
+			return 0, false
+		}
+		return a, a < r-3 || a == r-2
+	}
+	fromOut = func(i, o int) (int, bool) {
+		if i != mask {
+			return o, true
+		}
+		if o == r-2 {
+			o = r - 3
+		}
+		j := o - (r - rank(i))
+		return j, j >= 0
+	}
+	return toOut, fromOut
 }
 
 // broadcastAxis follows NumPy broadcasting: every split input's axis must land on the

@@ -4,6 +4,8 @@ package tensor
 // Backends type-assert the value for the op they implement. Axes stored here are
 // already resolved to non-negative values by the builders.
 
+import "fmt"
+
 // AlphaAttr is the slope or scale parameter of LeakyRelu and Elu.
 type AlphaAttr struct{ Alpha float32 }
 
@@ -107,10 +109,60 @@ type NormAttr struct {
 }
 
 // AttentionAttr is scaled dot-product attention softmax(q kᵀ * Scale + mask) v over
-// (batch, heads, time, dim) inputs. A Scale of 0 means 1/sqrt(dim).
+// (batch, heads, time, dim) inputs, or (batch, time, heads, dim) ones with Layout
+// AttentionBTHD. A Scale of 0 means 1/sqrt(dim).
 type AttentionAttr struct {
 	Causal bool
 	Scale  float32
+	Layout AttentionLayout
+}
+
+// AttentionLayout is the order of the axes of attention's q, k, v and output, and of
+// the backward's o, gy and gradients. Whatever the layout, a mask broadcasts to the
+// scores' shape (..., H, Tq, Tk) and the backward's statistics are (..., H, Tq, 2).
+type AttentionLayout uint8
+
+const (
+	// AttentionBHTD is (..., H, T, D): each head's rows are contiguous, as PyTorch's
+	// scaled_dot_product_attention and ONNX Attention's 4-D form take them. The default.
+	AttentionBHTD AttentionLayout = iota
+	// AttentionBTHD is (..., T, H, D): each time step's row holds every head's features,
+	// the layout of a (B, T, H*D) projection reshaped to (B, T, H, D) without a permute
+	// (ONNX Attention's 3-D form). The kernels read the heads in place, so a model
+	// saves the permutes to and from AttentionBHTD in the forward and the backward.
+	AttentionBTHD
+)
+
+func (l AttentionLayout) String() string {
+	switch l {
+	case AttentionBHTD:
+		return "bhtd"
+	case AttentionBTHD:
+		return "bthd"
+	}
+	return fmt.Sprintf("AttentionLayout(%d)", uint8(l))
+}
+
+// Split returns the geometry of an attention operand of shape s in layout l: its
+// leading axes in the scores' order (the batch axes, then the heads: the axes a mask
+// broadcasts over before (Tq, Tk)), the number of heads its rows interleave (H for
+// AttentionBTHD, whose row at time t holds every head's features; 1 for AttentionBHTD),
+// its rows (time) and its features. s must have the layout's rank (2, or 3 for
+// AttentionBTHD) or more.
+func (l AttentionLayout) Split(s Shape) (lead Shape, heads, rows, features int) {
+	r := s.Rank()
+	if l == AttentionBTHD {
+		return append(s[:r-3:r-3], s[r-2]), s[r-2], s[r-3], s[r-1]
+	}
+	return s[:r-2], 1, s[r-2], s[r-1]
+}
+
+// rank is the least rank of an operand in layout l.
+func (l AttentionLayout) rank() int {
+	if l == AttentionBTHD {
+		return 3
+	}
+	return 2
 }
 
 // AttentionGradOutput selects which result of attention's backward an OpAttentionGrad
@@ -130,11 +182,12 @@ const (
 	AttentionGradKV
 )
 
-// AttentionGradAttr is OpAttentionGrad's attribute: the forward's Causal and Scale (0
-// means 1/sqrt(D)) and the result the node computes.
+// AttentionGradAttr is OpAttentionGrad's attribute: the forward's Causal, Scale (0
+// means 1/sqrt(D)) and Layout, and the result the node computes.
 type AttentionGradAttr struct {
 	Causal bool
 	Scale  float32
+	Layout AttentionLayout
 	Output AttentionGradOutput
 }
 

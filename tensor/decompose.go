@@ -98,14 +98,25 @@ func softmaxOf(x, mask *Node, axis int, scale float32, log bool) *Node {
 // the diagonal), softmax over keys, times v.
 func attentionOf(n *Node) *Node {
 	at := n.attr.(AttentionAttr)
-	q, k, v := n.inputs[0], n.inputs[1], n.inputs[2]
+	l := at.Layout
+	q, k, v := l.headsFirst(n.inputs[0]), l.headsFirst(n.inputs[1]), l.headsFirst(n.inputs[2])
 	var mask *Node
 	if len(n.inputs) == 4 {
 		mask = n.inputs[3]
 	}
 	mask = withCausal(q, k, mask, at.Causal)
 	p := softmaxOf(MatMulT(q, k, false, true), mask, q.shape.Rank()-1, at.Scale, false)
-	return MatMul(p, v)
+	return l.headsFirst(MatMul(p, v))
+}
+
+// headsFirst swaps the time and head axes of an AttentionBTHD operand, which turns it
+// into its AttentionBHTD form and back; other layouts' operands pass through.
+func (l AttentionLayout) headsFirst(x *Node) *Node {
+	if l != AttentionBTHD {
+		return x
+	}
+	r := x.shape.Rank()
+	return Transpose(x, r-3, r-2)
 }
 
 // withCausal returns mask (nil for none) with causal attention's -Inf above the diagonal
@@ -150,8 +161,8 @@ func attentionScoreGrad(z, v, gy, stats *Node) (p, ds *Node) {
 // δ = Σ gy·o; then ∂q = s·∂S k, ∂k = s·∂Sᵀ q and ∂v = pᵀ gy.
 func attentionGradOf(n *Node) *Node {
 	at := n.attr.(AttentionGradAttr)
-	in := n.inputs
-	q, k := in[0], in[1]
+	in, l := n.inputs, at.Layout
+	q, k, x, gy := l.headsFirst(in[0]), l.headsFirst(in[1]), l.headsFirst(in[2]), l.headsFirst(in[3])
 	r := q.shape.Rank()
 	var mask *Node
 	if mi := at.MaskInput(); len(in) > mi {
@@ -159,18 +170,16 @@ func attentionGradOf(n *Node) *Node {
 	}
 	z := attentionScores(q, k, mask, at.Causal, at.Scale)
 	if at.Output == AttentionStats {
-		o, gy := in[2], in[3]
 		m := Max(z, []int{r - 1}, true)
 		lse := Add(m, Log(Sum(Exp(Sub(z, m)), []int{r - 1}, true)))
-		return Concat(r-1, lse, Sum(Mul(gy, o), []int{r - 1}, true))
+		return Concat(r-1, lse, Sum(Mul(gy, x), []int{r - 1}, true)) // x is o here
 	}
-	v, gy, stats := in[2], in[3], in[4]
-	p, ds := attentionScoreGrad(z, v, gy, stats)
+	p, ds := attentionScoreGrad(z, x, gy, in[4])
 	if at.Output == AttentionGradQ {
-		return MulScalar(MatMul(ds, k), float64(at.Scale))
+		return l.headsFirst(MulScalar(MatMul(ds, k), float64(at.Scale)))
 	}
 	dk := MulScalar(MatMulT(ds, q, true, false), float64(at.Scale))
-	return Concat(r-1, dk, MatMulT(p, gy, true, false))
+	return l.headsFirst(Concat(r-1, dk, MatMulT(p, gy, true, false)))
 }
 
 // CausalMask returns the additive (tq, tk) mask of causal attention: 0 where key j is

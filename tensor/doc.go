@@ -41,4 +41,11 @@
 // consumer to slice and compute ∂k and ∂v when only ∂q is wanted. The statistics are
 // computed once and read by both passes, so no pass needs atomics or a Tq×Tk buffer.
 // Its decomposition (decompose.go) is differentiated for second-order gradients.
+//
+// Attention takes its operands in one of two layouts (AttentionLayout): (..., H, T, D),
+// and (..., T, H, D), where each time step's row holds every head, as a model's
+// (B, T, H·D) projections are laid out; the kernels read the heads in place through
+// row strides, which saves a transformer the permutes to and from heads-first form in
+// the forward and the backward. Masks and the statistics stay in the scores' order,
+// (..., H, Tq, ·), in both, so one mask serves either layout.
 package tensor

@@ -230,8 +230,12 @@ func backprop(outputs, seeds, wrt []*Node, leaves bool) map[*Node]*Node {
 	return adj
 }
 
-// sumAll adds the contributions to one adjoint as a balanced tree of Add nodes.
+// sumAll adds the contributions to one adjoint as a balanced tree of Add nodes. The
+// gradients of slices that tile one axis (the parts of a Split) are zero pads of the
+// parts' gradients; they are concatenated instead, one copy rather than a full-size pad
+// per part and the sums of the pads.
 func sumAll(xs []*Node) *Node {
+	xs = joinPads(xs)
 	for len(xs) > 1 {
 		next := xs[:0:0]
 		for i := 0; i+1 < len(xs); i += 2 {
@@ -243,6 +247,62 @@ func sumAll(xs []*Node) *Node {
 		xs = next
 	}
 	return xs[0]
+}
+
+// joinPads replaces the zero pads among xs by their concatenation when they pad one
+// axis only and their unpadded ranges tile it; it returns xs unchanged otherwise.
+func joinPads(xs []*Node) []*Node {
+	var pads, rest []*Node
+	axis := -1
+	for _, x := range xs {
+		a := paddedAxis(x)
+		if a < 0 || axis >= 0 && a != axis {
+			rest = append(rest, x)
+			continue
+		}
+		axis = a
+		pads = append(pads, x)
+	}
+	if len(pads) < 2 {
+		return xs
+	}
+	before := func(p *Node) int { return p.attr.(PadAttr).Before[axis] }
+	slices.SortFunc(pads, func(a, b *Node) int { return before(a) - before(b) })
+	parts := make([]*Node, len(pads))
+	at := 0
+	for i, p := range pads {
+		if before(p) != at {
+			return xs
+		}
+		parts[i] = p.inputs[0]
+		at += parts[i].shape[axis]
+	}
+	if at != pads[0].shape[axis] {
+		return xs
+	}
+	return append(rest, Concat(axis, parts...))
+}
+
+// paddedAxis returns the one axis that the zero pad n pads, or -1 when n is not such a
+// pad.
+func paddedAxis(n *Node) int {
+	if n.op != OpPad {
+		return -1
+	}
+	at := n.attr.(PadAttr)
+	if at.Mode != PadConstant || at.Value != 0 {
+		return -1
+	}
+	axis := -1
+	for i := range at.Before {
+		if at.Before[i] != 0 || at.After[i] != 0 {
+			if axis >= 0 {
+				return -1
+			}
+			axis = i
+		}
+	}
+	return axis
 }
 
 // gradFail panics with an *Error for the "grad" transform.

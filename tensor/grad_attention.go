@@ -33,6 +33,8 @@ func attentionGrad(n, gy *Node) []*Node {
 	if mask == nil {
 		return []*Node{dq, dk, dv}
 	}
-	_, ds := attentionScoreGrad(attentionScores(q, k, mask, at.Causal, at.Scale), v, gy, stats)
+	l := at.Layout
+	z := attentionScores(l.headsFirst(q), l.headsFirst(k), mask, at.Causal, at.Scale)
+	_, ds := attentionScoreGrad(z, l.headsFirst(v), l.headsFirst(gy), stats)
 	return []*Node{dq, dk, dv, unbroadcast(ds, mask)}
 }

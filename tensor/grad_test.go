@@ -225,3 +225,52 @@ func TestStopGradientCutsOnlyItsPath(t *testing.T) {
 		}
 	}
 }
+
+// TestGradJoinsSplitParts checks that the gradients of slices that tile one axis are
+// concatenated rather than padded and summed, and only then.
+func TestGradJoinsSplitParts(t *testing.T) {
+	cases := []struct {
+		name  string
+		parts func(x *Node) []*Node
+		other bool // x is also used whole
+		want  Op   // the gradient's op
+	}{
+		{"split", func(x *Node) []*Node { return Split(x, 1, 1, 2, 3) }, false, OpConcat},
+		{"split_unordered", func(x *Node) []*Node { p := Split(x, 0, 1, 3); return []*Node{p[1], p[0]} }, false, OpConcat},
+		{"split_and_whole", func(x *Node) []*Node { return Split(x, 1, 4, 2) }, true, OpAdd},
+		{"gap", func(x *Node) []*Node { return []*Node{SliceAxis(x, 1, 0, 2), SliceAxis(x, 1, 3, 6)} }, false, OpAdd},
+		{"overlap", func(x *Node) []*Node { return []*Node{SliceAxis(x, 1, 0, 4), SliceAxis(x, 1, 3, 6)} }, false, OpAdd},
+		{"two_axes", func(x *Node) []*Node { return []*Node{SliceAxis(x, 0, 0, 2), SliceAxis(x, 1, 0, 3)} }, false, OpAdd},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewGraph()
+			x := g.Input("x", F32, 4, 6)
+			var loss *Node
+			if tc.other {
+				loss = Sum(x, nil, false)
+			}
+			for _, p := range tc.parts(x) {
+				s := Sum(Mul(p, p), nil, false)
+				if loss == nil {
+					loss = s
+				} else {
+					loss = Add(loss, s)
+				}
+			}
+			gx := Grad(loss, []*Node{x})[0]
+			if gx.op != tc.want {
+				t.Fatalf("gradient %v, want a %v", gx, tc.want)
+			}
+			pads := 0
+			for n := range ancestors(gx) {
+				if n.op == OpPad {
+					pads++
+				}
+			}
+			if joined := tc.want == OpConcat || tc.other; joined && pads != 0 {
+				t.Errorf("%d pads left in the gradient of a split", pads)
+			}
+		})
+	}
+}

@@ -15,12 +15,14 @@ func init() {
 }
 
 // Attention returns softmax(q kᵀ * scale + mask) v for q (..., Tq, D), k (..., Tk, D) and
-// v (..., Tk, Dv) with equal leading (batch, head) axes; the output is (..., Tq, Dv). mask
-// (nil for none) is additive and broadcasts to (..., Tq, Tk); a query whose keys are all
-// masked gets NaN. With Causal, query i sees keys j <= i (the upper-left-aligned
-// triangle of PyTorch's is_causal and ONNX's Attention, also when Tq != Tk; decoding
-// against a key/value cache passes an explicit mask instead), and a mask may be given
-// as well. A Scale of 0 means 1/sqrt(D).
+// v (..., Tk, Dv) with equal leading (batch, head) axes; the output is (..., Tq, Dv). With
+// Layout AttentionBTHD the head axis comes after time instead: q (..., Tq, H, D), k
+// (..., Tk, H, D), v (..., Tk, H, Dv) and the output (..., Tq, H, Dv). mask (nil for
+// none) is additive and broadcasts to the scores' (..., H, Tq, Tk) in either layout; a
+// query whose keys are all masked gets NaN. With Causal, query i sees keys j <= i (the
+// upper-left-aligned triangle of PyTorch's is_causal and ONNX's Attention, also when
+// Tq != Tk; decoding against a key/value cache passes an explicit mask instead), and a
+// mask may be given as well. A Scale of 0 means 1/sqrt(D).
 func Attention(q, k, v, mask *Node, attr AttentionAttr) *Node {
 	if mask == nil {
 		return Apply(OpAttention, attr, q, k, v)
@@ -37,54 +39,89 @@ func attentionRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("takes q, k, v and an optional mask, got %d inputs", len(in))
 	}
 	q, k, v := in[0], in[1], in[2]
-	lead, tq, tk, d, err := attentionQK(q, k, v)
+	g, err := attentionQK(at.Layout, q, k, v)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	if err := attentionOperand("v", v, lead, tk, -1); err != nil {
+	dv, err := g.operand("v", v, g.tk, -1)
+	if err != nil {
 		return 0, nil, nil, err
 	}
 	if len(in) == 4 {
-		if err := checkMask(in[3], q.dtype, append(lead.Clone(), tq, tk)); err != nil {
+		if err := checkMask(in[3], q.dtype, append(g.lead.Clone(), g.tq, g.tk)); err != nil {
 			return 0, nil, nil, err
 		}
 	}
-	at.Scale = attentionScale(at.Scale, d)
-	return q.dtype, append(lead.Clone(), tq, v.shape[q.shape.Rank()-1]), at, nil
+	at.Scale = attentionScale(at.Scale, g.d)
+	return q.dtype, g.shape(g.tq, dv), at, nil
 }
 
-// attentionQK checks q (..., Tq, D) and k (..., Tk, D) and returns their leading axes,
-// lengths and feature size; other (the third input) must share q's float dtype.
-func attentionQK(q, k, other *Node) (lead Shape, tq, tk, d int, err error) {
+// attnShapes is the geometry of an attention node's operands in its layout.
+type attnShapes struct {
+	layout    AttentionLayout
+	lead      Shape // in the scores' order: batch axes, then heads
+	tq, tk, d int
+}
+
+// attentionQK checks q and k ((..., T, D), or (..., T, H, D) with AttentionBTHD) and
+// returns their geometry; other (the third input) must share q's float dtype.
+func attentionQK(l AttentionLayout, q, k, other *Node) (attnShapes, error) {
 	if !q.dtype.IsFloat() || k.dtype != q.dtype || other.dtype != q.dtype {
-		return nil, 0, 0, 0, fmt.Errorf("needs inputs of one float dtype, have %s", shapesOf([]*Node{q, k, other}))
+		return attnShapes{}, fmt.Errorf("needs inputs of one float dtype, have %s", shapesOf([]*Node{q, k, other}))
+	}
+	if l > AttentionBTHD {
+		return attnShapes{}, fmt.Errorf("unknown layout %v", l)
 	}
 	r := q.shape.Rank()
-	if r < 2 || k.shape.Rank() != r {
-		return nil, 0, 0, 0, fmt.Errorf("needs q (..., Tq, D) and k (..., Tk, D) of one rank, have %v and %v", q.shape, k.shape)
+	if r < l.rank() || k.shape.Rank() != r {
+		return attnShapes{}, fmt.Errorf("needs q %s and k %s of one rank, have %v and %v",
+			l.form("Tq", "D"), l.form("Tk", "D"), q.shape, k.shape)
 	}
-	lead = q.shape[:r-2]
-	if !k.shape[:r-2].Equal(lead) {
-		return nil, 0, 0, 0, fmt.Errorf("q %v and k %v must share their leading (batch, head) axes", q.shape, k.shape)
+	lead, _, tq, d := l.Split(q.shape)
+	klead, _, tk, kd := l.Split(k.shape)
+	if !klead.Equal(lead) {
+		return attnShapes{}, fmt.Errorf("q %v and k %v must share their batch and head axes (layout %v)", q.shape, k.shape, l)
 	}
-	if k.shape[r-1] != q.shape[r-1] {
-		return nil, 0, 0, 0, fmt.Errorf("q and k feature sizes differ: %v and %v", q.shape, k.shape)
+	if kd != d {
+		return attnShapes{}, fmt.Errorf("q and k feature sizes differ: %v and %v", q.shape, k.shape)
 	}
-	return lead, q.shape[r-2], k.shape[r-2], q.shape[r-1], nil
+	return attnShapes{layout: l, lead: lead, tq: tq, tk: tk, d: d}, nil
 }
 
-// attentionOperand checks that x has q's dtype and the shape lead + (rows, cols), any
-// number of columns when cols is -1.
-func attentionOperand(name string, x *Node, lead Shape, rows, cols int) error {
-	r := len(lead) + 2
-	if x.shape.Rank() != r || !x.shape[:r-2].Equal(lead) || x.shape[r-2] != rows || (cols >= 0 && x.shape[r-1] != cols) {
-		want := fmt.Sprint(append(lead.Clone(), rows))
-		if cols >= 0 {
-			want = fmt.Sprint(append(lead.Clone(), rows, cols))
-		}
-		return fmt.Errorf("%s %v must have the leading axes and length %s (the last axis free when omitted)", name, x.shape, want)
+// form names an operand's axes in layout l, e.g. (..., T, H, D).
+func (l AttentionLayout) form(t, d string) string {
+	if l == AttentionBTHD {
+		return fmt.Sprintf("(..., %s, H, %s)", t, d)
 	}
-	return nil
+	return fmt.Sprintf("(..., %s, %s)", t, d)
+}
+
+// shape is the shape of an operand of the given rows and features in g's layout.
+func (g attnShapes) shape(rows, features int) Shape {
+	lead := g.lead.Clone()
+	if g.layout == AttentionBTHD {
+		h := lead[len(lead)-1]
+		return append(lead[:len(lead)-1], rows, h, features)
+	}
+	return append(lead, rows, features)
+}
+
+// operand checks that x has q's dtype and the shape of rows and cols features in g's
+// layout, any number of features when cols is -1, and returns its features.
+func (g attnShapes) operand(name string, x *Node, rows, cols int) (int, error) {
+	r := g.shape(rows, 0).Rank()
+	if x.shape.Rank() == r {
+		lead, _, n, c := g.layout.Split(x.shape)
+		if lead.Equal(g.lead) && n == rows && (cols < 0 || c == cols) {
+			return c, nil
+		}
+	}
+	want := fmt.Sprint(g.shape(rows, cols))
+	if cols < 0 {
+		want = fmt.Sprint(g.shape(rows, 0)[:r-1])
+		want = want[:len(want)-1] + " *]" // any number of features
+	}
+	return 0, fmt.Errorf("%s %v must have the shape %s (layout %v)", name, x.shape, want, g.layout)
 }
 
 // attentionScale resolves a Scale of 0 to 1/sqrt(d).
@@ -113,7 +150,7 @@ func attentionBackward(q, k, v, mask, o, gy *Node, attr AttentionAttr) (dq, dk, 
 		if mask != nil {
 			in = append(in, mask)
 		}
-		return Apply(OpAttentionGrad, AttentionGradAttr{Causal: attr.Causal, Scale: attr.Scale, Output: out}, in...)
+		return Apply(OpAttentionGrad, AttentionGradAttr{Causal: attr.Causal, Scale: attr.Scale, Layout: attr.Layout, Output: out}, in...)
 	}
 	stats = with(AttentionStats, q, k, o, gy)
 	dq = with(AttentionGradQ, q, k, v, gy, stats)
@@ -141,7 +178,7 @@ func attentionGradRule(attr any, in []*Node) (DType, Shape, any, error) {
 		return 0, nil, nil, fmt.Errorf("output %d takes %s and an optional mask, got %d inputs", at.Output, names, len(in))
 	}
 	q, k := in[0], in[1]
-	lead, tq, tk, d, err := attentionQK(q, k, in[2])
+	g, err := attentionQK(at.Layout, q, k, in[2])
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -150,35 +187,35 @@ func attentionGradRule(attr any, in []*Node) (DType, Shape, any, error) {
 			return 0, nil, nil, fmt.Errorf("needs inputs of one float dtype, have %s", shapesOf(in))
 		}
 	}
-	third, rows := "v", tk
+	third, rows := "v", g.tk
 	if at.Output == AttentionStats {
-		third, rows = "o", tq
+		third, rows = "o", g.tq
 	}
-	if err := attentionOperand(third, in[2], lead, rows, -1); err != nil {
+	dv, err := g.operand(third, in[2], rows, -1)
+	if err != nil {
 		return 0, nil, nil, err
 	}
-	dv := in[2].shape[q.shape.Rank()-1]
-	if err := attentionOperand("gy", in[3], lead, tq, dv); err != nil {
+	if _, err := g.operand("gy", in[3], g.tq, dv); err != nil {
 		return 0, nil, nil, err
 	}
-	if at.Output != AttentionStats {
-		if err := attentionOperand("stats", in[4], lead, tq, 2); err != nil {
-			return 0, nil, nil, err
-		}
+	// The statistics are per (batch, head, query), in the scores' order in any layout.
+	stats := append(g.lead.Clone(), g.tq, 2)
+	if at.Output != AttentionStats && !in[4].shape.Equal(stats) {
+		return 0, nil, nil, fmt.Errorf("stats %v must have the shape %v", in[4].shape, stats)
 	}
 	if len(in) == n+1 {
-		if err := checkMask(in[n], q.dtype, append(lead.Clone(), tq, tk)); err != nil {
+		if err := checkMask(in[n], q.dtype, append(g.lead.Clone(), g.tq, g.tk)); err != nil {
 			return 0, nil, nil, err
 		}
 	}
-	at.Scale = attentionScale(at.Scale, d)
+	at.Scale = attentionScale(at.Scale, g.d)
 	switch at.Output {
 	case AttentionStats:
-		return q.dtype, append(lead.Clone(), tq, 2), at, nil
+		return q.dtype, stats, at, nil
 	case AttentionGradQ:
 		return q.dtype, q.shape, at, nil
 	}
-	return q.dtype, append(lead.Clone(), tk, d+dv), at, nil
+	return q.dtype, g.shape(g.tk, g.d+dv), at, nil
 }
 
 // RoPE applies rotary position embedding to x (..., T, D) with positions (I32 or I64, shape

@@ -79,10 +79,30 @@ func TestAttentionShapes(t *testing.T) {
 	checkBuild(t, "mask wrong", func() *Node { return Attention(q, k, v, g.Input("m", F32, 5, 6), AttentionAttr{}) },
 		nil, "does not broadcast")
 	checkBuild(t, "feature mismatch", func() *Node { return Attention(q, v, v, nil, AttentionAttr{}) }, nil, "feature sizes")
-	checkBuild(t, "length mismatch", func() *Node { return Attention(q, k, q, nil, AttentionAttr{}) }, nil, "length [2 3 7]")
+	checkBuild(t, "length mismatch", func() *Node { return Attention(q, k, q, nil, AttentionAttr{}) }, nil, "v [2 3 5 8] must have the shape [2 3 7 *] (layout bhtd)")
 	checkBuild(t, "heads mismatch", func() *Node {
 		return Attention(q, g.Input("k2", F32, 2, 4, 7, 8), v, nil, AttentionAttr{})
-	}, nil, "leading")
+	}, nil, "batch and head axes")
+
+	// The AttentionBTHD layout: (B, T, H, D) operands, the mask in the scores' order.
+	bthd := AttentionAttr{Layout: AttentionBTHD}
+	qr, kr, vr := g.Input("qr", F32, 2, 5, 3, 8), g.Input("kr", F32, 2, 7, 3, 8), g.Input("vr", F32, 2, 7, 3, 4)
+	checkBuild(t, "bthd", func() *Node { return Attention(qr, kr, vr, nil, bthd) }, Shape{2, 5, 3, 4}, "")
+	checkBuild(t, "bthd mask per head", func() *Node { return Attention(qr, kr, vr, g.Input("m", F32, 3, 5, 7), bthd) },
+		Shape{2, 5, 3, 4}, "")
+	checkBuild(t, "bthd mask in operand order", func() *Node { return Attention(qr, kr, vr, g.Input("m", F32, 5, 3, 7), bthd) },
+		nil, "does not broadcast")
+	checkBuild(t, "bthd rank 3", func() *Node {
+		return Attention(g.Input("q3", F32, 5, 3, 8), g.Input("k3", F32, 7, 3, 8), g.Input("v3", F32, 7, 3, 2), nil, bthd)
+	}, Shape{5, 3, 2}, "")
+	checkBuild(t, "bthd rank 2", func() *Node {
+		x := g.Input("x", F32, 5, 8)
+		return Attention(x, x, x, nil, bthd)
+	}, nil, "(..., Tq, H, D)")
+	checkBuild(t, "bthd length", func() *Node { return Attention(qr, kr, qr, nil, bthd) }, nil, "v [2 5 3 8] must have the shape [2 7 3 *] (layout bthd)")
+	checkBuild(t, "bthd heads", func() *Node { return Attention(qr, g.Input("k4", F32, 2, 7, 4, 8), vr, nil, bthd) }, nil, "batch and head axes")
+	checkBuild(t, "bthd heads of v", func() *Node { return Attention(qr, kr, g.Input("v4", F32, 2, 7, 4, 4), nil, bthd) }, nil, "v [2 7 4 4]")
+	checkBuild(t, "unknown layout", func() *Node { return Attention(q, k, v, nil, AttentionAttr{Layout: 9}) }, nil, "unknown layout AttentionLayout(9)")
 }
 
 func TestAttentionGradShapes(t *testing.T) {
@@ -125,6 +145,33 @@ func TestAttentionGradShapes(t *testing.T) {
 	}, nil, "one float dtype")
 	checkBuild(t, "unknown output", func() *Node { return Apply(OpAttentionGrad, at(7), q, k, v, gy, stats) }, nil, "unknown output")
 	checkBuild(t, "wrong attr", func() *Node { return Apply(OpAttentionGrad, AttentionAttr{}, q, k, o, gy) }, nil, "AttentionGradAttr")
+
+	// AttentionBTHD: the gradients in the operands' layout, the statistics in the scores'.
+	bthd := AttentionAttr{Causal: true, Layout: AttentionBTHD}
+	qr, kr, vr := g.Input("qr", F32, 2, 5, 3, 8), g.Input("kr", F32, 2, 7, 3, 8), g.Input("vr", F32, 2, 7, 3, 4)
+	or := Attention(qr, kr, vr, m, bthd)
+	gyr := g.Input("gyr", F32, 2, 5, 3, 4)
+	if err := Catch(func() { dq, dk, dv = AttentionGrad(qr, kr, vr, m, or, gyr, bthd) }); err != nil {
+		t.Fatal(err)
+	}
+	if !dq.Shape().Equal(qr.Shape()) || !dk.Shape().Equal(kr.Shape()) || !dv.Shape().Equal(vr.Shape()) {
+		t.Errorf("bthd gradient shapes %v %v %v, want those of q, k, v", dq.Shape(), dk.Shape(), dv.Shape())
+	}
+	if s := dq.Input(4); !s.Shape().Equal(Shape{2, 3, 5, 2}) || s.Attr().(AttentionGradAttr).Layout != AttentionBTHD {
+		t.Errorf("bthd statistics node %v %+v, want f32[2 3 5 2] in layout bthd", s, s.Attr())
+	}
+	if kv := dk.Input(0); !kv.Shape().Equal(Shape{2, 7, 3, 12}) {
+		t.Errorf("bthd key/value gradient node %v, want f32[2 7 3 12]", kv)
+	}
+	atr := func(out AttentionGradOutput) AttentionGradAttr {
+		return AttentionGradAttr{Output: out, Layout: AttentionBTHD}
+	}
+	checkBuild(t, "bthd stats in operand order", func() *Node {
+		return Apply(OpAttentionGrad, atr(AttentionGradQ), qr, kr, vr, gyr, g.Input("s2", F32, 2, 5, 3, 2))
+	}, nil, "stats [2 5 3 2] must have the shape [2 3 5 2]")
+	checkBuild(t, "bthd gy in bhtd", func() *Node {
+		return Apply(OpAttentionGrad, atr(AttentionStats), qr, kr, or, g.Input("gy2", F32, 2, 3, 5, 4))
+	}, nil, "gy [2 3 5 4] must have the shape [2 5 3 4] (layout bthd)")
 }
 
 func TestRoPEShapes(t *testing.T) {

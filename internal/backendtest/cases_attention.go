@@ -10,7 +10,8 @@ import (
 
 // Cases of attention, its fused backward and RoPE: self, causal, cross and causal
 // cross attention with more keys than queries or fewer, masks broadcast in every way
-// (with -Inf entries), feature sizes up to 200, and a query that sees no key.
+// (with -Inf entries), feature sizes up to 200, and a query that sees no key; most of
+// them in both layouts, (B, H, T, D) and (B, T, H, D) (AttentionBTHD).
 
 func attentionCases() []Case {
 	shapes := []struct {
@@ -36,45 +37,58 @@ func attentionCases() []Case {
 	}
 	var cs []Case
 	for _, s := range shapes {
-		shape := func(n, d int) t.Shape { return append(append(t.Shape{}, s.lead...), n, d) }
-		inputs := []Input{in(shape(s.tq, s.d)...), in(shape(s.tk, s.d)...), in(shape(s.tk, s.dv)...)}
-		if s.mask != nil {
-			inputs = append(inputs, Input{Shape: s.mask, Gen: maskValues(s.mask[len(s.mask)-1] > 1)})
-		}
-		at := t.AttentionAttr{Causal: s.causal, Scale: s.scale}
-		maskOf := func(x []*t.Node) *t.Node {
-			if len(x) > 3 {
-				return x[3]
+		for _, layout := range []t.AttentionLayout{t.AttentionBHTD, t.AttentionBTHD} {
+			if layout == t.AttentionBTHD && (len(s.lead) == 0 || s.name == "d100") {
+				continue // rank2 has no heads axis; d100 is one more feature size, once is enough
 			}
-			return nil
-		}
-		var dts []t.DType
-		if s.name == "self" || s.name == "rank2" {
-			dts = []t.DType{t.F32, t.F16, t.BF16}
-		}
-		cs = append(cs, Case{Name: "attention_" + s.name, Inputs: inputs, DTypes: dts,
-			Build: func(x []*t.Node) *t.Node { return t.Attention(x[0], x[1], x[2], maskOf(x), at) }})
-		// The fused backward: statistics, ∂q and ∂k|∂v of the same attention, given the
-		// forward output and an output gradient.
-		for _, out := range []t.AttentionGradOutput{t.AttentionStats, t.AttentionGradQ, t.AttentionGradKV} {
-			bw := append(append([]Input(nil), inputs[:3]...), in(shape(s.tq, s.dv)...))
-			cs = append(cs, Case{Name: fmt.Sprintf("attention_grad_%d_%s", out, s.name), Inputs: append(bw, inputs[3:]...), DTypes: dts,
-				Build: func(x []*t.Node) *t.Node {
-					q, k, v, gy := x[0], x[1], x[2], x[3]
-					var mask *t.Node
-					if len(x) > 4 {
-						mask = x[4]
-					}
-					o := t.Attention(q, k, v, mask, at)
-					dq, dk, _ := t.AttentionGrad(q, k, v, mask, o, gy, at)
-					switch out {
-					case t.AttentionStats:
-						return dq.Input(4)
-					case t.AttentionGradQ:
-						return dq
-					}
-					return dk.Input(0) // ∂k|∂v, which dk slices
-				}, Tol: 2e-5})
+			name := s.name
+			shape := func(n, d int) t.Shape { return append(append(t.Shape{}, s.lead...), n, d) }
+			if layout == t.AttentionBTHD {
+				name = "bthd_" + name
+				shape = func(n, d int) t.Shape {
+					h := len(s.lead) - 1
+					return append(append(t.Shape{}, s.lead[:h]...), n, s.lead[h], d)
+				}
+			}
+			inputs := []Input{in(shape(s.tq, s.d)...), in(shape(s.tk, s.d)...), in(shape(s.tk, s.dv)...)}
+			if s.mask != nil {
+				inputs = append(inputs, Input{Shape: s.mask, Gen: maskValues(s.mask[len(s.mask)-1] > 1)})
+			}
+			at := t.AttentionAttr{Causal: s.causal, Scale: s.scale, Layout: layout}
+			maskOf := func(x []*t.Node) *t.Node {
+				if len(x) > 3 {
+					return x[3]
+				}
+				return nil
+			}
+			var dts []t.DType
+			if s.name == "self" || s.name == "rank2" {
+				dts = []t.DType{t.F32, t.F16, t.BF16}
+			}
+			cs = append(cs, Case{Name: "attention_" + name, Inputs: inputs, DTypes: dts,
+				Build: func(x []*t.Node) *t.Node { return t.Attention(x[0], x[1], x[2], maskOf(x), at) }})
+			// The fused backward: statistics, ∂q and ∂k|∂v of the same attention, given the
+			// forward output and an output gradient.
+			for _, out := range []t.AttentionGradOutput{t.AttentionStats, t.AttentionGradQ, t.AttentionGradKV} {
+				bw := append(append([]Input(nil), inputs[:3]...), in(shape(s.tq, s.dv)...))
+				cs = append(cs, Case{Name: fmt.Sprintf("attention_grad_%d_%s", out, name), Inputs: append(bw, inputs[3:]...), DTypes: dts,
+					Build: func(x []*t.Node) *t.Node {
+						q, k, v, gy := x[0], x[1], x[2], x[3]
+						var mask *t.Node
+						if len(x) > 4 {
+							mask = x[4]
+						}
+						o := t.Attention(q, k, v, mask, at)
+						dq, dk, _ := t.AttentionGrad(q, k, v, mask, o, gy, at)
+						switch out {
+						case t.AttentionStats:
+							return dq.Input(4)
+						case t.AttentionGradQ:
+							return dq
+						}
+						return dk.Input(0) // ∂k|∂v, which dk slices
+					}, Tol: 2e-5})
+			}
 		}
 	}
 	hidden := make([]float64, 4*40)
@@ -101,6 +115,20 @@ func attentionCases() []Case {
 			}}),
 		grad(Case{Name: "attention_causal_tall_grad", Inputs: []Input{in(1, 5, 3), in(1, 3, 3), in(1, 3, 2)},
 			Build: func(x []*t.Node) *t.Node { return t.Attention(x[0], x[1], x[2], nil, t.AttentionAttr{Causal: true}) }}),
+		// The gradients in the AttentionBTHD layout: (B, T, H, D) operands, a mask in the
+		// scores' (B, H, Tq, Tk) order.
+		grad(Case{Name: "attention_bthd", Inputs: []Input{in(2, 3, 2, 4), in(2, 5, 2, 4), in(2, 5, 2, 3)},
+			Build: func(x []*t.Node) *t.Node {
+				return t.Attention(x[0], x[1], x[2], nil, t.AttentionAttr{Layout: t.AttentionBTHD})
+			}}),
+		grad(Case{Name: "attention_bthd_causal_masked", Inputs: []Input{in(1, 4, 3, 3), in(1, 6, 3, 3), in(1, 6, 3, 5), in(3, 1, 6)},
+			Build: func(x []*t.Node) *t.Node {
+				return t.Attention(x[0], x[1], x[2], x[3], t.AttentionAttr{Causal: true, Scale: 0.8, Layout: t.AttentionBTHD})
+			}}),
+		grad(Case{Name: "attention_bthd_rank3", Inputs: []Input{in(5, 2, 3), in(3, 2, 3), in(3, 2, 2)},
+			Build: func(x []*t.Node) *t.Node {
+				return t.Attention(x[0], x[1], x[2], nil, t.AttentionAttr{Causal: true, Layout: t.AttentionBTHD})
+			}}),
 	)
 	rope := []struct {
 		shape t.Shape

@@ -10,14 +10,19 @@ import (
 
 // attentionBlock builds x + (multi-head attention of x) with weights wq, wk, wv
 // (features x heads·head size) and wo (heads·head size x features), and its training
-// step: the mean square of the block's output, plain SGD on the four weights.
-func attentionBlock() (x *tensor.Node, block, loss *tensor.Node, updates []*tensor.Node, ws []*tensor.Variable) {
+// step: the mean square of the block's output, plain SGD on the four weights. The
+// attention runs in the given layout (the heads permuted first for AttentionBHTD).
+func attentionBlock(layout tensor.AttentionLayout) (x *tensor.Node, block, loss *tensor.Node, updates []*tensor.Node, ws []*tensor.Variable) {
 	const b, s, dm, h, d = 2, 5, 6, 4, 3
 	g := tensor.NewGraph()
 	x = g.Input("x", tensor.F32, b, s, dm)
-	heads := func(w *tensor.Node) *tensor.Node {
-		return tensor.Permute(tensor.Reshape(tensor.MatMul(x, w), b, s, h, d), 0, 2, 1, 3)
+	heads := func(y *tensor.Node) *tensor.Node {
+		if layout == tensor.AttentionBTHD {
+			return y
+		}
+		return tensor.Permute(y, 0, 2, 1, 3)
 	}
+	project := func(w *tensor.Node) *tensor.Node { return heads(tensor.Reshape(tensor.MatMul(x, w), b, s, h, d)) }
 	var nodes []*tensor.Node
 	for i, name := range []string{"wq", "wk", "wv", "wo"} {
 		shape := []int{dm, h * d}
@@ -28,8 +33,8 @@ func attentionBlock() (x *tensor.Node, block, loss *tensor.Node, updates []*tens
 		ws = append(ws, v)
 		nodes = append(nodes, g.Var(v))
 	}
-	att := tensor.Attention(heads(nodes[0]), heads(nodes[1]), heads(nodes[2]), nil, tensor.AttentionAttr{Causal: true})
-	merged := tensor.Reshape(tensor.Permute(att, 0, 2, 1, 3), b, s, h*d)
+	att := tensor.Attention(project(nodes[0]), project(nodes[1]), project(nodes[2]), nil, tensor.AttentionAttr{Causal: true, Layout: layout})
+	merged := tensor.Reshape(heads(att), b, s, h*d)
 	block = tensor.Add(x, tensor.MatMul(merged, nodes[3]))
 	loss = tensor.Mean(tensor.Square(block), nil, false)
 	for i, gr := range tensor.Grad(loss, nodes) {
@@ -57,9 +62,13 @@ func splitHeads(n *tensor.Node) (int, bool) {
 // read back whole.
 func TestTensorParallelAttention(t *testing.T) {
 	eachDevice(t, func(t *testing.T, d *rt.PhysicalDevice) {
-		for _, parts := range []int{2, 3} {
-			t.Run(fmt.Sprint(parts, " parts"), func(t *testing.T) {
-				x, block, loss, updates, ws := attentionBlock()
+		for _, c := range []struct {
+			parts  int
+			layout tensor.AttentionLayout
+		}{{2, tensor.AttentionBHTD}, {3, tensor.AttentionBHTD}, {2, tensor.AttentionBTHD}, {3, tensor.AttentionBTHD}} {
+			parts := c.parts
+			t.Run(fmt.Sprint(parts, " parts ", c.layout), func(t *testing.T) {
+				x, block, loss, updates, ws := attentionBlock(c.layout)
 				feeds := map[*tensor.Node]*tensor.Tensor{x: random(50, 2, 5, 6)}
 				want := single(t, d, []*tensor.Node{block}, feeds)
 				m, err := rt.NewMeta(rt.Replicate(d, parts), rt.SplitBy(splitHeads))
@@ -110,7 +119,7 @@ func TestTensorParallelAttention(t *testing.T) {
 // same weights after every step.
 func TestHybridParallel(t *testing.T) {
 	eachDevice(t, func(t *testing.T, d *rt.PhysicalDevice) {
-		x, block, loss, updates, ws := attentionBlock()
+		x, block, loss, updates, ws := attentionBlock(tensor.AttentionBHTD)
 		var groups []*rt.Meta
 		for range 2 {
 			g, err := rt.NewMeta(rt.Replicate(d, 2), rt.SplitBy(splitHeads))

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
@@ -21,7 +22,9 @@ import (
 //     straight away. The ReLU's output is never written, the max_pool_grad's output
 //     never exists, and Greater and Where do nothing: of four passes over the layer's
 //     full-size activations (ReLU's write, the gradient's write, Where's two reads and a
-//     write) one write is left.
+//     write) one write is left. When the bias's gradient sums Where's output over
+//     images and pixels, the step also sums each plane it has just written, and the Sum
+//     adds those sums: the pass that read the layer's gradient back is gone too.
 //   - Both at once, with nothing else between the convolution and the pool: the pool
 //     runs in the convolution's step, on each image as soon as it is written
 //     (poolInConv), so z is not read back from memory.
@@ -59,7 +62,7 @@ func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMe
 			}
 		case tensor.OpRelu:
 			if u := users[n]; len(u) == 2 && !escapes(n) {
-				if pool := fuseReluPool(nodes, n, u, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
+				if pool := fuseReluPool(nodes, n, u, users, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
 					poolInConv(nodes, biased[n.Input(0)], n, pool, index, mem, steps)
 				}
 			}
@@ -123,7 +126,7 @@ func poolInConv(nodes []*tensor.Node, conv, relu, pool *tensor.Node, index map[*
 	Z, Y := f32s(z), f32s(y)
 	rows := pp.planes / max(relu.Shape()[0], 1) * pp.oh // output rows per image
 	step, err := convStepThen(conv, z, mem[ic].in[:2], mem[ic].in[2], func(n int) {
-		pp.max2x2ReluRows(Z, Y, n*rows, (n+1)*rows)
+		pp.max2x2Rows(Z, Y, n*rows, (n+1)*rows, true)
 	})
 	if err != nil {
 		return
@@ -165,8 +168,9 @@ func written(nodes []*tensor.Node, b []byte, from, at int, mem []nodeMem) bool {
 // fuseReluPool fuses relu, whose two users are u, with its max pool and the pool's
 // gradient, when they have the shape of the package comment's second pattern, and
 // returns the pool node (nil when it fused nothing).
-func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, only func(*tensor.Node) *tensor.Node,
-	index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) *tensor.Node {
+func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, users map[*tensor.Node][]*tensor.Node,
+	only func(*tensor.Node) *tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
+	steps map[*tensor.Node]func() error) *tensor.Node {
 	pool, grad := u[0], u[1]
 	if pool.Op() == tensor.OpMaxPoolGrad {
 		pool, grad = grad, pool
@@ -213,11 +217,66 @@ func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, onl
 	}
 	steps[relu], steps[cmp], steps[where] = nil, nil, nil
 	steps[pool] = maxPoolReluStep(pp, f32s(zm), f32s(mem[ip].out))
-	steps[grad] = maxPoolReluGradStep(pp, f32s(zm), f32s(dy), f32s(dz))
+	var sums []float64
+	if sum := biasSum(where, users[where]); sum != nil {
+		if _, taken := steps[sum]; !taken {
+			// The bias gradient: each plane of dz is summed as it is written; the sum's
+			// step adds the planes' sums. Its memory entry stays: it still seems to
+			// read dz, which only keeps dz alive a little longer.
+			sums = make([]float64, pp.planes)
+			steps[sum] = channelSumStep(sums, sum.Shape().Size(), f32s(mem[index[sum]].out))
+		}
+	}
+	steps[grad] = maxPoolReluGradStep(pp, f32s(zm), f32s(dy), f32s(dz), sums)
 	mem[ir], mem[ic], mem[iw] = nodeMem{}, nodeMem{}, nodeMem{}
 	mem[ip].in = [][]byte{zm}
 	mem[ig] = nodeMem{out: dz, in: [][]byte{zm, dy}}
 	return pool
+}
+
+// biasSum returns the user of dz (N, C, H, W) among users that sums it over N, H and W
+// into C values, as the gradient of a per-channel bias does (tensor.SumTo), or nil. With
+// more than one channel and image the reduction's kernel (interleavedReduce) adds, for
+// each channel, the planes' sums (vec.Sum) in image order; with one image it takes each
+// plane's sum: channelSumStep has the bits of both. One channel (a single sum over
+// everything) is left to the reduction.
+func biasSum(dz *tensor.Node, users []*tensor.Node) *tensor.Node {
+	x := dz.Shape()
+	if dz.DType() != tensor.F32 || x.Rank() != 4 || x[1] < 2 {
+		return nil
+	}
+	for _, s := range users {
+		at, ok := s.Attr().(tensor.ReduceAttr)
+		if s.Op() != tensor.OpSum || !ok || s.DType() != tensor.F32 || s.Shape().Size() != x[1] {
+			continue
+		}
+		var want []int
+		for i, d := range x {
+			if i != 1 && d != 1 {
+				want = append(want, i)
+			}
+		}
+		if slices.Equal(at.Axes, want) {
+			return s
+		}
+	}
+	return nil
+}
+
+// channelSumStep writes the C channel sums of dz into d from the planes' sums (N·C of
+// them, image-major), adding each channel's in image order as interleavedReduce does.
+func channelSumStep(sums []float64, c int, d []float32) func() error {
+	n := len(sums) / c
+	return func() error {
+		for ch := range c {
+			acc := sums[ch]
+			for i := 1; i < n; i++ {
+				acc += sums[i*c+ch]
+			}
+			d[ch] = float32(acc)
+		}
+		return nil
+	}
 }
 
 // samePool reports whether a max pool and a max_pool_grad have the same window.
@@ -243,32 +302,45 @@ func isZero(n *tensor.Node) bool {
 // maxPoolReluStep computes y = relu(max_pool(z)) for a halving pool p.
 func maxPoolReluStep(p pooler, z, y []float32) func() error {
 	rows, grain := p.planes*p.oh, poolGrain(p.rowCost())
-	body := func(lo, hi int) { p.max2x2ReluRows(z, y, lo, hi) } // built once: no allocation per step
+	body := func(lo, hi int) { p.max2x2Rows(z, y, lo, hi, true) } // built once: no allocation per step
 	return func() error { parallel.For(rows, grain, body); return nil }
-}
-
-// max2x2ReluRows computes output rows [lo, hi) of y = relu(max_pool(z)) for a halving
-// pool p: the rows are pooled, then rectified while they are in cache.
-func (p *pooler) max2x2ReluRows(z, y []float32, lo, hi int) {
-	p.max2x2Rows(z, y, lo, hi)
-	rows := y[lo*p.ow : hi*p.ow]
-	vec.Relu(rows, rows)
 }
 
 // maxPoolReluGradStep computes where(z > 0, max_pool_grad(relu(z), dy), 0) for a
 // halving pool p in one pass: dy[i] goes to the first largest element of window i of z
 // when that element is positive, and zero everywhere else. For a window whose largest
 // element is positive, z and relu(z) have the same first largest element; for the
-// others the Where writes zero wherever the gradient went. dz may be z's memory. The
-// rows are split in blocks counted here, each with its comparison buffer.
-func maxPoolReluGradStep(p pooler, z, dy, dz []float32) func() error {
+// others the Where writes zero wherever the gradient went. dz may be z's memory. With
+// sums (one per plane), each plane of dz is summed (vec.SumEach) right after it is
+// written, so the work is split by whole planes. Where the AVX-512 runs do it all
+// (wideRuns), the blocks are claimed by the workers as they come (parallel.For);
+// otherwise each block has a comparison buffer of its own, so they are counted here.
+func maxPoolReluGradStep(p pooler, z, dy, dz []float32, sums []float64) func() error {
 	rows := p.planes * p.oh
+	if p.wideRuns() {
+		n, grain := rows, poolGrain(2*p.w)
+		body := func(lo, hi int) { p.maxGrad2x2Runs(z, dy, dz, lo, hi, true) }
+		if sums != nil {
+			n, grain = p.planes, poolGrain(p.h*p.w)
+			body = func(lo, hi int) { p.reluGradPlanes(z, dy, dz, nil, sums, lo, hi) }
+		}
+		return func() error { parallel.For(n, grain, body); return nil }
+	}
 	count := max(1, min(parallel.Workers(), rows/poolGrain(2*p.w)))
+	if sums != nil {
+		count = min(count, p.planes)
+	}
 	masks := make([][]byte, count)
 	for i := range masks {
 		masks[i] = make([]byte, max(maskChunk, 3*p.w))
 	}
-	body := func(ch int) { p.reluGradRows(z, dy, dz, masks[ch], ch*rows/count, (ch+1)*rows/count) }
+	body := func(ch int) {
+		if sums == nil {
+			p.reluGradRows(z, dy, dz, masks[ch], ch*rows/count, (ch+1)*rows/count)
+			return
+		}
+		p.reluGradPlanes(z, dy, dz, masks[ch], sums, ch*p.planes/count, (ch+1)*p.planes/count)
+	}
 	return func() error {
 		if count == 1 {
 			body(0) // parallel.Run allocates its bookkeeping even for one worker
@@ -276,6 +348,18 @@ func maxPoolReluGradStep(p pooler, z, dy, dz []float32) func() error {
 			parallel.Run(count, body)
 		}
 		return nil
+	}
+}
+
+// reluGradPlanes is reluGradRows on planes [lo, hi), a few at a time (about maskChunk
+// elements), each plane's sum written into sums while it is in cache.
+func (p *pooler) reluGradPlanes(z, dy, dz []float32, c []byte, sums []float64, lo, hi int) {
+	area := p.h * p.w
+	per := max(1, maskChunk/area)
+	for pl := lo; pl < hi; pl += per {
+		pe := min(pl+per, hi)
+		p.reluGradRows(z, dy, dz, c, pl*p.oh, pe*p.oh)
+		vec.SumEach(sums[pl:pe], dz[pl*area:pe*area], area)
 	}
 }
 
@@ -294,8 +378,12 @@ var (
 // rows at a time: Greater's vector loop compares their input span with zero into c,
 // then the plain gradient (maxGrad2x2Rows) is written and Where's vector loop masks it,
 // all in cache and with those ops' bits. The comparison comes first, so dz may
-// overwrite z. c holds at least three input rows.
+// overwrite z. c holds at least three input rows (it is not used, and may be nil, where
+// the AVX-512 runs do all three).
 func (p *pooler) reluGradRows(z, dy, dz []float32, c []byte, lo, hi int) {
+	if p.maxGrad2x2Runs(z, dy, dz, lo, hi, true) {
+		return // all three in one pass where the assembly does the ReLU's mask too
+	}
 	per := len(c) / (3 * p.w) // rows whose span fits, leftover rows of plane ends included
 	for r0 := lo; r0 < hi; r0 += per {
 		r1 := min(r0+per, hi)

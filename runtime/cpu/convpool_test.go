@@ -3,7 +3,10 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
@@ -43,7 +46,8 @@ func cnnLayer(n, c, k, s, kernel, pad int, keepRelu, noBias bool) fusionCase {
 // row and a column out of every window; 150 makes rows of more windows than a chunk),
 // with Where's output in its own buffer and in the buffer of the ReLU's input (the
 // scheduler's reuse), and that the fusion happens (fewer steps) but not when the ReLU's
-// value is read elsewhere. Through a second process, the same with GML_SIMD=go.
+// value is read elsewhere. Through child processes, the same with GML_SIMD=go and avx2
+// (the AVX-512 pools' runs off).
 func TestConvPoolFusion(t *testing.T) {
 	whereInZ := func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
 		z := byOp(nodes, tensor.OpRelu).Input(0)
@@ -85,9 +89,14 @@ func TestConvPoolFusion(t *testing.T) {
 			}
 		}
 	}
-	if os.Getenv("GML_SIMD") == "" && vec.Active() != vec.Go {
-		if out, err := childtest.Run("^TestConvPoolFusion$", "GML_SIMD=go"); err != nil {
-			t.Errorf("with GML_SIMD=go: %v\n%s", err, out)
+	if os.Getenv("GML_SIMD") != "" {
+		return
+	}
+	for _, l := range []vec.Level{vec.Go, vec.AVX2} {
+		if l < vec.Active() {
+			if out, err := childtest.Run("^TestConvPoolFusion$", "GML_SIMD="+l.String()); err != nil {
+				t.Errorf("with GML_SIMD=%v: %v\n%s", l, err, out)
+			}
 		}
 	}
 }
@@ -100,8 +109,9 @@ func TestReluPoolStepsAllocateNothing(t *testing.T) {
 	p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
 	z, dy, dz, py := make([]float32, x.Size()), make([]float32, y.Size()), make([]float32, x.Size()), make([]float32, y.Size())
 	for name, step := range map[string]func() error{
-		"forward": maxPoolReluStep(p, z, py), "backward": maxPoolReluGradStep(p, z, dy, dz),
-		"backward in place": maxPoolReluGradStep(p, z, dy, z),
+		"forward": maxPoolReluStep(p, z, py), "backward": maxPoolReluGradStep(p, z, dy, dz, nil),
+		"backward in place":  maxPoolReluGradStep(p, z, dy, z, nil),
+		"backward with sums": maxPoolReluGradStep(p, z, dy, dz, make([]float64, p.planes)),
 	} {
 		step() // the first run may start the workers
 		if n := testing.AllocsPerRun(10, func() { step() }); n != 0 {
@@ -134,6 +144,84 @@ func TestReluPoolAfterGradient(t *testing.T) {
 		for j := range want[i] {
 			if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
 				t.Fatalf("output %d element %d = %v fused, %v unfused", i, j, got[i][j], want[i][j])
+			}
+		}
+	}
+}
+
+// TestBiasSum checks that the bias gradient of a CNN layer (the sum of Where's output
+// over N, H and W) is found for the fused ReLU + pool backward to sum as it writes
+// (TestConvPoolFusion checks its bits), and nothing without a bias or with one channel.
+func TestBiasSum(t *testing.T) {
+	for _, c := range []struct {
+		layer fusionCase
+		found bool
+	}{
+		{cnnLayer(2, 1, 3, 28, 3, 0, false, false), true},
+		{cnnLayer(1, 3, 4, 6, 1, 0, false, false), true}, // one image: axes 2 and 3 only
+		{cnnLayer(2, 3, 4, 6, 3, 1, false, true), false},
+		{cnnLayer(2, 3, 1, 6, 3, 1, false, false), false},
+	} {
+		g := tensor.NewGraph()
+		in := func(shape ...int) *tensor.Node { return g.Input(fmt.Sprint("x", shape), tensor.F32, shape...) }
+		nodes := graphOf(c.layer.build(g, in, 0)...)
+		where := byOp(nodes, tensor.OpWhere)
+		var users []*tensor.Node
+		for _, n := range nodes {
+			if slices.Contains(n.Inputs(), where) {
+				users = append(users, n)
+			}
+		}
+		got := biasSum(where, users)
+		if (got != nil) != c.found || got != nil && got.Op() != tensor.OpSum {
+			t.Errorf("%s: biasSum = %v, want found %v", c.layer.name, got, c.found)
+		}
+	}
+}
+
+// TestReluPoolGradStepThreads checks the fused ReLU + pool backward step, with and
+// without the planes' sums of the bias gradient, against one serial pass at 1, 2, 3
+// and 16 threads (blocks of rows, or of whole planes with the sums), bit for bit, on
+// cnn28's second layer (odd planes) and a layer of few planes. The thread count follows
+// GOMAXPROCS unless GML_THREADS fixes it.
+func TestReluPoolGradStepThreads(t *testing.T) {
+	if os.Getenv("GML_THREADS") != "" {
+		t.Skip("GML_THREADS fixes the thread count")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, x := range []tensor.Shape{{5, 64, 11, 11}, {1, 3, 150, 66}, {7, 3, 26, 26}} {
+		y := tensor.Shape{x[0], x[1], x[2] / 2, x[3] / 2}
+		p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
+		r := rand.New(rand.NewPCG(13, 14))
+		z, dy := make([]float32, x.Size()), make([]float32, y.Size())
+		for i := range z {
+			z[i] = float32(r.NormFloat64())
+		}
+		for i := range dy {
+			dy[i] = float32(r.NormFloat64())
+		}
+		want, wantSums := make([]float32, len(z)), make([]float64, p.planes)
+		p.reluGradRows(z, dy, want, make([]byte, max(maskChunk, 3*p.w)), 0, p.planes*p.oh)
+		vec.SumEach(wantSums, want, p.h*p.w)
+		for _, threads := range []int{1, 2, 3, 16} {
+			runtime.GOMAXPROCS(threads)
+			for _, withSums := range []bool{false, true} {
+				got := make([]float32, len(z))
+				var sums []float64
+				if withSums {
+					sums = make([]float64, p.planes)
+				}
+				if err := maxPoolReluGradStep(p, z, dy, got, sums)(); err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v, %d threads, sums %v: element %d = %v, want %v", x, threads, withSums, i, got[i], want[i])
+					}
+				}
+				if withSums && !slices.Equal(sums, wantSums) {
+					t.Fatalf("%v, %d threads: plane sums %v, want %v", x, threads, sums, wantSums)
+				}
 			}
 		}
 	}

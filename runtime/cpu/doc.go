@@ -30,7 +30,7 @@
 //     tile, depth-to-space) as one strided copy; a copy that swaps the two innermost axes
 //     moves 32×32 tiles so reads and writes both stay in cache, and one whose rows are
 //     aligned runs of up to 64 bytes (a head's 16 floats) moves each run as one value.
-//     Copies give a goroutine at least 256 KiB.
+//     Copies give a goroutine at least 64 KiB written, as arithmetic does.
 //   - Prepare fuses before it prepares node by node (fuse.go). Chains of F32
 //     elementwise nodes (unary ops, arithmetic with broadcast operands, comparisons,
 //     Where) and Sum/Mean over trailing axes of one shape run as one step, in blocks of
@@ -48,8 +48,11 @@
 //     after such a convolution the pool runs on each image as the convolution completes
 //     it. After the elementwise groups, a MatMul whose only reader is the Add of a row
 //     vector (a dense layer's bias) that no group took runs as one gemm.SgemmBias, which
-//     adds the bias to each tile of C as its sum completes (fuse_bias.go), same bits.
-//     GML_FUSE=off disables all of these.
+//     adds the bias to each tile of C as its sum completes (fuse_bias.go), same bits;
+//     and a run of optimizer updates (SGDUpdate, AdamUpdate: one per parameter, most of
+//     them biases) runs as one parallel job whose chunks cut across all their elements
+//     (fuse_update.go), each element with the same kernel and bits. GML_FUSE=off
+//     disables all of these.
 //   - Reductions see the input as rows: when the reduced axes are innermost they fold
 //     contiguous runs; when they form one block followed by kept axes (a sum over the
 //     batch axis) they accumulate whole rows in order, and when such a block has many

@@ -51,10 +51,11 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 		steps[nodes[g.members[len(g.members)-1]]] = step
 	}
 	fuseMatMulBias(nodes, index, mem, escapes, steps)
+	fuseUpdates(nodes, mem, steps)
 	return steps
 }
 
-// fuseOff turns elementwise fusion off (GML_FUSE=off), to compare or to rule it out.
+// fuseOff turns elementwise and optimizer fusion off (GML_FUSE=off), to compare or to rule it out.
 var fuseOff = os.Getenv("GML_FUSE") == "off"
 
 // addressRange is the address range [lo, hi) of a byte slice.

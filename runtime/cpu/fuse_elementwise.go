@@ -304,6 +304,7 @@ type ewProgram struct {
 	nslots    int // member slots; three operand slots follow them
 	scratch   [][]byte
 	chunks    int
+	chunkBody func(lo, hi int) // chunks [lo, hi), for parallel.For
 }
 
 // build prepares group g's step.
@@ -394,6 +395,11 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 	for w := range p.scratch {
 		p.scratch[w] = alignedBytes(p.sumsAt() + 8*p.blockRows)
 	}
+	p.chunkBody = func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			p.chunk(c)
+		}
+	}
 	return p.run
 }
 
@@ -417,15 +423,22 @@ func gcd(a, b int) int {
 }
 
 func (p *ewProgram) run() error {
-	blocks := (p.rows + p.blockRows - 1) / p.blockRows
 	if p.chunks == 1 {
-		p.blocks(p.scratch[0], 0, blocks)
+		p.chunk(0)
 		return nil
 	}
-	parallel.Run(p.chunks, func(c int) {
-		p.blocks(p.scratch[c], c*blocks/p.chunks, (c+1)*blocks/p.chunks)
-	})
+	// For, not Run: a worker that is slow to start (parked between ops, which waking
+	// through the Go scheduler costs microseconds per worker on a 16-core host) finds
+	// its chunk done by the others rather than holding up the step. Each chunk has its
+	// scratch, and one goroutine makes it.
+	parallel.For(p.chunks, 1, p.chunkBody)
 	return nil
+}
+
+// chunk computes chunk c of the group's blocks, with its own scratch.
+func (p *ewProgram) chunk(c int) {
+	blocks := (p.rows + p.blockRows - 1) / p.blockRows
+	p.blocks(p.scratch[c], c*blocks/p.chunks, (c+1)*blocks/p.chunks)
 }
 
 // blocks computes blocks [lo, hi) with the given scratch.

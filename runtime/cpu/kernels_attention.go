@@ -32,35 +32,58 @@ func init() {
 const attnTile = 128
 
 // attnOperands is the geometry and the q, k, v and mask operands of an attention node,
-// forward or backward, with the (batch, T, features) view of the leading axes.
+// forward or backward. A batch entry is one (batch, head) pair; in the AttentionBTHD
+// layout the rows of an entry are heads rows apart (see row).
 type attnOperands struct {
 	scale                float32
 	causal               bool
 	batch, tq, tk, d, dv int
+	heads                int // heads per row: H for AttentionBTHD, 1 for AttentionBHTD
 	q, k, v              []float32
 	mask                 []float32 // nil for none
 	maskBatch            []int     // mask offset of each batch entry
 	maskRow, maskCol     int
 }
 
-// newAttnOperands reads the geometry from q's, k's and v's shapes and binds the mask
-// (input mi of n, if present).
-func newAttnOperands(n *tensor.Node, scale float32, causal bool, q, k, v []byte, vShape tensor.Shape, in [][]byte, mi int) attnOperands {
-	qs, ks := n.Input(0).Shape(), n.Input(1).Shape()
-	r := qs.Rank()
-	lead := qs[:r-2]
-	a := attnOperands{scale: scale, causal: causal, batch: lead.Size(), tq: qs[r-2], tk: ks[r-2], d: qs[r-1],
-		dv: vShape[r-1], q: f32s(q), k: f32s(k)}
+// newAttnOperands reads the geometry from q's, k's and v's shapes in the layout and
+// binds the mask (input mi of n, if present).
+func newAttnOperands(n *tensor.Node, scale float32, causal bool, layout tensor.AttentionLayout, q, k, v []byte, vShape tensor.Shape, in [][]byte, mi int) attnOperands {
+	lead, heads, tq, d := layout.Split(n.Input(0).Shape())
+	_, _, tk, _ := layout.Split(n.Input(1).Shape())
+	_, _, _, dv := layout.Split(vShape)
+	a := attnOperands{scale: scale, causal: causal, batch: lead.Size(), tq: tq, tk: tk, d: d, dv: dv, heads: heads,
+		q: f32s(q), k: f32s(k)}
 	if v != nil {
 		a.v = f32s(v)
 	}
 	if len(in) > mi {
 		a.mask = f32s(in[mi])
+		r := len(lead)
 		st := broadcastStrides(append(lead.Clone(), a.tq, a.tk), n.Input(mi).Shape())
-		a.maskBatch = offsets(lead, st[:r-2])
-		a.maskRow, a.maskCol = st[r-2], st[r-1]
+		a.maskBatch = offsets(lead, st[:r])
+		a.maskRow, a.maskCol = st[r], st[r+1]
 	}
 	return a
+}
+
+// row is the offset of row i of batch entry b in an operand of n rows of w features
+// per head: (b·n + i)·w in the AttentionBHTD layout; in AttentionBTHD entry b is head
+// b%heads of batch b/heads, and its rows are ld(w) apart.
+func (a *attnOperands) row(b, n, i, w int) int {
+	return ((b/a.heads*n+i)*a.heads + b%a.heads) * w
+}
+
+// ld is the distance between consecutive rows of one batch entry in an operand of w
+// features per head.
+func (a *attnOperands) ld(w int) int { return a.heads * w }
+
+// clearRows zeroes rows [i0, i0+ni) of batch entry b in x, an operand of n rows of w
+// features per head.
+func (a *attnOperands) clearRows(x []float32, b, n, i0, ni, w int) {
+	for i := i0; i < i0+ni; i++ {
+		at := a.row(b, n, i, w)
+		clear(x[at : at+w])
+	}
 }
 
 // scoreTile writes into s (ni×nj) the scores of queries [i0, i0+ni) and keys [j0, j0+nj)
@@ -69,8 +92,8 @@ func (a *attnOperands) scoreTile(s []float32, b, i0, ni, j0, nj int) error {
 	s = s[:ni*nj]
 	if a.d == 0 {
 		clear(s)
-	} else if err := gemm.Default().SgemmPacked(false, false, ni, nj, a.d, a.scale, a.q[(b*a.tq+i0)*a.d:], a.d,
-		gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, true), 0, s, nj); err != nil {
+	} else if err := gemm.Default().SgemmPacked(false, false, ni, nj, a.d, a.scale, a.q[a.row(b, a.tq, i0, a.d):], a.ld(a.d),
+		gemm.Dense(a.k[a.row(b, a.tk, j0, a.d):], a.ld(a.d), true), 0, s, nj); err != nil {
 		return err
 	}
 	for i := range ni {
@@ -163,13 +186,13 @@ func scaleRow(row, scratch []float32, c float32) {
 	vec.Arith(vec.Mul, row, row, 1, k, 0)
 }
 
-// normalizeRows divides row i of the ni rows of o (n floats apiece) by l[i]. Rows as
-// short as a head's features (16 in a typical transformer) cost less in one Go loop than
-// in a call of package vec's each.
-func normalizeRows(o []float32, n, ni int, l *[attnTile]float64, scratch []float32) {
+// normalizeRows divides row i of the ni rows of o (n floats apiece, ld apart) by l[i].
+// Rows as short as a head's features (16 in a typical transformer) cost less in one Go
+// loop than in a call of package vec's each.
+func normalizeRows(o []float32, n, ld, ni int, l *[attnTile]float64, scratch []float32) {
 	for i := range ni {
 		// 1/l is +Inf for a query that saw nothing: 0·Inf is NaN.
-		c, row := float32(1/l[i]), o[i*n:(i+1)*n]
+		c, row := float32(1/l[i]), o[i*ld:i*ld+n]
 		if n > 32 {
 			scaleRow(row, scratch, c)
 			continue
@@ -190,7 +213,7 @@ type attnForward struct {
 // tiles with a running softmax (see the file comment).
 func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	at := n.Attr().(tensor.AttentionAttr)
-	a := &attnForward{attnOperands: newAttnOperands(n, at.Scale, at.Causal, in[0], in[1], in[2], n.Input(2).Shape(), in, 3),
+	a := &attnForward{attnOperands: newAttnOperands(n, at.Scale, at.Causal, at.Layout, in[0], in[1], in[2], n.Input(2).Shape(), in, 3),
 		o: f32s(out)}
 	blocks := (a.tq + attnTile - 1) / attnTile
 	tasks := a.batch * blocks
@@ -211,7 +234,7 @@ func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, err
 // that sees no key gets NaN, as the softmax of nothing but -Inf does.
 func (a *attnForward) block(s []float32, b, i0 int) error {
 	ni := min(attnTile, a.tq-i0)
-	o := a.o[(b*a.tq+i0)*a.dv : (b*a.tq+i0+ni)*a.dv]
+	o, ldo := a.o[a.row(b, a.tq, i0, a.dv):], a.ld(a.dv)
 	var m [attnTile]float32
 	var l [attnTile]float64
 	for i := range ni {
@@ -236,7 +259,7 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 				// A new maximum: what was summed so far shrinks by e^(m_old - m_new).
 				if c := vec.Expf(m[i] - mx); l[i] != 0 {
 					l[i] *= float64(c)
-					scaleRow(o[i*a.dv:(i+1)*a.dv], s, c)
+					scaleRow(o[i*ldo:i*ldo+a.dv], s, c)
 				}
 				m[i] = mx
 			}
@@ -246,12 +269,12 @@ func (a *attnForward) block(s []float32, b, i0 int) error {
 			// The first tile's product writes over o (no clearing pass); a row with no key
 			// visible in it has all-zero probabilities, so its output starts at zero.
 			if err := gemm.Default().SgemmPacked(false, false, ni, a.dv, nj, 1, s, nj,
-				gemm.Dense(a.v[(b*a.tk+j0)*a.dv:], a.dv, false), first(j0), o, a.dv); err != nil {
+				gemm.Dense(a.v[a.row(b, a.tk, j0, a.dv):], a.ld(a.dv), false), first(j0), o, ldo); err != nil {
 				return err
 			}
 		}
 	}
-	normalizeRows(o, a.dv, ni, &l, s)
+	normalizeRows(o, a.dv, ldo, ni, &l, s)
 	return nil
 }
 

@@ -45,7 +45,7 @@ type attnBwd struct {
 
 func newAttnBwd(n *tensor.Node, in [][]byte) *attnBwd {
 	at := n.Attr().(tensor.AttentionGradAttr)
-	a := &attnBwd{attnOperands: newAttnOperands(n, at.Scale, at.Causal, in[0], in[1], in[2], n.Input(2).Shape(), in, at.MaskInput()),
+	a := &attnBwd{attnOperands: newAttnOperands(n, at.Scale, at.Causal, at.Layout, in[0], in[1], in[2], n.Input(2).Shape(), in, at.MaskInput()),
 		output: at.Output, gy: f32s(in[3])}
 	if at.Output != tensor.AttentionStats {
 		a.stats = f32s(in[4])
@@ -99,8 +99,8 @@ func (a *attnBwd) scoreGradTile(p, dp []float32, b, i0, ni, j0, nj int) error {
 	dp = dp[:ni*nj]
 	if a.dv == 0 {
 		clear(dp)
-	} else if err := gemm.Default().SgemmPacked(false, false, ni, nj, a.dv, 1, a.gy[(b*a.tq+i0)*a.dv:], a.dv,
-		gemm.Dense(a.v[(b*a.tk+j0)*a.dv:], a.dv, true), 0, dp, nj); err != nil {
+	} else if err := gemm.Default().SgemmPacked(false, false, ni, nj, a.dv, 1, a.gy[a.row(b, a.tq, i0, a.dv):], a.ld(a.dv),
+		gemm.Dense(a.v[a.row(b, a.tk, j0, a.dv):], a.ld(a.dv), true), 0, dp, nj); err != nil {
 		return err
 	}
 	for i := range ni {
@@ -163,9 +163,9 @@ func (a *attnBwd) statsTile(scratch []float32, b, i0 int, keepProbs bool) error 
 		}
 	}
 	for i := range ni {
-		row := b*a.tq + i0 + i
+		row, at := b*a.tq+i0+i, a.row(b, a.tq, i0+i, a.dv)
 		a.out[2*row] = m[i] + float32(math.Log(l[i]))
-		a.out[2*row+1] = float32(dot64(a.gy[row*a.dv:(row+1)*a.dv], a.v[row*a.dv:(row+1)*a.dv]))
+		a.out[2*row+1] = float32(dot64(a.gy[at:at+a.dv], a.v[at:at+a.dv]))
 	}
 	return nil
 }
@@ -191,14 +191,14 @@ func dot64(x, y []float32) float64 {
 // gradQBlock accumulates ∂q of one query block over the key tiles it sees.
 func (a *attnBwd) gradQBlock(scratch []float32, b, i0 int) error {
 	ni := min(attnTile, a.tq-i0)
-	dq := a.dq[(b*a.tq+i0)*a.d : (b*a.tq+i0+ni)*a.d]
 	if a.d == 0 {
 		return nil
 	}
 	if a.tk == 0 {
-		clear(dq) // no key tile writes it
+		a.clearRows(a.dq, b, a.tq, i0, ni, a.d) // no key tile writes it
 		return nil
 	}
+	dq := a.dq[a.row(b, a.tq, i0, a.d):]
 	p, ds := scratch[:attnTile*attnTile], scratch[attnTile*attnTile:]
 	for j0 := 0; j0 < a.visibleKeys(i0, ni); j0 += attnTile {
 		nj := min(attnTile, a.tk-j0)
@@ -210,7 +210,7 @@ func (a *attnBwd) gradQBlock(scratch []float32, b, i0 int) error {
 			return err
 		}
 		if err := gemm.Default().SgemmPacked(false, false, ni, a.d, nj, a.scale, ds, nj,
-			gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, false), first(j0), dq, a.d); err != nil {
+			gemm.Dense(a.k[a.row(b, a.tk, j0, a.d):], a.ld(a.d), false), first(j0), dq, a.ld(a.d)); err != nil {
 			return err
 		}
 	}
@@ -230,14 +230,14 @@ func (a *attnBwd) gradKVBlock(scratch []float32, b, j0 int) error {
 func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 	nj := min(attnTile, a.tk-j0)
 	w := a.d + a.dv
-	blk := a.dkv[(b*a.tk+j0)*w : (b*a.tk+j0+nj)*w]
+	blk, ldb := a.dkv[a.row(b, a.tk, j0, w):], a.ld(w)
 	p, ds := scratch[:attnTile*attnTile], scratch[attnTile*attnTile:]
 	from := 0
 	if a.causal {
 		from = j0 // earlier queries see none of these keys (tiles of both align)
 	}
 	if from >= a.tq {
-		clear(blk) // no query tile writes it
+		a.clearRows(a.dkv, b, a.tk, j0, nj, w) // no query tile writes it
 	}
 	// The first query tile's products write over the block, and (key block 0, which
 	// every query tile visits) over dq's rows: no clearing passes.
@@ -250,10 +250,10 @@ func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 			}
 			a.probTile(p, b, i0, ni, j0, nj)
 		}
-		gy := a.gy[(b*a.tq+i0)*a.dv:]
+		gy := a.gy[a.row(b, a.tq, i0, a.dv):]
 		if a.dv > 0 {
 			if err := gemm.Default().SgemmPacked(false, true, nj, a.dv, ni, 1, p, nj,
-				gemm.Dense(gy, a.dv, false), beta, blk[a.d:], w); err != nil {
+				gemm.Dense(gy, a.ld(a.dv), false), beta, blk[a.d:], ldb); err != nil {
 				return err
 			}
 		}
@@ -264,12 +264,12 @@ func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 			continue
 		}
 		if err := gemm.Default().SgemmPacked(false, true, nj, a.d, ni, a.scale, ds, nj,
-			gemm.Dense(a.q[(b*a.tq+i0)*a.d:], a.d, false), beta, blk, w); err != nil {
+			gemm.Dense(a.q[a.row(b, a.tq, i0, a.d):], a.ld(a.d), false), beta, blk, ldb); err != nil {
 			return err
 		}
 		if a.accumulDQ {
 			if err := gemm.Default().SgemmPacked(false, false, ni, a.d, nj, a.scale, ds, nj,
-				gemm.Dense(a.k[(b*a.tk+j0)*a.d:], a.d, false), first(j0), a.dq[(b*a.tq+i0)*a.d:], a.d); err != nil {
+				gemm.Dense(a.k[a.row(b, a.tk, j0, a.d):], a.ld(a.d), false), first(j0), a.dq[a.row(b, a.tq, i0, a.d):], a.ld(a.d)); err != nil {
 				return err
 			}
 		}
@@ -304,7 +304,7 @@ func findAttnTrios(nodes []*tensor.Node) map[*tensor.Node]*attnTrio {
 			continue
 		}
 		if sat := st.Attr().(tensor.AttentionGradAttr); sat.Output != tensor.AttentionStats ||
-			sat.Causal != at.Causal || sat.Scale != at.Scale {
+			sat.Causal != at.Causal || sat.Scale != at.Scale || sat.Layout != at.Layout {
 			continue
 		}
 		// Stats reads (q, k, o, gy [, mask]); the gradients (q, k, v, gy, stats [, mask]).
@@ -371,7 +371,7 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 			}
 		}
 		if kBlocks == 0 {
-			clear(a.dq[b*a.tq*a.d : (b+1)*a.tq*a.d]) // no key block writes it
+			a.clearRows(a.dq, b, a.tq, 0, a.tq, a.d) // no key block writes it
 		}
 		for j := range kBlocks {
 			if err := a.gradKVBlock(s, b, j*attnTile); err != nil {

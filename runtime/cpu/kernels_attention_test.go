@@ -194,6 +194,96 @@ func sameBits(a, b []float32) bool {
 // vec's Go code and AVX2 code, and with the GEMM's Go kernels of each shape, so that
 // every path the kernels dispatch to runs on any machine.
 func TestAttentionOnEveryPath(t *testing.T) {
-	childtest.Rerun(t, "^(TestAttentionKernel|TestAttentionGradKernel|TestAttentionRaggedSizes|TestAttentionGradEmpty)$",
+	childtest.Rerun(t, "^(TestAttentionKernel|TestAttentionGradKernel|TestAttentionRaggedSizes|TestAttentionGradEmpty|TestAttentionHeadsInRows)$",
 		"GML_SIMD=go", "GML_SIMD=avx2", "GML_BLAS=go", "GML_GEMM_KERNEL=avx512", "GML_GEMM_KERNEL=avx2")
+}
+
+// swapAxes returns x, shaped (b, m, n, d), with its axes 1 and 2 swapped: (b, n, m, d).
+// It turns AttentionBTHD operands into AttentionBHTD ones (m = T, n = H) and back.
+func swapAxes(x []float64, b, m, n, d int) []float64 {
+	out := make([]float64, len(x))
+	for i := range b {
+		for j := range m {
+			for k := range n {
+				copy(out[((i*n+k)*m+j)*d:][:d], x[((i*m+j)*n+k)*d:][:d])
+			}
+		}
+	}
+	return out
+}
+
+// TestAttentionHeadsInRows checks the AttentionBTHD layout, (B, T, H, D) operands whose
+// rows hold every head: the forward and the backward, fused and node by node, against
+// the float64 references and against the default layout run on the operands
+// permuted to (B, H, T, D), which must give the same bits (the kernels read the same
+// numbers through other strides); on ragged lengths (one tile, part of one, several),
+// cross attention with Tq != Tk, causal or not, with and without a mask that hides some
+// keys and every key of query 0, and each node against its decomposition.
+func TestAttentionHeadsInRows(t *testing.T) {
+	type size struct{ tq, tk, d, heads int }
+	sizes := []size{{1, 1, 16, 3}, {7, 7, 1, 3}, {7, 7, 16, 3}, {33, 33, 16, 3}, {33, 33, 64, 2}, {257, 257, 16, 2},
+		{7, 33, 16, 3}, {33, 7, 5, 3}, {129, 1, 3, 2}, {150, 130, 8, 1}}
+	for _, sz := range sizes {
+		for _, c := range []struct{ causal, mask bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			e := newEnv(t)
+			const batch = 2
+			qs, ks := tensor.Shape{batch, sz.tq, sz.heads, sz.d}, tensor.Shape{batch, sz.tk, sz.heads, sz.d}
+			q, Q := e.f32(qs...)
+			k, K := e.f32(ks...)
+			v, V := e.f32(ks...)
+			gy, GY := e.f32(qs...)
+			var mask *tensor.Node
+			maskAt := func(b, i, j int) float64 { return 0 }
+			if c.mask {
+				m := make([]float64, sz.tq*sz.tk)
+				for i := range m {
+					if m[i] = e.rng.Float64(); i%sz.tk != 0 && e.rng.IntN(4) == 0 || i < sz.tk && sz.tq > 1 && (!c.causal || sz.tq <= 128) {
+						m[i] = math.Inf(-1) // query 0 sees nothing; the others key 0 at least
+					}
+				}
+				mask = e.feed(tensor.F32, m, sz.tq, sz.tk)
+				maskAt = func(b, i, j int) float64 { return m[i*sz.tk+j] }
+			}
+			at := tensor.AttentionAttr{Causal: c.causal, Layout: tensor.AttentionBTHD}
+			o := tensor.Attention(q, k, v, mask, at)
+			dq, dk, dv := tensor.AttentionGrad(q, k, v, mask, o, gy, at)
+			heads := func(x *tensor.Node) *tensor.Node { return tensor.Transpose(x, 1, 2) }
+			def := tensor.AttentionAttr{Causal: c.causal}
+			op := tensor.Attention(heads(q), heads(k), heads(v), mask, def)
+			dqp, dkp, dvp := tensor.AttentionGrad(heads(q), heads(k), heads(v), mask, op, heads(gy), def)
+			name := fmt.Sprintf("bthd q%v k%v causal %v mask %v", qs, ks, c.causal, c.mask)
+			got := e.run(o, dq, dk, dv, heads(op), heads(dqp), heads(dkp), heads(dvp))
+			for i, n := range []string{"o", "dq", "dk", "dv"} {
+				if !sameBits(got[i].Float32s(), got[i+4].Float32s()) {
+					t.Errorf("%s: %s differs from the default layout's on permuted operands", name, n)
+				}
+			}
+			scale := float64(o.Attr().(tensor.AttentionAttr).Scale)
+			bh := func(x []float64, t int) []float64 { return swapAxes(x, batch, t, sz.heads, len(x)/(batch*t*sz.heads)) }
+			th := func(x []float64, t int) []float64 { return swapAxes(x, batch, sz.heads, t, len(x)/(batch*t*sz.heads)) }
+			n := batch * sz.heads
+			wo := refAttention(bh(Q, sz.tq), bh(K, sz.tk), bh(V, sz.tk), n, sz.tq, sz.tk, sz.d, sz.d, scale, c.causal, maskAt)
+			wq, wk, wv := refAttentionGrad(bh(Q, sz.tq), bh(K, sz.tk), bh(V, sz.tk), bh(GY, sz.tq), n, sz.tq, sz.tk, sz.d, sz.d, scale, c.causal, maskAt)
+			check(t, name+" o", got[0], qs, th(wo, sz.tq), 1e-5)
+			check(t, name+" dq", got[1], qs, th(wq, sz.tq), 1e-4)
+			check(t, name+" dk", got[2], ks, th(wk, sz.tk), 1e-4)
+			check(t, name+" dv", got[3], ks, th(wv, sz.tk), 1e-4)
+			alone := []*tensor.Tensor{e.run(dq)[0], e.run(dk)[0], e.run(dv)[0]}
+			check(t, name+" dq alone", alone[0], qs, th(wq, sz.tq), 1e-4)
+			check(t, name+" dk alone", alone[1], ks, th(wk, sz.tk), 1e-4)
+			check(t, name+" dv alone", alone[2], ks, th(wv, sz.tk), 1e-4)
+			if sz.tq <= 33 && sz.tk <= 33 {
+				checkDecompose(t, name+" o", e, o, 1e-5)
+				nodes := []*tensor.Node{dq, dk.Input(0), dq.Input(4)}
+				if c.mask {
+					// Query 0 sees no key: the kernel's log-sum-exp is -Inf, the
+					// decomposition's max - max is NaN.
+					nodes = nodes[:2]
+				}
+				for _, n := range nodes {
+					checkDecompose(t, fmt.Sprint(name, " ", n.Attr().(tensor.AttentionGradAttr).Output), e, n, 1e-4)
+				}
+			}
+		}
+	}
 }

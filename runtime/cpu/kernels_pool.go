@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -15,9 +16,13 @@ import (
 //     free of per-window bookkeeping: the forward pass reads two input rows and writes
 //     one output row; the max gradient writes every input element exactly once (the
 //     gradient at the window's first largest element, zero at the three others) instead
-//     of clearing the plane and scattering into it. Both take eight (or, in rows of 4 to
-//     7 windows, four) windows at a time in AVX2 assembly (pool_amd64.s) where package
-//     vec runs AVX2 or wider.
+//     of clearing the plane and scattering into it. Where package vec runs AVX-512, one
+//     assembly call takes a run of rows (a plane, or every plane of the block when the
+//     height is even), eight windows at a time with write masks for the row's end: rows
+//     of 13 and 5 windows (cnn28's) cost a call and a Go tail each otherwise: the runs
+//     made the fused ReLU + pool backward 4-8 times faster on cnn28's layers (one thread,
+//     BenchmarkReluPoolGrad). With AVX2 the assembly takes eight (or, in rows of 4 to 7
+//     windows, four) windows of one row at a time.
 //   - Other windows combine their input rows column by column into a line, then take each
 //     window's columns of that line: a k×k window costs about 2k operations, not k².
 
@@ -113,7 +118,7 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	grain := poolGrain(p.rowCost())
 	if isMax && p.halving {
 		return func() error {
-			parallel.For(rows, grain, func(lo, hi int) { p.max2x2Rows(X, Y, lo, hi) })
+			parallel.For(rows, grain, func(lo, hi int) { p.max2x2Rows(X, Y, lo, hi, false) })
 			return nil
 		}, nil
 	}
@@ -132,9 +137,15 @@ func poolKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 }
 
 // max2x2Rows computes output rows [lo, hi) (numbered across planes) of a halving max
-// pool: in assembly where the CPU has AVX2 (max2x2Vec), else here.
-func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
+// pool, with relu the ReLU of it: in runs of rows where the CPU has AVX-512
+// (max2x2RunVec), else a row at a time in assembly where it has AVX2 (max2x2Vec), else
+// here.
+func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int, relu bool) {
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
+	if p.wideRuns() {
+		p.runs(lo, hi, func(at, r, n int) { max2x2RunVec(Y[r*ow:], X[at:], n, ow, w, relu) })
+		return
+	}
 	// The plane and row advance by counting: a division per row costs as much as a row
 	// of a small plane.
 	pl, oy := lo/oh, lo%oh
@@ -144,6 +155,30 @@ func (p *pooler) max2x2Rows(X, Y []float32, lo, hi int) {
 		if oy++; oy == oh {
 			pl, oy = pl+1, 0
 		}
+	}
+	if relu {
+		rows := Y[lo*ow : hi*ow] // rectified while they are in cache
+		vec.Relu(rows, rows)
+	}
+}
+
+// wideRuns says whether the halving pool's rows go through the AVX-512 runs
+// (max2x2RunVec, maxGrad2x2RunVec), which take rows of 2·ow or 2·ow+1 inputs.
+func (p *pooler) wideRuns() bool { return poolAVX512 && p.ow >= 1 && p.w-2*p.ow <= 1 }
+
+// runs calls f on output rows [lo, hi) of a halving pool cut into runs whose input rows
+// follow each other: a plane's, or all of them when every plane has an even height. at
+// is the run's first input element, r its first output row, n its number of rows.
+func (p *pooler) runs(lo, hi int, f func(at, r, n int)) {
+	pl, oy := lo/p.oh, lo%p.oh
+	for r := lo; r < hi; {
+		n := hi - r
+		if p.h != 2*p.oh {
+			n = min(n, p.oh-oy)
+		}
+		f((pl*p.h+2*oy)*p.w, r, n)
+		r += n
+		pl, oy = pl+(oy+n)/p.oh, (oy+n)%p.oh
 	}
 }
 
@@ -237,6 +272,9 @@ func maxPoolGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, e
 // the largest is chosen without branches (which of four values is largest is random, and
 // a branch on it mispredicts about half the time).
 func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
+	if p.maxGrad2x2Runs(X, GY, DX, lo, hi, false) {
+		return
+	}
 	w, h, oh, ow := p.w, p.h, p.oh, p.ow
 	pl, oy := lo/oh, lo%oh // advanced by counting, as in max2x2Rows
 	for r := lo; r < hi; r++ {
@@ -252,6 +290,23 @@ func (p *pooler) maxGrad2x2Rows(X, GY, DX []float32, lo, hi int) {
 			pl, oy = pl+1, 0
 		}
 	}
+}
+
+// maxGrad2x2Runs is maxGrad2x2Rows through maxGrad2x2RunVec, with relu the gradient of
+// the ReLU before the pool too; it reports false, having done nothing, where that
+// assembly does not run.
+func (p *pooler) maxGrad2x2Runs(X, GY, DX []float32, lo, hi int, relu bool) bool {
+	if !p.wideRuns() {
+		return false
+	}
+	w, ow, left := p.w, p.ow, (p.h-2*p.oh)*p.w
+	p.runs(lo, hi, func(at, r, n int) {
+		maxGrad2x2RunVec(DX[at:], X[at:], GY[r*ow:], n, ow, w, relu)
+		if left > 0 && (r+n)%p.oh == 0 {
+			clear(DX[at+2*n*w:][:left]) // the row left over under an odd height
+		}
+	})
+	return true
 }
 
 // maxGrad2x2Row writes the gradient under one output row: the first 2·len(g) elements

@@ -12,26 +12,30 @@ import (
 // halvingShapes are inputs of 2×2 pools with stride 2: rows shorter than the assembly's
 // vectors of four and eight windows, rows of several vectors and a tail, odd heights
 // and widths.
-var halvingShapes = []tensor.Shape{{1, 1, 6, 8}, {2, 3, 7, 9}, {1, 2, 2, 3}, {2, 2, 5, 33}, {1, 3, 6, 50}, {1, 1, 3, 16}, {3, 2, 27, 26}, {2, 2, 11, 11}, {1, 2, 4, 14}}
+var halvingShapes = []tensor.Shape{{1, 1, 6, 8}, {2, 3, 7, 9}, {1, 2, 2, 3}, {2, 2, 5, 33}, {1, 3, 6, 50}, {1, 1, 3, 16}, {3, 2, 27, 26}, {2, 2, 11, 11}, {1, 2, 4, 14}, {2, 1, 5, 17}, {1, 2, 2, 2}, {3, 1, 4, 31}}
 
-// forBothPools runs f with the halving pools' assembly off and, where the machine has
-// it, on.
-func forBothPools(t *testing.T, f func(t *testing.T)) {
-	saved := poolAVX2
-	defer func() { poolAVX2 = saved }()
-	for _, on := range []bool{false, true} {
-		if on && !saved {
+// forEachPoolPath runs f with the halving pools' assembly off and, where the machine has
+// them, with the AVX2 forms alone and with the AVX-512 gradient too.
+func forEachPoolPath(t *testing.T, f func(t *testing.T)) {
+	saved2, saved512 := poolAVX2, poolAVX512
+	defer func() { poolAVX2, poolAVX512 = saved2, saved512 }()
+	for _, c := range []struct {
+		name         string
+		avx2, avx512 bool
+	}{{"go", false, false}, {"avx2", true, false}, {"avx512", true, true}} {
+		if c.avx2 && !saved2 || c.avx512 && !saved512 {
 			continue
 		}
-		poolAVX2 = on
-		t.Run(map[bool]string{false: "go", true: "avx2"}[on], f)
+		poolAVX2, poolAVX512 = c.avx2, c.avx512
+		t.Run(c.name, f)
 	}
 }
 
-// TestMax2x2 checks the halving max pool against the general pool's Go code on values
-// with many ties, NaNs and signed zeros, however the rows are split between calls.
+// TestMax2x2 checks the halving max pool, and with the ReLU after it, against the
+// general pool's Go code on values with many ties, NaNs and signed zeros, however the
+// rows are split between calls.
 func TestMax2x2(t *testing.T) {
-	forBothPools(t, func(t *testing.T) {
+	forEachPoolPath(t, func(t *testing.T) {
 		for _, x := range halvingShapes {
 			y := tensor.Shape{x[0], x[1], x[2] / 2, x[3] / 2}
 			p := newPooler(x, y, tensor.PoolAttr{Kernel: []int{2, 2}, Stride: []int{2, 2}, PadBegin: []int{0, 0}, PadEnd: []int{0, 0}})
@@ -48,16 +52,23 @@ func TestMax2x2(t *testing.T) {
 					}
 				}
 				rows := p.planes * p.oh
-				got, want := make([]float32, y.Size()), make([]float32, y.Size())
-				cut := trial % (rows + 1)
-				p.max2x2Rows(X, got, 0, cut)
-				p.max2x2Rows(X, got, cut, rows)
+				want := make([]float32, y.Size())
 				p.poolRows(X, want, make([]float32, p.w), true, 0, rows)
-				for i := range got {
-					// Bits, so a -0 where Go's max gives +0 counts; any NaN matches a NaN.
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-						t.Fatalf("%v trial %d: output %d = %v (bits %#x), want %v (bits %#x)", x, trial, i,
-							got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				cut := trial % (rows + 1)
+				for _, relu := range []bool{false, true} {
+					got := make([]float32, y.Size())
+					p.max2x2Rows(X, got, 0, cut, relu)
+					p.max2x2Rows(X, got, cut, rows, relu)
+					for i := range got {
+						w := want[i]
+						if relu {
+							w = max(w, 0)
+						}
+						// Bits, so a -0 where Go's max gives +0 counts; any NaN matches a NaN.
+						if math.Float32bits(got[i]) != math.Float32bits(w) && !(got[i] != got[i] && w != w) {
+							t.Fatalf("%v trial %d (relu %v): output %d = %v (bits %#x), want %v (bits %#x)", x, trial,
+								relu, i, got[i], math.Float32bits(got[i]), w, math.Float32bits(w))
+						}
 					}
 				}
 			}
@@ -69,9 +80,9 @@ func TestMax2x2(t *testing.T) {
 // argmax on values with many ties and NaNs: both take the first largest, a NaN wins only
 // as a window's first element, and every input element is written (the output starts
 // as garbage), including the column and row no window covers under odd sizes, however
-// the rows are split between calls.
+// the rows are split between calls; and the same fused with the ReLU's gradient.
 func TestMaxGrad2x2(t *testing.T) {
-	forBothPools(t, testMaxGrad2x2)
+	forEachPoolPath(t, testMaxGrad2x2)
 }
 
 func testMaxGrad2x2(t *testing.T) {
@@ -112,6 +123,20 @@ func testMaxGrad2x2(t *testing.T) {
 			p.maxGrad2x2Rows(X, GY, got, cut, rows)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%v trial %d: x %v: got %v, want %v", x, trial, X, got, want)
+			}
+			// With the ReLU's gradient (Where(x > 0, ·, 0)), in place as the scheduler
+			// may run it: the output overwrites X.
+			for i, v := range X {
+				if !(v > 0) {
+					want[i] = 0
+				}
+			}
+			got = slices.Clone(X)
+			mask := make([]byte, max(maskChunk, 3*p.w))
+			p.reluGradRows(got, GY, got, mask, 0, cut)
+			p.reluGradRows(got, GY, got, mask, cut, rows)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%v trial %d, with ReLU: x %v: got %v, want %v", x, trial, X, got, want)
 			}
 		}
 	}

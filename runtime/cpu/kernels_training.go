@@ -19,8 +19,8 @@ func init() {
 	register(tensor.OpDropout, floatTypes, dropoutFactory)
 	register(tensor.OpDropoutMask, []tensor.DType{tensor.F32, tensor.I32, tensor.I64, tensor.Bool}, dropoutFactory)
 	register(tensor.OpAssign, allTypes, assignFactory)
-	register(tensor.OpSGDUpdate, floatTypes, sgdFactory)
-	register(tensor.OpAdamUpdate, floatTypes, adamFactory)
+	register(tensor.OpSGDUpdate, floatTypes, updateFactory)
+	register(tensor.OpAdamUpdate, floatTypes, updateFactory)
 }
 
 // dropoutFactory computes Dropout (x scaled or zeroed) or DropoutMask (the multiplier).
@@ -74,30 +74,58 @@ func assignFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error
 	}, nil
 }
 
-// updateStep wraps an elementwise optimizer body: it runs it over the parameter in
-// parallel and copies the result to the output when the output is not the parameter.
-func updateStep(out, param []byte, count int, before func(), body func(lo, hi int)) func() error {
-	return func() error {
-		before()
-		parallel.For(count, elemGrain, body)
-		if !sameMemory(out, param) {
-			copy(out, param)
-		}
-		return nil
+// update is an optimizer step over one parameter, prepared: before reads its scalars
+// (learning rate, step count), body updates elements [lo, hi) of the parameter and its
+// state in place, and out gets a copy of the parameter when the scheduler did not alias
+// the two. fuseUpdates runs many of them as one parallel job; updateFor makes one.
+type update struct {
+	count      int
+	before     func()
+	body       func(lo, hi int)
+	out, param []byte
+}
+
+// finish copies the parameter to the output when they are not the same memory.
+func (u *update) finish() {
+	if !sameMemory(u.out, u.param) {
+		copy(u.out, u.param)
 	}
 }
 
-func sgdFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+// step runs u alone: its elements in parallel.
+func (u *update) step() error {
+	u.before()
+	parallel.For(u.count, elemGrain, u.body)
+	u.finish()
+	return nil
+}
+
+// updateFor prepares the update of an SGDUpdate or AdamUpdate node on F32 data.
+func updateFor(n *tensor.Node, out []byte, in [][]byte) *update {
+	if n.Op() == tensor.OpSGDUpdate {
+		return sgdUpdate(n, out, in)
+	}
+	return adamUpdate(n, out, in)
+}
+
+func updateFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+	return updateFor(n, out, in).step, nil
+}
+
+func sgdUpdate(n *tensor.Node, out []byte, in [][]byte) *update {
 	at := n.Attr().(tensor.SGDAttr)
 	p, g, vel := f32s(in[0]), f32s(in[1]), f32s(in[2])
 	lrOf := scalarReader(n.Input(3).DType(), in[3])
 	var c vec.SGDConsts
-	before := func() { c = vec.SGDConsts{at.Momentum, at.WeightDecay, float32(lrOf())} }
-	body := func(lo, hi int) { vec.SGDStep(&c, at.Nesterov, p[lo:hi], g[lo:hi], vel[lo:hi]) }
-	return updateStep(out, in[0], len(p), before, body), nil
+	return &update{
+		count:  len(p),
+		before: func() { c = vec.SGDConsts{at.Momentum, at.WeightDecay, float32(lrOf())} },
+		body:   func(lo, hi int) { vec.SGDStep(&c, at.Nesterov, p[lo:hi], g[lo:hi], vel[lo:hi]) },
+		out:    out, param: in[0],
+	}
 }
 
-func adamFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
+func adamUpdate(n *tensor.Node, out []byte, in [][]byte) *update {
 	at := n.Attr().(tensor.AdamAttr)
 	p, g, m, v := f32s(in[0]), f32s(in[1]), f32s(in[2]), f32s(in[3])
 	lrOf := scalarReader(n.Input(4).DType(), in[4])
@@ -117,6 +145,10 @@ func adamFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) 
 		c = vec.AdamConsts{b1, 1 - b1, b2, 1 - b2, gwd, float32(l),
 			float32(1 / (1 - math.Pow(float64(b1), t))), float32(1 / (1 - math.Pow(float64(b2), t))), eps, decay}
 	}
-	body := func(lo, hi int) { vec.AdamStep(&c, p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]) }
-	return updateStep(out, in[0], len(p), before, body), nil
+	return &update{
+		count:  len(p),
+		before: before,
+		body:   func(lo, hi int) { vec.AdamStep(&c, p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]) },
+		out:    out, param: in[0],
+	}
 }

@@ -2,7 +2,11 @@
 
 package cpu
 
-import "github.com/gml-dev/gml/runtime/cpu/vec"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/gml-dev/gml/runtime/cpu/vec"
+)
 
 // The assembly of pool_amd64.s. Each handles the first len(dst) (len(g)) windows rounded
 // down to a multiple of 8 (of 4 for the x4 forms), reading 2 inputs per window from each
@@ -13,6 +17,12 @@ func max2x2AVX2(dst, top, bot []float32) int
 
 //go:noescape
 func maxGrad2x2AVX2(dtop, dbot, top, bot, g []float32) int
+
+//go:noescape
+func maxGrad2x2RowsAVX512(dz, z, g []float32, rows, ow, w int, relu bool)
+
+//go:noescape
+func max2x2RowsAVX512(y, z []float32, rows, ow, w int, relu bool)
 
 //go:noescape
 func max2x2x4AVX2(dst, top, bot []float32) int
@@ -60,3 +70,22 @@ func maxGrad2x2Vec(dtop, dbot, top, bot, g []float32) int {
 // poolAVX2 says whether the halving pools use the assembly: wherever package vec runs
 // AVX2 or wider (GML_SIMD=go turns it off). A variable, so tests run both codes.
 var poolAVX2 = vec.Active() >= vec.AVX2
+
+// maxGrad2x2RunVec writes the gradient under rows output rows of ow windows whose input
+// rows (w elements each, w = 2·ow or 2·ow+1) follow each other in z, into the same
+// place in dz, zero where z is not positive when relu is set, in one assembly call.
+// Only where poolAVX512 is on.
+func maxGrad2x2RunVec(dz, z, g []float32, rows, ow, w int, relu bool) {
+	n := 2 * rows * w
+	maxGrad2x2RowsAVX512(dz[:n], z[:n], g[:rows*ow], rows, ow, w, relu)
+}
+
+// max2x2RunVec is maxGrad2x2RunVec for the forward pass: y gets the windows' maxima
+// (with relu, the ReLU of them).
+func max2x2RunVec(y, z []float32, rows, ow, w int, relu bool) {
+	max2x2RowsAVX512(y[:rows*ow], z[:2*rows*w], rows, ow, w, relu)
+}
+
+// poolAVX512 says whether the halving max pool and its gradient run in runs of rows
+// (max2x2RowsAVX512, maxGrad2x2RowsAVX512): where package vec runs AVX-512 and the CPU has its 256-bit forms (VL) too.
+var poolAVX512 = vec.Active() >= vec.AVX512 && cpu.X86.HasAVX512VL

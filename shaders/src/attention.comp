@@ -7,7 +7,8 @@
 // broadcast through strides: row and column strides, and up to three leading axes
 // (sizes l0..l2, strides s0..s2) that decompose the batch index. A query whose keys are
 // all hidden gets 0/0 = NaN, as the additive -Inf composition does. D and Dv are at most
-// DMAX.
+// DMAX. With heads > 1 the operands are (B/heads, T, heads, D) (the AttentionBTHD
+// layout): batch entry bt is head bt % heads, and its rows are heads·D floats apart.
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BQ = 16;
@@ -29,11 +30,18 @@ layout(push_constant) uniform Push {
 	uint mRow, mCol;
 	uint l1, l2;
 	uint s0, s1, s2;
+	uint heads;
 } p;
 
 const uint NT = gl_WorkGroupSize.x;
 const uint KS = DMAX + 1; // padded key rows: threads reading consecutive keys hit different banks
 const float NEG_INF = -1.0 / 0.0;
+
+// rowBase is the offset of row 0 of batch entry bt in an operand of n rows of w floats
+// per head; the entry's rows are p.heads·w apart.
+uint rowBase(uint bt, uint n, uint w) {
+	return ((bt / p.heads) * n * p.heads + bt % p.heads) * w;
+}
 
 shared float qs[BQ * DMAX];
 shared float ks[BKV * KS];
@@ -52,9 +60,11 @@ void main() {
 	const uint tid = gl_LocalInvocationID.x;
 	const uint bt = gl_WorkGroupID.y;
 	const uint q0 = gl_WorkGroupID.x * BQ;
-	const uint qb = p.offQ + bt * p.tq * p.d;
-	const uint kb = p.offK + bt * p.tk * p.d;
-	const uint vb = p.offV + bt * p.tk * p.dv;
+	const uint qb = p.offQ + rowBase(bt, p.tq, p.d);
+	const uint kb = p.offK + rowBase(bt, p.tk, p.d);
+	const uint vb = p.offV + rowBase(bt, p.tk, p.dv);
+	const uint ob = p.offO + rowBase(bt, p.tq, p.dv);
+	const uint ld = p.heads * p.d, ldv = p.heads * p.dv;
 	uint mb = p.offM;
 	if (MASK) {
 		uint i2 = bt % p.l2, r = bt / p.l2;
@@ -63,7 +73,7 @@ void main() {
 
 	for (uint e = tid; e < BQ * DMAX; e += NT) {
 		uint i = e / DMAX, t = e % DMAX;
-		qs[e] = (q0 + i < p.tq && t < p.d) ? q[qb + (q0 + i) * p.d + t] : 0.0;
+		qs[e] = (q0 + i < p.tq && t < p.d) ? q[qb + (q0 + i) * ld + t] : 0.0;
 	}
 	for (uint e = tid; e < BQ * DMAX; e += NT) os[e] = 0.0;
 	if (tid < BQ) {
@@ -77,8 +87,8 @@ void main() {
 		for (uint e = tid; e < BKV * DMAX; e += NT) {
 			uint j = e / DMAX, t = e % DMAX;
 			bool in_ = k0 + j < p.tk;
-			ks[j * KS + t] = (in_ && t < p.d) ? k[kb + (k0 + j) * p.d + t] : 0.0;
-			vs[e] = (in_ && t < p.dv) ? v[vb + (k0 + j) * p.dv + t] : 0.0;
+			ks[j * KS + t] = (in_ && t < p.d) ? k[kb + (k0 + j) * ld + t] : 0.0;
+			vs[e] = (in_ && t < p.dv) ? v[vb + (k0 + j) * ldv + t] : 0.0;
 		}
 		barrier();
 		for (uint e = tid; e < BQ * BKV; e += NT) {
@@ -121,6 +131,6 @@ void main() {
 	barrier();
 	for (uint e = tid; e < BQ * DMAX; e += NT) {
 		uint i = e / DMAX, t = e % DMAX;
-		if (q0 + i < p.tq && t < p.dv) o[p.offO + bt * p.tq * p.dv + (q0 + i) * p.dv + t] = os[e] / rowL[i];
+		if (q0 + i < p.tq && t < p.dv) o[ob + (q0 + i) * ldv + t] = os[e] / rowL[i];
 	}
 }

@@ -15,7 +15,9 @@
 // are recomputed per tile from the statistics, so no Tq×Tk matrix reaches memory, and
 // every output element has one owner (no atomics). CAUSAL hides keys j > i and skips
 // tiles wholly above the diagonal; MASK adds a mask broadcast through strides as in
-// attention.comp. D and Dv are at most DMAX.
+// attention.comp. D and Dv are at most DMAX. With heads > 1 the operands but the
+// statistics are (B/heads, T, heads, D) as in attention.comp; the statistics are
+// (B, Tq, 2) in either layout.
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BQ = 16;
@@ -39,11 +41,18 @@ layout(push_constant) uniform Push {
 	uint mRow, mCol;
 	uint l1, l2;
 	uint s0, s1, s2;
+	uint heads;
 } p;
 
 const uint NT = gl_WorkGroupSize.x;
 const uint KS = DMAX + 1; // padded key rows: threads reading consecutive keys hit different banks
 const float NEG_INF = -1.0 / 0.0;
+
+// rowBase is the offset of row 0 of batch entry bt in an operand of n rows of w floats
+// per head; the entry's rows are p.heads·w apart.
+uint rowBase(uint bt, uint n, uint w) {
+	return ((bt / p.heads) * n * p.heads + bt % p.heads) * w;
+}
 
 // maskBase is the mask's offset for batch entry bt.
 uint maskBase(uint bt) {
@@ -68,13 +77,14 @@ void main() {
 	const uint tid = gl_LocalInvocationID.x;
 	const uint bt = gl_WorkGroupID.y;
 	const uint q0 = gl_WorkGroupID.x * BQ;
-	const uint qb = p.offQ + bt * p.tq * p.d;
-	const uint kb = p.offK + bt * p.tk * p.d;
+	const uint qb = p.offQ + rowBase(bt, p.tq, p.d);
+	const uint kb = p.offK + rowBase(bt, p.tk, p.d);
+	const uint ld = p.heads * p.d;
 	const uint mb = MASK ? maskBase(bt) : 0;
 
 	for (uint e = tid; e < BQ * DMAX; e += NT) {
 		uint i = e / DMAX, t = e % DMAX;
-		qs[e] = (q0 + i < p.tq && t < p.d) ? q[qb + (q0 + i) * p.d + t] : 0.0;
+		qs[e] = (q0 + i < p.tq && t < p.d) ? q[qb + (q0 + i) * ld + t] : 0.0;
 	}
 	if (tid < BQ) {
 		rowM[tid] = NEG_INF;
@@ -85,7 +95,7 @@ void main() {
 		barrier();
 		for (uint e = tid; e < BKV * DMAX; e += NT) {
 			uint j = e / DMAX, t = e % DMAX;
-			ks[j * KS + t] = (k0 + j < p.tk && t < p.d) ? k[kb + (k0 + j) * p.d + t] : 0.0;
+			ks[j * KS + t] = (k0 + j < p.tk && t < p.d) ? k[kb + (k0 + j) * ld + t] : 0.0;
 		}
 		barrier();
 		for (uint e = tid; e < BQ * BKV; e += NT) {
@@ -113,8 +123,9 @@ void main() {
 	barrier();
 	if (tid < BQ && q0 + tid < p.tq) {
 		uint row = bt * p.tq + q0 + tid;
+		uint at = rowBase(bt, p.tq, p.dv) + (q0 + tid) * p.heads * p.dv;
 		float delta = 0.0;
-		for (uint t = 0; t < p.dv; t++) delta = fma(g[p.offG + row * p.dv + t], x[p.offX + row * p.dv + t], delta);
+		for (uint t = 0; t < p.dv; t++) delta = fma(g[p.offG + at + t], x[p.offX + at + t], delta);
 		float m = rowM[tid];
 		outv[p.offO + 2 * row] = m == NEG_INF ? NEG_INF : m + log(rowL[tid]);
 		outv[p.offO + 2 * row + 1] = delta;
@@ -136,17 +147,18 @@ void main() {
 	const uint tid = gl_LocalInvocationID.x;
 	const uint bt = gl_WorkGroupID.y;
 	const uint q0 = gl_WorkGroupID.x * BQ;
-	const uint qb = p.offQ + bt * p.tq * p.d;
-	const uint gb = p.offG + bt * p.tq * p.dv;
-	const uint kb = p.offK + bt * p.tk * p.d;
-	const uint vb = p.offX + bt * p.tk * p.dv;
+	const uint qb = p.offQ + rowBase(bt, p.tq, p.d);
+	const uint gb = p.offG + rowBase(bt, p.tq, p.dv);
+	const uint kb = p.offK + rowBase(bt, p.tk, p.d);
+	const uint vb = p.offX + rowBase(bt, p.tk, p.dv);
+	const uint ld = p.heads * p.d, ldv = p.heads * p.dv;
 	const uint mb = MASK ? maskBase(bt) : 0;
 
 	for (uint e = tid; e < BQ * DMAX; e += NT) {
 		uint i = e / DMAX, t = e % DMAX;
 		bool in_ = q0 + i < p.tq;
-		qs[e] = (in_ && t < p.d) ? q[qb + (q0 + i) * p.d + t] : 0.0;
-		gs[e] = (in_ && t < p.dv) ? g[gb + (q0 + i) * p.dv + t] : 0.0;
+		qs[e] = (in_ && t < p.d) ? q[qb + (q0 + i) * ld + t] : 0.0;
+		gs[e] = (in_ && t < p.dv) ? g[gb + (q0 + i) * ldv + t] : 0.0;
 		acc[e] = 0.0;
 	}
 	if (tid < BQ) {
@@ -160,8 +172,8 @@ void main() {
 		for (uint e = tid; e < BKV * DMAX; e += NT) {
 			uint j = e / DMAX, t = e % DMAX;
 			bool in_ = k0 + j < p.tk;
-			ks[j * KS + t] = (in_ && t < p.d) ? k[kb + (k0 + j) * p.d + t] : 0.0;
-			vs[j * KS + t] = (in_ && t < p.dv) ? x[vb + (k0 + j) * p.dv + t] : 0.0;
+			ks[j * KS + t] = (in_ && t < p.d) ? k[kb + (k0 + j) * ld + t] : 0.0;
+			vs[j * KS + t] = (in_ && t < p.dv) ? x[vb + (k0 + j) * ldv + t] : 0.0;
 		}
 		barrier();
 		for (uint e = tid; e < BQ * BKV; e += NT) {
@@ -189,7 +201,7 @@ void main() {
 	barrier();
 	for (uint e = tid; e < BQ * DMAX; e += NT) {
 		uint i = e / DMAX, t = e % DMAX;
-		if (q0 + i < p.tq && t < p.d) outv[p.offO + (bt * p.tq + q0 + i) * p.d + t] = acc[e] * p.scale;
+		if (q0 + i < p.tq && t < p.d) outv[p.offO + rowBase(bt, p.tq, p.d) + (q0 + i) * ld + t] = acc[e] * p.scale;
 	}
 }
 
@@ -210,17 +222,18 @@ void main() {
 	const uint tid = gl_LocalInvocationID.x;
 	const uint bt = gl_WorkGroupID.y;
 	const uint k0 = gl_WorkGroupID.x * BKV;
-	const uint qb = p.offQ + bt * p.tq * p.d;
-	const uint gb = p.offG + bt * p.tq * p.dv;
-	const uint kb = p.offK + bt * p.tk * p.d;
-	const uint vb = p.offX + bt * p.tk * p.dv;
+	const uint qb = p.offQ + rowBase(bt, p.tq, p.d);
+	const uint gb = p.offG + rowBase(bt, p.tq, p.dv);
+	const uint kb = p.offK + rowBase(bt, p.tk, p.d);
+	const uint vb = p.offX + rowBase(bt, p.tk, p.dv);
+	const uint ld = p.heads * p.d, ldv = p.heads * p.dv;
 	const uint mb = MASK ? maskBase(bt) : 0;
 
 	for (uint e = tid; e < BKV * DMAX; e += NT) {
 		uint j = e / DMAX, t = e % DMAX;
 		bool in_ = k0 + j < p.tk;
-		ks[j * KS + t] = (in_ && t < p.d) ? k[kb + (k0 + j) * p.d + t] : 0.0;
-		vs[j * KS + t] = (in_ && t < p.dv) ? x[vb + (k0 + j) * p.dv + t] : 0.0;
+		ks[j * KS + t] = (in_ && t < p.d) ? k[kb + (k0 + j) * ld + t] : 0.0;
+		vs[j * KS + t] = (in_ && t < p.dv) ? x[vb + (k0 + j) * ldv + t] : 0.0;
 		dk[e] = 0.0;
 		dvAcc[e] = 0.0;
 	}
@@ -231,8 +244,8 @@ void main() {
 		for (uint e = tid; e < BQ * DMAX; e += NT) {
 			uint i = e / DMAX, t = e % DMAX;
 			bool in_ = q0 + i < p.tq;
-			qs[e] = (in_ && t < p.d) ? q[qb + (q0 + i) * p.d + t] : 0.0;
-			gs[e] = (in_ && t < p.dv) ? g[gb + (q0 + i) * p.dv + t] : 0.0;
+			qs[e] = (in_ && t < p.d) ? q[qb + (q0 + i) * ld + t] : 0.0;
+			gs[e] = (in_ && t < p.dv) ? g[gb + (q0 + i) * ldv + t] : 0.0;
 		}
 		if (tid < BQ) {
 			uint row = bt * p.tq + min(q0 + tid, p.tq - 1);
@@ -275,7 +288,7 @@ void main() {
 	for (uint e = tid; e < BKV * DMAX; e += NT) {
 		uint j = e / DMAX, t = e % DMAX;
 		if (k0 + j >= p.tk) continue;
-		uint row = p.offO + (bt * p.tk + k0 + j) * w;
+		uint row = p.offO + rowBase(bt, p.tk, w) + (k0 + j) * p.heads * w;
 		if (t < p.d) outv[row + t] = dk[e] * p.scale;
 		if (t < p.dv) outv[row + p.d + t] = dvAcc[e];
 	}

@@ -38,23 +38,33 @@ func newGeometry(p Params) geometry {
 	return g
 }
 
-// columns returns group grp of image n's column matrix as a GEMM B operand (transposed
-// when transposed is set). A unit-stride convolution reads the image padded into s
-// (shiftField, or the column matrix written out), any other x itself.
-func (g geometry) columns(wd window, s *shiftScratch, x []float32, n, grp int, transposed bool) gemm.BPacker {
+// source returns image n of x as columns reads it: on the wide grid's paths, padded into
+// s when the convolution pads; else where it lies. Called once per image, so that its
+// groups share one padded copy.
+func (g geometry) source(wd window, s *shiftScratch, x []float32, n int) []float32 {
 	img := x[n*g.inLen:][:g.inLen]
+	if g.shifted() && !g.direct {
+		return s.padded(g, wd, img)
+	}
+	return img
+}
+
+// columns returns group grp of an image's column matrix as a GEMM B operand (transposed
+// when transposed is set), src being the image as source returns it. A unit-stride
+// convolution reads the padded image (shiftField, or the column matrix written out into
+// s), any other the image itself.
+func (g geometry) columns(wd window, s *shiftScratch, src []float32, grp int, transposed bool) gemm.BPacker {
 	switch {
 	case g.direct:
-		return gemm.Dense(img[grp*g.cg*g.p.InH*g.p.InW:], g.ldPlane, transposed)
+		return gemm.Dense(src[grp*g.cg*g.p.InH*g.p.InW:], g.ldPlane, transposed)
 	case g.shifted() && transposed:
 		// Written out, so that GEMM packs its transpose with vector transposes: a
 		// gather into the transposed strips (shiftField's packTaps) costs more.
-		return gemm.Dense(s.columns(g, wd, s.padded(g, wd, img)[grp*g.cg*wd.plane:]), g.ldPlane, true)
+		return gemm.Dense(s.columns(g, wd, src[grp*g.cg*wd.plane:]), g.ldPlane, true)
 	case g.shifted():
-		return shiftField{x: s.padded(g, wd, img)[grp*g.cg*wd.plane:], plane: wd.plane, wp: wd.wp,
-			ow: g.p.OutW(), offs: wd.offs}
+		return shiftField{x: src[grp*g.cg*wd.plane:], plane: wd.plane, wp: wd.wp, ow: g.p.OutW(), offs: wd.offs}
 	}
-	return fieldPanel{p: g.p, x: img[grp*g.cg*g.p.InH*g.p.InW:], ow: g.p.OutW(), transposed: transposed}
+	return fieldPanel{p: g.p, x: src[grp*g.cg*g.p.InH*g.p.InW:], ow: g.p.OutW(), transposed: transposed}
 }
 
 // forEach calls body once for every item i in [0, count). With at least two items and
@@ -237,9 +247,10 @@ func (c *Conv) ForwardThen(x, w, bias, y []float32, then func(n int)) error {
 // forwardGEMM computes image n of y, one GEMM per group, with s the worker's scratch.
 func (g geometry) forwardGEMM(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
 	n int, x, w, y []float32) error {
+	src := g.source(wd, s, x, n)
 	for grp := 0; grp < g.p.Groups; grp++ {
 		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.plane, g.crs, 1,
-			w[grp*g.kg*g.crs:], g.lda, g.columns(wd, s, x, n, grp, false),
+			w[grp*g.kg*g.crs:], g.lda, g.columns(wd, s, src, grp, false),
 			0, y[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane); err != nil {
 			return err
 		}

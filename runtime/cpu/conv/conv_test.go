@@ -369,9 +369,16 @@ func TestBackwardFilterThreads(t *testing.T) {
 	for _, p := range []Params{
 		{Batch: 33, InChannels: 13, InH: 9, InW: 9, OutChannels: 7, KernelH: 3, KernelW: 3},
 		{Batch: 20, InChannels: 1, InH: 12, InW: 12, OutChannels: 16, KernelH: 3, KernelW: 3},
+		{Batch: 40, InChannels: 1, InH: 16, InW: 17, OutChannels: 5, KernelH: 3, KernelW: 3}, // 32 blocks
 		{Batch: 9, InChannels: 3, InH: 9, InW: 9, OutChannels: 7, KernelH: 3, KernelW: 3, StrideH: 2, StrideW: 2},
+		// The per-tap path with few blocks: more threads cut the taps into more items
+		// (itemTaps), padded and not.
+		{Batch: 21, InChannels: 32, InH: 9, InW: 10, OutChannels: 20, KernelH: 3, KernelW: 3,
+			PadTop: 1, PadBottom: 1, PadLeft: 1, PadRight: 1},
+		{Batch: 7, InChannels: 33, InH: 5, InW: 7, OutChannels: 9, KernelH: 3, KernelW: 2},
 	} {
 		x, dy := random(r, p.InputLen()), random(r, p.OutputLen())
+		_, _, want := naive(p, x, make([]float32, p.WeightLen()), dy)
 		var first []float32
 		for _, threads := range []int{1, 2, 3, 8, 16} {
 			runtime.GOMAXPROCS(threads)
@@ -380,6 +387,7 @@ func TestBackwardFilterThreads(t *testing.T) {
 				t.Fatal(err)
 			}
 			if first == nil {
+				compare(t, fmt.Sprintf("%+v dw", p), dw, want, 1e-4)
 				first = dw
 				continue
 			}

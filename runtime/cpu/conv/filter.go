@@ -13,7 +13,9 @@ import (
 // depends on the sizes alone (filterBlocks), never on the thread count; each block sums
 // its images into a partial gradient of its own, and the partials are added in block
 // order. The gradient is therefore the same bits whatever GML_THREADS says and however
-// the blocks are shared out, and sixteen threads have sixteen blocks to work on.
+// the blocks are shared out, and sixteen threads have sixteen blocks to work on. On the
+// per-tap path a block's taps may also be cut into items of their own (itemTaps), which
+// keeps every worker busy where sixteen blocks would give each worker one.
 //
 // On the per-tap path (unit strides, at least gemm.MicroRows() input channels per
 // group) a padded input is first laid out channel by channel with the padded images one
@@ -30,6 +32,11 @@ import (
 const (
 	// maxFilterBlocks bounds the blocks of images: enough for sixteen workers.
 	maxFilterBlocks = 16
+	// smallFilter is the largest weight gradient (in floats) whose partial sums cost
+	// next to nothing to add up: such filters take up to twice maxFilterBlocks blocks,
+	// two or more per worker at sixteen threads. cnn28's first layer (288 weights) has
+	// 32 blocks of two images instead of 16 of four, each worker's lateness shared out.
+	smallFilter = 4096
 	// minBlockK is the least number of (wide) positions worth a block of its own.
 	minBlockK = 256
 	// maxPartialFloats bounds the memory of the partial gradients.
@@ -45,11 +52,15 @@ type filterScratch struct {
 }
 
 // filterBlocks returns the number of blocks of images the weight gradient is summed in:
-// at most maxFilterBlocks and the batch, few enough that each block holds at least
-// minBlockK positions (k per image) and the partial sums stay within maxPartialFloats.
+// at most maxFilterBlocks (twice that for a small filter) and the batch, few enough that
+// each block holds at least minBlockK positions (k per image) and the partial sums stay
+// within maxPartialFloats.
 func (g geometry) filterBlocks(k int) int {
-	b := g.p.Batch
-	return max(1, min(b, maxFilterBlocks, b*k/minBlockK, maxPartialFloats/max(g.p.WeightLen(), 1)))
+	b, most := g.p.Batch, maxFilterBlocks
+	if g.p.WeightLen() <= smallFilter {
+		most *= 2
+	}
+	return max(1, min(b, most, b*k/minBlockK, maxPartialFloats/max(g.p.WeightLen(), 1)))
 }
 
 // BackwardFilter computes the gradient of the loss with respect to the weights, dw, from
@@ -137,9 +148,10 @@ func (c *Conv) filterImages(x, dy, dw []float32) error {
 // worker's scratch.
 func (g geometry) filterGEMM(impl gemm.Impl, parallelGEMM bool, wd window, s *shiftScratch,
 	n int, x, dy, dw []float32) error {
+	src := g.source(wd, s, x, n)
 	for grp := 0; grp < g.p.Groups; grp++ {
 		if err := impl.SgemmPacked(parallelGEMM, false, g.kg, g.crs, g.plane, 1,
-			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(wd, s, x, n, grp, true),
+			dy[n*g.outLen+grp*g.kg*g.plane:], g.ldPlane, g.columns(wd, s, src, grp, true),
 			1, dw[grp*g.kg*g.crs:], g.lda); err != nil {
 			return err
 		}
@@ -177,30 +189,29 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 	taps := len(wd.offs)
 	blocks := g.filterBlocks(wd.plane)
 	parts := c.partials(blocks, nil)
-	items := blocks * p.Groups
+	per := itemTaps(g.stackedTaps(wd), taps, blocks*p.Groups)
+	spans := (taps + per - 1) / per // runs of per taps, the last maybe shorter
+	items := blocks * p.Groups * spans
 	pads := perWorker(&f.pads, workersFor(items))
 	var failed firstError
 	forEach(items, func(worker, i int, parallelGEMM bool) {
-		b, grp := i/p.Groups, i%p.Groups
+		b, grp, t0 := i/(p.Groups*spans), i/spans%p.Groups, i%spans*per
+		t1 := min(t0+per, taps)
 		n0, n1 := g.blockImages(b, blocks)
-		per := g.stackedTaps(wd)
 		cols := grow(pads[worker].cols, per*g.cg*wd.n)
 		pads[worker].cols = cols
 		var beta float32 // the first image overwrites the partial, the others add
 		for n := n0; n < n1; n++ {
 			bm := gemm.Dense(f.dyT[n*wideLen+grp*g.kg:], p.OutChannels, false)
-			for t0 := 0; t0 < taps; t0 += per {
-				t1 := min(t0+per, taps)
-				for t := t0; t < t1; t++ {
-					for c := range g.cg {
-						copy(cols[((t-t0)*g.cg+c)*wd.n:][:wd.n], xs[n*image+(grp*g.cg+c)*ld+wd.offs[t]:])
-					}
+			for t := t0; t < t1; t++ {
+				for c := range g.cg {
+					copy(cols[((t-t0)*g.cg+c)*wd.n:][:wd.n], xs[n*image+(grp*g.cg+c)*ld+wd.offs[t]:])
 				}
-				if err := impl.SgemmPacked(parallelGEMM, false, (t1-t0)*g.cg, g.kg, wd.n, 1, cols, wd.n,
-					bm, beta, parts[b][(grp*taps+t0)*g.cg*g.kg:], g.kg); err != nil {
-					failed.set(err)
-					return
-				}
+			}
+			if err := impl.SgemmPacked(parallelGEMM, false, (t1-t0)*g.cg, g.kg, wd.n, 1, cols, wd.n,
+				bm, beta, parts[b][(grp*taps+t0)*g.cg*g.kg:], g.kg); err != nil {
+				failed.set(err)
+				return
 			}
 			beta = 1
 		}
@@ -211,6 +222,26 @@ func (c *Conv) filterPerTap(x, dy, dw []float32) error {
 	addPartials(parts[0], parts[1:])
 	g.fromTapMajor(dw, parts[0])
 	return nil
+}
+
+// itemsPerWorker is the least number of items per worker itemTaps aims at; a variable
+// so that benchmarks can compare with 0 (the taps never cut for the workers' sake).
+var itemsPerWorker = 3
+
+// itemTaps returns how many taps one item of the per-tap weight gradient stacks: per (as
+// many as fit, stackedTaps), or fewer when units items (blocks times groups) would give
+// the workers fewer than three items each. With one item per worker, as cnn28's second
+// layer has at sixteen threads (sixteen blocks), the step waits for the last worker to
+// start and for the slowest; cutting the taps into even runs gives every worker three
+// to take from the counter. A tap's rows are rows of their own in the GEMM, whose sums
+// run over the wide positions alone, so the cut changes no bits.
+func itemTaps(per, taps, units int) int {
+	want := itemsPerWorker * parallel.Workers()
+	if units*((taps+per-1)/per) >= want {
+		return per
+	}
+	spans := min(taps, (want+units-1)/units)
+	return (taps + spans - 1) / spans
 }
 
 // addPartials adds the partial sums parts, in order, into dst, splitting the elements

@@ -1,6 +1,7 @@
 package conv
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
@@ -51,4 +52,43 @@ func TestCasesCoverEveryPath(t *testing.T) {
 func TestEveryKernelShape(t *testing.T) {
 	childtest.Rerun(t, "^(TestConvMatchesNaive|TestTransposedMatchesNaive|TestCasesCoverEveryPath)$",
 		"GML_GEMM_KERNEL=avx2", "GML_GEMM_KERNEL=avx512", "GML_BLAS=go")
+}
+
+// TestTransposeWide checks transposeWide, in assembly and in Go, against its definition
+// on ragged sizes (channels not a multiple of 8, rows shorter and longer than 8
+// positions, not a multiple of 8), and that the wide grid's junk columns stay as they
+// were.
+func TestTransposeWide(t *testing.T) {
+	saved := transpose8Vec
+	defer func() { transpose8Vec = saved }()
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, vecOn := range []bool{false, true} {
+		transpose8Vec = vecOn && saved
+		for _, s := range []struct{ ch, oh, ow, junk int }{
+			{1, 1, 1, 2}, {8, 3, 8, 2}, {7, 2, 9, 0}, {16, 11, 11, 2}, {33, 5, 17, 3}, {64, 2, 24, 2}, {9, 4, 7, 1},
+		} {
+			p := Params{OutChannels: s.ch, InH: s.oh, InW: s.ow, KernelH: 1, KernelW: 1, Batch: 1, InChannels: 1}
+			wd := window{wp: s.ow + s.junk}
+			y := random(r, s.ch*s.oh*s.ow)
+			dst := make([]float32, s.oh*wd.wp*s.ch)
+			for i := range dst {
+				dst[i] = -7 // junk columns must keep it
+			}
+			wd.transposeWide(p, dst, y)
+			for o := range s.oh {
+				for q := range wd.wp {
+					for k := range s.ch {
+						want := float32(-7)
+						if q < s.ow {
+							want = y[(k*s.oh+o)*s.ow+q]
+						}
+						if got := dst[(o*wd.wp+q)*s.ch+k]; got != want {
+							t.Fatalf("%+v (assembly %v): dst at row %d position %d channel %d = %v, want %v",
+								s, transpose8Vec, o, q, k, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
 }
