@@ -91,7 +91,7 @@ func TestBiasEpilogue(t *testing.T) {
 							p := newP()
 							p.bias = bias
 							c := slices.Clone(c0)
-							withAxpyBias(goAxpy, func() {
+							withGoPath(goAxpy, &axpyBias, func() {
 								switch {
 								case private:
 									p.packB = true
@@ -112,17 +112,6 @@ func TestBiasEpilogue(t *testing.T) {
 			}
 		}
 	}
-}
-
-// withAxpyBias runs f with the epilogue's Go loop when goAxpy is set, else with the
-// assembly AXPY where the CPU has it.
-func withAxpyBias(goAxpy bool, f func()) {
-	if goAxpy {
-		saved := axpyBias
-		axpyBias = nil
-		defer func() { axpyBias = saved }()
-	}
-	f()
 }
 
 // TestSgemmBias checks the exported form with every implementation, through every

@@ -225,7 +225,7 @@ func TestKernelsMatchReference(t *testing.T) {
 					p.packA = !mode.inPlaceA
 					p.packB = !(mode.inPlaceB && !tc.transB)
 					copy(c, c0)
-					withTranspose4(mode.goPack, func() {
+					withGoPath(mode.goPack, &transpose4, func() {
 						if workers > 1 {
 							p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
 						} else {
@@ -237,7 +237,7 @@ func TestKernelsMatchReference(t *testing.T) {
 					if workers > 1 && p.packB && tc.k > 0 && tc.alpha != 0 { // as parallel sends it
 						// B packed by each worker for itself, whatever privateB says.
 						copy(c, c0)
-						withTranspose4(mode.goPack, func() { p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc) })
+						withGoPath(mode.goPack, &transpose4, func() { p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc) })
 						checkGemm(t, fmt.Sprintf("%v/workers=%d/private/packA=%v/goPack=%v/%+v", kern, workers, p.packA, mode.goPack, tc),
 							c, want, tc, ldc)
 					}
@@ -247,13 +247,14 @@ func TestKernelsMatchReference(t *testing.T) {
 	}
 }
 
-// withTranspose4 runs f with the packing's Go transposes when goPack is set, else with
-// the assembly where the CPU has it.
-func withTranspose4(goPack bool, f func()) {
-	if goPack {
-		saved := transpose4
-		transpose4 = nil
-		defer func() { transpose4 = saved }()
+// withGoPath runs f with the assembly routine *asm set to nil, so that its Go loop runs,
+// when goPath is set; else as it is (the assembly where the CPU has it).
+func withGoPath[F any](goPath bool, asm *F, f func()) {
+	if goPath {
+		saved := *asm
+		var none F
+		*asm = none
+		defer func() { *asm = saved }()
 	}
 	f()
 }
@@ -275,7 +276,7 @@ func TestTransposeRows(t *testing.T) {
 						want[p*ldd+i] = src[i*ld+p]
 					}
 				}
-				withTranspose4(goPack, func() { transposeRows(dst, ldd, src, ld, rows, kb) })
+				withGoPath(goPack, &transpose4, func() { transposeRows(dst, ldd, src, ld, rows, kb) })
 				for e := range dst {
 					if dst[e] != want[e] {
 						t.Fatalf("goPack=%v rows=%d kb=%d: dst[%d] = %g, want %g", goPack, rows, kb, e, dst[e], want[e])
