@@ -140,14 +140,7 @@ func TestAttentionRaggedSizes(t *testing.T) {
 			var mask *tensor.Node
 			maskAt := func(b, i, j int) float64 { return 0 }
 			if c.mask {
-				m := make([]float64, sz.tq*sz.tk)
-				for i := range m {
-					if m[i] = e.rng.Float64(); i%sz.tk != 0 && e.rng.IntN(4) == 0 || i < sz.tk && sz.tq > 1 && (!c.causal || sz.tq <= 128) {
-						m[i] = math.Inf(-1) // query 0 sees nothing; the others key 0 at least
-					}
-				}
-				mask = e.feed(tensor.F32, m, sz.tq, sz.tk)
-				maskAt = func(b, i, j int) float64 { return m[i*sz.tk+j] }
+				mask, maskAt = randomMask(e, sz.tq, sz.tk, c.causal)
 			}
 			at := tensor.AttentionAttr{Causal: c.causal}
 			o := tensor.Attention(q, k, v, mask, at)
@@ -235,14 +228,7 @@ func TestAttentionHeadsInRows(t *testing.T) {
 			var mask *tensor.Node
 			maskAt := func(b, i, j int) float64 { return 0 }
 			if c.mask {
-				m := make([]float64, sz.tq*sz.tk)
-				for i := range m {
-					if m[i] = e.rng.Float64(); i%sz.tk != 0 && e.rng.IntN(4) == 0 || i < sz.tk && sz.tq > 1 && (!c.causal || sz.tq <= 128) {
-						m[i] = math.Inf(-1) // query 0 sees nothing; the others key 0 at least
-					}
-				}
-				mask = e.feed(tensor.F32, m, sz.tq, sz.tk)
-				maskAt = func(b, i, j int) float64 { return m[i*sz.tk+j] }
+				mask, maskAt = randomMask(e, sz.tq, sz.tk, c.causal)
 			}
 			at := tensor.AttentionAttr{Causal: c.causal, Layout: tensor.AttentionBTHD}
 			o := tensor.Attention(q, k, v, mask, at)
@@ -286,4 +272,17 @@ func TestAttentionHeadsInRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomMask feeds a (tq, tk) additive mask of random values in which some keys are
+// hidden (-Inf): every query but 0 sees key 0 at least, and query 0 sees no key where
+// tq > 1 (for a causal mask only up to 128 queries). It returns the node and its values.
+func randomMask(e *env, tq, tk int, causal bool) (*tensor.Node, func(b, i, j int) float64) {
+	m := make([]float64, tq*tk)
+	for i := range m {
+		if m[i] = e.rng.Float64(); i%tk != 0 && e.rng.IntN(4) == 0 || i < tk && tq > 1 && (!causal || tq <= 128) {
+			m[i] = math.Inf(-1)
+		}
+	}
+	return e.feed(tensor.F32, m, tq, tk), func(b, i, j int) float64 { return m[i*tk+j] }
 }
