@@ -129,18 +129,7 @@ func TestSgemmMatchesReference(t *testing.T) {
 		for _, tc := range gemmCases() {
 			name := fmt.Sprintf("%v/tA=%v,tB=%v,m=%d,n=%d,k=%d,alpha=%g,beta=%g,pad=%d",
 				impl, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, tc.beta, tc.pad)
-			rowsA, colsA := tc.m, tc.k
-			if tc.transA {
-				rowsA, colsA = tc.k, tc.m
-			}
-			rowsB, colsB := tc.k, tc.n
-			if tc.transB {
-				rowsB, colsB = tc.n, tc.k
-			}
-			lda, ldb, ldc := max(colsA, 1)+tc.pad, max(colsB, 1)+tc.pad, max(tc.n, 1)+tc.pad
-			a := randSlice(r, rowsA*lda)
-			b := randSlice(r, rowsB*ldb)
-			c := randC(r, tc.m, tc.n, ldc, tc.beta)
+			a, b, c, _, lda, ldb, ldc := operands(r, tc)
 			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
