@@ -186,16 +186,7 @@ func TestKernelsMatchReference(t *testing.T) {
 			if tc.m == 0 || tc.n == 0 {
 				continue
 			}
-			rowsA, colsA := tc.m, tc.k
-			if tc.transA {
-				rowsA, colsA = tc.k, tc.m
-			}
-			rowsB, colsB := tc.k, tc.n
-			if tc.transB {
-				rowsB, colsB = tc.n, tc.k
-			}
-			lda, ldb, ldc := max(colsA, 1)+tc.pad, max(colsB, 1)+tc.pad, max(tc.n, 1)+tc.pad
-			a, b, c := randSlice(r, rowsA*lda), randSlice(r, rowsB*ldb), randC(r, tc.m, tc.n, ldc, tc.beta)
+			a, b, c, _, lda, ldb, ldc := operands(r, tc)
 			want := refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float64(tc.alpha), a, lda,
 				b, ldb, float64(tc.beta), c, ldc)
 			c0 := append([]float32(nil), c...)
