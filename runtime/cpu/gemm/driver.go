@@ -320,19 +320,27 @@ func transposeRows(dst []float32, ldd int, src []float32, ld, rows, kb int) {
 // PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) of op(b) as BPacker describes.
 func (b matrix) PackB(dst []float32, p0, kb, j0, nb int) {
 	if !b.trans {
-		// Row by row, so the source streams through the cache in order.
 		full := nb / nr * nr
-		for p := 0; p < kb; p++ {
-			src := b.data[(p0+p)*b.ld+j0:][:nb]
-			for s := 0; s < full; s += nr {
-				// Through a local copy, which the compiler moves in registers; a direct
-				// array assignment calls memmove, as the two might overlap.
-				v := *(*[nr]float32)(src[s:])
-				*(*[nr]float32)(dst[s*kb+p*nr:]) = v
+		chunk := full
+		if knobPackChunk > 0 {
+			chunk = knobPackChunk
+		}
+		for c0 := 0; c0 < full; c0 += chunk {
+			c1 := min(c0+chunk, full)
+			for p := 0; p < kb; p++ {
+				src := b.data[(p0+p)*b.ld+j0:][:nb]
+				for s := c0; s < c1; s += nr {
+					// Through a local copy, which the compiler moves in registers; a direct
+					// array assignment calls memmove, as the two might overlap.
+					v := *(*[nr]float32)(src[s:])
+					*(*[nr]float32)(dst[s*kb+p*nr:]) = v
+				}
 			}
-			if full < nb {
+		}
+		if full < nb {
+			for p := 0; p < kb; p++ {
 				dp := dst[full*kb+p*nr:][:nr]
-				copy(dp, src[full:])
+				copy(dp, b.data[(p0+p)*b.ld+j0+full:][:nb-full])
 				clear(dp[nb-full:])
 			}
 		}

@@ -289,6 +289,12 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	steps, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
 	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, nb0, workers)
+	gridCols := sharedA && knobGridCols
+	if gridCols {
+		rowBlocks = (m + p.kern.mc - 1) / p.kern.mc
+		rows = roundUp((m+rowBlocks-1)/rowBlocks, mr)
+		rowBlocks = (m + rows - 1) / rows
+	}
 	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
 		p.packA = false // rather than packed again for every column part
 	}
@@ -327,6 +333,9 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 			nb := min(nc, n-jc)
 			strips := (nb + nr - 1) / nr
 			colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
+			if gridCols {
+				colParts, stripsPerPart = p.evenColumnParts(strips, rowBlocks*p.parts, workers)
+			}
 			items := p.parts * rowBlocks * colParts
 			for _, slices := range steps {
 				pb := shared.packedB[step%2*sizeB:][:sizeB]
@@ -422,6 +431,17 @@ func (p plan) itemGrid(m, n, cols, workers int) (rows, rowBlocks, colParts, stri
 // there are few row blocks, so that every worker has several items to take.
 func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart int) {
 	parts = min(strips, max(1, (itemsPerWorker*workers+rowBlocks-1)/rowBlocks))
+	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
+	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
+}
+
+// evenColumnParts is columnParts with the item count a multiple of workers.
+func (p plan) evenColumnParts(strips, rowBlocks, workers int) (parts, stripsPerPart int) {
+	most := (strips + p.kern.strips - 1) / p.kern.strips
+	parts = min(most, max(1, (itemsPerWorker*workers+rowBlocks-1)/rowBlocks))
+	for parts < most && parts*rowBlocks%workers != 0 {
+		parts++
+	}
 	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
 	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
 }
