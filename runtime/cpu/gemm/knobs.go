@@ -9,6 +9,8 @@ import (
 // Sweep knobs (temporary: read once for a host sweep, removed once settled).
 //   - GML_GEMM_BLOCKS=mc,kc,nc overrides the avx512 shape's blocking.
 //   - GML_GEMM_GRID=cols keeps row blocks of mc where A is shared and splits the columns.
+//   - GML_GEMM_ITEMS=N is the items per worker of that grid (itemsPerWorker otherwise).
+//   - GML_GEMM_DYNPACK=N packs a shared step in N chunks a worker, taken as workers come.
 //   - GML_GEMM_PACKB=N packs a plain B N columns (a multiple of 16) at a time, 0 whole rows.
 //   - GML_GEMM_PFA=N prefetches A N steps of k ahead in the avx512 kernel; GML_GEMM_NOFAST=1 turns its packed path off.
 var (
@@ -16,6 +18,8 @@ var (
 	knobPackChunk = envInt("GML_GEMM_PACKB")
 	prefetchA     = int64(envInt("GML_GEMM_PFA"))
 	fastPacked    = int64(1 - envInt("GML_GEMM_NOFAST"))
+	knobItems     = envInt("GML_GEMM_ITEMS")
+	knobDynPack   = envInt("GML_GEMM_DYNPACK")
 )
 
 func envInt(name string) int {
