@@ -9,39 +9,48 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// TestAVX512FastPathsSameBits checks that the avx512 kernel's four-step paths (B packed
-// with A packed, or with A row-major as stored) give the bits of its general loop (the
-// same A with a column stride of 13, which no fast path takes), over k with and without
-// a remainder of steps, adding to C and writing over it.
+// TestAVX512FastPathsSameBits checks that the avx512 kernel's four-step paths (A packed,
+// row-major or transposed as stored, B packed or as stored) give the bits of its
+// general loop (A with rows 2 and columns 24 floats apart, which no fast path takes),
+// over k with and without a remainder of steps, adding to C and writing over it.
 func TestAVX512FastPathsSameBits(t *testing.T) {
 	if !cpu.X86.HasAVX512F {
 		t.Skip("the CPU cannot run the avx512 kernel")
 	}
 	r := rand.New(rand.NewPCG(21, 22))
+	type layout struct {
+		name     string
+		rs, cs   int // A: element (i, p) at i·rs + p·cs; B: row p of panel t at p·rs + t·cs
+		elements int
+	}
 	for _, k := range []int{1, 3, 4, 5, 8, 31, 257} {
-		for _, add := range []bool{false, true} {
-			vals := randSlice(r, 12*k) // A's element (i, p) at i·k + p
-			lda := k + 3
-			packed, rowMajor, spread := make([]float32, 12*k), make([]float32, 12*lda), make([]float32, 13*k)
-			for i := range 12 {
-				for p := range k {
-					v := vals[i*k+p]
-					packed[p*12+i], rowMajor[i*lda+p], spread[p*13+i] = v, v, v
+		as := []layout{{"general", 2, 24, 24 * k}, {"packed", 1, 12, 12 * k}, {"row-major", k + 3, 1, 12 * (k + 3)}, {"transposed", 1, 17, 17 * k}}
+		bs := []layout{{"packed", 16, 16 * k, 32 * k}, {"as stored", 40, 16, 40 * k}}
+		vals, bvals := randSlice(r, 12*k), randSlice(r, 32*k)
+		for _, bl := range bs {
+			b := make([]float32, bl.elements)
+			for p := range k {
+				for j := range 32 {
+					b[p*bl.rs+j/16*bl.cs+j%16] = bvals[p*32+j]
 				}
 			}
-			b := randSlice(r, 2*16*k)
-			c0 := randSlice(r, 12*40)
-			want := slices.Clone(c0)
-			kernelAVX512(k, spread, 1, 13, b, 16, 16*k, want, 40, 0.75, add)
-			for _, a := range []struct {
-				name     string
-				data     []float32
-				rsA, csA int
-			}{{"packed", packed, 1, 12}, {"row-major", rowMajor, lda, 1}} {
-				c := slices.Clone(c0)
-				kernelAVX512(k, a.data, a.rsA, a.csA, b, 16, 16*k, c, 40, 0.75, add)
-				if !slices.Equal(c, want) {
-					t.Errorf("%s: A %s differs from the general loop", fmt.Sprintf("k=%d/add=%v", k, add), a.name)
+			for _, add := range []bool{false, true} {
+				c0 := randSlice(r, 12*40)
+				var want []float32
+				for _, al := range as {
+					a := make([]float32, al.elements)
+					for i := range 12 {
+						for p := range k {
+							a[i*al.rs+p*al.cs] = vals[i*k+p]
+						}
+					}
+					c := slices.Clone(c0)
+					kernelAVX512(k, a, al.rs, al.cs, b, bl.rs, bl.cs, c, 40, 0.75, add)
+					if want == nil {
+						want = c
+					} else if !slices.Equal(c, want) {
+						t.Errorf("%s: A %s, B %s differs from the general loop", fmt.Sprintf("k=%d/add=%v", k, add), al.name, bl.name)
+					}
 				}
 			}
 		}
