@@ -313,7 +313,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		partial = shared.partial
 	}
 	counters := make([]atomic.Int64, (n+nc-1)/nc*len(steps))
-	packCounters := make([]atomic.Int64, len(counters))
 	bar := newBarrier(workers)
 	parallel.Run(workers, func(w int) {
 		// A panic (from a caller's BPacker) must not leave the others at a barrier.
@@ -344,24 +343,14 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 				if sharedA {
 					pa = shared.packedA[step%2*sizeA:][:sizeA]
 				}
-				pack := func(s slice, q, of int) {
-					if lo, hi := share(strips, q, of); lo < hi {
+				for _, s := range slices {
+					if lo, hi := share(strips, w, workers); lo < hi {
 						p.b.PackB(pb[s.bOff+lo*nr*s.kb:], s.pc, s.kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
 					}
 					if aStrips := (m + mr - 1) / mr; sharedA {
-						if lo, hi := share(aStrips, q, of); lo < hi {
+						if lo, hi := share(aStrips, w, workers); lo < hi {
 							packA(pa[s.aOff+lo*mr*s.kb:], mr, p.a, lo*mr, min(hi*mr, m)-lo*mr, s.pc, s.kb)
 						}
-					}
-				}
-				if knobDynPack > 0 {
-					chunks := workers * knobDynPack
-					for q := int(packCounters[step].Add(1)) - 1; q < chunks*len(slices); q = int(packCounters[step].Add(1)) - 1 {
-						pack(slices[q/chunks], q%chunks, chunks)
-					}
-				} else {
-					for _, s := range slices {
-						pack(s, w, workers)
 					}
 				}
 				bar.wait()
@@ -449,11 +438,7 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 // evenColumnParts is columnParts with the item count a multiple of workers.
 func (p plan) evenColumnParts(strips, rowBlocks, workers int) (parts, stripsPerPart int) {
 	most := (strips + p.kern.strips - 1) / p.kern.strips
-	per := itemsPerWorker
-	if knobItems > 0 {
-		per = knobItems
-	}
-	parts = min(most, max(1, (per*workers+rowBlocks-1)/rowBlocks))
+	parts = min(most, max(1, (itemsPerWorker*workers+rowBlocks-1)/rowBlocks))
 	for parts < most && parts*rowBlocks%workers != 0 {
 		parts++
 	}
