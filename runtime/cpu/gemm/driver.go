@@ -30,7 +30,11 @@ var zen3Tuning = tuning{mc: 144, kc: 256, nc: 3072, alias: 256}
 // a small transformer, k = 512) take six ways of two sets, which the 12-way L1 holds:
 // there the avx512 kernel ran within 10% of its speed on packed A, while packing A cost
 // about a third of the product. Rows 4 KiB apart (all twelve in one set) are still
-// packed.
+// packed. A later sweep there (two interleaved rounds at 2 threads, with the column grid
+// of parallel) found kc = 192 within the host's noise (0.86-1.04 of kc = 256 on the
+// 1024×4096×4096 forms and the squares) and mc = 512 slower (0.77-0.89), and a software
+// prefetch of A 8 or 16 steps ahead in the kernel within noise (0.80-1.08): the
+// hardware prefetchers keep up with the packed strips.
 var xeonTuning = tuning{mc: 384, kc: 256, nc: 3072, alias: 1024}
 
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
