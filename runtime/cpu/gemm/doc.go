@@ -21,7 +21,11 @@
 //     kernel runs at 1.7× the avx2 one (136 against 79 GFLOP/s on one core, L1-resident);
 //     on AMD Zen 4, which splits a 512-bit FMA in two, they tie. Both pack B in 16-wide
 //     panels, so BPacker and its callers are the same for both; avx512 reads two adjacent
-//     panels per call and a narrow 12×16 form takes an odd last one.
+//     panels per call and a narrow 12×16 form takes an odd last one. The avx512 kernel
+//     takes the usual layouts (A packed or row-major with B packed, A's rows adjacent
+//     with B as stored) four steps of k at a time with one pointer update per four
+//     steps (kernel_avx512_amd64.s), the same bits as its general loop. On the H200
+//     host the paths ran at 0.95-1.05 of main at 16 threads, and within the noise at 2.
 //   - The micro-kernels take general strides for both operands (kernelFunc), so they
 //     read packed panels and matrices as stored alike. Packing costs about a nanosecond
 //     per element and pays for itself only when the element is used often: A is read in
@@ -35,7 +39,9 @@
 //     packing it). Packing that transposes (a row-major A strip, a transposed B
 //     panel) moves four rows by eight columns at a time with AVX2 shuffles wherever the
 //     CPU has AVX2 (NEON on arm64), whatever the implementation (PureGo included), and
-//     element by element otherwise; the tests run both.
+//     element by element otherwise; the tests run both. B as stored is copied eight
+//     panels at a time (packBChunk): its panels lie 16 KiB apart at kc = 256, so copying
+//     whole rows sent each row's stores to every panel of the block, all in one L1 set.
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).
@@ -75,9 +81,13 @@
 //     of the B panel (B is packed once, shared by all) and, when they are at most four,
 //     of A; meet at a barrier; and take (row block, column range) items from an atomic
 //     counter, packing their own A block where A is not shared. Panels alternate between
-//     two buffers, so one barrier a slice suffices. Row blocks shrink below blockM (to
-//     four kernel strips, then to one) before the columns are split, since every column
-//     part of a row block packs that A block again. Items span whole kernel widths, so
+//     two buffers, so one barrier a slice suffices. Where A is shared (sharedGrid), row
+//     blocks stay as tall as mc allows and the columns are split instead, since every
+//     kernel strip fewer in a block is one use fewer of each B micro-panel brought into
+//     L1 (1024×4096×4096 on two workers: 11 uses in rowChunk's 132-row blocks, 29 in
+//     sharedGrid's 348-row ones). Otherwise row blocks shrink below mc (to four kernel
+//     strips, then to one) before the columns are split, since every column part of a
+//     row block packs that A block again. Items span whole kernel widths, so
 //     workers share cache lines of C at most at their edges and the result does not
 //     depend on the number of workers. Taking work dynamically rather than splitting C
 //     in fixed parts keeps the cores busy when another process slows one of them, the

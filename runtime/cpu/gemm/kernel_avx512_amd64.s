@@ -6,6 +6,16 @@
 // packed A (rsA 1, csA mr), A transposed as stored (rsA 1, csA lda) and row-major A
 // (rsA lda, csA 1) alike; B likewise packed (rsB 16, offB 16k) or as stored (rsB ldb,
 // offB 16).
+//
+// kernelAVX512 takes the usual layouts four steps of k at a time, with the offsets of
+// the four steps in the addressing (constants, or a stride as index) and one pointer
+// update per base per four steps instead of per step: A packed or row-major with B
+// packed (the large products, a transformer's projections), and A's rows adjacent with
+// B as stored (the weight gradients Xᵀ·dY). The general loop (KERNEL_STEP) takes the
+// steps left over and every other layout. Each step is the same FMAs in the same order
+// either way, so the paths give the same bits (TestAVX512FastPathsSameBits). Per step
+// the general loop spends seven integer instructions beside 24 FMAs, which on the Xeon
+// compete for the two ports that run 512-bit FMAs.
 
 // KERNEL_STEP is one step of the sum over k: the 12×32 tile plus a column of A times a
 // row of the two B panels.
@@ -130,11 +140,7 @@ TEXT ·kernelAVX512(SB), NOSPLIT, $0-125
 	VPXORD Z29, Z29, Z29
 	VPXORD Z30, Z30, Z30
 	VPXORD Z31, Z31, Z31
-	// With B packed, A packed or row-major as stored goes four steps at a time with
-	// constant offsets (one pointer update per operand per four steps); the general
-	// loop below takes the steps left over, and every other layout.
-	CMPQ ·fastPacked(SB), $0
-	JEQ bases
+	// Four steps at a time (R15 of them) where the layout allows, then the rest.
 	MOVQ CX, R15
 	SHRQ $2, R15
 	JZ bases
