@@ -21,11 +21,7 @@
 //     kernel runs at 1.7× the avx2 one (136 against 79 GFLOP/s on one core, L1-resident);
 //     on AMD Zen 4, which splits a 512-bit FMA in two, they tie. Both pack B in 16-wide
 //     panels, so BPacker and its callers are the same for both; avx512 reads two adjacent
-//     panels per call and a narrow 12×16 form takes an odd last one. The avx512 kernel
-//     takes the usual layouts (A packed or row-major with B packed, A's rows adjacent
-//     with B as stored) four steps of k at a time with one pointer update per four
-//     steps (kernel_avx512_amd64.s), the same bits as its general loop. On the H200
-//     host the paths ran at 0.95-1.05 of main at 16 threads, and within the noise at 2.
+//     panels per call and a narrow 12×16 form takes an odd last one.
 //   - The micro-kernels take general strides for both operands (kernelFunc), so they
 //     read packed panels and matrices as stored alike. Packing costs about a nanosecond
 //     per element and pays for itself only when the element is used often: A is read in
@@ -41,7 +37,9 @@
 //     CPU has AVX2 (NEON on arm64), whatever the implementation (PureGo included), and
 //     element by element otherwise; the tests run both. B as stored is copied eight
 //     panels at a time (packBChunk): its panels lie 16 KiB apart at kc = 256, so copying
-//     whole rows sent each row's stores to every panel of the block, all in one L1 set.
+//     whole rows sent each row's stores to every panel of the block, all in one L1 set,
+//     which made the plain 1024×4096×4096 product 10-20% slower than its B-transposed
+//     form at 2 threads on the H200 host.
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).
@@ -81,13 +79,9 @@
 //     of the B panel (B is packed once, shared by all) and, when they are at most four,
 //     of A; meet at a barrier; and take (row block, column range) items from an atomic
 //     counter, packing their own A block where A is not shared. Panels alternate between
-//     two buffers, so one barrier a slice suffices. Where A is shared (sharedGrid), row
-//     blocks stay as tall as mc allows and the columns are split instead, since every
-//     kernel strip fewer in a block is one use fewer of each B micro-panel brought into
-//     L1 (1024×4096×4096 on two workers: 11 uses in rowChunk's 132-row blocks, 29 in
-//     sharedGrid's 348-row ones). Otherwise row blocks shrink below mc (to four kernel
-//     strips, then to one) before the columns are split, since every column part of a
-//     row block packs that A block again. Items span whole kernel widths, so
+//     two buffers, so one barrier a slice suffices. Row blocks shrink below mc (to
+//     four kernel strips, then to one) before the columns are split, since every column
+//     part of a row block packs that A block again. Items span whole kernel widths, so
 //     workers share cache lines of C at most at their edges and the result does not
 //     depend on the number of workers. Taking work dynamically rather than splitting C
 //     in fixed parts keeps the cores busy when another process slows one of them, the
@@ -120,6 +114,18 @@
 //     weight gradients (128×128, 128×512 and 512×128 summed over 2048 tokens) from
 //     195-376 to 388-683 GFLOP/s at 16 threads (133-199 to 194-230 at 2), 256×128×784
 //     from 217 to 421, and cnn28's dense layer 64×128×1600 from 107 to 244.
+//   - Tried for the 2-thread gap to MKL on the H200 host's Xeon (1024×4096×4096 and the
+//     squares at 62-78% of the FMA peak, MKL near it) and dropped, each against main in
+//     interleaved rounds that vary by ±15% there: avx512 kernel loops that take four
+//     steps of k per pointer update for packed, row-major or transposed A (fewer integer
+//     instructions beside the FMAs; the same bits): 0.87-1.15 of the same code without
+//     them per form at 2 threads, with no consistent sign, 0.95-1.05 at 16; row blocks
+//     kept at mc with the columns split where A is shared (each B micro-panel used 29
+//     times instead of 11 at m = 1024): 0.84-0.99 on the plain form alone, and with the
+//     chunked packing below 0.86-0.94 on n = 1024 in all three rounds; a software
+//     prefetch of A, kc = 192 and mc = 512 (xeonTuning). What remains of the gap
+//     is in the micro-kernel itself (83% of the mlp4096 step's samples there): MKL
+//     reaches about 146 GFLOP/s a core at 2 threads, our kernel 136 with everything in L1.
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row

@@ -30,11 +30,10 @@ var zen3Tuning = tuning{mc: 144, kc: 256, nc: 3072, alias: 256}
 // a small transformer, k = 512) take six ways of two sets, which the 12-way L1 holds:
 // there the avx512 kernel ran within 10% of its speed on packed A, while packing A cost
 // about a third of the product. Rows 4 KiB apart (all twelve in one set) are still
-// packed. A later sweep there (two interleaved rounds at 2 threads, with the column grid
-// of parallel) found kc = 192 within the host's noise (0.86-1.04 of kc = 256 on the
-// 1024×4096×4096 forms and the squares) and mc = 512 slower (0.77-0.89), and a software
-// prefetch of A 8 or 16 steps ahead in the kernel within noise (0.80-1.08): the
-// hardware prefetchers keep up with the packed strips.
+// packed. Sweeps there at 2 threads (interleaved with main, the host varying by ±15%
+// run to run) found kc = 192 within the noise (0.86-1.04 of kc = 256 on the
+// 1024×4096×4096 forms and the squares), mc = 512 slower (0.77-0.89), and a software
+// prefetch of A 8 or 16 steps ahead in the kernel within the noise (0.80-1.08).
 var xeonTuning = tuning{mc: 384, kc: 256, nc: 3072, alias: 1024}
 
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
@@ -321,14 +320,22 @@ func transposeRows(dst []float32, ldd int, src []float32, ld, rows, kb int) {
 	}
 }
 
-// packBChunk is how many columns of a B as stored PackB copies at a time, row after row
-// of the slice: eight panels. Consecutive panels lie 16·kb floats apart (16 KiB at kc =
-// 256), so copying whole rows at once stored each row into every panel of the block (96
-// to 192 of them), all in one set of L1 and on as many pages; eight at a time, the
-// stores stream into eight places. In a first sweep on the H200 host at 2 threads, the
-// 1024×4096×4096 product with B as stored ran at 1.03-1.12 of main with this and the
-// column grid of sharedGrid, 0.84-0.99 with the grid alone (two interleaved rounds; the
-// host varies by ±15% at 2 threads).
+// packBChunk is how many columns of a B as stored PackB copies at a time, each chunk row
+// after row of the slice: eight panels. Consecutive panels lie 16·kb floats apart (16
+// KiB at kc = 256), so copying whole rows stored each row into every panel of the block
+// (96 to 192 of them on a step's share), each store on another page and all in one set
+// of L1; eight at a time, the stores stream into eight places. This was why the plain
+// 1024×4096×4096 product ran 10-20% below its B-transposed form at 2 threads on the
+// H200 host: a step there packs 3072 columns of B for 1024 rows of A, so the packing,
+// at several nanoseconds an element, took a fifth of a step. Measured together with a
+// column grid for the workers that was then dropped (alone it ran at 0.84-0.99 of main
+// on this product), packing in chunks took it to 1.06-1.21 of main in three interleaved
+// rounds at 2 threads (1.03-1.12 in two rounds of an earlier sweep), and the other forms
+// and squares, whose B is transposed or whose steps are longer, within the noise; at 16
+// threads the products ran at 0.97-1.00 of main (one round). On the development
+// machine (Zen 4), packing 256 rows of a B 4096 floats wide took 2.0-2.4 ns an element
+// row by row and 0.55-0.65 in chunks of 4 to 32 panels; 1024 floats wide, 0.64-0.84
+// either way.
 const packBChunk = 8 * nr
 
 // PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) of op(b) as BPacker describes.

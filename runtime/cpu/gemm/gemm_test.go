@@ -316,27 +316,6 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
-// TestSharedGrid checks the item grid of products whose A the workers pack together:
-// row blocks of up to mc rows, evened out, and the columns split into whole kernel calls
-// until every worker has several items and all have as many.
-func TestSharedGrid(t *testing.T) {
-	kern := goKernelOf(shapeAVX512) // 12×32 tiles, mc 384
-	for _, c := range []struct{ m, strips, workers, rows, rowBlocks, colParts, stripsPerPart int }{
-		{1024, 192, 2, 348, 3, 4, 48}, // 1024×4096×4096: 12 items of 29 strips by 768 columns
-		{2048, 128, 2, 348, 6, 2, 64}, // n = 2048
-		{1024, 64, 3, 348, 3, 4, 16},  // 12 items for three workers
-		{1024, 64, 4, 348, 3, 8, 8},   // 24 for four
-		{100, 2, 4, 108, 1, 1, 2},     // one kernel call wide: nothing to split
-		{384, 6, 2, 384, 1, 3, 2},     // three kernel calls: no more parts, though odd
-	} {
-		rows, rowBlocks, colParts, stripsPerPart := (plan{kern: kern, parts: 1}).sharedGrid(c.m, c.strips, c.workers)
-		if rows != c.rows || rowBlocks != c.rowBlocks || colParts != c.colParts || stripsPerPart != c.stripsPerPart {
-			t.Errorf("sharedGrid(%d, %d, %d) = %d rows × %d blocks, %d parts of %d strips; want %d × %d, %d of %d",
-				c.m, c.strips, c.workers, rows, rowBlocks, colParts, stripsPerPart, c.rows, c.rowBlocks, c.colParts, c.stripsPerPart)
-		}
-	}
-}
-
 func TestChooseKernel(t *testing.T) {
 	for _, s := range shapes {
 		k, note, err := chooseKernel(s.name)

@@ -259,9 +259,8 @@ func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 // every step would cost tens of microseconds). A step is one k-slice, of every part
 // when the sum is split (kParts, steps). Per step the workers pack their share of the B
 // panel (shared by all, so packed once) and, with few workers, of A, meet at a barrier,
-// and take (part, row block, column range) items from that step's counter (the grid
-// of sharedGrid where A is shared, else itemGrid's), packing A block by block when it
-// is not shared. Panels alternate between two buffers, so the
+// and take (part, row block, column range) items from that step's counter, packing A
+// block by block when it is not shared. Panels alternate between two buffers, so the
 // next step's packing overwrites only panels that every worker has finished with before
 // it passed this step's barrier. Taking items dynamically keeps the cores busy when
 // another process slows one of them down. A split sum ends with the parts added to C
@@ -290,9 +289,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	steps, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
 	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, nb0, workers)
-	if sharedA {
-		rows, rowBlocks, _, _ = p.sharedGrid(m, (nb0+nr-1)/nr, workers)
-	}
 	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
 		p.packA = false // rather than packed again for every column part
 	}
@@ -331,9 +327,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 			nb := min(nc, n-jc)
 			strips := (nb + nr - 1) / nr
 			colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
-			if sharedA {
-				_, _, colParts, stripsPerPart = p.sharedGrid(m, strips, workers)
-			}
 			items := p.parts * rowBlocks * colParts
 			for _, slices := range steps {
 				pb := shared.packedB[step%2*sizeB:][:sizeB]
@@ -431,31 +424,6 @@ func (p plan) columnParts(strips, rowBlocks, workers int) (parts, stripsPerPart 
 	parts = min(strips, max(1, (itemsPerWorker*workers+rowBlocks-1)/rowBlocks))
 	stripsPerPart = roundUp((strips+parts-1)/parts, p.kern.strips)
 	return (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
-}
-
-// sharedGrid is the item grid of a parallel product whose A the workers pack together
-// (sharedA), for a B panel of strips panels: rows in blocks of at most mc, evened out,
-// and the columns in parts of whole kernel calls, enough for itemsPerWorker items a
-// worker and a number of items that the workers share evenly. Splitting the columns
-// costs nothing there (A is packed once whatever the grid), while every kernel strip
-// fewer in a row block is one use fewer of each B micro-panel, brought into L1 from
-// another core's packing: rowChunk's grid of 132-row blocks (8 on two workers for
-// m = 1024) used each only 11 times. On the H200 host at 2 threads, in a first sweep, the grid
-// alone ran at 0.84-1.26 of main over the 1024×4096×4096 forms and the squares, within
-// the host's noise at 2 threads (±15%).
-func (p plan) sharedGrid(m, strips, workers int) (rows, rowBlocks, colParts, stripsPerPart int) {
-	mr := p.kern.mr
-	rowBlocks = (m + p.kern.mc - 1) / p.kern.mc
-	rows = roundUp((m+rowBlocks-1)/rowBlocks, mr)
-	rowBlocks = (m + rows - 1) / rows
-	blocks := rowBlocks * p.parts
-	most := (strips + p.kern.strips - 1) / p.kern.strips
-	colParts = min(most, max(1, (itemsPerWorker*workers+blocks-1)/blocks))
-	for colParts < most && colParts*blocks%workers != 0 {
-		colParts++
-	}
-	stripsPerPart = roundUp((strips+colParts-1)/colParts, p.kern.strips)
-	return rows, rowBlocks, (strips + stripsPerPart - 1) / stripsPerPart, stripsPerPart
 }
 
 // parallelPrivate is parallel for a B that the workers need not share: read in place,
