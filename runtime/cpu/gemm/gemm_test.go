@@ -270,6 +270,37 @@ func TestTransposeRows(t *testing.T) {
 // TestShapeTuning checks what the driver assumes of every shape's blocking: row
 // blocks of whole strips (mc a multiple of mr, which rowChunk halves from), k-slices
 // that halve (kParts' least part is kc/2 deep), and a positive panel width and alias.
+// TestPackB checks B's packing against its definition (panel t, row p, column j at
+// dst[t·16·kb + p·16 + j], zeros past nb), as stored and transposed, on widths around
+// the chunks of packBChunk columns and with a partial last panel.
+func TestPackB(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, trans := range []bool{false, true} {
+		for _, nb := range []int{1, 16, 17, packBChunk - 1, packBChunk, packBChunk + 16, 2*packBChunk + 5} {
+			const kb, p0, j0, ld = 7, 3, 5, 300
+			b := matrix{data: randSlice(r, ld*ld), ld: ld, trans: trans}
+			dst := randSlice(r, roundUp(nb, nr)*kb)
+			b.PackB(dst, p0, kb, j0, nb)
+			for tp := range roundUp(nb, nr) / nr {
+				for p := range kb {
+					for j := range nr {
+						want := float32(0)
+						if col := tp*nr + j; col < nb {
+							want = b.data[(p0+p)*ld+j0+col]
+							if trans {
+								want = b.data[(j0+col)*ld+p0+p]
+							}
+						}
+						if got := dst[tp*nr*kb+p*nr+j]; got != want {
+							t.Fatalf("trans=%v nb=%d: panel %d row %d column %d = %v, want %v", trans, nb, tp, p, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestShapeTuning(t *testing.T) {
 	for _, s := range shapes {
 		if b := s.tuning; b.mc <= 0 || b.mc%s.mr != 0 || b.kc < 2 || b.nc <= 0 || b.alias <= 0 {
