@@ -123,9 +123,11 @@
 //     kept at mc with the columns split where A is shared (each B micro-panel used 29
 //     times instead of 11 at m = 1024): 0.84-0.99 on the plain form alone, and with the
 //     chunked packing below 0.86-0.94 on n = 1024 in all three rounds; a software
-//     prefetch of A, kc = 192 and mc = 512 (xeonTuning). What remains of the gap
-//     is in the micro-kernel itself (83% of the mlp4096 step's samples there): MKL
-//     reaches about 146 GFLOP/s a core at 2 threads, our kernel 136 with everything in L1.
+//     prefetch of A, kc = 192 and mc = 512 (xeonTuning). What remains of the gap is in
+//     the micro-kernel's time (83% of the mlp4096 step's samples at 2 threads), where it
+//     runs below its own L1-resident 136 GFLOP/s a core, while MKL reaches about 146 a
+//     core over the whole product: the kernel's operands miss L1, not packing or
+//     scheduling.
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row
