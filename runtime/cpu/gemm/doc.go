@@ -126,8 +126,9 @@
 //     prefetch of A, kc = 192 and mc = 512 (xeonTuning). What remains of the gap is in
 //     the micro-kernel's time (83% of the mlp4096 step's samples at 2 threads), where it
 //     runs below its own L1-resident 136 GFLOP/s a core, while MKL reaches about 146 a
-//     core over the whole product: the kernel's operands miss L1, not packing or
-//     scheduling.
+//     core over the whole product: the rest is the kernel waiting on its operands'
+//     caches rather than packing or scheduling (inferred from the profile, not measured
+//     with counters).
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row
