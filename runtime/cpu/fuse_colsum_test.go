@@ -1,0 +1,96 @@
+package cpu
+
+import (
+	"math"
+	"os"
+	"testing"
+
+	"github.com/gml-dev/gml/runtime/cpu/internal/childtest"
+	"github.com/gml-dev/gml/runtime/cpu/vec"
+	"github.com/gml-dev/gml/tensor"
+)
+
+// colSumCases are graphs whose column sums (bias gradients) fused steps fold: folds is
+// how many, and share (optional) forces buffer sharing that must make a fold refuse.
+var colSumCases = []struct {
+	fusionCase
+	folds int // from 7 rows on (a Sum over one row is no column sum)
+	share func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node
+}{
+	{fusionCase{"dense_relu_bias_grad", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, b, gy := in(n, 5, 40), in(40), in(n, 5, 40)
+		y := tensor.Relu(tensor.Add(x, b))
+		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, b})
+	}}, 1, nil},
+	{fusionCase{"dense_gelu_bias_grad", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, b, gy := in(n, 3, 64), in(64), in(n, 3, 64)
+		y := tensor.Gelu(tensor.Add(x, b), tensor.GeluErf)
+		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, b})
+	}}, 1, nil},
+	{fusionCase{"layer_norm_grads", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, gamma, beta, gy := in(n, 2, 48), in(48), in(48), in(n, 2, 48)
+		y := tensor.LayerNorm(x, gamma, beta, []int{-1}, 1e-5)
+		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma, beta})
+	}}, 2, nil},
+	{fusionCase{"rms_norm_grads", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, gamma, gy := in(n, 33), in(33), in(n, 33)
+		y := tensor.RMSNorm(x, gamma, []int{-1}, 1e-6)
+		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma})
+	}}, 1, nil},
+	{fusionCase{"layer_norm_statistic_read_outside", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		// The reciprocal deviation is an output too: the norm kernel, which keeps it in
+		// scratch, must refuse the group (and so folds no sums).
+		x, gamma, beta, gy := in(n, 2, 48), in(48), in(48), in(n, 2, 48)
+		y := tensor.LayerNorm(x, gamma, beta, []int{-1}, 1e-5)
+		grads := tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma, beta})
+		return append(grads, byOp(graphOf(grads...), tensor.OpRsqrt))
+	}}, 0, nil},
+	{fusionCase{"sum_memory_used_between", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		// The sum's buffer is that of a node between the group and the sum: writing the
+		// sum at the group's place would be overwritten.
+		x, gy, z := in(n, 40), in(n, 40), in(40)
+		w := tensor.Where(tensor.Less(x, gy), gy, x)
+		e := tensor.Exp(z)
+		return []*tensor.Node{w, e, tensor.Sum(w, []int{0}, true)}
+	}}, 0, func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
+		return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpSum): byOp(nodes, tensor.OpExp)}
+	}},
+	{fusionCase{"sum_of_value_read_elsewhere", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		x, gy, z := in(n, 40), in(n, 40), in(40)
+		w := tensor.Where(tensor.Less(x, gy), gy, x)
+		e := tensor.Mul(w, z)
+		return []*tensor.Node{e, tensor.Sum(w, []int{0}, true)}
+	}}, 1, nil},
+}
+
+// TestColumnSumFolding checks that fused steps fold the column sums they should, no
+// others, and give the unfused graph's bits, on ragged sizes and (through a second
+// process) with GML_SIMD=go; TestSplitsAtEveryThreadCount reruns it at other thread
+// counts.
+func TestColumnSumFolding(t *testing.T) {
+	defer func(old bool) { foldColumnSums = old }(foldColumnSums)
+	for _, c := range colSumCases {
+		for _, n := range []int{1, 7, 33, 257, 1100} {
+			_, want := runFusionCase(t, c.fusionCase, n, false, c.share)
+			foldColumnSums = false
+			stepsNoFold, _ := runFusionCase(t, c.fusionCase, n, true, c.share)
+			foldColumnSums = true
+			steps, got := runFusionCase(t, c.fusionCase, n, true, c.share)
+			if stepsNoFold-steps != c.folds && (n > 1 || stepsNoFold != steps) {
+				t.Errorf("%s n=%d: %d sums folded, want %d", c.name, n, stepsNoFold-steps, c.folds)
+			}
+			for i := range want {
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("%s n=%d (%v): output %d element %d = %v fused, %v unfused", c.name, n, vec.Active(), i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+	if os.Getenv("GML_SIMD") == "" && vec.Active() != vec.Go {
+		if out, err := childtest.Run("^TestColumnSumFolding$", "GML_SIMD=go"); err != nil {
+			t.Errorf("with GML_SIMD=go: %v\n%s", err, out)
+		}
+	}
+}
