@@ -319,8 +319,9 @@ func (k *normGradKernel) chunk(c, nb int) {
 	}
 }
 
-// block computes rows [r0, r1) with the worker's scratch s: each step is one node's
-// loop over the block (or over each row, with that row's value as a scalar operand).
+// block computes rows [r0, r1) with the worker's scratch w: the nodes' operations in
+// a few passes over the block (package vec's norm passes, each operation rounded as
+// its node rounds it) and their row means from vec.SumEach, as the Mean nodes sum.
 func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	n, rows := k.row, r1-r0
 	cnt := rows * n
@@ -330,53 +331,39 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	stats := s[4*cnt:]
 	mean, v, rstd, m1, m2 := stats[:rows], stats[rows:2*rows], stats[2*rows:3*rows], stats[3*rows:4*rows], stats[4*rows:5*rows]
 	sums := w.sums[:rows]
-	if k.centred {
+	means := func(d, x []float32) {
 		vec.SumEach(sums, x, n)
 		for r, a := range sums {
-			mean[r] = float32(k.meanFin(a, n))
+			d[r] = float32(k.meanFin(a, n))
 		}
-		for r := range rows {
-			vec.Arith(vec.Sub, xc[r*n:(r+1)*n], x[r*n:], 1, mean[r:], 0)
-		}
-	} else {
-		copy(xc, x)
 	}
-	vec.Arith(vec.Mul, t, xc, 1, xc, 1)
-	vec.SumEach(sums, t, n)
-	for r, a := range sums {
-		v[r] = float32(k.meanFin(a, n)) + k.eps
+	if k.centred {
+		means(mean, x)
+		vec.NormCentre(xc, t, x, mean, n)
+	} else {
+		xc = x
+		vec.Arith(vec.Mul, t, x, 1, x, 1)
+	}
+	means(v, t)
+	for r := range v {
+		v[r] += k.eps
 	}
 	k.rsqrt(rstd, v)
-	for r := range rows {
-		vec.Arith(vec.Mul, xhat[r*n:(r+1)*n], xc[r*n:], 1, rstd[r:], 0)
-	}
 	if k.gam != nil {
 		vec.ArithRows(vec.Mul, g, gy, k.gam, false)
 	} else {
-		copy(g, gy)
+		g = gy
 	}
+	var dgp []float32
 	if k.dgp != nil {
-		vec.Arith(vec.Mul, k.dgp[r0*n:][:cnt], gy, 1, xhat, 1)
+		dgp = k.dgp[r0*n:][:cnt]
 	}
-	vec.Arith(vec.Mul, t, g, 1, xhat, 1)
-	vec.SumEach(sums, t, n)
-	for r, a := range sums {
-		m1[r] = float32(k.meanFin(a, n))
-	}
+	vec.NormGradMid(xhat, t, dgp, xc, g, gy, rstd, n)
+	means(m1, t)
 	if k.centred {
-		vec.SumEach(sums, g, n)
-		for r, a := range sums {
-			m2[r] = float32(k.meanFin(a, n))
-		}
+		means(m2, g)
+	} else {
+		m2 = nil
 	}
-	dx := k.dx[r0*n:][:cnt]
-	for r := range rows {
-		tr, lo, hi := t[r*n:(r+1)*n], r*n, (r+1)*n
-		vec.Arith(vec.Mul, tr, xhat[lo:hi], 1, m1[r:], 0)
-		if k.centred {
-			vec.Arith(vec.Add, tr, tr, 1, m2[r:], 0)
-		}
-		vec.Arith(vec.Sub, tr, g[lo:hi], 1, tr, 1)
-		vec.Arith(vec.Mul, dx[lo:hi], tr, 1, rstd[r:], 0)
-	}
+	vec.NormGradOut(k.dx[r0*n:][:cnt], g, xhat, m1, m2, rstd, n)
 }
