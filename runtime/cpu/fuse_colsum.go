@@ -25,8 +25,9 @@ func isColumnSum(s *tensor.Node, row int) bool {
 	return ok && o == 1 && r > 0 && i == row && s.Shape().Size() == row
 }
 
-// foldColumnSums lets fused steps take column sums (tests turn it off to compare).
-var foldColumnSums = true
+// absorbLater lets fused steps take the work of later nodes: column sums, a norm
+// gradient's residual add (tests turn it off to compare).
+var absorbLater = true
 
 // colSum is the sum over rows of src (rows of inner elements) into d.
 type colSum struct {
@@ -107,7 +108,7 @@ func (c *colSums) merge() {
 // readByColumnSum reports whether a later node that a fused step could fold sums a
 // member of group g (of no reductions) over all rows.
 func (f *ewFuser) readByColumnSum(g *ewGroup) bool {
-	if len(g.shape) < 2 || !foldColumnSums {
+	if len(g.shape) < 2 || !absorbLater {
 		return false
 	}
 	last := g.members[len(g.members)-1]
@@ -128,7 +129,7 @@ func (f *ewFuser) readByColumnSum(g *ewGroup) bool {
 // step's stretch of elements) is not whole rows.
 func (f *ewFuser) takeColumnSums(last int, srcs []*tensor.Node, shape tensor.Shape, blk int,
 	busy [][]byte, steps map[*tensor.Node]func() error) *colSums {
-	if len(shape) < 2 || !foldColumnSums {
+	if len(shape) < 2 || !absorbLater {
 		return nil
 	}
 	inner := shape[len(shape)-1]

@@ -10,8 +10,8 @@ import (
 	"github.com/gml-dev/gml/tensor"
 )
 
-// colSumCases are graphs whose column sums (bias gradients) fused steps fold: folds is
-// how many, and share (optional) forces buffer sharing that must make a fold refuse.
+// colSumCases are graphs whose column sums (bias gradients) and residual adds fused
+// steps take: folds is how many, and share (optional) forces buffer sharing that must make a fold refuse.
 var colSumCases = []struct {
 	fusionCase
 	folds int // from 7 rows on (a Sum over one row is no column sum)
@@ -32,6 +32,23 @@ var colSumCases = []struct {
 		y := tensor.LayerNorm(x, gamma, beta, []int{-1}, 1e-5)
 		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma, beta})
 	}}, 2, nil},
+	{fusionCase{"layer_norm_residual_bias_grads", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		// A transformer block's norm: its ∂x and the residual's gradient add up into
+		// the gradient of h, whose column sum is b's gradient. Folded: the sums of gamma,
+		// beta and b, and the add.
+		x, b, gamma, beta, gy := in(n, 2, 48), in(48), in(48), in(48), in(n, 2, 48)
+		h := tensor.Add(x, b)
+		y := tensor.Add(tensor.LayerNorm(h, gamma, beta, []int{-1}, 1e-5), h)
+		return append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, b, gamma, beta})...)
+	}}, 4, nil},
+	{fusionCase{"layer_norm_residual_in_group", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		// No affine parameters, so no sums: the residual's add joins the norm's group,
+		// which the norm kernel then runs with it.
+		x, w, gy := in(n*2, 16), in(16, 48), in(n*2, 48)
+		h := tensor.MatMul(x, w)
+		y := tensor.Add(tensor.LayerNorm(h, nil, nil, []int{-1}, 1e-5), h)
+		return tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, w})
+	}}, 0, nil},
 	{fusionCase{"rms_norm_grads", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
 		x, gamma, gy := in(n, 33), in(33), in(n, 33)
 		y := tensor.RMSNorm(x, gamma, []int{-1}, 1e-6)
@@ -68,13 +85,13 @@ var colSumCases = []struct {
 // process) with GML_SIMD=go; TestSplitsAtEveryThreadCount reruns it at other thread
 // counts.
 func TestColumnSumFolding(t *testing.T) {
-	defer func(old bool) { foldColumnSums = old }(foldColumnSums)
+	defer func(old bool) { absorbLater = old }(absorbLater)
 	for _, c := range colSumCases {
 		for _, n := range []int{1, 7, 33, 257, 1100} {
 			_, want := runFusionCase(t, c.fusionCase, n, false, c.share)
-			foldColumnSums = false
+			absorbLater = false
 			stepsNoFold, _ := runFusionCase(t, c.fusionCase, n, true, c.share)
-			foldColumnSums = true
+			absorbLater = true
 			steps, got := runFusionCase(t, c.fusionCase, n, true, c.share)
 			if stepsNoFold-steps != c.folds && (n > 1 || stepsNoFold != steps) {
 				t.Errorf("%s n=%d: %d sums folded, want %d", c.name, n, stepsNoFold-steps, c.folds)

@@ -27,6 +27,7 @@ import (
 type normGradNodes struct {
 	x, gy, gamma, eps *tensor.Node // outside the group (gamma nil without one)
 	dx, dgp           *tensor.Node // the values read outside (dgp = gy·x̂, nil without gamma)
+	res               *tensor.Node // a member adding ∂x to a value from outside, or nil
 	centred           bool
 }
 
@@ -34,7 +35,7 @@ type normGradNodes struct {
 // backward as normGrad builds it, with only ∂x and gy·x̂ read outside.
 func (f *ewFuser) matchNormGrad(g *ewGroup) (normGradNodes, bool) {
 	var r normGradNodes
-	if g.k == 0 || len(g.members) < 10 || len(g.members) > 16 {
+	if g.k == 0 || len(g.members) < 10 || len(g.members) > 17 {
 		return r, false
 	}
 	in := make(map[int]bool, len(g.members))
@@ -154,11 +155,20 @@ func (f *ewFuser) matchNormGrad(g *ewGroup) (normGradNodes, bool) {
 			}
 		}
 	}
+	// The residual's gradient added to ∂x may have joined the group.
+	for _, m := range g.members {
+		n := f.nodes[m]
+		if !used[n] && n.Op() == tensor.OpAdd && n.Shape().Equal(g.shape) && n.Input(0) != n.Input(1) &&
+			(n.Input(0) == r.dx && full(n.Input(1)) || n.Input(1) == r.dx && full(n.Input(0))) {
+			r.res, used[n] = n, true
+		}
+	}
 	if !full(r.gy) || len(used) != len(g.members) {
 		return r, false
 	}
 	for _, m := range g.members {
-		if n := f.nodes[m]; n != r.dx && n != r.dgp && f.escaping(m, in) {
+		n := f.nodes[m]
+		if (n != r.dx || r.res != nil) && n != r.dgp && n != r.res && f.escaping(m, in) {
 			return r, false
 		}
 	}
@@ -185,6 +195,7 @@ type normGradKernel struct {
 	eps         float32
 	x, gy, gam  []float32
 	dx, dgp     []float32 // dgp nil when not computed
+	addend      []float32 // added to ∂x (a residual connection's gradient), or nil
 	rsqrt       func(d, x []float32)
 	meanFin     func(float64, int) float64
 	sums        []*colSum // column sums folded block by block
@@ -243,7 +254,6 @@ func (f *ewFuser) normGradStep(g *ewGroup, steps map[*tensor.Node]func() error) 
 	}
 	k.blockRows = max(1, fuseBlock/k.row)
 	k.bigRows = splitRows(k.row, k.rows)
-	// The column sums of gy and gy·x̂, written early at the group's place.
 	busy := [][]byte{f.mem[last].out, f.mem[f.index[r.dx]].out}
 	for _, m := range g.members {
 		busy = append(busy, f.mem[m].in...)
@@ -251,13 +261,26 @@ func (f *ewFuser) normGradStep(g *ewGroup, steps map[*tensor.Node]func() error) 
 	if r.dgp != nil {
 		busy = append(busy, f.mem[f.index[r.dgp]].out)
 	}
-	for _, src := range []*tensor.Node{r.dgp, r.gy} {
-		if src == nil || !foldColumnSums {
+	res := r.res
+	if res == nil {
+		res = f.takeResidual(r.dx, last, busy, steps)
+	}
+	if res != nil {
+		k.dx, k.addend = f32s(f.mem[f.index[res]].out), f32s(f.mem[f.index[res]].in[1-slices.Index(res.Inputs(), r.dx)])
+		busy = append(busy, f.mem[f.index[res]].out)
+	}
+	// The column sums of gy, gy·x̂ and the residual sum, written early at the group's
+	// place.
+	for _, src := range []*tensor.Node{r.dgp, r.gy, res} {
+		if src == nil || !absorbLater {
 			continue
 		}
 		data := k.gy
-		if src == r.dgp {
+		switch src {
+		case r.dgp:
 			data = k.dgp
+		case res:
+			data = k.dx
 		}
 		for _, u := range f.users[f.index[src]] {
 			s := f.nodes[u]
@@ -365,5 +388,45 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	} else {
 		m2 = nil
 	}
-	vec.NormGradOut(k.dx[r0*n:][:cnt], g, xhat, m1, m2, rstd, n)
+	if k.addend == nil {
+		vec.NormGradOut(k.dx[r0*n:][:cnt], g, xhat, m1, m2, rstd, n)
+		return
+	}
+	vec.NormGradOut(t, g, xhat, m1, m2, rstd, n)
+	vec.Arith(vec.Add, k.dx[r0*n:][:cnt], t, 1, k.addend[r0*n:][:cnt], 1)
+}
+
+// takeResidual returns the Add that is the only reader of ∂x (at the group's last
+// member, last) when the kernel may do it: ∂x plus a full-shape F32 value computed
+// before the group and not overwritten until the Add (the gradient that a residual
+// connection carries past the norm), whose output may be written at last's place
+// (busy: the memory the kernel reads and writes). It takes the Add from steps.
+func (f *ewFuser) takeResidual(dx *tensor.Node, last int, busy [][]byte, steps map[*tensor.Node]func() error) *tensor.Node {
+	id := f.index[dx]
+	if !absorbLater || len(f.users[id]) != 1 || f.escapes(dx) {
+		return nil
+	}
+	ia := f.users[id][0]
+	add := f.nodes[ia]
+	if _, taken := steps[add]; taken || add.Op() != tensor.OpAdd || ia < last || !add.Shape().Equal(dx.Shape()) ||
+		add.DType() != tensor.F32 || add.Input(0) == add.Input(1) {
+		return nil
+	}
+	j := 1 - slices.Index(add.Inputs(), dx)
+	other := add.Input(j)
+	if io, ok := f.index[other]; !ok || io > last || !other.Shape().Equal(dx.Shape()) || other.DType() != tensor.F32 {
+		return nil
+	}
+	out, b := f.mem[ia].out, f.mem[ia].in[j]
+	// The sum may take the addend's memory (read block by block before it is written),
+	// nothing else the kernel touches.
+	if written(f.nodes, b, last, ia, f.mem) || overlap(out, b) && !(sameMemory(out, b) && len(out) == len(b)) ||
+		!writableEarly(out, last, ia, f.mem, busy...) {
+		return nil
+	}
+	steps[add] = nil
+	if f.owners != nil {
+		f.owners[add] = f.nodes[last]
+	}
+	return add
 }
