@@ -175,6 +175,33 @@ func (f *ewFuser) matchNormGrad(g *ewGroup) (normGradNodes, bool) {
 	return r, true
 }
 
+// takeNormSums takes the column sums of src (data: its values) after the norm kernel at
+// last, over rows of row elements, whose outputs may be written at last's place given
+// busy (to which it adds them).
+func (f *ewFuser) takeNormSums(src *tensor.Node, data []float32, last, row, rows int, busy *[][]byte,
+	steps map[*tensor.Node]func() error) []*colSum {
+	if src == nil || !absorbLater {
+		return nil
+	}
+	var sums []*colSum
+	for _, u := range f.users[f.index[src]] {
+		s := f.nodes[u]
+		if u < last || !isColumnSum(s, row) {
+			continue
+		}
+		if _, ok := steps[s]; ok || !writableEarly(f.mem[u].out, last, u, f.mem, *busy...) {
+			continue
+		}
+		sums = append(sums, newColSum(data, f32s(f.mem[u].out), row, rows))
+		*busy = append(*busy, f.mem[u].out)
+		steps[s] = nil
+		if f.owners != nil {
+			f.owners[s] = f.nodes[last]
+		}
+	}
+	return sums
+}
+
 // isRowOf reports whether x is an F32 row of group g's folded trailing axes (leading
 // axes of size 1 aside), broadcast over its rows.
 func isRowOf(x *tensor.Node, g *ewGroup) bool {
@@ -198,7 +225,9 @@ type normGradKernel struct {
 	addend      []float32 // added to ∂x (a residual connection's gradient), or nil
 	rsqrt       func(d, x []float32)
 	meanFin     func(float64, int) float64
-	sums        []*colSum // column sums folded block by block
+	before      []*colSum // column sums of gy, folded before each block is computed
+	mid         []*colSum // column sums of gy·x̂, folded once it is, before ∂x
+	sums        []*colSum // column sums of the result, folded after each block
 	blockRows   int       // rows per L1 block
 	bigRows     int       // rows per work item (the column sums' blocks)
 	chunks      int
@@ -254,52 +283,49 @@ func (f *ewFuser) normGradStep(g *ewGroup, steps map[*tensor.Node]func() error) 
 	}
 	k.blockRows = max(1, fuseBlock/k.row)
 	k.bigRows = splitRows(k.row, k.rows)
-	busy := [][]byte{f.mem[last].out, f.mem[f.index[r.dx]].out}
+	var ins [][]byte // what the kernel reads
 	for _, m := range g.members {
-		busy = append(busy, f.mem[m].in...)
+		ins = append(ins, f.mem[m].in...)
 	}
+	// The column sums of gy and gy·x̂, written early at the group's place.
+	busy := append([][]byte{f.mem[f.index[r.dx]].out}, ins...)
 	if r.dgp != nil {
 		busy = append(busy, f.mem[f.index[r.dgp]].out)
 	}
+	k.before = f.takeNormSums(r.gy, k.gy, last, k.row, k.rows, &busy, steps)
+	k.mid = f.takeNormSums(r.dgp, k.dgp, last, k.row, k.rows, &busy, steps)
+	// The residual's add; the sums just taken read their data inside the kernel, in an
+	// order that lets the add's output take gy's or gy·x̂'s memory (gy's sum folds a
+	// block before the block is computed, gy·x̂'s before ∂x is).
 	res := r.res
 	if res == nil {
-		res = f.takeResidual(r.dx, last, busy, steps)
+		// Set aside the memory entries of the later nodes whose work is done by now
+		// (these sums, sums folded by earlier steps): they no longer read there.
+		saved := map[int]nodeMem{}
+		for u := last + 1; u < len(f.nodes) && u <= last+maxFuseSpan; u++ {
+			o, ok := f.owners[f.nodes[u]]
+			if step, took := steps[f.nodes[u]]; took && step == nil && ok && f.index[o] <= last {
+				saved[u], f.mem[u] = f.mem[u], nodeMem{out: f.mem[u].out}
+			}
+		}
+		resBusy := [][]byte{}
+		for _, b := range busy[1:] { // not ∂x's memory: ∂x is then never written
+			resBusy = append(resBusy, b)
+		}
+		reused := [][]byte{f.mem[f.index[gyReader]].in[slices.Index(gyReader.Inputs(), r.gy)]}
+		if r.dgp != nil {
+			reused = append(reused, f.mem[f.index[r.dgp]].out)
+		}
+		res = f.takeResidual(r.dx, last, resBusy, reused, steps)
+		for u, m := range saved {
+			f.mem[u] = m
+		}
 	}
 	if res != nil {
-		k.dx, k.addend = f32s(f.mem[f.index[res]].out), f32s(f.mem[f.index[res]].in[1-slices.Index(res.Inputs(), r.dx)])
-		busy = append(busy, f.mem[f.index[res]].out)
-	}
-	// The column sums of gy, gy·x̂ and the residual sum, written early at the group's
-	// place.
-	for _, src := range []*tensor.Node{r.dgp, r.gy, res} {
-		if src == nil || !absorbLater {
-			continue
-		}
-		data := k.gy
-		switch src {
-		case r.dgp:
-			data = k.dgp
-		case res:
-			data = k.dx
-		}
-		for _, u := range f.users[f.index[src]] {
-			s := f.nodes[u]
-			if u < last || !isColumnSum(s, k.row) {
-				continue
-			}
-			if _, taken := steps[s]; taken {
-				continue
-			}
-			if !writableEarly(f.mem[u].out, last, u, f.mem, busy...) {
-				continue
-			}
-			k.sums = append(k.sums, newColSum(data, f32s(f.mem[u].out), k.row, k.rows))
-			busy = append(busy, f.mem[u].out)
-			steps[s] = nil
-			if f.owners != nil {
-				f.owners[s] = f.nodes[last]
-			}
-		}
+		ir := f.index[res]
+		k.dx, k.addend = f32s(f.mem[ir].out), f32s(f.mem[ir].in[1-slices.Index(res.Inputs(), r.dx)])
+		busy = append(busy, f.mem[ir].out)
+		k.sums = append(k.sums, f.takeNormSums(res, k.dx, last, k.row, k.rows, &busy, steps)...)
 	}
 	nb := (k.rows + k.bigRows - 1) / k.bigRows
 	k.chunks = max(1, min(parallel.Workers(), nb))
@@ -321,8 +347,10 @@ func (k *normGradKernel) run() error {
 	} else {
 		parallel.For(k.chunks, 1, k.chunkBodyFn)
 	}
-	for _, c := range k.sums {
-		c.merge()
+	for _, cs := range [][]*colSum{k.before, k.mid, k.sums} {
+		for _, c := range cs {
+			c.merge()
+		}
 	}
 	return nil
 }
@@ -334,6 +362,9 @@ func (k *normGradKernel) chunk(c, nb int) {
 		end := min((b+1)*k.bigRows, k.rows)
 		for r0 := b * k.bigRows; r0 < end; r0 += k.blockRows {
 			r1 := min(r0+k.blockRows, end)
+			for _, cs := range k.before {
+				cs.fold(r0, r1)
+			}
 			k.block(s, r0, r1)
 			for _, cs := range k.sums {
 				cs.fold(r0, r1)
@@ -382,6 +413,9 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 		dgp = k.dgp[r0*n:][:cnt]
 	}
 	vec.NormGradMid(xhat, t, dgp, xc, g, gy, rstd, n)
+	for _, cs := range k.mid {
+		cs.fold(r0, r1)
+	}
 	means(m1, t)
 	if k.centred {
 		means(m2, g)
@@ -401,7 +435,7 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 // before the group and not overwritten until the Add (the gradient that a residual
 // connection carries past the norm), whose output may be written at last's place
 // (busy: the memory the kernel reads and writes). It takes the Add from steps.
-func (f *ewFuser) takeResidual(dx *tensor.Node, last int, busy [][]byte, steps map[*tensor.Node]func() error) *tensor.Node {
+func (f *ewFuser) takeResidual(dx *tensor.Node, last int, busy, reused [][]byte, steps map[*tensor.Node]func() error) *tensor.Node {
 	id := f.index[dx]
 	if !absorbLater || len(f.users[id]) != 1 || f.escapes(dx) {
 		return nil
@@ -418,10 +452,17 @@ func (f *ewFuser) takeResidual(dx *tensor.Node, last int, busy [][]byte, steps m
 		return nil
 	}
 	out, b := f.mem[ia].out, f.mem[ia].in[j]
-	// The sum may take the addend's memory (read block by block before it is written),
-	// nothing else the kernel touches.
-	if written(f.nodes, b, last, ia, f.mem) || overlap(out, b) && !(sameMemory(out, b) && len(out) == len(b)) ||
-		!writableEarly(out, last, ia, f.mem, busy...) {
+	// The sum may take the addend's memory or one of reused (each read block by block
+	// before the block is written), nothing else the kernel touches.
+	identical := func(a []byte) bool { return sameMemory(out, a) && len(out) == len(a) }
+	var others [][]byte
+	for _, m := range busy {
+		if !identical(m) || !(identical(b) || slices.ContainsFunc(reused, identical)) {
+			others = append(others, m)
+		}
+	}
+	if written(f.nodes, b, last, ia, f.mem) || overlap(out, b) && !identical(b) ||
+		!writableEarly(out, last, ia, f.mem, others...) {
 		return nil
 	}
 	steps[add] = nil
