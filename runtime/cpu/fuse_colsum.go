@@ -34,6 +34,7 @@ type colSum struct {
 	src, d    []float32
 	inner, br int
 	part      []float64 // one row of partial sums per block of br rows
+	at        int       // the Sum node's segment index (set by the norm kernel)
 }
 
 func newColSum(src, d []float32, inner, rows int) *colSum {

@@ -192,7 +192,9 @@ func (f *ewFuser) takeNormSums(src *tensor.Node, data []float32, last, row, rows
 		if _, ok := steps[s]; ok || !writableEarly(f.mem[u].out, last, u, f.mem, *busy...) {
 			continue
 		}
-		sums = append(sums, newColSum(data, f32s(f.mem[u].out), row, rows))
+		c := newColSum(data, f32s(f.mem[u].out), row, rows)
+		c.at = u
+		sums = append(sums, c)
 		*busy = append(*busy, f.mem[u].out)
 		steps[s] = nil
 		if f.owners != nil {
@@ -312,9 +314,9 @@ func (f *ewFuser) normGradStep(g *ewGroup, steps map[*tensor.Node]func() error) 
 		for _, b := range busy[1:] { // not ∂x's memory: ∂x is then never written
 			resBusy = append(resBusy, b)
 		}
-		reused := [][]byte{f.mem[f.index[gyReader]].in[slices.Index(gyReader.Inputs(), r.gy)]}
+		reused := []reusable{{f.mem[f.index[gyReader]].in[slices.Index(gyReader.Inputs(), r.gy)], lastAt(k.before)}}
 		if r.dgp != nil {
-			reused = append(reused, f.mem[f.index[r.dgp]].out)
+			reused = append(reused, reusable{f.mem[f.index[r.dgp]].out, lastAt(k.mid)})
 		}
 		res = f.takeResidual(r.dx, last, resBusy, reused, steps)
 		for u, m := range saved {
@@ -430,12 +432,28 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	vec.Arith(vec.Add, k.dx[r0*n:][:cnt], t, 1, k.addend[r0*n:][:cnt], 1)
 }
 
+// reusable is memory the kernel reads block by block before it writes the block, and
+// the index of the last node whose reads of it the kernel does (0: none).
+type reusable struct {
+	mem    []byte
+	readTo int
+}
+
+// lastAt returns the largest index of the Sum nodes of sums (0 for none).
+func lastAt(sums []*colSum) int {
+	at := 0
+	for _, c := range sums {
+		at = max(at, c.at)
+	}
+	return at
+}
+
 // takeResidual returns the Add that is the only reader of ∂x (at the group's last
 // member, last) when the kernel may do it: ∂x plus a full-shape F32 value computed
 // before the group and not overwritten until the Add (the gradient that a residual
 // connection carries past the norm), whose output may be written at last's place
 // (busy: the memory the kernel reads and writes). It takes the Add from steps.
-func (f *ewFuser) takeResidual(dx *tensor.Node, last int, busy, reused [][]byte, steps map[*tensor.Node]func() error) *tensor.Node {
+func (f *ewFuser) takeResidual(dx *tensor.Node, last int, busy [][]byte, reused []reusable, steps map[*tensor.Node]func() error) *tensor.Node {
 	id := f.index[dx]
 	if !absorbLater || len(f.users[id]) != 1 || f.escapes(dx) {
 		return nil
@@ -453,11 +471,19 @@ func (f *ewFuser) takeResidual(dx *tensor.Node, last int, busy, reused [][]byte,
 	}
 	out, b := f.mem[ia].out, f.mem[ia].in[j]
 	// The sum may take the addend's memory or one of reused (each read block by block
-	// before the block is written), nothing else the kernel touches.
+	// before the block is written) whose taken sums all came before the Add, nothing
+	// else the kernel touches.
 	identical := func(a []byte) bool { return sameMemory(out, a) && len(out) == len(a) }
+	free := identical(b)
+	for _, r := range reused {
+		if identical(r.mem) {
+			free = r.readTo < ia
+			break
+		}
+	}
 	var others [][]byte
 	for _, m := range busy {
-		if !identical(m) || !(identical(b) || slices.ContainsFunc(reused, identical)) {
+		if !identical(m) || !free {
 			others = append(others, m)
 		}
 	}
