@@ -58,3 +58,63 @@ adamdone:
 	MOVQ CX, ret+104(FP)
 	VZEROUPPER
 	RET
+
+
+// func adamStreamAVX2(c *AdamConsts, p, g, m, v []float32) int
+// adamAVX2 with non-temporal stores of p, m and v (which must be 32-byte aligned): an
+// update of more parameters than the caches hold then writes them without first
+// reading each line for ownership.
+TEXT ·adamStreamAVX2(SB), NOSPLIT, $8-112
+	FLUSH_SUBNORMALS
+	MOVQ c+0(FP), R8
+	MOVQ p_base+8(FP), DI
+	MOVQ p_len+16(FP), CX
+	MOVQ g_base+32(FP), SI
+	MOVQ m_base+56(FP), DX
+	MOVQ v_base+80(FP), BX
+	ANDQ $-8, CX
+	XORQ AX, AX
+	VBROADCASTSS 0(R8), Y8
+	VBROADCASTSS 4(R8), Y9
+	VBROADCASTSS 8(R8), Y10
+	VBROADCASTSS 12(R8), Y11
+	VBROADCASTSS 16(R8), Y12
+	VBROADCASTSS 20(R8), Y13
+	VBROADCASTSS 24(R8), Y14
+	VBROADCASTSS 28(R8), Y15
+	VBROADCASTSS 32(R8), Y6
+	VBROADCASTSS 36(R8), Y7
+
+streamloop:
+	CMPQ AX, CX
+	JGE  streamdone
+	VMOVUPS (DI)(AX*4), Y0
+	VMULPS Y0, Y12, Y2
+	VADDPS (SI)(AX*4), Y2, Y1
+	VMULPS (DX)(AX*4), Y8, Y2
+	VMULPS Y1, Y9, Y3
+	VADDPS Y3, Y2, Y2
+	VMOVNTPS Y2, (DX)(AX*4)
+	VMULPS Y1, Y11, Y3
+	VMULPS Y1, Y3, Y3
+	VMULPS (BX)(AX*4), Y10, Y4
+	VADDPS Y3, Y4, Y4
+	VMOVNTPS Y4, (BX)(AX*4)
+	VMULPS Y2, Y14, Y2
+	VMULPS Y2, Y13, Y2
+	VMULPS Y4, Y15, Y4
+	VSQRTPS Y4, Y4
+	VADDPS Y6, Y4, Y4
+	VDIVPS Y4, Y2, Y2
+	VMULPS Y0, Y7, Y0
+	VSUBPS Y2, Y0, Y0
+	VMOVNTPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  streamloop
+
+streamdone:
+	SFENCE
+	RESTORE_MXCSR
+	MOVQ CX, ret+104(FP)
+	VZEROUPPER
+	RET
