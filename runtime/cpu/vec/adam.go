@@ -1,22 +1,6 @@
 package vec
 
-import (
-	"math"
-	"os"
-	"unsafe"
-)
-
-// streamAdam makes AdamStep write long runs with non-temporal stores
-// (GML_ADAM_STREAM=1), an experiment: an update of more parameters than the caches
-// hold reads each line it writes for ownership first, 40 bytes of traffic per
-// parameter instead of 28.
-var streamAdam = os.Getenv("GML_ADAM_STREAM") == "1"
-
-// minStream is the shortest run AdamStep streams.
-const minStream = 1 << 16
-
-// aligned32 reports whether x starts on a 32-byte boundary.
-func aligned32(x []float32) bool { return len(x) == 0 || uintptr(unsafe.Pointer(&x[0]))%32 == 0 }
+import "math"
 
 // AdamConsts are the scalars of one Adam step, by index: β1, 1-β1, β2, 1-β2, the
 // weight decay folded into the gradient (0 for AdamW), the learning rate, the bias
@@ -44,20 +28,6 @@ func AdamStep(c *AdamConsts, p, g, m, v []float32) {
 	if active.adam == nil {
 		adamGo(c, p, g, m, v)
 		return
-	}
-	if streamAdam && active.level >= AVX2 && len(p) >= minStream {
-		// Whole aligned vectors with streaming stores, the ends the usual way: every
-		// element sees the same operations either way.
-		h := 0
-		for h < 8 && uintptr(unsafe.Pointer(&p[h]))%32 != 0 {
-			h++
-		}
-		if aligned32(m[h:]) && aligned32(v[h:]) {
-			AdamStep(c, p[:h], g[:h], m[:h], v[:h])
-			i := h + adamStreamAVX2(c, p[h:], g[h:], m[h:], v[h:])
-			AdamStep(c, p[i:], g[i:], m[i:], v[i:])
-			return
-		}
 	}
 	i := active.adam(c, p, g, m, v)
 	if i == len(p) {

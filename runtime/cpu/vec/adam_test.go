@@ -206,34 +206,3 @@ func TestOptimizersRestoreSubnormals(t *testing.T) {
 		}
 	}
 }
-
-// TestAdamStreamingStores checks that the streaming stores (GML_ADAM_STREAM=1) give
-// adamGo's bits on long runs that start aligned and not.
-func TestAdamStreamingStores(t *testing.T) {
-	defer func(a impl, s bool) { active, streamAdam = a, s }(active, streamAdam)
-	streamAdam = true
-	r := rand.New(rand.NewPCG(9, 10))
-	c := AdamConsts{0.9, 0.1, 0.999, 0.001, 0.01, 1e-3, 1 / (1 - 0.9), 1 / (1 - 0.999), 1e-8, 1}
-	for _, im := range levels() {
-		active = im
-		for _, start := range []int{0, 3, 8} {
-			n := minStream + 37
-			vals := func(scale float64) []float32 {
-				x := make([]float32, n+start)
-				for i := range x {
-					x[i] = float32(math.Abs(r.NormFloat64() * scale))
-				}
-				return x[start:]
-			}
-			p, g, m, v := vals(1), vals(0.1), vals(0.01), vals(1e-4)
-			wp, wm, wv := append([]float32(nil), p...), append([]float32(nil), m...), append([]float32(nil), v...)
-			adamGo(&c, wp, g, wm, wv)
-			AdamStep(&c, p, g, m, v)
-			for i := range p {
-				if p[i] != wp[i] || m[i] != wm[i] || v[i] != wv[i] {
-					t.Fatalf("%v start=%d: element %d: %v %v %v, want %v %v %v", im.level, start, i, p[i], m[i], v[i], wp[i], wm[i], wv[i])
-				}
-			}
-		}
-	}
-}

@@ -86,6 +86,3 @@ func asmImpl(l Level) (impl, bool) {
 	}
 	return impl{}, false
 }
-
-//go:noescape
-func adamStreamAVX2(c *AdamConsts, p, g, m, v []float32) int

@@ -4,5 +4,3 @@ package vec
 
 // asmImpl reports that there is no assembly for this architecture.
 func asmImpl(Level) (impl, bool) { return impl{}, false }
-
-func adamStreamAVX2(c *AdamConsts, p, g, m, v []float32) int { return 0 }
