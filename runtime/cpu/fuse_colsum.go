@@ -58,15 +58,18 @@ func (c *colSum) fold(r0, r1 int) {
 	}
 }
 
-// merge adds the blocks' partial sums in order into d.
+// merge adds the blocks' partial sums in order into d, block row after block row (in
+// memory order, as rowSplitReduce merges).
 func (c *colSum) merge() {
-	n, nb := c.inner, len(c.part)/c.inner
-	for j := range c.d {
-		acc := c.part[j]
-		for kb := 1; kb < nb; kb++ {
-			acc += c.part[kb*n+j]
+	n := c.inner
+	acc := c.part[:n]
+	for kb := 1; kb < len(c.part)/n; kb++ {
+		for j, v := range c.part[kb*n : (kb+1)*n] {
+			acc[j] += v
 		}
-		c.d[j] = float32(acc)
+	}
+	for j, v := range acc {
+		c.d[j] = float32(v)
 	}
 }
 
