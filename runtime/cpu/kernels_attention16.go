@@ -1,0 +1,82 @@
+package cpu
+
+import "math"
+
+// Attention with 16 features per head (the transformer's d_model/heads in the usual
+// small models), by query rows in AVX-512 assembly (kernels_attention_amd64.s).
+//
+// The tile kernels spend most of their time around a 16-deep GEMM: packing, planning,
+// transposing, and vec calls on rows of 64 scores. Here one task is one batch entry
+// (batch, head): its keys (and for the backward its values) are transposed once into
+// scratch, 16 rows of Tk floats padded to a multiple of 16, and then each query row is
+// one assembly call: sixteen scores are sixteen FMAs against the query's features held
+// broadcast in registers, the whole row's softmax (maximum, exponentials, sum) is
+// exact rather than online since a row of Tk scores fits in scratch, and the product
+// with v (forward) or with k, q and gy (backward: ∂q, ∂k, ∂v) is one broadcast FMA per
+// key. The backward of one entry needs no statistics pass: each row's log-sum-exp and
+// δ = gy·o come out of the same call (and are written to the statistics node's output).
+// The key gradients of an entry are accumulated in place in their output rows, which
+// only the entry's task writes: results do not depend on the schedule nor on the
+// number of threads.
+//
+// The path is taken for float32 attention with 16 features in q, k and v, no additive
+// mask and 1 to attn16Keys keys (past that the keys and values leave L1 for every query
+// row and the tiles do better); a non-finite score sends the entry back to the tile
+// kernels, which carry the NaN and Inf rules.
+
+// attn16Keys is the most keys the 16-feature rows take: k and v transposed are then
+// 48 KiB, L1d on the H200 host's Xeon.
+const attn16Keys = 384
+
+// small16 says whether the node runs the 16-feature rows.
+func (a *attnOperands) small16() bool {
+	return attn16 && a.d == 16 && a.dv == 16 && a.mask == nil && a.tk >= 1 && a.tk <= attn16Keys
+}
+
+// pad16 is n rounded up to a multiple of 16.
+func pad16(n int) int { return (n + 15) &^ 15 }
+
+// rowKeys is the number of keys query i sees.
+func (a *attnOperands) rowKeys(i int) int { return a.visibleKeys(i, 1) }
+
+// entry16 computes the output rows of batch entry b; scratch holds 17·pad16(tk) floats.
+// It reports false where a score was not finite, leaving the rows to the tile kernels.
+func (a *attnForward) entry16(scratch []float32, b int) bool {
+	np := pad16(a.tk)
+	kt, s := scratch[:16*np], scratch[16*np:17*np]
+	k0 := a.row(b, a.tk, 0, 16)
+	attnTranspose16(&kt[0], &a.k[k0], a.ld(16), a.tk, np)
+	for i := range a.tq {
+		at := a.row(b, a.tq, i, 16)
+		if !attnRowFwd16(&a.o[at], &a.q[at], &kt[0], np, &a.v[k0], a.ld(16), a.rowKeys(i), a.scale, &s[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// entry16 computes the statistics and the three gradients of batch entry b (see
+// attnRowBwd16); scratch holds 34·pad16(tk) floats. It reports false where a score was
+// not finite, leaving everything to the tile kernels, which write over it.
+func (t *attnTrio) entry16(scratch []float32, b int) bool {
+	a := t.a
+	np := pad16(a.tk)
+	kt, vt := scratch[:16*np], scratch[16*np:32*np]
+	p, ds := scratch[32*np:33*np], scratch[33*np:34*np]
+	k0, kv0 := a.row(b, a.tk, 0, 16), a.row(b, a.tk, 0, 32)
+	attnTranspose16(&kt[0], &a.k[k0], a.ld(16), a.tk, np)
+	attnTranspose16(&vt[0], &a.v[k0], a.ld(16), a.tk, np)
+	a.clearRows(a.dkv, b, a.tk, 0, a.tk, 32)
+	for i := range a.tq {
+		at := a.row(b, a.tq, i, 16)
+		m, l, delta, ok := attnRowBwd16(&a.q[at], &a.gy[at], &t.o[at], &kt[0], &vt[0], &a.k[k0], a.ld(16),
+			&a.dkv[kv0], a.ld(32), &p[0], &ds[0], &a.dq[at], np, a.rowKeys(i), a.scale)
+		if !ok {
+			return false
+		}
+		row := b*a.tq + i
+		a.out[2*row] = m + float32(math.Log(float64(l)))
+		a.out[2*row+1] = delta
+	}
+	return true
+}

@@ -1,0 +1,20 @@
+//go:build amd64
+
+package cpu
+
+import "github.com/gml-dev/gml/runtime/cpu/vec"
+
+// The assembly of kernels_attention_amd64.s (see kernels_attention16.go).
+
+//go:noescape
+func attnTranspose16(dst, src *float32, ld, n, np int)
+
+//go:noescape
+func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool
+
+//go:noescape
+func attnRowBwd16(q, gy, o, kt, vt, k *float32, ldk int, dkv *float32, lddkv int, s, ds, dq *float32, np, n int, scale float32) (m, l, delta float32, ok bool)
+
+// attn16 says whether the rows of attention with 16 features per head run in
+// kernels_attention_amd64.s: where package vec runs AVX-512.
+var attn16 = vec.Active() >= vec.AVX512

@@ -1,0 +1,397 @@
+#include "textflag.h"
+
+// The AVX-512 rows of attention with 16 features per head (kernels_attention16.go):
+// one query row per call against keys held transposed (16 rows of np floats, np a
+// multiple of 16) so that sixteen scores are sixteen FMAs with the query's features in
+// Z16-Z31, a row's softmax in ZMM lanes with the exponential of package vec's EXP16
+// (same constants and steps: same bits), and the products with v, k and the key
+// gradients as one broadcast FMA per key.
+
+DATA attnc<>+0(SB)/4, $0x3fb8aa3b  // log2(e)
+DATA attnc<>+4(SB)/4, $0x4b400000  // 1.5·2²³: adding it rounds to an integer
+DATA attnc<>+8(SB)/4, $0x3f318000  // ln2, high part
+DATA attnc<>+12(SB)/4, $0x395e8083 // ln2 - high part (subtracted: r = x - n·hi + n·lo)
+DATA attnc<>+16(SB)/4, $0x39506967 // the polynomial of eʳ, highest degree first
+DATA attnc<>+20(SB)/4, $0x3ab743ce
+DATA attnc<>+24(SB)/4, $0x3c088908
+DATA attnc<>+28(SB)/4, $0x3d2aa9c1
+DATA attnc<>+32(SB)/4, $0x3e2aaaaa
+DATA attnc<>+36(SB)/4, $0x3f000000
+DATA attnc<>+40(SB)/4, $0x3f800000 // 1
+DATA attnc<>+44(SB)/4, $0xc2aeac4f // expLo: below it eˣ flushes to 0
+DATA attnc<>+48(SB)/4, $127        // the exponent bias
+DATA attnc<>+52(SB)/4, $0xff800000 // -Inf
+DATA attnc<>+56(SB)/4, $16         // lanes per block
+DATA attnc<>+64(SB)/4, $0          // lane numbers 0-15
+DATA attnc<>+68(SB)/4, $1
+DATA attnc<>+72(SB)/4, $2
+DATA attnc<>+76(SB)/4, $3
+DATA attnc<>+80(SB)/4, $4
+DATA attnc<>+84(SB)/4, $5
+DATA attnc<>+88(SB)/4, $6
+DATA attnc<>+92(SB)/4, $7
+DATA attnc<>+96(SB)/4, $8
+DATA attnc<>+100(SB)/4, $9
+DATA attnc<>+104(SB)/4, $10
+DATA attnc<>+108(SB)/4, $11
+DATA attnc<>+112(SB)/4, $12
+DATA attnc<>+116(SB)/4, $13
+DATA attnc<>+120(SB)/4, $14
+DATA attnc<>+124(SB)/4, $15
+GLOBL attnc<>(SB), RODATA|NOPTR, $128
+
+// EXP16 sets Z1 = e^Z0 (Z0 clamped in place), Z2-Z6 and K2 scratch: package vec's EXP16.
+#define EXP16 \
+	VCMPPS.BCST $0x1D, attnc<>+44(SB), Z0, K2; \
+	VMAXPS.BCST attnc<>+44(SB), Z0, Z0; \
+	VBROADCASTSS attnc<>+4(SB), Z1; \
+	VFMADD231PS.BCST attnc<>+0(SB), Z0, Z1; \
+	VSUBPS.BCST attnc<>+4(SB), Z1, Z1; \
+	VMOVAPS Z0, Z2; \
+	VFNMADD231PS.BCST attnc<>+8(SB), Z1, Z2; \
+	VFMADD231PS.BCST attnc<>+12(SB), Z1, Z2; \
+	VBROADCASTSS attnc<>+16(SB), Z3; \
+	VFMADD213PS.BCST attnc<>+20(SB), Z2, Z3; \
+	VFMADD213PS.BCST attnc<>+24(SB), Z2, Z3; \
+	VFMADD213PS.BCST attnc<>+28(SB), Z2, Z3; \
+	VFMADD213PS.BCST attnc<>+32(SB), Z2, Z3; \
+	VFMADD213PS.BCST attnc<>+36(SB), Z2, Z3; \
+	VMULPS Z2, Z2, Z4; \
+	VADDPS.BCST attnc<>+40(SB), Z2, Z5; \
+	VFMADD231PS Z4, Z3, Z5; \
+	VCVTPS2DQ Z1, Z6; \
+	VPADDD.BCST attnc<>+48(SB), Z6, Z6; \
+	VPSLLD $23, Z6, Z6; \
+	VMULPS Z6, Z5, Z1; \
+	VMOVAPS.Z Z1, K2, Z1
+
+// BCAST16 loads the 16 floats at p, each times Z15's lanes, broadcast into Z16-Z31.
+#define BCAST16(p) \
+	VMULPS.BCST 0(p), Z15, Z16; \
+	VMULPS.BCST 4(p), Z15, Z17; \
+	VMULPS.BCST 8(p), Z15, Z18; \
+	VMULPS.BCST 12(p), Z15, Z19; \
+	VMULPS.BCST 16(p), Z15, Z20; \
+	VMULPS.BCST 20(p), Z15, Z21; \
+	VMULPS.BCST 24(p), Z15, Z22; \
+	VMULPS.BCST 28(p), Z15, Z23; \
+	VMULPS.BCST 32(p), Z15, Z24; \
+	VMULPS.BCST 36(p), Z15, Z25; \
+	VMULPS.BCST 40(p), Z15, Z26; \
+	VMULPS.BCST 44(p), Z15, Z27; \
+	VMULPS.BCST 48(p), Z15, Z28; \
+	VMULPS.BCST 52(p), Z15, Z29; \
+	VMULPS.BCST 56(p), Z15, Z30; \
+	VMULPS.BCST 60(p), Z15, Z31
+
+// DOT16 sets Z0 = Σₑ Z(16+e)·row e of the 16 rows from R8, DX bytes apart (R9 = 3·DX),
+// in four chains; R8 is moved on by 16 rows and Z7-Z10 are scratch.
+#define DOT16 \
+	VMULPS (R8), Z16, Z7; \
+	VMULPS (R8)(DX*1), Z17, Z8; \
+	VMULPS (R8)(DX*2), Z18, Z9; \
+	VMULPS (R8)(R9*1), Z19, Z10; \
+	LEAQ (R8)(DX*4), R8; \
+	VFMADD231PS (R8), Z20, Z7; \
+	VFMADD231PS (R8)(DX*1), Z21, Z8; \
+	VFMADD231PS (R8)(DX*2), Z22, Z9; \
+	VFMADD231PS (R8)(R9*1), Z23, Z10; \
+	LEAQ (R8)(DX*4), R8; \
+	VFMADD231PS (R8), Z24, Z7; \
+	VFMADD231PS (R8)(DX*1), Z25, Z8; \
+	VFMADD231PS (R8)(DX*2), Z26, Z9; \
+	VFMADD231PS (R8)(R9*1), Z27, Z10; \
+	LEAQ (R8)(DX*4), R8; \
+	VFMADD231PS (R8), Z28, Z7; \
+	VFMADD231PS (R8)(DX*1), Z29, Z8; \
+	VFMADD231PS (R8)(DX*2), Z30, Z9; \
+	VFMADD231PS (R8)(R9*1), Z31, Z10; \
+	LEAQ (R8)(DX*4), R8; \
+	VADDPS Z8, Z7, Z7; \
+	VADDPS Z10, Z9, Z9; \
+	VADDPS Z9, Z7, Z0
+
+// HMAX15 sets every lane of Z15 to the largest of its lanes (Z1, Z2 scratch).
+#define HMAX15 \
+	VEXTRACTF64X4 $1, Z15, Y1; \
+	VMAXPS Y1, Y15, Y1; \
+	VEXTRACTF128 $1, Y1, X2; \
+	VMAXPS X2, X1, X1; \
+	VPERMILPS $0x4E, X1, X2; \
+	VMAXPS X2, X1, X1; \
+	VPERMILPS $0xB1, X1, X2; \
+	VMAXPS X2, X1, X1; \
+	VBROADCASTSS X1, Z15
+
+// HSUM sets X(r)'s low lane to the sum of Z(r)'s lanes (Z1, Z2 scratch).
+#define HSUM(z, y, x) \
+	VEXTRACTF64X4 $1, z, Y1; \
+	VADDPS Y1, y, Y1; \
+	VEXTRACTF128 $1, Y1, X2; \
+	VADDPS X2, X1, X1; \
+	VPERMILPS $0x4E, X1, X2; \
+	VADDPS X2, X1, X1; \
+	VPERMILPS $0xB1, X1, X2; \
+	VADDPS X2, X1, x
+
+// SCORES is the first pass of a row: with the scaled query in Z16-Z31, kt at R8 (rows
+// DX bytes apart, R9 = 3·DX), CX visible keys and the scores to DI, it writes
+// ceil(CX/16)·16 scores, -Inf from key CX on, leaves their maximum in every lane of Z15
+// and in Z11 the sum of s - s over the visible scores: NaN where one is not finite.
+// BX, R10, Z0-Z2, Z7-Z14 and K1 are scratch.
+#define SCORES(loop) \
+	VPBROADCASTD CX, Z14; \
+	VMOVDQU32 attnc<>+64(SB), Z13; \
+	VBROADCASTSS attnc<>+52(SB), Z12; \
+	VMOVAPS Z12, Z15; \
+	VPXORD Z11, Z11, Z11; \
+	MOVQ R8, R10; \
+	XORQ BX, BX; \
+loop: \
+	MOVQ R10, R8; \
+	DOT16; \
+	VPCMPGTD Z13, Z14, K1; \
+	VMOVAPS Z12, Z1; \
+	VMOVAPS Z0, K1, Z1; \
+	VSUBPS Z0, Z0, Z2; \
+	VADDPS Z2, Z11, K1, Z11; \
+	VMOVUPS Z1, (DI)(BX*4); \
+	VMAXPS Z1, Z15, Z15; \
+	VPADDD.BCST attnc<>+56(SB), Z13, Z13; \
+	ADDQ $64, R10; \
+	ADDQ $16, BX; \
+	CMPQ BX, CX; \
+	JLT loop; \
+	HMAX15
+
+// EXPSUM sets the BX scores at DI to e^(s - Z15) and leaves their sum in X7.
+#define EXPSUM(loop) \
+	VPXORD Z7, Z7, Z7; \
+	XORQ AX, AX; \
+loop: \
+	VMOVUPS (DI)(AX*4), Z0; \
+	VSUBPS Z15, Z0, Z0; \
+	EXP16; \
+	VMOVUPS Z1, (DI)(AX*4); \
+	VADDPS Z1, Z7, Z7; \
+	ADDQ $16, AX; \
+	CMPQ AX, BX; \
+	JLT loop; \
+	HSUM(Z7, Y7, X7)
+
+// func attnTranspose16(dst, src *float32, ld, n, np int)
+//
+// dst[e·np + j] = src[j·ld + e] for e < 16, j < n, and 0 for n <= j < np (np is n
+// rounded up to 16): one gather per 16 keys and feature.
+TEXT ·attnTranspose16(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), AX
+	MOVQ n+24(FP), CX
+	MOVQ np+32(FP), DX
+	SHLQ $2, DX
+	VPBROADCASTD AX, Z0
+	VPMULLD attnc<>+64(SB), Z0, Z0 // lane t reads row t: t·ld floats on
+	SHLQ $6, AX                    // 16 rows, in bytes
+	VPBROADCASTD CX, Z14
+	VMOVDQU32 attnc<>+64(SB), Z13
+block:
+	VPCMPGTD Z13, Z14, K3
+	MOVQ SI, R8
+	MOVQ DI, R9
+	MOVQ $16, BX
+feature:
+	KMOVW K3, K1
+	VPXORD Z1, Z1, Z1
+	VGATHERDPS (R8)(Z0*4), K1, Z1
+	VMOVUPS Z1, (R9)
+	ADDQ $4, R8
+	ADDQ DX, R9
+	DECQ BX
+	JNZ feature
+	VPADDD.BCST attnc<>+56(SB), Z13, Z13
+	ADDQ AX, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JGT block
+	VZEROUPPER
+	RET
+
+// func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool
+//
+// o = softmax(scale·q ktᵀ over the first n keys) v for one query row: v's rows are ldv
+// floats apart, s holds the row's scores (n rounded up to 16 floats). It reports false,
+// leaving o unspecified, where a score is not finite: the caller then takes the general
+// path, whose NaN and Inf rules it does not repeat.
+TEXT ·attnRowFwd16(SB), NOSPLIT, $0-73
+	MOVQ q+8(FP), SI
+	MOVQ kt+16(FP), R8
+	MOVQ np+24(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R9
+	MOVQ n+48(FP), CX
+	MOVQ s+64(FP), DI
+	VBROADCASTSS scale+56(FP), Z15
+	BCAST16(SI)
+	SCORES(fscores)
+	EXPSUM(fexp)
+	VMOVSS attnc<>+40(SB), X0
+	VDIVSS X7, X0, X0
+	VBROADCASTSS X0, Z15 // 1/Σ
+	// o = Σⱼ pⱼ·vⱼ in four chains, then /Σ.
+	MOVQ v+32(FP), SI
+	MOVQ ldv+40(FP), DX
+	SHLQ $2, DX
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	XORQ AX, AX
+	LEAQ -4(CX), BX
+	LEAQ (DX)(DX*2), R9
+fpv4:
+	CMPQ AX, BX
+	JGT fpv1
+	VMOVUPS (SI), Z0
+	VFMADD231PS.BCST (DI)(AX*4), Z0, Z7
+	VMOVUPS (SI)(DX*1), Z1
+	VFMADD231PS.BCST 4(DI)(AX*4), Z1, Z8
+	VMOVUPS (SI)(DX*2), Z2
+	VFMADD231PS.BCST 8(DI)(AX*4), Z2, Z9
+	VMOVUPS (SI)(R9*1), Z3
+	VFMADD231PS.BCST 12(DI)(AX*4), Z3, Z10
+	LEAQ (SI)(DX*4), SI
+	ADDQ $4, AX
+	JMP fpv4
+fpv1:
+	CMPQ AX, CX
+	JGE fpvdone
+	VMOVUPS (SI), Z0
+	VFMADD231PS.BCST (DI)(AX*4), Z0, Z7
+	ADDQ DX, SI
+	INCQ AX
+	JMP fpv1
+fpvdone:
+	VADDPS Z8, Z7, Z7
+	VADDPS Z10, Z9, Z9
+	VADDPS Z9, Z7, Z7
+	VMULPS Z15, Z7, Z7
+	MOVQ o+0(FP), SI
+	VMOVUPS Z7, (SI)
+	VCMPPS $3, Z11, Z11, K1
+	KORTESTW K1, K1
+	SETEQ ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func attnRowBwd16(q, gy, o, kt, vt, k *float32, ldk int, dkv *float32, lddkv int, s, ds, dq *float32, np, n int, scale float32) (m, l, delta float32, ok bool)
+//
+// One query row of the fused backward: the scores of the first n keys (kt, vt: k and v
+// transposed, np-float rows), their maximum m and the sum l of e^(s - m) (returned: the
+// row's log-sum-exp is m + log l), δ = gy·o, the probabilities p into s and
+// ∂S = p·(gy·v - δ) into ds, dq = scale·Σⱼ ∂Sⱼ kⱼ (k's rows ldk floats apart), and for
+// each key j < n the row's share of ∂kⱼ (scale·∂Sⱼ q) and ∂vⱼ (pⱼ gy) added into dkv's
+// row j (lddkv floats apart; ∂k in its first 16 floats, ∂v in the next 16). ok is false
+// where a score is not finite, as attnRowFwd16's.
+TEXT ·attnRowBwd16(SB), NOSPLIT, $0-133
+	MOVQ q+0(FP), SI
+	MOVQ kt+24(FP), R8
+	MOVQ np+96(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R9
+	MOVQ n+104(FP), CX
+	MOVQ s+72(FP), DI
+	VBROADCASTSS scale+112(FP), Z15
+	BCAST16(SI)
+	SCORES(bscores)
+	VMOVSS X15, m+120(FP)
+	EXPSUM(bexp)
+	VMOVSS X7, l+124(FP)
+	VMOVSS attnc<>+40(SB), X0
+	VDIVSS X7, X0, X0
+	VBROADCASTSS X0, Z14 // 1/Σ
+	// δ = gy·o.
+	MOVQ gy+8(FP), SI
+	MOVQ o+16(FP), AX
+	VMOVUPS (SI), Z0
+	VMULPS (AX), Z0, Z13
+	HSUM(Z13, Y13, X13)
+	VMOVSS X13, delta+128(FP)
+	VBROADCASTSS X13, Z13
+	// p = e/Σ and ∂S = p·(gy·vt - δ), a block of 16 keys at a time.
+	VBROADCASTSS attnc<>+40(SB), Z15
+	BCAST16(SI)
+	MOVQ vt+32(FP), R10
+	MOVQ ds+80(FP), R11
+	XORQ AX, AX
+bds:
+	MOVQ R10, R8
+	DOT16
+	VSUBPS Z13, Z0, Z0
+	VMULPS (DI)(AX*4), Z14, Z1
+	VMOVUPS Z1, (DI)(AX*4)
+	VMULPS Z1, Z0, Z0
+	VMOVUPS Z0, (R11)(AX*4)
+	ADDQ $64, R10
+	ADDQ $16, AX
+	CMPQ AX, BX
+	JLT bds
+	// Per key j < n: dq += ∂Sⱼ kⱼ (two chains), dkv row j += (∂Sⱼ·scale·q | pⱼ gy).
+	VBROADCASTSS scale+112(FP), Z15
+	MOVQ q+0(FP), AX
+	VMULPS (AX), Z15, Z12 // scale·q
+	VMOVUPS (SI), Z13     // gy
+	MOVQ k+40(FP), SI
+	MOVQ ldk+48(FP), DX
+	SHLQ $2, DX
+	MOVQ dkv+56(FP), R8
+	MOVQ lddkv+64(FP), R9
+	SHLQ $2, R9
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	XORQ AX, AX
+	LEAQ -2(CX), BX
+bkv2:
+	CMPQ AX, BX
+	JGT bkv1
+	VMOVUPS (SI), Z0
+	VFMADD231PS.BCST (R11)(AX*4), Z0, Z7
+	VMOVUPS (R8), Z1
+	VFMADD231PS.BCST (R11)(AX*4), Z12, Z1
+	VMOVUPS Z1, (R8)
+	VMOVUPS 64(R8), Z2
+	VFMADD231PS.BCST (DI)(AX*4), Z13, Z2
+	VMOVUPS Z2, 64(R8)
+	VMOVUPS (SI)(DX*1), Z3
+	VFMADD231PS.BCST 4(R11)(AX*4), Z3, Z8
+	VMOVUPS (R8)(R9*1), Z4
+	VFMADD231PS.BCST 4(R11)(AX*4), Z12, Z4
+	VMOVUPS Z4, (R8)(R9*1)
+	VMOVUPS 64(R8)(R9*1), Z5
+	VFMADD231PS.BCST 4(DI)(AX*4), Z13, Z5
+	VMOVUPS Z5, 64(R8)(R9*1)
+	LEAQ (SI)(DX*2), SI
+	LEAQ (R8)(R9*2), R8
+	ADDQ $2, AX
+	JMP bkv2
+bkv1:
+	CMPQ AX, CX
+	JGE bkvdone
+	VMOVUPS (SI), Z0
+	VFMADD231PS.BCST (R11)(AX*4), Z0, Z7
+	VMOVUPS (R8), Z1
+	VFMADD231PS.BCST (R11)(AX*4), Z12, Z1
+	VMOVUPS Z1, (R8)
+	VMOVUPS 64(R8), Z2
+	VFMADD231PS.BCST (DI)(AX*4), Z13, Z2
+	VMOVUPS Z2, 64(R8)
+bkvdone:
+	VADDPS Z8, Z7, Z7
+	VMULPS Z15, Z7, Z7
+	MOVQ dq+88(FP), SI
+	VMOVUPS Z7, (SI)
+	VCMPPS $3, Z11, Z11, K1
+	KORTESTW K1, K1
+	SETEQ ok+132(FP)
+	VZEROUPPER
+	RET

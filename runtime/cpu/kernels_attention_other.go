@@ -1,0 +1,18 @@
+//go:build !amd64
+
+package cpu
+
+// Without assembly attention runs its general code only (attn16 is false, so these are
+// never called).
+
+var attn16 = false
+
+func attnTranspose16(dst, src *float32, ld, n, np int) {}
+
+func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool {
+	return false
+}
+
+func attnRowBwd16(q, gy, o, kt, vt, k *float32, ldk int, dkv *float32, lddkv int, s, ds, dq *float32, np, n int, scale float32) (m, l, delta float32, ok bool) {
+	return 0, 0, 0, false
+}
