@@ -55,28 +55,50 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 	return true
 }
 
-// entry16 computes the statistics and the three gradients of batch entry b (see
-// attnRowBwd16); scratch holds 34·pad16(tk) floats. It reports false where a score was
-// not finite, leaving everything to the tile kernels, which write over it.
+// attnQuad is the rows attnKeysGrad16 reads (q, gy) and writes (dq) for four queries.
+type attnQuad struct{ q, gy, dq [4]*float32 }
+
+// entry16 computes the statistics and the three gradients of batch entry b, four query
+// rows at a time: attnRowGrad16 row by row, then attnKeysGrad16 for the four, which
+// shares each key's loads and stores of ∂k and ∂v among them. scratch holds
+// 40·pad16(tk) + 32 floats. It reports false where a score was not finite, leaving
+// everything to the tile kernels, which write over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
 	np := pad16(a.tk)
 	kt, vt := scratch[:16*np], scratch[16*np:32*np]
-	p, ds := scratch[32*np:33*np], scratch[33*np:34*np]
+	p, ds := scratch[32*np:36*np], scratch[36*np:40*np]
+	// A group of fewer than four rows fills the rest with zero rows, whose dq goes to sink.
+	zero, sink := scratch[40*np:40*np+16], scratch[40*np+16:40*np+32]
+	clear(zero)
 	k0, kv0 := a.row(b, a.tk, 0, 16), a.row(b, a.tk, 0, 32)
 	attnTranspose16(&kt[0], &a.k[k0], a.ld(16), a.tk, np)
 	attnTranspose16(&vt[0], &a.v[k0], a.ld(16), a.tk, np)
 	a.clearRows(a.dkv, b, a.tk, 0, a.tk, 32)
-	for i := range a.tq {
-		at := a.row(b, a.tq, i, 16)
-		m, l, delta, ok := attnRowBwd16(&a.q[at], &a.gy[at], &t.o[at], &kt[0], &vt[0], &a.k[k0], a.ld(16),
-			&a.dkv[kv0], a.ld(32), &p[0], &ds[0], &a.dq[at], np, a.rowKeys(i), a.scale)
-		if !ok {
-			return false
+	var quad attnQuad
+	for i0 := 0; i0 < a.tq; i0 += 4 {
+		r := min(4, a.tq-i0)
+		keys := a.rowKeys(i0 + r - 1) // the most any row of the group sees
+		nb := pad16(keys) / 16
+		for x := range 4 {
+			px, dsx := p[x*np:(x+1)*np], ds[x*np:(x+1)*np]
+			if x >= r {
+				clear(px[:keys])
+				clear(dsx[:keys])
+				quad.q[x], quad.gy[x], quad.dq[x] = &zero[0], &zero[0], &sink[0]
+				continue
+			}
+			at := a.row(b, a.tq, i0+x, 16)
+			m, l, delta, ok := attnRowGrad16(&a.q[at], &a.gy[at], &t.o[at], &kt[0], &vt[0], np, a.rowKeys(i0+x), nb, a.scale, &px[0], &dsx[0])
+			if !ok {
+				return false
+			}
+			row := b*a.tq + i0 + x
+			a.out[2*row] = m + float32(math.Log(float64(l)))
+			a.out[2*row+1] = delta
+			quad.q[x], quad.gy[x], quad.dq[x] = &a.q[at], &a.gy[at], &a.dq[at]
 		}
-		row := b*a.tq + i
-		a.out[2*row] = m + float32(math.Log(float64(l)))
-		a.out[2*row+1] = delta
+		attnKeysGrad16(&quad, &p[0], &ds[0], np, &a.k[k0], a.ld(16), &a.dkv[kv0], a.ld(32), keys, a.scale)
 	}
 	return true
 }

@@ -13,7 +13,10 @@ func attnTranspose16(dst, src *float32, ld, n, np int)
 func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool
 
 //go:noescape
-func attnRowBwd16(q, gy, o, kt, vt, k *float32, ldk int, dkv *float32, lddkv int, s, ds, dq *float32, np, n int, scale float32) (m, l, delta float32, ok bool)
+func attnRowGrad16(q, gy, o, kt, vt *float32, np, n, nb int, scale float32, s, ds *float32) (m, l, delta float32, ok bool)
+
+//go:noescape
+func attnKeysGrad16(rows *attnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32)
 
 // attn16 says whether the rows of attention with 16 features per head run in
 // kernels_attention_amd64.s: where package vec runs AVX-512.

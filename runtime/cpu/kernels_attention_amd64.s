@@ -135,8 +135,9 @@ GLOBL attnc<>(SB), RODATA|NOPTR, $128
 	VADDPS X2, X1, x
 
 // SCORES is the first pass of a row: with the scaled query in Z16-Z31, kt at R8 (rows
-// DX bytes apart, R9 = 3·DX), CX visible keys and the scores to DI, it writes
-// ceil(CX/16)·16 scores, -Inf from key CX on, leaves their maximum in every lane of Z15
+// DX bytes apart, R9 = 3·DX), CX visible keys and the scores to DI, it writes R12 (a
+// multiple of 16, at least CX) scores, -Inf from key CX on, and leaves in BX = R12,
+// the scores' maximum in every lane of Z15
 // and in Z11 the sum of s - s over the visible scores: NaN where one is not finite.
 // BX, R10, Z0-Z2, Z7-Z14 and K1 are scratch.
 #define SCORES(loop) \
@@ -160,7 +161,7 @@ loop: \
 	VPADDD.BCST attnc<>+56(SB), Z13, Z13; \
 	ADDQ $64, R10; \
 	ADDQ $16, BX; \
-	CMPQ BX, CX; \
+	CMPQ BX, R12; \
 	JLT loop; \
 	HMAX15
 
@@ -231,6 +232,8 @@ TEXT ·attnRowFwd16(SB), NOSPLIT, $0-73
 	LEAQ (DX)(DX*2), R9
 	MOVQ n+48(FP), CX
 	MOVQ s+64(FP), DI
+	LEAQ 15(CX), R12
+	ANDQ $-16, R12
 	VBROADCASTSS scale+56(FP), Z15
 	BCAST16(SI)
 	SCORES(fscores)
@@ -284,29 +287,29 @@ fpvdone:
 	VZEROUPPER
 	RET
 
-// func attnRowBwd16(q, gy, o, kt, vt, k *float32, ldk int, dkv *float32, lddkv int, s, ds, dq *float32, np, n int, scale float32) (m, l, delta float32, ok bool)
+// func attnRowGrad16(q, gy, o, kt, vt *float32, np, n, nb int, scale float32, s, ds *float32) (m, l, delta float32, ok bool)
 //
-// One query row of the fused backward: the scores of the first n keys (kt, vt: k and v
-// transposed, np-float rows), their maximum m and the sum l of e^(s - m) (returned: the
-// row's log-sum-exp is m + log l), δ = gy·o, the probabilities p into s and
-// ∂S = p·(gy·v - δ) into ds, dq = scale·Σⱼ ∂Sⱼ kⱼ (k's rows ldk floats apart), and for
-// each key j < n the row's share of ∂kⱼ (scale·∂Sⱼ q) and ∂vⱼ (pⱼ gy) added into dkv's
-// row j (lddkv floats apart; ∂k in its first 16 floats, ∂v in the next 16). ok is false
-// where a score is not finite, as attnRowFwd16's.
-TEXT ·attnRowBwd16(SB), NOSPLIT, $0-133
+// The first half of one query row of the fused backward: the scores of the first n keys
+// (kt, vt: k and v transposed, np-float rows), their maximum m and the sum l of
+// e^(s - m) (returned: the row's log-sum-exp is m + log l), δ = gy·o (returned), and
+// for nb blocks of 16 keys the probabilities p into s and ∂S = p·(gy·v - δ) into ds
+// (both 0 from key n on). ok is false where a score is not finite, as attnRowFwd16's.
+TEXT ·attnRowGrad16(SB), NOSPLIT, $0-101
 	MOVQ q+0(FP), SI
 	MOVQ kt+24(FP), R8
-	MOVQ np+96(FP), DX
+	MOVQ np+40(FP), DX
 	SHLQ $2, DX
 	LEAQ (DX)(DX*2), R9
-	MOVQ n+104(FP), CX
+	MOVQ n+48(FP), CX
+	MOVQ nb+56(FP), R12
+	SHLQ $4, R12
 	MOVQ s+72(FP), DI
-	VBROADCASTSS scale+112(FP), Z15
+	VBROADCASTSS scale+64(FP), Z15
 	BCAST16(SI)
-	SCORES(bscores)
-	VMOVSS X15, m+120(FP)
-	EXPSUM(bexp)
-	VMOVSS X7, l+124(FP)
+	SCORES(gscores)
+	VMOVSS X15, m+88(FP)
+	EXPSUM(gexp)
+	VMOVSS X7, l+92(FP)
 	VMOVSS attnc<>+40(SB), X0
 	VDIVSS X7, X0, X0
 	VBROADCASTSS X0, Z14 // 1/Σ
@@ -316,7 +319,7 @@ TEXT ·attnRowBwd16(SB), NOSPLIT, $0-133
 	VMOVUPS (SI), Z0
 	VMULPS (AX), Z0, Z13
 	HSUM(Z13, Y13, X13)
-	VMOVSS X13, delta+128(FP)
+	VMOVSS X13, delta+96(FP)
 	VBROADCASTSS X13, Z13
 	// p = e/Σ and ∂S = p·(gy·vt - δ), a block of 16 keys at a time.
 	VBROADCASTSS attnc<>+40(SB), Z15
@@ -324,7 +327,7 @@ TEXT ·attnRowBwd16(SB), NOSPLIT, $0-133
 	MOVQ vt+32(FP), R10
 	MOVQ ds+80(FP), R11
 	XORQ AX, AX
-bds:
+gds:
 	MOVQ R10, R8
 	DOT16
 	VSUBPS Z13, Z0, Z0
@@ -335,63 +338,125 @@ bds:
 	ADDQ $64, R10
 	ADDQ $16, AX
 	CMPQ AX, BX
-	JLT bds
-	// Per key j < n: dq += ∂Sⱼ kⱼ (two chains), dkv row j += (∂Sⱼ·scale·q | pⱼ gy).
-	VBROADCASTSS scale+112(FP), Z15
-	MOVQ q+0(FP), AX
-	VMULPS (AX), Z15, Z12 // scale·q
-	VMOVUPS (SI), Z13     // gy
-	MOVQ k+40(FP), SI
-	MOVQ ldk+48(FP), DX
-	SHLQ $2, DX
-	MOVQ dkv+56(FP), R8
-	MOVQ lddkv+64(FP), R9
-	SHLQ $2, R9
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	XORQ AX, AX
-	LEAQ -2(CX), BX
-bkv2:
-	CMPQ AX, BX
-	JGT bkv1
-	VMOVUPS (SI), Z0
-	VFMADD231PS.BCST (R11)(AX*4), Z0, Z7
-	VMOVUPS (R8), Z1
-	VFMADD231PS.BCST (R11)(AX*4), Z12, Z1
-	VMOVUPS Z1, (R8)
-	VMOVUPS 64(R8), Z2
-	VFMADD231PS.BCST (DI)(AX*4), Z13, Z2
-	VMOVUPS Z2, 64(R8)
-	VMOVUPS (SI)(DX*1), Z3
-	VFMADD231PS.BCST 4(R11)(AX*4), Z3, Z8
-	VMOVUPS (R8)(R9*1), Z4
-	VFMADD231PS.BCST 4(R11)(AX*4), Z12, Z4
-	VMOVUPS Z4, (R8)(R9*1)
-	VMOVUPS 64(R8)(R9*1), Z5
-	VFMADD231PS.BCST 4(DI)(AX*4), Z13, Z5
-	VMOVUPS Z5, 64(R8)(R9*1)
-	LEAQ (SI)(DX*2), SI
-	LEAQ (R8)(R9*2), R8
-	ADDQ $2, AX
-	JMP bkv2
-bkv1:
-	CMPQ AX, CX
-	JGE bkvdone
-	VMOVUPS (SI), Z0
-	VFMADD231PS.BCST (R11)(AX*4), Z0, Z7
-	VMOVUPS (R8), Z1
-	VFMADD231PS.BCST (R11)(AX*4), Z12, Z1
-	VMOVUPS Z1, (R8)
-	VMOVUPS 64(R8), Z2
-	VFMADD231PS.BCST (DI)(AX*4), Z13, Z2
-	VMOVUPS Z2, 64(R8)
-bkvdone:
-	VADDPS Z8, Z7, Z7
-	VMULPS Z15, Z7, Z7
-	MOVQ dq+88(FP), SI
-	VMOVUPS Z7, (SI)
+	JLT gds
 	VCMPPS $3, Z11, Z11, K1
 	KORTESTW K1, K1
-	SETEQ ok+132(FP)
+	SETEQ ok+100(FP)
+	VZEROUPPER
+	RET
+
+// KEYGRAD adds key j's terms of four query rows: dq rows (Z24+o..Z27+o, o = 0 or 4)
+// += ∂S·kⱼ, and ∂kⱼ += scale·Σ ∂S·q, ∂vⱼ += Σ p·gy into dkv's row at R8, with kⱼ at SI,
+// the rows' p at R10 and ∂S at R11 (each DX bytes apart, R9 = 3·DX), scale·q in
+// Z16-Z19 and gy in Z20-Z23. Z0-Z6 are scratch.
+#define KEYGRAD(a0, a1, a2, a3) \
+	VMOVUPS (SI), Z0; \
+	VMOVUPS (R8), Z1; \
+	VMOVUPS 64(R8), Z2; \
+	VBROADCASTSS (R11), Z3; \
+	VBROADCASTSS (R11)(DX*1), Z4; \
+	VBROADCASTSS (R11)(DX*2), Z5; \
+	VBROADCASTSS (R11)(R9*1), Z6; \
+	VFMADD231PS Z3, Z0, a0; \
+	VFMADD231PS Z4, Z0, a1; \
+	VFMADD231PS Z5, Z0, a2; \
+	VFMADD231PS Z6, Z0, a3; \
+	VMULPS Z3, Z16, Z3; \
+	VFMADD231PS Z4, Z17, Z3; \
+	VMULPS Z5, Z18, Z5; \
+	VFMADD231PS Z6, Z19, Z5; \
+	VADDPS Z5, Z3, Z3; \
+	VADDPS Z3, Z1, Z1; \
+	VFMADD231PS.BCST (R10), Z20, Z2; \
+	VFMADD231PS.BCST (R10)(DX*1), Z21, Z2; \
+	VFMADD231PS.BCST (R10)(DX*2), Z22, Z2; \
+	VFMADD231PS.BCST (R10)(R9*1), Z23, Z2; \
+	VMOVUPS Z1, (R8); \
+	VMOVUPS Z2, 64(R8)
+
+// func attnKeysGrad16(rows *attnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32)
+//
+// The second half of four query rows of the fused backward (their first halves by
+// attnRowGrad16 left p and ∂S in rows of np floats at p and ds): dq of each row
+// (rows.dq) = scale·Σⱼ ∂Sⱼ kⱼ over the first n keys (k's rows ldk floats apart), and
+// every key j < n's share of ∂kⱼ (scale·Σ ∂Sⱼ q) and ∂vⱼ (Σ pⱼ gy) added into dkv's row j
+// (lddkv floats apart; ∂k in its first 16 floats, ∂v in the next 16). A row that sees
+// fewer keys has zeros in p and ∂S past them.
+TEXT ·attnKeysGrad16(SB), NOSPLIT, $0-76
+	MOVQ rows+0(FP), AX
+	VBROADCASTSS scale+72(FP), Z15
+	MOVQ 0(AX), R12
+	VMULPS (R12), Z15, Z16
+	MOVQ 8(AX), R12
+	VMULPS (R12), Z15, Z17
+	MOVQ 16(AX), R12
+	VMULPS (R12), Z15, Z18
+	MOVQ 24(AX), R12
+	VMULPS (R12), Z15, Z19
+	MOVQ 32(AX), R12
+	VMOVUPS (R12), Z20
+	MOVQ 40(AX), R12
+	VMOVUPS (R12), Z21
+	MOVQ 48(AX), R12
+	VMOVUPS (R12), Z22
+	MOVQ 56(AX), R12
+	VMOVUPS (R12), Z23
+	MOVQ p+8(FP), R10
+	MOVQ ds+16(FP), R11
+	MOVQ np+24(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R9
+	MOVQ k+32(FP), SI
+	MOVQ ldk+40(FP), BX
+	SHLQ $2, BX
+	MOVQ dkv+48(FP), R8
+	MOVQ lddkv+56(FP), R13
+	SHLQ $2, R13
+	MOVQ n+64(FP), CX
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	// Keys in pairs, the second one's dq terms in Z28-Z31: two chains per row.
+	SUBQ $2, CX
+	JLT kone
+kpair:
+	KEYGRAD(Z24, Z25, Z26, Z27)
+	ADDQ BX, SI
+	ADDQ R13, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	KEYGRAD(Z28, Z29, Z30, Z31)
+	ADDQ BX, SI
+	ADDQ R13, R8
+	ADDQ $4, R10
+	ADDQ $4, R11
+	SUBQ $2, CX
+	JGE kpair
+kone:
+	CMPQ CX, $-1
+	JNE kdone
+	KEYGRAD(Z24, Z25, Z26, Z27)
+kdone:
+	VADDPS Z28, Z24, Z24
+	VADDPS Z29, Z25, Z25
+	VADDPS Z30, Z26, Z26
+	VADDPS Z31, Z27, Z27
+	MOVQ 64(AX), R12
+	VMULPS Z15, Z24, Z24
+	VMOVUPS Z24, (R12)
+	MOVQ 72(AX), R12
+	VMULPS Z15, Z25, Z25
+	VMOVUPS Z25, (R12)
+	MOVQ 80(AX), R12
+	VMULPS Z15, Z26, Z26
+	VMOVUPS Z26, (R12)
+	MOVQ 88(AX), R12
+	VMULPS Z15, Z27, Z27
+	VMOVUPS Z27, (R12)
 	VZEROUPPER
 	RET

@@ -13,6 +13,9 @@ func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float
 	return false
 }
 
-func attnRowBwd16(q, gy, o, kt, vt, k *float32, ldk int, dkv *float32, lddkv int, s, ds, dq *float32, np, n int, scale float32) (m, l, delta float32, ok bool) {
+func attnRowGrad16(q, gy, o, kt, vt *float32, np, n, nb int, scale float32, s, ds *float32) (m, l, delta float32, ok bool) {
 	return 0, 0, 0, false
+}
+
+func attnKeysGrad16(rows *attnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32) {
 }
