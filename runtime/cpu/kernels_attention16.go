@@ -1,6 +1,6 @@
 package cpu
 
-import "math"
+import "github.com/gml-dev/gml/runtime/cpu/vec"
 
 // Attention with 16 features per head (the transformer's d_model/heads in the usual
 // small models), by query rows in AVX-512 assembly (kernels_attention_amd64.s).
@@ -94,7 +94,7 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 				return false
 			}
 			row := b*a.tq + i0 + x
-			a.out[2*row] = m + float32(math.Log(float64(l)))
+			a.out[2*row] = m + vec.Logf(l)
 			a.out[2*row+1] = delta
 			quad.q[x], quad.gy[x], quad.dq[x] = &a.q[at], &a.gy[at], &a.dq[at]
 		}
