@@ -39,13 +39,31 @@ func pad16(n int) int { return (n + 15) &^ 15 }
 // rowKeys is the number of keys query i sees.
 func (a *attnOperands) rowKeys(i int) int { return a.visibleKeys(i, 1) }
 
-// entry16 computes the output rows of batch entry b; scratch holds 17·pad16(tk) floats.
+// transposeKeys writes the n rows of 16 floats at src[at:], ld apart, transposed into
+// kt (16 rows of np = pad16(n) floats), zeros past n; stage is 256 floats of scratch
+// for a last partial block.
+func transposeKeys(kt, src []float32, at, ld, n, np int, stage []float32) {
+	full := n / 16
+	if full > 0 {
+		attnTranspose16(&kt[0], &src[at], ld, full, np)
+	}
+	if rem := n % 16; rem > 0 {
+		clear(stage[:256])
+		for j := range rem {
+			copy(stage[j*16:(j+1)*16], src[at+(full*16+j)*ld:])
+		}
+		attnTranspose16(&kt[full*16], &stage[0], 16, 1, np)
+	}
+}
+
+// entry16 computes the output rows of batch entry b; scratch holds 17·pad16(tk) + 256
+// floats.
 // It reports false where a score was not finite, leaving the rows to the tile kernels.
 func (a *attnForward) entry16(scratch []float32, b int) bool {
 	np := pad16(a.tk)
 	kt, s := scratch[:16*np], scratch[16*np:17*np]
 	k0 := a.row(b, a.tk, 0, 16)
-	attnTranspose16(&kt[0], &a.k[k0], a.ld(16), a.tk, np)
+	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, scratch[17*np:])
 	for i := range a.tq {
 		at := a.row(b, a.tq, i, 16)
 		if !attnRowFwd16(&a.o[at], &a.q[at], &kt[0], np, &a.v[k0], a.ld(16), a.rowKeys(i), a.scale, &s[0]) {
@@ -61,7 +79,7 @@ type attnQuad struct{ q, gy, dq [4]*float32 }
 // entry16 computes the statistics and the three gradients of batch entry b, four query
 // rows at a time: attnRowGrad16 row by row, then attnKeysGrad16 for the four, which
 // shares each key's loads and stores of ∂k and ∂v among them. scratch holds
-// 40·pad16(tk) + 32 floats. It reports false where a score was not finite, leaving
+// 40·pad16(tk) + 288 floats. It reports false where a score was not finite, leaving
 // everything to the tile kernels, which write over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
@@ -72,8 +90,8 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	zero, sink := scratch[40*np:40*np+16], scratch[40*np+16:40*np+32]
 	clear(zero)
 	k0, kv0 := a.row(b, a.tk, 0, 16), a.row(b, a.tk, 0, 32)
-	attnTranspose16(&kt[0], &a.k[k0], a.ld(16), a.tk, np)
-	attnTranspose16(&vt[0], &a.v[k0], a.ld(16), a.tk, np)
+	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, scratch[40*np+32:])
+	transposeKeys(vt, a.v, k0, a.ld(16), a.tk, np, scratch[40*np+32:])
 	a.clearRows(a.dkv, b, a.tk, 0, a.tk, 32)
 	var quad attnQuad
 	for i0 := 0; i0 < a.tq; i0 += 4 {

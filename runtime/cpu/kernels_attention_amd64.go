@@ -7,7 +7,7 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // The assembly of kernels_attention_amd64.s (see kernels_attention16.go).
 
 //go:noescape
-func attnTranspose16(dst, src *float32, ld, n, np int)
+func attnTranspose16(dst, src *float32, ld, blocks, np int)
 
 //go:noescape
 func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool

@@ -180,41 +180,136 @@ loop: \
 	JLT loop; \
 	HSUM(Z7, Y7, X7)
 
-// func attnTranspose16(dst, src *float32, ld, n, np int)
+// TRANSPOSE16 transposes the 16×16 floats in Z0-Z15 (row r in Zr) in place, Z16-Z31
+// scratch: unpacks of row pairs, shuffles of pairs of those into 4-float columns, then
+// two rounds of 128-bit lane shuffles.
+#define TRANSPOSE16 \
+	VUNPCKLPS Z1, Z0, Z16; \
+	VUNPCKHPS Z1, Z0, Z17; \
+	VUNPCKLPS Z3, Z2, Z18; \
+	VUNPCKHPS Z3, Z2, Z19; \
+	VUNPCKLPS Z5, Z4, Z20; \
+	VUNPCKHPS Z5, Z4, Z21; \
+	VUNPCKLPS Z7, Z6, Z22; \
+	VUNPCKHPS Z7, Z6, Z23; \
+	VUNPCKLPS Z9, Z8, Z24; \
+	VUNPCKHPS Z9, Z8, Z25; \
+	VUNPCKLPS Z11, Z10, Z26; \
+	VUNPCKHPS Z11, Z10, Z27; \
+	VUNPCKLPS Z13, Z12, Z28; \
+	VUNPCKHPS Z13, Z12, Z29; \
+	VUNPCKLPS Z15, Z14, Z30; \
+	VUNPCKHPS Z15, Z14, Z31; \
+	VSHUFPS $0x44, Z18, Z16, Z0; \
+	VSHUFPS $0xEE, Z18, Z16, Z1; \
+	VSHUFPS $0x44, Z19, Z17, Z2; \
+	VSHUFPS $0xEE, Z19, Z17, Z3; \
+	VSHUFPS $0x44, Z22, Z20, Z4; \
+	VSHUFPS $0xEE, Z22, Z20, Z5; \
+	VSHUFPS $0x44, Z23, Z21, Z6; \
+	VSHUFPS $0xEE, Z23, Z21, Z7; \
+	VSHUFPS $0x44, Z26, Z24, Z8; \
+	VSHUFPS $0xEE, Z26, Z24, Z9; \
+	VSHUFPS $0x44, Z27, Z25, Z10; \
+	VSHUFPS $0xEE, Z27, Z25, Z11; \
+	VSHUFPS $0x44, Z30, Z28, Z12; \
+	VSHUFPS $0xEE, Z30, Z28, Z13; \
+	VSHUFPS $0x44, Z31, Z29, Z14; \
+	VSHUFPS $0xEE, Z31, Z29, Z15; \
+	VSHUFF32X4 $0x88, Z4, Z0, Z16; \
+	VSHUFF32X4 $0xDD, Z4, Z0, Z20; \
+	VSHUFF32X4 $0x88, Z12, Z8, Z24; \
+	VSHUFF32X4 $0xDD, Z12, Z8, Z28; \
+	VSHUFF32X4 $0x88, Z5, Z1, Z17; \
+	VSHUFF32X4 $0xDD, Z5, Z1, Z21; \
+	VSHUFF32X4 $0x88, Z13, Z9, Z25; \
+	VSHUFF32X4 $0xDD, Z13, Z9, Z29; \
+	VSHUFF32X4 $0x88, Z6, Z2, Z18; \
+	VSHUFF32X4 $0xDD, Z6, Z2, Z22; \
+	VSHUFF32X4 $0x88, Z14, Z10, Z26; \
+	VSHUFF32X4 $0xDD, Z14, Z10, Z30; \
+	VSHUFF32X4 $0x88, Z7, Z3, Z19; \
+	VSHUFF32X4 $0xDD, Z7, Z3, Z23; \
+	VSHUFF32X4 $0x88, Z15, Z11, Z27; \
+	VSHUFF32X4 $0xDD, Z15, Z11, Z31; \
+	VSHUFF32X4 $0x88, Z24, Z16, Z0; \
+	VSHUFF32X4 $0xDD, Z24, Z16, Z8; \
+	VSHUFF32X4 $0x88, Z25, Z17, Z1; \
+	VSHUFF32X4 $0xDD, Z25, Z17, Z9; \
+	VSHUFF32X4 $0x88, Z26, Z18, Z2; \
+	VSHUFF32X4 $0xDD, Z26, Z18, Z10; \
+	VSHUFF32X4 $0x88, Z27, Z19, Z3; \
+	VSHUFF32X4 $0xDD, Z27, Z19, Z11; \
+	VSHUFF32X4 $0x88, Z28, Z20, Z4; \
+	VSHUFF32X4 $0xDD, Z28, Z20, Z12; \
+	VSHUFF32X4 $0x88, Z29, Z21, Z5; \
+	VSHUFF32X4 $0xDD, Z29, Z21, Z13; \
+	VSHUFF32X4 $0x88, Z30, Z22, Z6; \
+	VSHUFF32X4 $0xDD, Z30, Z22, Z14; \
+	VSHUFF32X4 $0x88, Z31, Z23, Z7; \
+	VSHUFF32X4 $0xDD, Z31, Z23, Z15
+
+// func attnTranspose16(dst, src *float32, ld, blocks, np int)
 //
-// dst[e·np + j] = src[j·ld + e] for e < 16, j < n, and 0 for n <= j < np (np is n
-// rounded up to 16): one gather per 16 keys and feature.
+// dst[e·np + j] = src[j·ld + e] for e < 16 and j < 16·blocks (blocks >= 1): each block
+// of 16 rows loaded, transposed in registers, and stored as 16-float pieces of dst's rows.
 TEXT ·attnTranspose16(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), AX
-	MOVQ n+24(FP), CX
+	SHLQ $2, AX
+	LEAQ (AX)(AX*2), BX
+	MOVQ blocks+24(FP), CX
 	MOVQ np+32(FP), DX
 	SHLQ $2, DX
-	VPBROADCASTD AX, Z0
-	VPMULLD attnc<>+64(SB), Z0, Z0 // lane t reads row t: t·ld floats on
-	SHLQ $6, AX                    // 16 rows, in bytes
-	VPBROADCASTD CX, Z14
-	VMOVDQU32 attnc<>+64(SB), Z13
-block:
-	VPCMPGTD Z13, Z14, K3
+	LEAQ (DX)(DX*2), R9
+tblock:
 	MOVQ SI, R8
-	MOVQ DI, R9
-	MOVQ $16, BX
-feature:
-	KMOVW K3, K1
-	VPXORD Z1, Z1, Z1
-	VGATHERDPS (R8)(Z0*4), K1, Z1
-	VMOVUPS Z1, (R9)
-	ADDQ $4, R8
-	ADDQ DX, R9
-	DECQ BX
-	JNZ feature
-	VPADDD.BCST attnc<>+56(SB), Z13, Z13
-	ADDQ AX, SI
+	VMOVUPS (R8), Z0
+	VMOVUPS (R8)(AX*1), Z1
+	VMOVUPS (R8)(AX*2), Z2
+	VMOVUPS (R8)(BX*1), Z3
+	LEAQ (R8)(AX*4), R8
+	VMOVUPS (R8), Z4
+	VMOVUPS (R8)(AX*1), Z5
+	VMOVUPS (R8)(AX*2), Z6
+	VMOVUPS (R8)(BX*1), Z7
+	LEAQ (R8)(AX*4), R8
+	VMOVUPS (R8), Z8
+	VMOVUPS (R8)(AX*1), Z9
+	VMOVUPS (R8)(AX*2), Z10
+	VMOVUPS (R8)(BX*1), Z11
+	LEAQ (R8)(AX*4), R8
+	VMOVUPS (R8), Z12
+	VMOVUPS (R8)(AX*1), Z13
+	VMOVUPS (R8)(AX*2), Z14
+	VMOVUPS (R8)(BX*1), Z15
+	TRANSPOSE16
+	MOVQ DI, R8
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R8)(DX*1)
+	VMOVUPS Z2, (R8)(DX*2)
+	VMOVUPS Z3, (R8)(R9*1)
+	LEAQ (R8)(DX*4), R8
+	VMOVUPS Z4, (R8)
+	VMOVUPS Z5, (R8)(DX*1)
+	VMOVUPS Z6, (R8)(DX*2)
+	VMOVUPS Z7, (R8)(R9*1)
+	LEAQ (R8)(DX*4), R8
+	VMOVUPS Z8, (R8)
+	VMOVUPS Z9, (R8)(DX*1)
+	VMOVUPS Z10, (R8)(DX*2)
+	VMOVUPS Z11, (R8)(R9*1)
+	LEAQ (R8)(DX*4), R8
+	VMOVUPS Z12, (R8)
+	VMOVUPS Z13, (R8)(DX*1)
+	VMOVUPS Z14, (R8)(DX*2)
+	VMOVUPS Z15, (R8)(R9*1)
+	LEAQ (SI)(AX*8), SI
+	LEAQ (SI)(AX*8), SI
 	ADDQ $64, DI
-	SUBQ $16, CX
-	JGT block
+	DECQ CX
+	JNZ tblock
 	VZEROUPPER
 	RET
 

@@ -7,7 +7,7 @@ package cpu
 
 var attn16 = false
 
-func attnTranspose16(dst, src *float32, ld, n, np int) {}
+func attnTranspose16(dst, src *float32, ld, blocks, np int) {}
 
 func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool {
 	return false
