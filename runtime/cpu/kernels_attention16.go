@@ -25,8 +25,9 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // kernels, which carry the NaN and Inf rules.
 
 // attn16Keys is the most keys the 16-feature rows take: k and v transposed are then
-// 48 KiB, L1d on the H200 host's Xeon.
-const attn16Keys = 384
+// 40 KiB (L1d is 48 KiB on the H200 host's Xeon), and the backward's scratch fits the
+// 2·attnTile² floats the trio has.
+const attn16Keys = 320
 
 // small16 says whether the node runs the 16-feature rows.
 func (a *attnOperands) small16() bool {
@@ -56,17 +57,40 @@ func transposeKeys(kt, src []float32, at, ld, n, np int, stage []float32) {
 	}
 }
 
-// entry16 computes the output rows of batch entry b; scratch holds 17·pad16(tk) + 256
-// floats.
-// It reports false where a score was not finite, leaving the rows to the tile kernels.
+// take returns the first n floats of *s and moves *s past them.
+func take(s *[]float32, n int) []float32 {
+	x := (*s)[:n]
+	*s = (*s)[n:]
+	return x
+}
+
+// dense returns the n rows of w floats at x[at:], ld apart, as rows w apart: x[at:]
+// itself where they are (the AttentionBHTD layout), else a copy in buf. In the
+// AttentionBTHD layout one head's rows are H·w floats apart (512 or 1024 bytes in the
+// transformer bench): the rows of an entry then fall into a few L1 sets and evict each
+// other, which costs more than the copy.
+func dense(x []float32, at, ld, n, w int, buf []float32) []float32 {
+	if ld == w {
+		return x[at:]
+	}
+	for j := range n {
+		copy(buf[j*w:(j+1)*w], x[at+j*ld:])
+	}
+	return buf
+}
+
+// entry16 computes the output rows of batch entry b; scratch holds 33·pad16(tk) + 256
+// floats. It reports false where a score was not finite, leaving the rows to the tile
+// kernels.
 func (a *attnForward) entry16(scratch []float32, b int) bool {
 	np := pad16(a.tk)
-	kt, s := scratch[:16*np], scratch[16*np:17*np]
+	kt, s, stage := take(&scratch, 16*np), take(&scratch, np), take(&scratch, 256)
 	k0 := a.row(b, a.tk, 0, 16)
-	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, scratch[17*np:])
+	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
+	v := dense(a.v, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
 	for i := range a.tq {
 		at := a.row(b, a.tq, i, 16)
-		if !attnRowFwd16(&a.o[at], &a.q[at], &kt[0], np, &a.v[k0], a.ld(16), a.rowKeys(i), a.scale, &s[0]) {
+		if !attnRowFwd16(&a.o[at], &a.q[at], &kt[0], np, &v[0], 16, a.rowKeys(i), a.scale, &s[0]) {
 			return false
 		}
 	}
@@ -79,20 +103,26 @@ type attnQuad struct{ q, gy, dq [4]*float32 }
 // entry16 computes the statistics and the three gradients of batch entry b, four query
 // rows at a time: attnRowGrad16 row by row, then attnKeysGrad16 for the four, which
 // shares each key's loads and stores of ∂k and ∂v among them. scratch holds
-// 40·pad16(tk) + 288 floats. It reports false where a score was not finite, leaving
+// 88·pad16(tk) + 288 floats. It reports false where a score was not finite, leaving
 // everything to the tile kernels, which write over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
 	np := pad16(a.tk)
-	kt, vt := scratch[:16*np], scratch[16*np:32*np]
-	p, ds := scratch[32*np:36*np], scratch[36*np:40*np]
+	kt, vt := take(&scratch, 16*np), take(&scratch, 16*np)
+	p, ds := take(&scratch, 4*np), take(&scratch, 4*np)
 	// A group of fewer than four rows fills the rest with zero rows, whose dq goes to sink.
-	zero, sink := scratch[40*np:40*np+16], scratch[40*np+16:40*np+32]
+	zero, sink, stage := take(&scratch, 16), take(&scratch, 16), take(&scratch, 256)
 	clear(zero)
 	k0, kv0 := a.row(b, a.tk, 0, 16), a.row(b, a.tk, 0, 32)
-	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, scratch[40*np+32:])
-	transposeKeys(vt, a.v, k0, a.ld(16), a.tk, np, scratch[40*np+32:])
-	a.clearRows(a.dkv, b, a.tk, 0, a.tk, 32)
+	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
+	transposeKeys(vt, a.v, k0, a.ld(16), a.tk, np, stage)
+	k := dense(a.k, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
+	// ∂k|∂v accumulate in place where the rows are dense, else in scratch copied out.
+	dkv := a.dkv[kv0:]
+	if a.ld(32) != 32 {
+		dkv = take(&scratch, 32*a.tk)
+	}
+	clear(dkv[:32*a.tk])
 	var quad attnQuad
 	for i0 := 0; i0 < a.tq; i0 += 4 {
 		r := min(4, a.tq-i0)
@@ -116,7 +146,12 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 			a.out[2*row+1] = delta
 			quad.q[x], quad.gy[x], quad.dq[x] = &a.q[at], &a.gy[at], &a.dq[at]
 		}
-		attnKeysGrad16(&quad, &p[0], &ds[0], np, &a.k[k0], a.ld(16), &a.dkv[kv0], a.ld(32), keys, a.scale)
+		attnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, keys, a.scale)
+	}
+	if a.ld(32) != 32 {
+		for j := range a.tk {
+			copy(a.dkv[kv0+j*a.ld(32):][:32], dkv[j*32:])
+		}
 	}
 	return true
 }
