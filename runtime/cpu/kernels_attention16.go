@@ -79,16 +79,23 @@ func dense(x []float32, at, ld, n, w int, buf []float32) []float32 {
 	return buf
 }
 
-// entry16 computes the output rows of batch entry b; scratch holds 33·pad16(tk) + 256
-// floats. It reports false where a score was not finite, leaving the rows to the tile
+// entry16 computes the output rows of batch entry b, four rows per call and the rest one
+// by one; scratch holds 36·pad16(tk) + 256 floats. It reports false where a score was not finite, leaving the rows to the tile
 // kernels.
 func (a *attnForward) entry16(scratch []float32, b int) bool {
 	np := pad16(a.tk)
-	kt, s, stage := take(&scratch, 16*np), take(&scratch, np), take(&scratch, 256)
+	kt, s, stage := take(&scratch, 16*np), take(&scratch, 4*np), take(&scratch, 256)
 	k0 := a.row(b, a.tk, 0, 16)
 	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
 	v := dense(a.v, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
-	for i := range a.tq {
+	i := 0
+	for ; i+4 <= a.tq; i += 4 {
+		at := a.row(b, a.tq, i, 16)
+		if !attnRowsFwd16(&a.o[at], &a.q[at], a.ld(16), &kt[0], np, &v[0], a.rowKeys(i), a.rowKeys(i+1), a.rowKeys(i+2), a.rowKeys(i+3), a.scale, &s[0]) {
+			return false
+		}
+	}
+	for ; i < a.tq; i++ {
 		at := a.row(b, a.tq, i, 16)
 		if !attnRowFwd16(&a.o[at], &a.q[at], &kt[0], np, &v[0], 16, a.rowKeys(i), a.scale, &s[0]) {
 			return false

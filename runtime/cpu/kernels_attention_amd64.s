@@ -111,17 +111,18 @@ GLOBL attnc<>(SB), RODATA|NOPTR, $128
 	VADDPS Z10, Z9, Z9; \
 	VADDPS Z9, Z7, Z0
 
-// HMAX15 sets every lane of Z15 to the largest of its lanes (Z1, Z2 scratch).
-#define HMAX15 \
-	VEXTRACTF64X4 $1, Z15, Y1; \
-	VMAXPS Y1, Y15, Y1; \
+// HMAX sets every lane of z (y, x: its lower halves) to the largest of its lanes (Z1,
+// Z2 scratch).
+#define HMAX(z, y, x) \
+	VEXTRACTF64X4 $1, z, Y1; \
+	VMAXPS Y1, y, Y1; \
 	VEXTRACTF128 $1, Y1, X2; \
 	VMAXPS X2, X1, X1; \
 	VPERMILPS $0x4E, X1, X2; \
 	VMAXPS X2, X1, X1; \
 	VPERMILPS $0xB1, X1, X2; \
 	VMAXPS X2, X1, X1; \
-	VBROADCASTSS X1, Z15
+	VBROADCASTSS X1, z
 
 // HSUM sets X(r)'s low lane to the sum of Z(r)'s lanes (Z1, Z2 scratch).
 #define HSUM(z, y, x) \
@@ -133,6 +134,123 @@ GLOBL attnc<>(SB), RODATA|NOPTR, $128
 	VADDPS X2, X1, X1; \
 	VPERMILPS $0xB1, X1, X2; \
 	VADDPS X2, X1, x
+
+// DOT16X4 sets Z16+r + Z20+r (even and odd features) to Σₑ q_r[e]·row e of the 16
+// rows from R8 (DX bytes apart, R9 = 3·DX) for the four query rows r at SI, R13 bytes
+// apart (R14 = 3·R13). R8 is moved on by 12 rows; Z0, Z1 scratch.
+#define DOT16X4 \
+	VMOVUPS (R8), Z0; \
+	VMULPS.BCST 0(SI), Z0, Z16; \
+	VMULPS.BCST 0(SI)(R13*1), Z0, Z17; \
+	VMULPS.BCST 0(SI)(R13*2), Z0, Z18; \
+	VMULPS.BCST 0(SI)(R14*1), Z0, Z19; \
+	VMOVUPS (R8)(DX*1), Z1; \
+	VMULPS.BCST 4(SI), Z1, Z20; \
+	VMULPS.BCST 4(SI)(R13*1), Z1, Z21; \
+	VMULPS.BCST 4(SI)(R13*2), Z1, Z22; \
+	VMULPS.BCST 4(SI)(R14*1), Z1, Z23; \
+	VMOVUPS (R8)(DX*2), Z0; \
+	VFMADD231PS.BCST 8(SI), Z0, Z16; \
+	VFMADD231PS.BCST 8(SI)(R13*1), Z0, Z17; \
+	VFMADD231PS.BCST 8(SI)(R13*2), Z0, Z18; \
+	VFMADD231PS.BCST 8(SI)(R14*1), Z0, Z19; \
+	VMOVUPS (R8)(R9*1), Z1; \
+	VFMADD231PS.BCST 12(SI), Z1, Z20; \
+	VFMADD231PS.BCST 12(SI)(R13*1), Z1, Z21; \
+	VFMADD231PS.BCST 12(SI)(R13*2), Z1, Z22; \
+	VFMADD231PS.BCST 12(SI)(R14*1), Z1, Z23; \
+	LEAQ (R8)(DX*4), R8; \
+	VMOVUPS (R8), Z0; \
+	VFMADD231PS.BCST 16(SI), Z0, Z16; \
+	VFMADD231PS.BCST 16(SI)(R13*1), Z0, Z17; \
+	VFMADD231PS.BCST 16(SI)(R13*2), Z0, Z18; \
+	VFMADD231PS.BCST 16(SI)(R14*1), Z0, Z19; \
+	VMOVUPS (R8)(DX*1), Z1; \
+	VFMADD231PS.BCST 20(SI), Z1, Z20; \
+	VFMADD231PS.BCST 20(SI)(R13*1), Z1, Z21; \
+	VFMADD231PS.BCST 20(SI)(R13*2), Z1, Z22; \
+	VFMADD231PS.BCST 20(SI)(R14*1), Z1, Z23; \
+	VMOVUPS (R8)(DX*2), Z0; \
+	VFMADD231PS.BCST 24(SI), Z0, Z16; \
+	VFMADD231PS.BCST 24(SI)(R13*1), Z0, Z17; \
+	VFMADD231PS.BCST 24(SI)(R13*2), Z0, Z18; \
+	VFMADD231PS.BCST 24(SI)(R14*1), Z0, Z19; \
+	VMOVUPS (R8)(R9*1), Z1; \
+	VFMADD231PS.BCST 28(SI), Z1, Z20; \
+	VFMADD231PS.BCST 28(SI)(R13*1), Z1, Z21; \
+	VFMADD231PS.BCST 28(SI)(R13*2), Z1, Z22; \
+	VFMADD231PS.BCST 28(SI)(R14*1), Z1, Z23; \
+	LEAQ (R8)(DX*4), R8; \
+	VMOVUPS (R8), Z0; \
+	VFMADD231PS.BCST 32(SI), Z0, Z16; \
+	VFMADD231PS.BCST 32(SI)(R13*1), Z0, Z17; \
+	VFMADD231PS.BCST 32(SI)(R13*2), Z0, Z18; \
+	VFMADD231PS.BCST 32(SI)(R14*1), Z0, Z19; \
+	VMOVUPS (R8)(DX*1), Z1; \
+	VFMADD231PS.BCST 36(SI), Z1, Z20; \
+	VFMADD231PS.BCST 36(SI)(R13*1), Z1, Z21; \
+	VFMADD231PS.BCST 36(SI)(R13*2), Z1, Z22; \
+	VFMADD231PS.BCST 36(SI)(R14*1), Z1, Z23; \
+	VMOVUPS (R8)(DX*2), Z0; \
+	VFMADD231PS.BCST 40(SI), Z0, Z16; \
+	VFMADD231PS.BCST 40(SI)(R13*1), Z0, Z17; \
+	VFMADD231PS.BCST 40(SI)(R13*2), Z0, Z18; \
+	VFMADD231PS.BCST 40(SI)(R14*1), Z0, Z19; \
+	VMOVUPS (R8)(R9*1), Z1; \
+	VFMADD231PS.BCST 44(SI), Z1, Z20; \
+	VFMADD231PS.BCST 44(SI)(R13*1), Z1, Z21; \
+	VFMADD231PS.BCST 44(SI)(R13*2), Z1, Z22; \
+	VFMADD231PS.BCST 44(SI)(R14*1), Z1, Z23; \
+	LEAQ (R8)(DX*4), R8; \
+	VMOVUPS (R8), Z0; \
+	VFMADD231PS.BCST 48(SI), Z0, Z16; \
+	VFMADD231PS.BCST 48(SI)(R13*1), Z0, Z17; \
+	VFMADD231PS.BCST 48(SI)(R13*2), Z0, Z18; \
+	VFMADD231PS.BCST 48(SI)(R14*1), Z0, Z19; \
+	VMOVUPS (R8)(DX*1), Z1; \
+	VFMADD231PS.BCST 52(SI), Z1, Z20; \
+	VFMADD231PS.BCST 52(SI)(R13*1), Z1, Z21; \
+	VFMADD231PS.BCST 52(SI)(R13*2), Z1, Z22; \
+	VFMADD231PS.BCST 52(SI)(R14*1), Z1, Z23; \
+	VMOVUPS (R8)(DX*2), Z0; \
+	VFMADD231PS.BCST 56(SI), Z0, Z16; \
+	VFMADD231PS.BCST 56(SI)(R13*1), Z0, Z17; \
+	VFMADD231PS.BCST 56(SI)(R13*2), Z0, Z18; \
+	VFMADD231PS.BCST 56(SI)(R14*1), Z0, Z19; \
+	VMOVUPS (R8)(R9*1), Z1; \
+	VFMADD231PS.BCST 60(SI), Z1, Z20; \
+	VFMADD231PS.BCST 60(SI)(R13*1), Z1, Z21; \
+	VFMADD231PS.BCST 60(SI)(R13*2), Z1, Z22; \
+	VFMADD231PS.BCST 60(SI)(R14*1), Z1, Z23
+
+// ROWOUT finishes a block of one of four rows: the scores a + b times Z15, -Inf in the
+// lanes from the row's key count (every lane of nreg) on, stored at addr, their maximum
+// folded into mx and the non-finite check into Z11 (Z13: lane numbers; Z12: -Inf).
+#define ROWOUT(a, b, nreg, mx, addr) \
+	VADDPS b, a, a; \
+	VMULPS Z15, a, a; \
+	VPCMPGTD Z13, nreg, K1; \
+	VMOVAPS Z12, Z1; \
+	VMOVAPS a, K1, Z1; \
+	VSUBPS a, a, Z2; \
+	VADDPS Z2, Z11, K1, Z11; \
+	VMOVUPS Z1, addr; \
+	VMAXPS Z1, mx, mx
+
+// EXPROW sets the block of one of four rows at addr to e^(s - mx) and adds it to sum.
+#define EXPROW(mx, sum, addr) \
+	VMOVUPS addr, Z0; \
+	VSUBPS mx, Z0, Z0; \
+	EXP16; \
+	VMOVUPS Z1, addr; \
+	VADDPS Z1, sum, sum
+
+// INVSUM sets every lane of inv to 1 / the sum of z's lanes (Z0-Z2 scratch).
+#define INVSUM(z, y, x, inv) \
+	HSUM(z, y, x); \
+	VMOVSS attnc<>+40(SB), X0; \
+	VDIVSS x, X0, X0; \
+	VBROADCASTSS X0, inv
 
 // SCORES is the first pass of a row: with the scaled query in Z16-Z31, kt at R8 (rows
 // DX bytes apart, R9 = 3·DX), CX visible keys and the scores to DI, it writes R12 (a
@@ -163,7 +281,7 @@ loop: \
 	ADDQ $16, BX; \
 	CMPQ BX, R12; \
 	JLT loop; \
-	HMAX15
+	HMAX(Z15, Y15, X15)
 
 // EXPSUM sets the BX scores at DI to e^(s - Z15) and leaves their sum in X7.
 #define EXPSUM(loop) \
@@ -379,6 +497,134 @@ fpvdone:
 	VCMPPS $3, Z11, Z11, K1
 	KORTESTW K1, K1
 	SETEQ ret+72(FP)
+	VZEROUPPER
+	RET
+
+// func attnRowsFwd16(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32) bool
+//
+// attnRowFwd16 for four query rows at once (o's and q's rows ld floats apart, v's rows
+// dense, row r seeing n_r keys, n3 the most; s holds 4 rows of np floats): their
+// independent chains of maxima, exponentials and sums interleave, where one row alone
+// waits on each, and each block of kt and each row of v is loaded once for the four.
+TEXT ·attnRowsFwd16(SB), NOSPLIT, $0-97
+	MOVQ q+8(FP), SI
+	MOVQ ld+16(FP), R13
+	SHLQ $2, R13
+	LEAQ (R13)(R13*2), R14
+	MOVQ kt+24(FP), R10
+	MOVQ np+32(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R9
+	MOVQ n3+72(FP), CX
+	LEAQ 15(CX), R12
+	ANDQ $-16, R12
+	MOVQ s+88(FP), DI
+	VBROADCASTSS scale+80(FP), Z15
+	MOVQ n0+48(FP), AX
+	VPBROADCASTD AX, Z24
+	MOVQ n1+56(FP), AX
+	VPBROADCASTD AX, Z25
+	MOVQ n2+64(FP), AX
+	VPBROADCASTD AX, Z26
+	VPBROADCASTD CX, Z27
+	VMOVDQU32 attnc<>+64(SB), Z13
+	VBROADCASTSS attnc<>+52(SB), Z12
+	VMOVAPS Z12, Z28
+	VMOVAPS Z12, Z29
+	VMOVAPS Z12, Z30
+	VMOVAPS Z12, Z31
+	VPXORD Z11, Z11, Z11
+	MOVQ DI, BX
+	XORQ AX, AX
+r4scores:
+	MOVQ R10, R8
+	DOT16X4
+	ROWOUT(Z16, Z20, Z24, Z28, (BX))
+	ROWOUT(Z17, Z21, Z25, Z29, (BX)(DX*1))
+	ROWOUT(Z18, Z22, Z26, Z30, (BX)(DX*2))
+	ROWOUT(Z19, Z23, Z27, Z31, (BX)(R9*1))
+	VPADDD.BCST attnc<>+56(SB), Z13, Z13
+	ADDQ $64, R10
+	ADDQ $64, BX
+	ADDQ $16, AX
+	CMPQ AX, R12
+	JLT r4scores
+	HMAX(Z28, Y28, X28)
+	HMAX(Z29, Y29, X29)
+	HMAX(Z30, Y30, X30)
+	HMAX(Z31, Y31, X31)
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	MOVQ DI, BX
+	XORQ AX, AX
+r4exp:
+	EXPROW(Z28, Z16, (BX))
+	EXPROW(Z29, Z17, (BX)(DX*1))
+	EXPROW(Z30, Z18, (BX)(DX*2))
+	EXPROW(Z31, Z19, (BX)(R9*1))
+	ADDQ $64, BX
+	ADDQ $16, AX
+	CMPQ AX, R12
+	JLT r4exp
+	INVSUM(Z16, Y16, X16, Z20)
+	INVSUM(Z17, Y17, X17, Z21)
+	INVSUM(Z18, Y18, X18, Z22)
+	INVSUM(Z19, Y19, X19, Z23)
+	// o_r = Σⱼ p_r[j]·vⱼ, keys in pairs (two chains per row), then /Σ.
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	MOVQ v+40(FP), R8
+	MOVQ DI, R10
+	SUBQ $2, CX
+	JLT r4one
+r4pair:
+	VMOVUPS (R8), Z0
+	VMOVUPS 64(R8), Z1
+	VFMADD231PS.BCST (R10), Z0, Z24
+	VFMADD231PS.BCST (R10)(DX*1), Z0, Z25
+	VFMADD231PS.BCST (R10)(DX*2), Z0, Z26
+	VFMADD231PS.BCST (R10)(R9*1), Z0, Z27
+	VFMADD231PS.BCST 4(R10), Z1, Z28
+	VFMADD231PS.BCST 4(R10)(DX*1), Z1, Z29
+	VFMADD231PS.BCST 4(R10)(DX*2), Z1, Z30
+	VFMADD231PS.BCST 4(R10)(R9*1), Z1, Z31
+	ADDQ $128, R8
+	ADDQ $8, R10
+	SUBQ $2, CX
+	JGE r4pair
+r4one:
+	CMPQ CX, $-1
+	JNE r4done
+	VMOVUPS (R8), Z0
+	VFMADD231PS.BCST (R10), Z0, Z24
+	VFMADD231PS.BCST (R10)(DX*1), Z0, Z25
+	VFMADD231PS.BCST (R10)(DX*2), Z0, Z26
+	VFMADD231PS.BCST (R10)(R9*1), Z0, Z27
+r4done:
+	MOVQ o+0(FP), SI
+	VADDPS Z28, Z24, Z24
+	VMULPS Z20, Z24, Z24
+	VMOVUPS Z24, (SI)
+	VADDPS Z29, Z25, Z25
+	VMULPS Z21, Z25, Z25
+	VMOVUPS Z25, (SI)(R13*1)
+	VADDPS Z30, Z26, Z26
+	VMULPS Z22, Z26, Z26
+	VMOVUPS Z26, (SI)(R13*2)
+	VADDPS Z31, Z27, Z27
+	VMULPS Z23, Z27, Z27
+	VMOVUPS Z27, (SI)(R14*1)
+	VCMPPS $3, Z11, Z11, K1
+	KORTESTW K1, K1
+	SETEQ ret+96(FP)
 	VZEROUPPER
 	RET
 

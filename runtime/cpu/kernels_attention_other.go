@@ -13,6 +13,10 @@ func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float
 	return false
 }
 
+func attnRowsFwd16(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32) bool {
+	return false
+}
+
 func attnRowGrad16(q, gy, o, kt, vt *float32, np, n, nb int, scale float32, s, ds *float32) (m, l, delta float32, ok bool) {
 	return 0, 0, 0, false
 }
