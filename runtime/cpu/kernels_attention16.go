@@ -108,8 +108,9 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 type attnQuad struct{ q, gy, dq [4]*float32 }
 
 // entry16 computes the statistics and the three gradients of batch entry b, four query
-// rows at a time: attnRowGrad16 row by row, then attnKeysGrad16 for the four, which
-// shares each key's loads and stores of ∂k and ∂v among them. scratch holds
+// rows at a time: attnRowsGrad16 (attnRowGrad16 row by row for a last group of fewer
+// rows), then attnKeysGrad16 for the four, which shares each key's loads and stores of
+// ∂k and ∂v among them. scratch holds
 // 88·pad16(tk) + 288 floats. It reports false where a score was not finite, leaving
 // everything to the tile kernels, which write over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
@@ -134,23 +135,33 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	for i0 := 0; i0 < a.tq; i0 += 4 {
 		r := min(4, a.tq-i0)
 		keys := a.rowKeys(i0 + r - 1) // the most any row of the group sees
-		nb := pad16(keys) / 16
+		var st [12]float32            // the rows' m, l and δ
+		if r == 4 {
+			at := a.row(b, a.tq, i0, 16)
+			if !attnRowsGrad16(&a.q[at], &a.gy[at], &t.o[at], a.ld(16), &kt[0], &vt[0], np,
+				a.rowKeys(i0), a.rowKeys(i0+1), a.rowKeys(i0+2), keys, a.scale, &p[0], &ds[0], &st) {
+				return false
+			}
+		}
 		for x := range 4 {
-			px, dsx := p[x*np:(x+1)*np], ds[x*np:(x+1)*np]
 			if x >= r {
-				clear(px[:keys])
-				clear(dsx[:keys])
+				clear(p[x*np:][:keys])
+				clear(ds[x*np:][:keys])
 				quad.q[x], quad.gy[x], quad.dq[x] = &zero[0], &zero[0], &sink[0]
 				continue
 			}
 			at := a.row(b, a.tq, i0+x, 16)
-			m, l, delta, ok := attnRowGrad16(&a.q[at], &a.gy[at], &t.o[at], &kt[0], &vt[0], np, a.rowKeys(i0+x), nb, a.scale, &px[0], &dsx[0])
-			if !ok {
-				return false
+			if r < 4 {
+				var ok bool
+				st[x], st[4+x], st[8+x], ok = attnRowGrad16(&a.q[at], &a.gy[at], &t.o[at], &kt[0], &vt[0], np,
+					a.rowKeys(i0+x), pad16(keys)/16, a.scale, &p[x*np], &ds[x*np])
+				if !ok {
+					return false
+				}
 			}
 			row := b*a.tq + i0 + x
-			a.out[2*row] = m + vec.Logf(l)
-			a.out[2*row+1] = delta
+			a.out[2*row] = st[x] + vec.Logf(st[4+x])
+			a.out[2*row+1] = st[8+x]
 			quad.q[x], quad.gy[x], quad.dq[x] = &a.q[at], &a.gy[at], &a.dq[at]
 		}
 		attnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, keys, a.scale)

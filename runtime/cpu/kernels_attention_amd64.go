@@ -19,6 +19,9 @@ func attnRowsFwd16(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n
 func attnRowGrad16(q, gy, o, kt, vt *float32, np, n, nb int, scale float32, s, ds *float32) (m, l, delta float32, ok bool)
 
 //go:noescape
+func attnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32) bool
+
+//go:noescape
 func attnKeysGrad16(rows *attnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32)
 
 // attn16 says whether the rows of attention with 16 features per head run in

@@ -686,6 +686,144 @@ gds:
 	VZEROUPPER
 	RET
 
+// GROW finishes a block of one of four rows in attnRowsGrad16: dp = a + b, the
+// probabilities p = e·inv over the exponentials at saddr (stored back), and
+// ∂S = p·(dp - δ) to dsaddr.
+#define GROW(a, b, delta, inv, saddr, dsaddr) \
+	VADDPS b, a, a; \
+	VSUBPS delta, a, a; \
+	VMULPS saddr, inv, Z1; \
+	VMOVUPS Z1, saddr; \
+	VMULPS Z1, a, a; \
+	VMOVUPS a, dsaddr
+
+// func attnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32) bool
+//
+// attnRowGrad16 for four query rows at once (q's, gy's and o's rows ld floats apart,
+// row r seeing n_r keys, n3 the most; s and ds hold 4 rows of np floats each), as
+// attnRowsFwd16 is attnRowFwd16's: st receives the rows' maxima m, sums l and δ.
+TEXT ·attnRowsGrad16(SB), NOSPLIT, $0-121
+	MOVQ q+0(FP), SI
+	MOVQ ld+24(FP), R13
+	SHLQ $2, R13
+	LEAQ (R13)(R13*2), R14
+	MOVQ kt+32(FP), R10
+	MOVQ np+48(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R9
+	MOVQ n3+80(FP), CX
+	LEAQ 15(CX), R12
+	ANDQ $-16, R12
+	MOVQ s+96(FP), DI
+	VBROADCASTSS scale+88(FP), Z15
+	MOVQ n0+56(FP), AX
+	VPBROADCASTD AX, Z24
+	MOVQ n1+64(FP), AX
+	VPBROADCASTD AX, Z25
+	MOVQ n2+72(FP), AX
+	VPBROADCASTD AX, Z26
+	VPBROADCASTD CX, Z27
+	VMOVDQU32 attnc<>+64(SB), Z13
+	VBROADCASTSS attnc<>+52(SB), Z12
+	VMOVAPS Z12, Z28
+	VMOVAPS Z12, Z29
+	VMOVAPS Z12, Z30
+	VMOVAPS Z12, Z31
+	VPXORD Z11, Z11, Z11
+	MOVQ DI, BX
+	XORQ AX, AX
+g4scores:
+	MOVQ R10, R8
+	DOT16X4
+	ROWOUT(Z16, Z20, Z24, Z28, (BX))
+	ROWOUT(Z17, Z21, Z25, Z29, (BX)(DX*1))
+	ROWOUT(Z18, Z22, Z26, Z30, (BX)(DX*2))
+	ROWOUT(Z19, Z23, Z27, Z31, (BX)(R9*1))
+	VPADDD.BCST attnc<>+56(SB), Z13, Z13
+	ADDQ $64, R10
+	ADDQ $64, BX
+	ADDQ $16, AX
+	CMPQ AX, R12
+	JLT g4scores
+	HMAX(Z28, Y28, X28)
+	HMAX(Z29, Y29, X29)
+	HMAX(Z30, Y30, X30)
+	HMAX(Z31, Y31, X31)
+	MOVQ st+112(FP), R11
+	VMOVSS X28, 0(R11)
+	VMOVSS X29, 4(R11)
+	VMOVSS X30, 8(R11)
+	VMOVSS X31, 12(R11)
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	MOVQ DI, BX
+	XORQ AX, AX
+g4exp:
+	EXPROW(Z28, Z16, (BX))
+	EXPROW(Z29, Z17, (BX)(DX*1))
+	EXPROW(Z30, Z18, (BX)(DX*2))
+	EXPROW(Z31, Z19, (BX)(R9*1))
+	ADDQ $64, BX
+	ADDQ $16, AX
+	CMPQ AX, R12
+	JLT g4exp
+	INVSUM(Z16, Y16, X16, Z28)
+	INVSUM(Z17, Y17, X17, Z29)
+	INVSUM(Z18, Y18, X18, Z30)
+	INVSUM(Z19, Y19, X19, Z31)
+	VMOVSS X16, 16(R11)
+	VMOVSS X17, 20(R11)
+	VMOVSS X18, 24(R11)
+	VMOVSS X19, 28(R11)
+	// δ_r = gy_r·o_r.
+	MOVQ gy+8(FP), SI
+	MOVQ o+16(FP), R10
+	VMOVUPS (SI), Z0
+	VMULPS (R10), Z0, Z24
+	HSUM(Z24, Y24, X24)
+	VBROADCASTSS X24, Z24
+	VMOVUPS (SI)(R13*1), Z0
+	VMULPS (R10)(R13*1), Z0, Z25
+	HSUM(Z25, Y25, X25)
+	VBROADCASTSS X25, Z25
+	VMOVUPS (SI)(R13*2), Z0
+	VMULPS (R10)(R13*2), Z0, Z26
+	HSUM(Z26, Y26, X26)
+	VBROADCASTSS X26, Z26
+	VMOVUPS (SI)(R14*1), Z0
+	VMULPS (R10)(R14*1), Z0, Z27
+	HSUM(Z27, Y27, X27)
+	VBROADCASTSS X27, Z27
+	VMOVSS X24, 32(R11)
+	VMOVSS X25, 36(R11)
+	VMOVSS X26, 40(R11)
+	VMOVSS X27, 44(R11)
+	// p = e/Σ and ∂S = p·(gy·vt - δ), a block of 16 keys at a time.
+	MOVQ vt+40(FP), R10
+	MOVQ ds+104(FP), R11
+	MOVQ DI, BX
+	XORQ AX, AX
+g4ds:
+	MOVQ R10, R8
+	DOT16X4
+	GROW(Z16, Z20, Z24, Z28, (BX), (R11))
+	GROW(Z17, Z21, Z25, Z29, (BX)(DX*1), (R11)(DX*1))
+	GROW(Z18, Z22, Z26, Z30, (BX)(DX*2), (R11)(DX*2))
+	GROW(Z19, Z23, Z27, Z31, (BX)(R9*1), (R11)(R9*1))
+	ADDQ $64, R10
+	ADDQ $64, BX
+	ADDQ $64, R11
+	ADDQ $16, AX
+	CMPQ AX, R12
+	JLT g4ds
+	VCMPPS $3, Z11, Z11, K1
+	KORTESTW K1, K1
+	SETEQ ret+120(FP)
+	VZEROUPPER
+	RET
+
 // KEYGRAD adds key j's terms of four query rows: dq rows (Z24+o..Z27+o, o = 0 or 4)
 // += ∂S·kⱼ, and ∂kⱼ += scale·Σ ∂S·q, ∂vⱼ += Σ p·gy into dkv's row at R8, with kⱼ at SI,
 // the rows' p at R10 and ∂S at R11 (each DX bytes apart, R9 = 3·DX), scale·q in

@@ -21,5 +21,9 @@ func attnRowGrad16(q, gy, o, kt, vt *float32, np, n, nb int, scale float32, s, d
 	return 0, 0, 0, false
 }
 
+func attnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32) bool {
+	return false
+}
+
 func attnKeysGrad16(rows *attnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32) {
 }
