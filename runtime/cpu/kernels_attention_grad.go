@@ -353,29 +353,30 @@ func (t *attnTrio) prepare(statsOut, dq, dkv []byte, statsIn, gradIn [][]byte) {
 // pass of exponentials fewer per entry.
 func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 	a := t.a
-	qBlocks, kBlocks := (a.tq+attnTile-1)/attnTile, (a.tk+attnTile-1)/attnTile
 	stats := *a
 	stats.v = t.o // statsBlock reads o where v is
-	if a.small16() {
-		// An entry that meets a non-finite score is redone by tiles, which write over it.
-		return runTasks(scratch, a.batch, 4*a.tileWork(a.tq, a.tk), next, func(s []float32, b int) error {
-			if t.entry16(s, b) {
-				return nil
-			}
-			return t.entry(&stats, s, b)
-		})
-	}
-	if qBlocks == 1 && kBlocks == 1 {
-		return runTasks(scratch, a.batch, 4*a.tileWork(a.tq, a.tk), next, func(s []float32, b int) error {
+	work := 5 * a.tq * a.tk * (a.d + a.dv)
+	body := func(s []float32, b int) error { return t.entry(&stats, s, b) }
+	if a.tq >= 1 && a.tq <= attnTile && a.tk >= 1 && a.tk <= attnTile {
+		work = 4 * a.tileWork(a.tq, a.tk)
+		body = func(s []float32, b int) error {
 			if err := stats.statsTile(s, b, 0, true); err != nil {
 				return err
 			}
 			return a.gradKV(s, b, 0, true)
-		})
+		}
 	}
-	return runTasks(scratch, a.batch, 5*a.tq*a.tk*(a.d+a.dv), next, func(s []float32, b int) error {
-		return t.entry(&stats, s, b)
-	})
+	if a.small16() {
+		// An entry that meets a non-finite score is redone by tiles, which write over it.
+		tiles := body
+		body = func(s []float32, b int) error {
+			if t.entry16(s, b) {
+				return nil
+			}
+			return tiles(s, b)
+		}
+	}
+	return runTasks(scratch, a.batch, work, next, body)
 }
 
 // entry computes the statistics and the gradients of batch entry b by tiles; stats is
