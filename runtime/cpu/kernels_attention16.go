@@ -64,24 +64,23 @@ func take(s *[]float32, n int) []float32 {
 	return x
 }
 
-// dense returns the n rows of w floats at x[at:], ld apart, as rows w apart: x[at:]
-// itself where they are (the AttentionBHTD layout), else a copy in buf. In the
-// AttentionBTHD layout one head's rows are H·w floats apart (512 or 1024 bytes in the
-// transformer bench): the rows of an entry then fall into a few L1 sets and evict each
-// other, which costs more than the copy.
+// dense returns the n >= 1 rows of w (16 or 32) floats at x[at:], ld apart, as rows w
+// apart: x[at:] itself where they are (the AttentionBHTD layout), else a copy in buf.
+// In the AttentionBTHD layout one head's rows are H·w floats apart (512 or 1024 bytes
+// in the transformer bench): the rows of an entry then fall into a few L1 sets and
+// evict each other, which costs more than the copy.
 func dense(x []float32, at, ld, n, w int, buf []float32) []float32 {
 	if ld == w {
 		return x[at:]
 	}
-	for j := range n {
-		copy(buf[j*w:(j+1)*w], x[at+j*ld:])
-	}
-	return buf
+	_, _ = x[at+(n-1)*ld+w-1], buf[n*w-1] // the assembly's bounds
+	attnCopyRows(&buf[0], w, &x[at], ld, n, w)
+	return buf[:n*w]
 }
 
 // entry16 computes the output rows of batch entry b, four rows per call and the rest one
-// by one; scratch holds 36·pad16(tk) + 256 floats. It reports false where a score was not finite, leaving the rows to the tile
-// kernels.
+// by one; scratch holds 36·pad16(tk) + 256 floats. It reports false where a score was
+// not finite, leaving the rows to the tile kernels.
 func (a *attnForward) entry16(scratch []float32, b int) bool {
 	np := pad16(a.tk)
 	kt, s, stage := take(&scratch, 16*np), take(&scratch, 4*np), take(&scratch, 256)
@@ -167,9 +166,8 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 		attnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, keys, a.scale)
 	}
 	if a.ld(32) != 32 {
-		for j := range a.tk {
-			copy(a.dkv[kv0+j*a.ld(32):][:32], dkv[j*32:])
-		}
+		_, _ = a.dkv[kv0+(a.tk-1)*a.ld(32)+31], dkv[32*a.tk-1] // the assembly's bounds
+		attnCopyRows(&a.dkv[kv0], a.ld(32), &dkv[0], 32, a.tk, 32)
 	}
 	return true
 }

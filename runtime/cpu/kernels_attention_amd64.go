@@ -10,6 +10,9 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 func attnTranspose16(dst, src *float32, ld, blocks, np int)
 
 //go:noescape
+func attnCopyRows(dst *float32, ldd int, src *float32, lds, rows, w int)
+
+//go:noescape
 func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool
 
 //go:noescape

@@ -939,3 +939,40 @@ kdone:
 	VMOVUPS Z27, (R12)
 	VZEROUPPER
 	RET
+
+// func attnCopyRows(dst *float32, ldd int, src *float32, lds, rows, w int)
+//
+// Copies rows rows of w floats (w = 16 or 32) from src (lds floats apart) to dst (ldd
+// apart): a ZMM or two per row, where copy's memmove call costs more than the move.
+TEXT ·attnCopyRows(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	SHLQ $2, DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), BX
+	SHLQ $2, BX
+	MOVQ rows+32(FP), CX
+	TESTQ CX, CX
+	JZ cdone
+	CMPQ w+40(FP), $16
+	JNE c32
+c16:
+	VMOVUPS (SI), Z0
+	VMOVUPS Z0, (DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ c16
+	JMP cdone
+c32:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ BX, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ c32
+cdone:
+	VZEROUPPER
+	RET

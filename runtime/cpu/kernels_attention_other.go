@@ -9,6 +9,8 @@ var attn16 = false
 
 func attnTranspose16(dst, src *float32, ld, blocks, np int) {}
 
+func attnCopyRows(dst *float32, ldd int, src *float32, lds, rows, w int) {}
+
 func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool {
 	return false
 }
