@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/gml-dev/gml/tensor"
@@ -105,6 +106,41 @@ func TestAttention16MatchesTiles(t *testing.T) {
 							t.Fatalf("%s: %s[%d] = %v by rows, %v by tiles", name, out, j, g, w)
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestAttention16ThreadCounts checks that the 16-feature rows give the same bits with
+// one worker and with several (one task per (batch, head), whoever runs it).
+func TestAttention16ThreadCounts(t *testing.T) {
+	if !attn16 {
+		t.Skip("the 16-feature rows need AVX-512")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	r := rand.New(rand.NewPCG(3, 4))
+	vals := map[string][]float32{}
+	for _, name := range []string{"q", "k", "v", "gy"} {
+		x := make([]float32, 2*37*3*16)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		vals[name] = x
+	}
+	at := tensor.AttentionAttr{Causal: true, Layout: tensor.AttentionBTHD}
+	var first [][]float32
+	for _, procs := range []int{1, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		got := runAttention16(t, true, 37, 37, 3, at, vals)
+		if first == nil {
+			first = got
+			continue
+		}
+		for i := range got {
+			for j := range got[i] {
+				if math.Float32bits(got[i][j]) != math.Float32bits(first[i][j]) {
+					t.Fatalf("GOMAXPROCS %d: output %d element %d = %v, %v with one worker", procs, i, j, got[i][j], first[i][j])
 				}
 			}
 		}
