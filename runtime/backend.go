@@ -140,7 +140,12 @@ type OpStat struct {
 func NewProfile() *Profile { return &Profile{stats: map[tensor.Op]*OpStat{}} }
 
 // Record adds one execution of node n that took d.
-func (p *Profile) Record(n *tensor.Node, d time.Duration) {
+func (p *Profile) Record(n *tensor.Node, d time.Duration) { p.RecordWork(n, d, FLOPs(n)) }
+
+// RecordWork adds one execution of node n that took d and did flops floating-point
+// operations: a backend's step that also did the work of other nodes (a fused group
+// of elementwise ops, a bias added in a product) counts theirs too, under n's op.
+func (p *Profile) RecordWork(n *tensor.Node, d time.Duration, flops float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.stats[n.Op()]
@@ -150,7 +155,7 @@ func (p *Profile) Record(n *tensor.Node, d time.Duration) {
 	}
 	s.Count++
 	s.Time += d
-	s.FLOPs += FLOPs(n)
+	s.FLOPs += flops
 }
 
 // Stats returns the rows sorted by total time, largest first.

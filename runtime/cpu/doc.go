@@ -51,14 +51,18 @@
 //     adds the bias to each tile of C as its sum completes (fuse_bias.go), same bits;
 //     and a run of optimizer updates (SGDUpdate, AdamUpdate: one per parameter, most of
 //     them biases) runs as one parallel job whose chunks cut across all their elements
-//     (fuse_update.go), each element with the same kernel and bits. GML_FUSE=off
-//     disables all of these.
+//     (fuse_update.go), each element with the same kernel and bits. A layer or RMS
+//     norm's backward group runs as one kernel of a few vector passes per block of rows
+//     (fuse_norm.go), which also does the residual add of its ∂x; and a Sum of a fused
+//     step's dY over all rows (a bias, gamma or beta gradient) folds into that step as
+//     each block is written, in the Sum kernel's blocks and order (fuse_colsum.go):
+//     same bits. GML_FUSE=off disables all of these.
 //   - Reductions see the input as rows: when the reduced axes are innermost they fold
 //     contiguous runs; when they form one block followed by kept axes (a sum over the
 //     batch axis) they accumulate whole rows in order, and when such a block has many
-//     rows and few outputs (a bias gradient) the rows are cut into blocks of a fixed
-//     size whose float64 partials merge in order, so every thread count gives the same
-//     bits; interleaved reduced and kept axes
+//     rows and few outputs (a bias gradient) the rows are cut into blocks of a size
+//     fixed by the shape (splitRows) whose float64 partials merge in order, so every
+//     thread count gives the same bits; interleaved reduced and kept axes
 //     fold in memory order too (a variance over a reduced innermost axis among them is
 //     transposed first). One long row (a full Sum or Mean) is split between goroutines.
 //     Sums accumulate in float64 vector lanes (vec.Sum, vec.SumInto; a block of evenly

@@ -18,21 +18,25 @@ import (
 // output early only where no node in between uses that memory.
 
 // fuse returns the fused steps of nodes (mem[i] is the memory of nodes[i]; escapes
-// reports the nodes whose values are read after the segment).
-func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) map[*tensor.Node]func() error {
+// reports the nodes whose values are read after the segment) and, for each node whose
+// work another node's step does, that node (for the profile's FLOP counts).
+func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) (map[*tensor.Node]func() error, map[*tensor.Node]*tensor.Node) {
 	steps := map[*tensor.Node]func() error{}
+	owners := map[*tensor.Node]*tensor.Node{}
 	index := make(map[*tensor.Node]int, len(nodes))
 	for i, n := range nodes {
 		index[n] = i
 	}
 	for _, t := range findAttnTrios(nodes) {
 		fuseAttnTrio(t, index, mem, steps)
+		owners[t.gradQ], owners[t.gradKV] = t.stats, t.stats
 	}
 	if fuseOff {
-		return steps
+		return steps, owners
 	}
 	fuseConvPool(nodes, index, mem, escapes, steps)
-	f := &ewFuser{nodes: nodes, mem: mem, index: index, users: make([][]int, len(nodes)), escapes: escapes}
+	ownByInputs(nodes, steps, owners)
+	f := &ewFuser{nodes: nodes, mem: mem, index: index, users: make([][]int, len(nodes)), escapes: escapes, owners: owners}
 	for i, n := range nodes {
 		for _, x := range n.Inputs() {
 			if xi, ok := index[x]; ok {
@@ -41,18 +45,53 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 		}
 	}
 	for _, g := range f.groups(steps) {
+		last := nodes[g.members[len(g.members)-1]]
 		for _, m := range g.members {
 			steps[nodes[m]] = nil
+			if nodes[m] != last {
+				owners[nodes[m]] = last
+			}
 		}
-		step := f.geluGradStep(g)
+		step := f.normGradStep(g, steps)
 		if step == nil {
-			step = f.build(g)
+			step = f.geluGradStep(g, steps)
+		}
+		if step == nil {
+			step = f.build(g, steps)
 		}
 		steps[nodes[g.members[len(g.members)-1]]] = step
 	}
-	fuseMatMulBias(nodes, index, mem, escapes, steps)
-	fuseUpdates(nodes, mem, steps)
-	return steps
+	fuseMatMulBias(nodes, index, mem, escapes, steps, owners)
+	fuseUpdates(nodes, mem, steps, owners)
+	return steps, owners
+}
+
+// ownByInputs records the owners of the nodes that the convolution fusions took (a
+// bias add, a ReLU, a pool or its gradient's comparison): the nearest node up their
+// inputs whose fused step does work.
+func ownByInputs(nodes []*tensor.Node, steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) {
+	var up func(n *tensor.Node, depth int) *tensor.Node
+	up = func(n *tensor.Node, depth int) *tensor.Node {
+		for _, x := range n.Inputs() {
+			step, ok := steps[x]
+			switch {
+			case ok && step != nil:
+				return x
+			case ok && depth < 4:
+				if o := up(x, depth+1); o != nil {
+					return o
+				}
+			}
+		}
+		return nil
+	}
+	for _, n := range nodes {
+		if step, ok := steps[n]; ok && step == nil && owners[n] == nil {
+			if o := up(n, 0); o != nil {
+				owners[n] = o
+			}
+		}
+	}
 }
 
 // fuseOff turns elementwise and optimizer fusion off (GML_FUSE=off), to compare or to rule it out.

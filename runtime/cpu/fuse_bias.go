@@ -14,9 +14,10 @@ import (
 // Add that the elementwise fusion has taken into a group (bias and activation, bias and
 // residual) is left to it: there the add costs no pass of its own already.
 
-// fuseMatMulBias replaces the steps of each such pair not taken yet (steps) by one.
+// fuseMatMulBias replaces the steps of each such pair not taken yet (steps) by one,
+// the product's (owners).
 func fuseMatMulBias(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
-	escapes func(*tensor.Node) bool, steps map[*tensor.Node]func() error) {
+	escapes func(*tensor.Node) bool, steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) {
 	users := make([]int, len(nodes))
 	for _, n := range nodes {
 		for _, x := range n.Inputs() {
@@ -46,6 +47,7 @@ func fuseMatMulBias(nodes []*tensor.Node, index map[*tensor.Node]int, mem []node
 			}
 			if step := matMulBiasStep(mm, add, im, ia, 1-side, mem); step != nil {
 				steps[mm], steps[add] = step, nil
+				owners[add] = mm
 				break
 			}
 		}

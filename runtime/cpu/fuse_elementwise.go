@@ -138,6 +138,7 @@ type ewFuser struct {
 	index   map[*tensor.Node]int
 	users   [][]int // segment indices of each node's readers
 	escapes func(*tensor.Node) bool
+	owners  map[*tensor.Node]*tensor.Node // see fuse
 }
 
 // groups returns the groups worth fusing (two members or more), skipping nodes that
@@ -304,11 +305,13 @@ type ewProgram struct {
 	nslots    int // member slots; three operand slots follow them
 	scratch   [][]byte
 	chunks    int
-	chunkBody func(lo, hi int) // chunks [lo, hi), for parallel.For
+	chunkBody func(lo, hi int)   // chunks [lo, hi), for parallel.For
+	sums      *colSums           // column sums of members folded block by block, or nil
+	produce   []func(e0, e1 int) // per chunk: the blocks of elements [e0, e1) (with sums)
 }
 
 // build prepares group g's step.
-func (f *ewFuser) build(g *ewGroup) func() error {
+func (f *ewFuser) build(g *ewGroup, steps map[*tensor.Node]func() error) func() error {
 	in := map[int]bool{}
 	pos := map[int]int{}
 	for p, m := range g.members {
@@ -317,6 +320,10 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 	p := &ewProgram{row: 1}
 	if g.k > 0 {
 		p.row = g.shape[len(g.shape)-g.k:].Size()
+	} else if f.readByColumnSum(g) {
+		// Rows of the last axis, which the sums fold whole (the members, all of the
+		// full shape, compute the same either way).
+		p.row = g.shape[len(g.shape)-1]
 	}
 	p.rows = g.shape.Size() / p.row
 	p.blockRows = blockRows(p.row)
@@ -391,9 +398,31 @@ func (f *ewFuser) build(g *ewGroup) func() error {
 	blocks := (p.rows + p.blockRows - 1) / p.blockRows
 	work := g.shape.Size() * len(g.members)
 	p.chunks = max(1, min(parallel.Workers(), blocks, work/(4*elemGrain)))
+	if g.k == 0 && p.row > 1 {
+		// Bias gradients of escaping members (ReLU's backward), folded as written.
+		var srcs []*tensor.Node
+		var busy [][]byte
+		last := g.members[len(g.members)-1]
+		for q, m := range g.members {
+			if p.members[q].dst != nil && p.members[q].full {
+				srcs = append(srcs, f.nodes[m])
+			}
+			busy = append(append(busy, f.mem[m].out), f.mem[m].in...)
+		}
+		if p.sums = f.takeColumnSums(last, srcs, g.shape, p.blockRows*p.row, busy, steps); p.sums != nil {
+			p.chunks = max(1, min(parallel.Workers(), p.sums.items()))
+		}
+	}
 	p.scratch = make([][]byte, p.chunks) // one per worker that runs
 	for w := range p.scratch {
 		p.scratch[w] = alignedBytes(p.sumsAt() + 8*p.blockRows)
+	}
+	if p.sums != nil {
+		p.produce = make([]func(e0, e1 int), p.chunks)
+		for c := range p.produce {
+			scratch := p.scratch[c]
+			p.produce[c] = func(e0, e1 int) { p.rowBlock(scratch, e0/p.row, e1/p.row) }
+		}
 	}
 	p.chunkBody = func(lo, hi int) {
 		for c := lo; c < hi; c++ {
@@ -425,6 +454,9 @@ func gcd(a, b int) int {
 func (p *ewProgram) run() error {
 	if p.chunks == 1 {
 		p.chunk(0)
+		if p.sums != nil {
+			p.sums.merge()
+		}
 		return nil
 	}
 	// For, not Run: a worker that is slow to start (parked between ops, which waking
@@ -432,11 +464,21 @@ func (p *ewProgram) run() error {
 	// its chunk done by the others rather than holding up the step. Each chunk has its
 	// scratch, and one goroutine makes it.
 	parallel.For(p.chunks, 1, p.chunkBody)
+	if p.sums != nil {
+		p.sums.merge()
+	}
 	return nil
 }
 
 // chunk computes chunk c of the group's blocks, with its own scratch.
 func (p *ewProgram) chunk(c int) {
+	if p.sums != nil {
+		n := p.sums.items()
+		for it := c * n / p.chunks; it < (c+1)*n/p.chunks; it++ {
+			p.sums.item(it, p.blockRows*p.row, p.produce[c])
+		}
+		return
+	}
 	blocks := (p.rows + p.blockRows - 1) / p.blockRows
 	p.blocks(p.scratch[c], c*blocks/p.chunks, (c+1)*blocks/p.chunks)
 }
@@ -444,45 +486,49 @@ func (p *ewProgram) chunk(c int) {
 // blocks computes blocks [lo, hi) with the given scratch.
 func (p *ewProgram) blocks(scratch []byte, lo, hi int) {
 	for b := lo; b < hi; b++ {
-		r0, r1 := b*p.blockRows, min((b+1)*p.blockRows, p.rows)
-		for q := range p.members {
-			m := &p.members[q]
-			var ops [3][]byte
-			var st [3]int
-			perRow, runs := false, -1
-			for j := range m.in {
-				ops[j], st[j] = p.operand(scratch, m, j, r0, r1)
-				perRow = perRow || st[j] == -1
-				if st[j] == -2 {
-					runs = j
+		p.rowBlock(scratch, b*p.blockRows, min((b+1)*p.blockRows, p.rows))
+	}
+}
+
+// rowBlock computes rows [r0, r1) (at most blockRows) with the given scratch.
+func (p *ewProgram) rowBlock(scratch []byte, r0, r1 int) {
+	for q := range p.members {
+		m := &p.members[q]
+		var ops [3][]byte
+		var st [3]int
+		perRow, runs := false, -1
+		for j := range m.in {
+			ops[j], st[j] = p.operand(scratch, m, j, r0, r1)
+			perRow = perRow || st[j] == -1
+			if st[j] == -2 {
+				runs = j
+			}
+		}
+		d := p.value(scratch, q, r0, r1)
+		if runs >= 0 {
+			p.applyRuns(scratch, m, d, ops, st, runs, r0)
+			continue
+		}
+		if !perRow {
+			p.apply(scratch, m, d, ops, st)
+			continue
+		}
+		// Row values read along full rows: one call per row, reading the row's
+		// value with stride 0.
+		var ro [3][]byte
+		var rs [3]int
+		for r := 0; r < r1-r0; r++ {
+			for j, o := range m.in {
+				switch st[j] {
+				case -1:
+					ro[j], rs[j] = ops[j][r*o.esz:(r+1)*o.esz], 0
+				case 0:
+					ro[j], rs[j] = ops[j], 0
+				default:
+					ro[j], rs[j] = ops[j][r*p.row*o.esz:(r+1)*p.row*o.esz], 1
 				}
 			}
-			d := p.value(scratch, q, r0, r1)
-			if runs >= 0 {
-				p.applyRuns(scratch, m, d, ops, st, runs, r0)
-				continue
-			}
-			if !perRow {
-				p.apply(scratch, m, d, ops, st)
-				continue
-			}
-			// Row values read along full rows: one call per row, reading the row's
-			// value with stride 0.
-			var ro [3][]byte
-			var rs [3]int
-			for r := 0; r < r1-r0; r++ {
-				for j, o := range m.in {
-					switch st[j] {
-					case -1:
-						ro[j], rs[j] = ops[j][r*o.esz:(r+1)*o.esz], 0
-					case 0:
-						ro[j], rs[j] = ops[j], 0
-					default:
-						ro[j], rs[j] = ops[j][r*p.row*o.esz:(r+1)*p.row*o.esz], 1
-					}
-				}
-				p.apply(scratch, m, d[r*p.row*m.esz:(r+1)*p.row*m.esz], ro, rs)
-			}
+			p.apply(scratch, m, d[r*p.row*m.esz:(r+1)*p.row*m.esz], ro, rs)
 		}
 	}
 }

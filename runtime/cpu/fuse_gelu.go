@@ -17,7 +17,7 @@ import (
 // registers, rounding each operation as its node does, so the bits are the group's.
 
 // geluGradStep returns the step of group g when g is GELU's backward, else nil.
-func (f *ewFuser) geluGradStep(g *ewGroup) func() error {
+func (f *ewFuser) geluGradStep(g *ewGroup, steps map[*tensor.Node]func() error) func() error {
 	if len(g.members) != 10 {
 		return nil
 	}
@@ -95,11 +95,25 @@ func (f *ewFuser) geluGradStep(g *ewGroup) func() error {
 	dx := f32s(f.mem[last].out)
 	xs := f32s(f.mem[f.index[sq]].in[0])
 	gys := f32s(f.mem[last].in[slices.Index(final.Inputs(), gy)])
-	units := (len(dx) + vecUnit - 1) / vecUnit
-	body := func(lo, hi int) {
-		lo, hi = lo*vecUnit, min(hi*vecUnit, len(dx))
-		vec.GeluGrad(&c, dx[lo:hi], xs[lo:hi], gys[lo:hi])
+	produce := func(lo, hi int) { vec.GeluGrad(&c, dx[lo:hi], xs[lo:hi], gys[lo:hi]) }
+	busy := [][]byte{f.mem[last].out, f.mem[f.index[sq]].in[0], f.mem[last].in[0], f.mem[last].in[1]}
+	shape := final.Shape()
+	blk := 0
+	if len(shape) > 0 {
+		blk = blockRows(shape[len(shape)-1]) * shape[len(shape)-1]
 	}
+	if sums := f.takeColumnSums(last, []*tensor.Node{final}, shape, blk, busy, steps); sums != nil {
+		// The bias gradient folded as dx is written: items of the sums' blocks of
+		// rows, each in stretches of whole rows (and vectors) that stay in cache.
+		items := func(lo, hi int) {
+			for it := lo; it < hi; it++ {
+				sums.item(it, blk, produce)
+			}
+		}
+		return func() error { parallel.For(sums.items(), 1, items); sums.merge(); return nil }
+	}
+	units := (len(dx) + vecUnit - 1) / vecUnit
+	body := func(lo, hi int) { produce(lo*vecUnit, min(hi*vecUnit, len(dx))) }
 	return func() error { parallel.For(units, elemGrain/4/vecUnit, body); return nil }
 }
 

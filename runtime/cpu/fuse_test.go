@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -14,6 +15,13 @@ import (
 // scheduler reuses the buffer of a value after its last reader). It returns the step
 // count of the program and the outputs' values.
 func runShared(t *testing.T, nodes []*tensor.Node, share map[*tensor.Node]*tensor.Node,
+	feeds map[*tensor.Node][]float32, outs ...*tensor.Node) (int, [][]float32) {
+	t.Helper()
+	return runProfiled(t, nil, nodes, share, feeds, outs...)
+}
+
+// runProfiled is runShared recording the run in prof (when not nil).
+func runProfiled(t *testing.T, prof *runtime.Profile, nodes []*tensor.Node, share map[*tensor.Node]*tensor.Node,
 	feeds map[*tensor.Node][]float32, outs ...*tensor.Node) (int, [][]float32) {
 	t.Helper()
 	be := New()
@@ -43,7 +51,7 @@ func runShared(t *testing.T, nodes []*tensor.Node, share map[*tensor.Node]*tenso
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Run(nil); err != nil {
+	if err := p.Run(prof); err != nil {
 		t.Fatal(err)
 	}
 	res := make([][]float32, len(outs))
@@ -97,5 +105,48 @@ func TestAttentionTrioFusion(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestProfileCountsFusedWork checks that a profiled run counts the FLOPs of every node
+// once, fused or not: a fused step counts the work of the nodes it does.
+func TestProfileCountsFusedWork(t *testing.T) {
+	g := tensor.NewGraph()
+	r := rand.New(rand.NewPCG(1, 2))
+	feeds := map[*tensor.Node][]float32{}
+	in := func(shape ...int) *tensor.Node {
+		x := g.Input(fmt.Sprint("x", len(feeds)), tensor.F32, shape...)
+		v := make([]float32, x.Shape().Size())
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		feeds[x] = v
+		return x
+	}
+	x, w, b, gy, gamma, beta := in(64, 32), in(32, 48), in(48), in(64, 48), in(48), in(48)
+	h := tensor.Relu(tensor.Add(tensor.MatMul(x, w), b))
+	y := tensor.LayerNorm(h, gamma, beta, []int{-1}, 1e-5)
+	outs := append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, w, b, gamma, beta})...)
+	nodes := graphOf(outs...)
+	total := 0.0
+	for _, n := range nodes {
+		if n.Op().Kind() != tensor.KindSource && n.Op() != tensor.OpReshape {
+			total += runtime.FLOPs(n)
+		}
+	}
+	for _, fused := range []bool{false, true} {
+		func() {
+			defer func(old bool) { fuseOff = old }(fuseOff)
+			fuseOff = !fused
+			prof := runtime.NewProfile()
+			steps, _ := runProfiled(t, prof, nodes, nil, feeds, outs...)
+			got := 0.0
+			for _, s := range prof.Stats() {
+				got += s.FLOPs
+			}
+			if math.Abs(got-total) > 1e-9*total {
+				t.Errorf("fused=%v (%d steps): %v FLOPs counted, the nodes do %v", fused, steps, got, total)
+			}
+		}()
 	}
 }

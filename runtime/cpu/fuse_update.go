@@ -31,7 +31,7 @@ type updateMember struct {
 
 // fuseUpdates adds to steps one step per run of two or more optimizer updates that can
 // move together (nil for the others of the run).
-func fuseUpdates(nodes []*tensor.Node, mem []nodeMem, steps map[*tensor.Node]func() error) {
+func fuseUpdates(nodes []*tensor.Node, mem []nodeMem, steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) {
 	var group []updateMember
 	flush := func() {
 		if len(group) > 1 {
@@ -39,6 +39,7 @@ func fuseUpdates(nodes []*tensor.Node, mem []nodeMem, steps map[*tensor.Node]fun
 			for j, m := range group {
 				us[j] = updateFor(nodes[m.at], mem[m.at].out, mem[m.at].in)
 				steps[nodes[m.at]] = nil
+				owners[nodes[m.at]] = nodes[group[len(group)-1].at]
 			}
 			steps[nodes[group[len(group)-1].at]] = fusedUpdates(us)
 		}

@@ -253,7 +253,7 @@ func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
 // outputs and many rows (rowSplitReduce).
 func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int, d, x []float32) func() error {
 	r := len(rowOffs)
-	if br := max(1, elemGrain/max(inner, 1)); op != tensor.OpVar && r > br && len(bases)*inner <= maxRowSplitOutputs {
+	if br := splitRows(inner, r); op != tensor.OpVar && r > br && len(bases)*inner <= maxRowSplitOutputs {
 		return rowSplitReduce(op, bases, rowOffs, inner, br, d, x)
 	}
 	acc := make([]float64, len(bases)*inner)
@@ -321,6 +321,22 @@ func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int,
 // of 128) give each worker too narrow a strip of every row.
 const maxRowSplitOutputs = 4096
 
+// maxSplitBlocks bounds the blocks a row split cuts the rows of one base into: more
+// only add partial sums to write and merge (1024 rows of 4096, a wide layer's bias
+// gradient, in blocks of 4 rows made 8 MiB of them).
+const maxSplitBlocks = 64
+
+// splitRows is the number of rows of a block of the row split of r rows of inner
+// elements: about elemGrain elements, or more where that would make more than
+// maxSplitBlocks blocks, in whole vectors of 16 (so a fused step that folds the sums
+// block by block runs package vec's loops on the same vectors as the unfused nodes).
+// It depends on the shape only, so the results do not depend on the thread count.
+func splitRows(inner, r int) int {
+	br := max(1, elemGrain/max(inner, 1), (r+maxSplitBlocks-1)/maxSplitBlocks)
+	unit := vecUnit / gcd(max(inner, 1), vecUnit)
+	return (br + unit - 1) / unit * unit
+}
+
 // rowSplitReduce is columnReduce for few outputs over many rows: the rows of each base
 // are cut into blocks of br rows (about elemGrain elements, whatever the number of
 // threads), each block folds into its own float64 partials in memory order, and the
@@ -360,21 +376,31 @@ func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []fl
 			}
 		}
 	}
+	// merge folds the blocks' partials into the first block's, block after block over
+	// a stretch of outputs of one base (contiguous memory, unlike a walk down each
+	// output's blocks, which is a cache miss per block on long rows).
 	merge := func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			o, j := p/inner, p%inner
+		for lo < hi {
+			o, j0 := lo/inner, lo%inner
+			j1 := min(inner, j0+hi-lo)
 			base := o * nb * inner
-			acc := part[base+j]
-			if sum {
-				for kb := 1; kb < nb; kb++ {
-					acc += part[base+kb*inner+j]
-				}
-			} else {
-				for kb := 1; kb < nb; kb++ {
-					acc = red.comb(acc, part[base+kb*inner+j])
+			acc := part[base+j0 : base+j1]
+			for kb := 1; kb < nb; kb++ {
+				pk := part[base+kb*inner+j0 : base+kb*inner+j1]
+				if sum {
+					for j, v := range pk {
+						acc[j] += v
+					}
+				} else {
+					for j, v := range pk {
+						acc[j] = red.comb(acc[j], v)
+					}
 				}
 			}
-			d[p] = float32(red.fin(acc, r))
+			for j, v := range acc {
+				d[lo+j] = float32(red.fin(v, r))
+			}
+			lo += j1 - j0
 		}
 	}
 	return func() error {

@@ -12,6 +12,7 @@ import (
 type program struct {
 	nodes []*tensor.Node
 	steps []func() error
+	flops []float64 // the work of each step: its node's and that of the nodes it does
 }
 
 // Prepare resolves every node of seg to its kernel closure. Constants are copied into
@@ -30,7 +31,16 @@ func (c *Backend) Prepare(seg *runtime.Segment) (runtime.Program, error) {
 	if seg.Escapes != nil {
 		escapes = func(n *tensor.Node) bool { return seg.Escapes[n] }
 	}
-	fused := fuse(seg.Nodes, mem, escapes)
+	fused, owners := fuse(seg.Nodes, mem, escapes)
+	work := map[*tensor.Node]float64{}
+	for _, n := range seg.Nodes {
+		switch o, ok := owners[n]; {
+		case ok:
+			work[o] += runtime.FLOPs(n)
+		case n.Op().Kind() != tensor.KindSource:
+			work[n] += runtime.FLOPs(n)
+		}
+	}
 	p := &program{}
 	for i, n := range seg.Nodes {
 		switch n.Op() {
@@ -49,6 +59,7 @@ func (c *Backend) Prepare(seg *runtime.Segment) (runtime.Program, error) {
 		if step != nil {
 			p.nodes = append(p.nodes, n)
 			p.steps = append(p.steps, step)
+			p.flops = append(p.flops, work[n])
 		}
 	}
 	return p, nil
@@ -154,7 +165,7 @@ func (p *program) Run(prof *runtime.Profile) (err error) {
 		if err := step(); err != nil {
 			return fmt.Errorf("cpu: %v: %w", p.nodes[i], err)
 		}
-		prof.Record(p.nodes[i], time.Since(t0))
+		prof.RecordWork(p.nodes[i], time.Since(t0), p.flops[i])
 	}
 	return nil
 }

@@ -65,3 +65,69 @@ func Normalize(y, x, gamma, beta []float32, mean, inv float64) {
 		y[j] = float32(o)
 	}
 }
+
+// The passes of a norm's backward over a block of rows of n elements, with one value
+// per row (len(mean), len(rstd) rows), each operation a float32 one rounded as Go
+// rounds it, so every level gives the same bits (and those of the separate nodes).
+
+// NormCentre sets xc = x - mean[r] and sq = xc·xc in each row r.
+func NormCentre(xc, sq, x, mean []float32, n int) {
+	cnt := len(mean) * n
+	xc, sq, x = xc[:cnt], sq[:cnt], x[:cnt]
+	if active.level >= AVX2 && n%8 == 0 && n > 0 {
+		normCentreAVX2(xc, sq, x, mean, n)
+		return
+	}
+	for r, m := range mean {
+		for j := r * n; j < (r+1)*n; j++ {
+			c := x[j] - m
+			xc[j], sq[j] = c, c*c
+		}
+	}
+}
+
+// NormGradMid sets xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp =
+// gy·xhat in each row r.
+func NormGradMid(xhat, p, dgp, xc, g, gy, rstd []float32, n int) {
+	cnt := len(rstd) * n
+	xhat, p, xc, g = xhat[:cnt], p[:cnt], xc[:cnt], g[:cnt]
+	if dgp != nil {
+		dgp, gy = dgp[:cnt], gy[:cnt]
+	}
+	if active.level >= AVX2 && n%8 == 0 && n > 0 {
+		normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd, n)
+		return
+	}
+	for r, s := range rstd {
+		for j := r * n; j < (r+1)*n; j++ {
+			h := xc[j] * s
+			xhat[j], p[j] = h, g[j]*h
+			if dgp != nil {
+				dgp[j] = gy[j] * h
+			}
+		}
+	}
+}
+
+// NormGradOut sets dx = rstd[r]·(g - (xhat·m1[r] + m2[r])) in each row r, without the
+// m2 term where m2 is nil (a norm that does not centre).
+func NormGradOut(dx, g, xhat, m1, m2, rstd []float32, n int) {
+	cnt := len(rstd) * n
+	dx, g, xhat, m1 = dx[:cnt], g[:cnt], xhat[:cnt], m1[:len(rstd)]
+	if m2 != nil {
+		m2 = m2[:len(rstd)]
+	}
+	if active.level >= AVX2 && n%8 == 0 && n > 0 {
+		normGradOutAVX2(dx, g, xhat, m1, m2, rstd, n)
+		return
+	}
+	for r, s := range rstd {
+		for j := r * n; j < (r+1)*n; j++ {
+			t := float32(xhat[j] * m1[r]) // rounded: no fused multiply-add
+			if m2 != nil {
+				t += m2[r]
+			}
+			dx[j] = s * (g[j] - t)
+		}
+	}
+}

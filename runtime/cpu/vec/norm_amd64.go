@@ -10,3 +10,15 @@ func sqDevAVX2(x []float32, mean float64) (int, float64)
 //
 //go:noescape
 func normalizeAVX2(y, x, gamma, beta []float32, mean, inv float64) int
+
+// The whole rows of NormCentre, NormGradMid and NormGradOut, n a multiple of 8; dgp
+// and m2 are nil when absent.
+
+//go:noescape
+func normCentreAVX2(xc, sq, x, mean []float32, n int)
+
+//go:noescape
+func normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd []float32, n int)
+
+//go:noescape
+func normGradOutAVX2(dx, g, xhat, m1, m2, rstd []float32, n int)

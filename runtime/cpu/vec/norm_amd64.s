@@ -94,3 +94,145 @@ ndone:
 	MOVQ CX, ret+112(FP)
 	VZEROUPPER
 	RET
+
+// func normCentreAVX2(xc, sq, x, mean []float32, n int)
+// Row r: xc = x - mean[r], sq = xc·xc; n is a multiple of 8.
+TEXT ·normCentreAVX2(SB), NOSPLIT, $0-104
+	MOVQ xc_base+0(FP), DI
+	MOVQ sq_base+24(FP), R11
+	MOVQ x_base+48(FP), SI
+	MOVQ mean_base+72(FP), R8
+	MOVQ mean_len+80(FP), R9
+	MOVQ n+96(FP), CX
+	XORQ AX, AX
+	XORQ BX, BX
+
+centreRow:
+	CMPQ BX, R9
+	JGE  centreDone
+	VBROADCASTSS (R8)(BX*4), Y1
+	LEAQ (AX)(CX*1), DX
+
+centreCol:
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMULPS  Y0, Y0, Y2
+	VMOVUPS Y2, (R11)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     centreCol
+	INCQ    BX
+	JMP     centreRow
+
+centreDone:
+	VZEROUPPER
+	RET
+
+// func normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd []float32, n int)
+// Row r: xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp = gy·xhat.
+TEXT ·normGradMidAVX2(SB), NOSPLIT, $0-176
+	MOVQ xhat_base+0(FP), DI
+	MOVQ p_base+24(FP), R10
+	MOVQ dgp_base+48(FP), R11
+	MOVQ xc_base+72(FP), SI
+	MOVQ g_base+96(FP), R12
+	MOVQ gy_base+120(FP), R13
+	MOVQ rstd_base+144(FP), R8
+	MOVQ rstd_len+152(FP), R9
+	MOVQ n+168(FP), CX
+	XORQ AX, AX
+	XORQ BX, BX
+
+midRow:
+	CMPQ BX, R9
+	JGE  midDone
+	VBROADCASTSS (R8)(BX*4), Y1
+	LEAQ (AX)(CX*1), DX
+	TESTQ R11, R11
+	JZ   midColNoDgp
+
+midCol:
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMULPS  (R12)(AX*4), Y0, Y2
+	VMOVUPS Y2, (R10)(AX*4)
+	VMULPS  (R13)(AX*4), Y0, Y3
+	VMOVUPS Y3, (R11)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     midCol
+	INCQ    BX
+	JMP     midRow
+
+midColNoDgp:
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMULPS  (R12)(AX*4), Y0, Y2
+	VMOVUPS Y2, (R10)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     midColNoDgp
+	INCQ    BX
+	JMP     midRow
+
+midDone:
+	VZEROUPPER
+	RET
+
+// func normGradOutAVX2(dx, g, xhat, m1, m2, rstd []float32, n int)
+// Row r: dx = rstd[r]·(g - (xhat·m1[r] + m2[r])), without m2 where it is nil.
+TEXT ·normGradOutAVX2(SB), NOSPLIT, $0-152
+	MOVQ dx_base+0(FP), DI
+	MOVQ g_base+24(FP), R12
+	MOVQ xhat_base+48(FP), SI
+	MOVQ m1_base+72(FP), R8
+	MOVQ m2_base+96(FP), R10
+	MOVQ rstd_base+120(FP), R11
+	MOVQ rstd_len+128(FP), R9
+	MOVQ n+144(FP), CX
+	XORQ AX, AX
+	XORQ BX, BX
+
+outRow:
+	CMPQ BX, R9
+	JGE  outDone
+	VBROADCASTSS (R8)(BX*4), Y1
+	VBROADCASTSS (R11)(BX*4), Y3
+	LEAQ (AX)(CX*1), DX
+	TESTQ R10, R10
+	JZ   outColNoM2
+	VBROADCASTSS (R10)(BX*4), Y2
+
+outCol:
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  Y1, Y0, Y0
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS (R12)(AX*4), Y4
+	VSUBPS  Y0, Y4, Y4
+	VMULPS  Y3, Y4, Y4
+	VMOVUPS Y4, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     outCol
+	INCQ    BX
+	JMP     outRow
+
+outColNoM2:
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS (R12)(AX*4), Y4
+	VSUBPS  Y0, Y4, Y4
+	VMULPS  Y3, Y4, Y4
+	VMOVUPS Y4, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     outColNoM2
+	INCQ    BX
+	JMP     outRow
+
+outDone:
+	VZEROUPPER
+	RET

@@ -64,3 +64,74 @@ func TestNormAtEveryLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestNormGradPassesAtEveryLevel checks NormCentre, NormGradMid and NormGradOut against
+// one float32 operation at a time (what the separate nodes compute), bit for bit, with
+// and without dgp and m2, at every level on ragged row lengths, row counts and
+// unaligned starts, values including zeros, infinities and NaN.
+func TestNormGradPassesAtEveryLevel(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	r := rand.New(rand.NewPCG(7, 8))
+	special := []float32{0, float32(math.Inf(1)), float32(math.NaN()), -0.0, 1e-40}
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{1, 7, 8, 33, 128, 257} {
+			for _, rows := range []int{1, 3, 16} {
+				cnt := rows * n
+				vals := func(k int) []float32 {
+					v := make([]float32, k+1)
+					for i := range v {
+						v[i] = float32(r.NormFloat64() * 2)
+						if r.IntN(50) == 0 {
+							v[i] = special[r.IntN(len(special))]
+						}
+					}
+					return v[1:] // unaligned
+				}
+				x, g, gy, mean, rstd, m1, m2 := vals(cnt), vals(cnt), vals(cnt), vals(rows), vals(rows), vals(rows), vals(rows)
+				name := fmt.Sprintf("%v/n=%d/rows=%d", im.level, n, rows)
+				xc, sq := make([]float32, cnt), make([]float32, cnt)
+				NormCentre(xc, sq, x, mean, n)
+				for j := range cnt {
+					c := x[j] - mean[j/n]
+					if !same(xc[j], c) || !same(sq[j], c*c) {
+						t.Fatalf("%s: NormCentre element %d = %v, %v; want %v, %v", name, j, xc[j], sq[j], c, c*c)
+					}
+				}
+				for _, withDgp := range []bool{false, true} {
+					xhat, p := make([]float32, cnt), make([]float32, cnt)
+					var dgp []float32
+					if withDgp {
+						dgp = make([]float32, cnt)
+					}
+					NormGradMid(xhat, p, dgp, xc, g, gy, rstd, n)
+					for j := range cnt {
+						h := xc[j] * rstd[j/n]
+						if !same(xhat[j], h) || !same(p[j], g[j]*h) || withDgp && !same(dgp[j], gy[j]*h) {
+							t.Fatalf("%s dgp=%v: NormGradMid element %d wrong", name, withDgp, j)
+						}
+					}
+				}
+				for _, mm := range [][]float32{nil, m2} {
+					dx := make([]float32, cnt)
+					NormGradOut(dx, g, x, m1, mm, rstd, n)
+					for j := range cnt {
+						in := float32(x[j] * m1[j/n]) // rounded: no fused multiply-add
+						if mm != nil {
+							in += mm[j/n]
+						}
+						if want := rstd[j/n] * (g[j] - in); !same(dx[j], want) {
+							t.Fatalf("%s m2=%v: NormGradOut element %d = %v, want %v", name, mm != nil, j, dx[j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// same reports whether a and b have the same bits, or are both NaN (whose payload an
+// instruction may choose).
+func same(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
