@@ -71,6 +71,15 @@
 //     softmax and attention use the float32 functions of package vec (range reduction
 //     and polynomials, about 1 ulp; exp, erf and GELU in AVX-512 or AVX2 assembly); the
 //     rest use package math in float64.
+//   - Attention (kernels_attention*.go) runs FlashAttention-style over tiles of 128
+//     queries and keys with package gemm's products; its backward fuses the statistics
+//     and both gradient nodes into one task per (batch, head). With 16 features per head
+//     (the usual small transformer), no additive mask and up to 320 keys, AVX-512 runs
+//     each (batch, head) by groups of four query rows in assembly instead
+//     (kernels_attention16.go): the tiles' 16-deep products spent their time packing and
+//     planning, and one head's rows in the (B, T, H, D) layout (512 bytes apart) evict
+//     each other from L1, so the rows path copies keys and values into dense scratch
+//     first. Both give the same bits at any thread count.
 //   - Integer division by zero gives 0 and an index out of range fails the run with an
 //     error naming it: no input may crash the process.
 package cpu

@@ -224,6 +224,21 @@ func attentionKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, err
 			clear(a.o) // softmax over no keys times no values
 			return nil
 		}
+		if a.small16() {
+			// One task per batch entry; one that meets a non-finite score redoes its
+			// blocks by tiles.
+			return runTasks(scratch, a.batch, blocks*a.tileWork(a.tq, a.tk), &next, func(s []float32, b int) error {
+				if a.entry16(s, b) {
+					return nil
+				}
+				for i0 := 0; i0 < a.tq; i0 += attnTile {
+					if err := a.block(s, b, i0); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
 		return runTasks(scratch, tasks, a.tileWork(a.tq, a.tk), &next, func(s []float32, t int) error {
 			return a.block(s, t/blocks, t%blocks*attnTile)
 		})

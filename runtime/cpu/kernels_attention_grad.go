@@ -353,31 +353,48 @@ func (t *attnTrio) prepare(statsOut, dq, dkv []byte, statsIn, gradIn [][]byte) {
 // pass of exponentials fewer per entry.
 func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 	a := t.a
-	qBlocks, kBlocks := (a.tq+attnTile-1)/attnTile, (a.tk+attnTile-1)/attnTile
 	stats := *a
 	stats.v = t.o // statsBlock reads o where v is
-	if qBlocks == 1 && kBlocks == 1 {
-		return runTasks(scratch, a.batch, 4*a.tileWork(a.tq, a.tk), next, func(s []float32, b int) error {
+	work := 5 * a.tq * a.tk * (a.d + a.dv)
+	body := func(s []float32, b int) error { return t.entry(&stats, s, b) }
+	if a.tq >= 1 && a.tq <= attnTile && a.tk >= 1 && a.tk <= attnTile {
+		work = 4 * a.tileWork(a.tq, a.tk)
+		body = func(s []float32, b int) error {
 			if err := stats.statsTile(s, b, 0, true); err != nil {
 				return err
 			}
 			return a.gradKV(s, b, 0, true)
-		})
+		}
 	}
-	return runTasks(scratch, a.batch, 5*a.tq*a.tk*(a.d+a.dv), next, func(s []float32, b int) error {
-		for i := range qBlocks {
-			if err := stats.statsBlock(s, b, i*attnTile); err != nil {
-				return err
+	if a.small16() {
+		// An entry that meets a non-finite score is redone by tiles, which write over it.
+		tiles := body
+		body = func(s []float32, b int) error {
+			if t.entry16(s, b) {
+				return nil
 			}
+			return tiles(s, b)
 		}
-		if kBlocks == 0 {
-			a.clearRows(a.dq, b, a.tq, 0, a.tq, a.d) // no key block writes it
+	}
+	return runTasks(scratch, a.batch, work, next, body)
+}
+
+// entry computes the statistics and the gradients of batch entry b by tiles; stats is
+// t.a reading the forward's output as v.
+func (t *attnTrio) entry(stats *attnBwd, s []float32, b int) error {
+	a := t.a
+	for i0 := 0; i0 < a.tq; i0 += attnTile {
+		if err := stats.statsBlock(s, b, i0); err != nil {
+			return err
 		}
-		for j := range kBlocks {
-			if err := a.gradKVBlock(s, b, j*attnTile); err != nil {
-				return err
-			}
+	}
+	if a.tk == 0 {
+		a.clearRows(a.dq, b, a.tq, 0, a.tq, a.d) // no key block writes it
+	}
+	for j0 := 0; j0 < a.tk; j0 += attnTile {
+		if err := a.gradKVBlock(s, b, j0); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }

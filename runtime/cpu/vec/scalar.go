@@ -44,6 +44,29 @@ func expEdge(x float32) float32 {
 	return 0
 }
 
+// Logf returns ln x: x = 2ᵉ·m with m in [√½, √2), then Cephes' logf polynomial in
+// f = m - 1 and ln2 split so e·ln2Hi is exact; about 1 ulp, and several times cheaper
+// than math.Log's float64 for the one log-sum-exp per row of attention's backward.
+// Subnormal, zero, negative, infinite and NaN x go through math.Log.
+func Logf(x float32) float32 {
+	if !(x >= 0x1p-126 && x <= math.MaxFloat32) {
+		return float32(math.Log(float64(x)))
+	}
+	b := math.Float32bits(x)
+	e := float32(int32(b>>23) - 127)
+	m := math.Float32frombits(b&0x7fffff | 0x3f800000)
+	if m > math.Sqrt2 {
+		m *= 0.5
+		e++
+	}
+	f := m - 1
+	z := f * f
+	y := ((((((((7.0376836292e-2*f-1.1514610310e-1)*f+1.1676998740e-1)*f-1.2420140846e-1)*f+1.4249322787e-1)*f-
+		1.6668057665e-1)*f+2.0000714765e-1)*f-2.4999993993e-1)*f + 3.3333331174e-1) * f * z
+	y += -2.12194440e-4*e - 0.5*z
+	return f + y + 0.693359375*e
+}
+
 // Tanhf returns tanh(x): an odd polynomial near zero, where 1 - 2/(e²ˣ+1) would cancel,
 // and the exponential form elsewhere.
 func Tanhf(x float32) float32 {

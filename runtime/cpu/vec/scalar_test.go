@@ -23,6 +23,8 @@ func TestScalar(t *testing.T) {
 		{"tanh", Tanhf, math.Tanh, -12, 12, 1e-38},
 		{"erf", Erff, math.Erf, -6, 6, 1.2e-7},
 		{"erf_small", Erff, math.Erf, -0.6, 0.6, 1e-38}, // relative near zero
+		{"log", Logf, math.Log, 1e-30, 1e4, 1e-38},
+		{"log_near_1", Logf, math.Log, 0.5, 2, 1e-38}, // relative near zero
 	}
 	for _, c := range cases {
 		for i := 0; i <= 200000; i++ {
@@ -37,6 +39,7 @@ func TestScalar(t *testing.T) {
 	for i, s := range []struct{ got, want float32 }{
 		{Expf(100), inf}, {Expf(-100), 0}, {Tanhf(30), 1}, {Tanhf(-30), -1},
 		{Erff(inf), 1}, {Erff(-inf), -1}, {Erff(0), 0},
+		{Logf(inf), inf}, {Logf(0), -inf}, {Logf(1), 0}, {Logf(0x1p-140), -140 * math.Ln2},
 	} {
 		if s.got != s.want {
 			t.Errorf("special case %d: %v, want %v", i, s.got, s.want)
@@ -45,6 +48,9 @@ func TestScalar(t *testing.T) {
 	nan := float32(math.NaN())
 	if v := Expf(nan); v == v {
 		t.Errorf("Expf(NaN) = %v", v)
+	}
+	if v := Logf(-1); v == v {
+		t.Errorf("Logf(-1) = %v", v)
 	}
 	if v := Erff(nan); v == v {
 		t.Errorf("Erff(NaN) = %v", v)
