@@ -64,6 +64,17 @@ var colSumCases = []struct {
 		}
 		panic("no gy·x̂")
 	}),
+	{fusionCase{"layer_norm_residual_gy_sum_after_add", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		// No beta: gy's column sum is built after the gradients, so it comes after the
+		// residual's add in the node order; the kernel still folds it (reading each block
+		// of gy before it writes the block) with gamma's sum and the add. The add cannot
+		// take gy's memory here: the scheduler gives a buffer to a node only once every
+		// reader of the value in it has run, and this sum reads gy after the add.
+		x, gamma, gy := in(n, 2, 48), in(48), in(n, 2, 48)
+		y := tensor.Add(tensor.LayerNorm(x, gamma, nil, []int{-1}, 1e-5), x)
+		grads := tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma})
+		return append(grads, tensor.Sum(gy, []int{0, 1}, false))
+	}}, 3, nil},
 	{fusionCase{"rms_norm_grads", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
 		x, gamma, gy := in(n, 33), in(33), in(n, 33)
 		y := tensor.RMSNorm(x, gamma, []int{-1}, 1e-6)
