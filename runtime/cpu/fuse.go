@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"os"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -139,12 +140,21 @@ func writableEarly(dst []byte, from, at int, mem []nodeMem, busy ...[]byte) bool
 // fuseAttnTrio makes the statistics node's step compute the whole backward of one
 // attention, writing the gradients straight into their nodes' outputs where
 // writableEarly allows it, else into scratch that the gradient nodes' steps copy out.
+// ∂q may also take the memory of the forward's output o, which the scheduler hands on
+// when the statistics are o's last reader: each batch entry reads its rows of o before
+// it writes the same elements of ∂q (the run keeps them where it may read them again).
 func fuseAttnTrio(t *attnTrio, index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) {
 	is, iq, ikv := index[t.stats], index[t.gradQ], index[t.gradKV]
 	sm, qm, kvm := mem[is], mem[iq], mem[ikv]
 	busy := append(append([][]byte{sm.out}, sm.in...), qm.in...)
 	dq, dkv := qm.out, kvm.out
-	directQ := writableEarly(dq, is, iq, mem, append(busy, dkv)...)
+	o := sm.in[2]
+	oInDQ := sameMemory(dq, o) && len(dq) == len(o) && t.gradQ.Shape().Equal(t.stats.Input(2).Shape())
+	busyQ := busy
+	if oInDQ {
+		busyQ = slices.DeleteFunc(slices.Clone(busy), func(b []byte) bool { return sameMemory(b, o) && len(b) == len(o) })
+	}
+	directQ := writableEarly(dq, is, iq, mem, append(busyQ, dkv)...)
 	directKV := writableEarly(dkv, is, ikv, mem, append(busy, dq)...)
 	if !directQ {
 		dq = make([]byte, len(qm.out))
@@ -153,7 +163,8 @@ func fuseAttnTrio(t *attnTrio, index map[*tensor.Node]int, mem []nodeMem, steps 
 		dkv = make([]byte, len(kvm.out))
 	}
 	t.prepare(sm.out, dq, dkv, sm.in, qm.in)
-	scratch := workerScratch(2 * attnTile * attnTile)
+	t.oInDQ = directQ && oInDQ
+	scratch := workerScratch(2*attnTile*attnTile + t.keptO())
 	var next atomic.Int64
 	steps[t.stats] = func() error { return t.run(scratch, &next) }
 	steps[t.gradQ], steps[t.gradKV] = nil, nil

@@ -285,6 +285,7 @@ type attnTrio struct {
 	stats, gradQ, gradKV *tensor.Node
 	a                    *attnBwd
 	o                    []float32 // the forward's output, for δ
+	oInDQ                bool      // o and dq are the same memory
 }
 
 // findAttnTrios returns, for each AttentionStats node of nodes whose two gradient nodes
@@ -367,16 +368,47 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 		}
 	}
 	if a.small16() {
-		// An entry that meets a non-finite score is redone by tiles, which write over it.
+		// An entry that meets a non-finite score is redone by tiles, which write over it
+		// and read o again: where dq is o's memory, the entry's rows of o are kept until
+		// entry16 succeeds (it writes dq's rows of each group of queries once it has read
+		// them).
 		tiles := body
 		body = func(s []float32, b int) error {
+			kept := take(&s, t.keptO())
+			t.keepO(kept, b, true)
 			if t.entry16(s, b) {
 				return nil
 			}
+			t.keepO(kept, b, false)
 			return tiles(s, b)
 		}
 	}
 	return runTasks(scratch, a.batch, work, next, body)
+}
+
+// keptO is how many floats of scratch run needs to keep one entry's rows of o.
+func (t *attnTrio) keptO() int {
+	if !t.oInDQ || !t.a.small16() {
+		return 0
+	}
+	return t.a.tq * t.a.dv
+}
+
+// keepO copies batch entry b's rows of o into kept (save) or back (none where kept is
+// empty).
+func (t *attnTrio) keepO(kept []float32, b int, save bool) {
+	a := t.a
+	if len(kept) == 0 {
+		return
+	}
+	for i := range a.tq {
+		at, row := a.row(b, a.tq, i, a.dv), kept[i*a.dv:][:a.dv]
+		if save {
+			copy(row, t.o[at:at+a.dv])
+		} else {
+			copy(t.o[at:at+a.dv], row)
+		}
+	}
 }
 
 // entry computes the statistics and the gradients of batch entry b by tiles; stats is
