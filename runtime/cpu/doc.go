@@ -73,7 +73,9 @@
 //     rest use package math in float64.
 //   - Attention (kernels_attention*.go) runs FlashAttention-style over tiles of 128
 //     queries and keys with package gemm's products; its backward fuses the statistics
-//     and both gradient nodes into one task per (batch, head). With 16 features per head
+//     and both gradient nodes into one task per (batch, head), which writes the gradients
+//     into their nodes' buffers, ∂q also where that is the forward output's (the task
+//     reads its rows of o before writing them; fuse.go). With 16 features per head
 //     (the usual small transformer), no additive mask and up to 320 keys, AVX-512 runs
 //     each (batch, head) by groups of four query rows in assembly instead
 //     (kernels_attention16.go): the tiles' 16-deep products spent their time packing and
