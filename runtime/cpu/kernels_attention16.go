@@ -3,8 +3,7 @@ package cpu
 import "github.com/gml-dev/gml/runtime/cpu/vec"
 
 // Attention with 16 features per head (d_model/heads in the usual small transformers:
-// the bench's transformer_d128_h8) in AVX-512 assembly (package vec's
-// attention16_amd64.s).
+// the bench's transformer_d128_h8) in AVX-512 assembly (kernels_attention_amd64.s).
 //
 // The tile kernels spend most of their time around a 16-deep GEMM: packing, planning,
 // transposing, and package vec calls on rows of 64 scores. Here one task is one batch
@@ -15,13 +14,13 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // (each 16-key row of them loaded once for the four rows), the row's softmax is exact
 // rather than online since a row of Tk scores fits in scratch, and the product with v
 // is one broadcast FMA per key and row. Four rows interleave the chains of maxima,
-// exponentials and sums that make one row alone wait on each step. The assembly is in
-// package vec (attention16_amd64.s), whose exponential (EXP16, exp_amd64.h) it shares.
+// exponentials and sums that make one row alone wait on each step. The exponential is
+// package vec's EXP16.
 //
-// The backward of one entry needs no statistics pass: for four rows, vec.AttnRowsGrad16
+// The backward of one entry needs no statistics pass: for four rows, attnRowsGrad16
 // forms the probabilities p and ∂S = p·(gy·v - δ) and returns each row's maximum, sum
 // (the log-sum-exp, written to the statistics node's output) and δ = gy·o, and
-// vec.AttnKeysGrad16 walks the keys once: ∂q of the four rows, and each key's ∂k and ∂v
+// attnKeysGrad16 walks the keys once: ∂q of the four rows, and each key's ∂k and ∂v
 // loaded and stored once for the four. The key gradients of an entry accumulate in
 // rows that only the entry's task writes: results depend neither on the schedule nor on
 // the number of threads.
@@ -51,10 +50,6 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // 2·attnTile² floats the trio has.
 const attn16Keys = 320
 
-// attn16 says whether the rows of attention with 16 features per head run in package
-// vec's assembly: where vec runs AVX-512 (tests turn it off to compare with the tiles).
-var attn16 = vec.Active() >= vec.AVX512
-
 // small16 says whether the node runs the 16-feature rows.
 func (a *attnOperands) small16() bool {
 	return attn16 && a.d == 16 && a.dv == 16 && a.mask == nil && a.tk >= 1 && a.tk <= attn16Keys
@@ -63,16 +58,8 @@ func (a *attnOperands) small16() bool {
 // pad16 is n rounded up to a multiple of 16.
 func pad16(n int) int { return (n + 15) &^ 15 }
 
-// group4 is the group of four query rows from row i of entry b: r of them are there (a
-// last group has fewer), n[x] is the keys row x sees (a missing row repeats the last
-// one's count, so n[3] is the most, as the kernels take it), and at is row i's offset.
-func (a *attnOperands) group4(b, i int) (r int, n [4]int, at int) {
-	r = min(4, a.tq-i)
-	for x := range n {
-		n[x] = a.visibleKeys(i+min(x, r-1), 1)
-	}
-	return r, n, a.row(b, a.tq, i, 16)
-}
+// rowKeys is the number of keys query i sees.
+func (a *attnOperands) rowKeys(i int) int { return a.visibleKeys(i, 1) }
 
 // transposeKeys writes the n rows of 16 floats at src[at:], ld apart, transposed into
 // kt (16 rows of np = pad16(n) floats), zeros past n; stage is 256 floats of scratch
@@ -81,14 +68,14 @@ func transposeKeys(kt, src []float32, at, ld, n, np int, stage []float32) {
 	full := n / 16
 	if full > 0 {
 		_, _ = src[at+(16*full-1)*ld+15], kt[16*np-1] // the assembly's bounds
-		vec.AttnTranspose16(&kt[0], &src[at], ld, full, np)
+		attnTranspose16(&kt[0], &src[at], ld, full, np)
 	}
 	if rem := n % 16; rem > 0 {
 		clear(stage[:256])
 		for j := range rem {
 			copy(stage[j*16:(j+1)*16], src[at+(full*16+j)*ld:])
 		}
-		vec.AttnTranspose16(&kt[full*16], &stage[0], 16, 1, np)
+		attnTranspose16(&kt[full*16], &stage[0], 16, 1, np)
 	}
 }
 
@@ -109,61 +96,52 @@ func dense(x []float32, at, ld, n, w int, buf []float32) []float32 {
 		return x[at:]
 	}
 	_, _ = x[at+(n-1)*ld+w-1], buf[n*w-1] // the assembly's bounds
-	vec.AttnCopyRows(&buf[0], w, &x[at], ld, n, w)
+	attnCopyRows(&buf[0], w, &x[at], ld, n, w)
 	return buf[:n*w]
 }
 
-// stage4 copies the r < 4 rows of 16 floats at x[at:], ld apart, into dst's first 64
-// floats, zeros after them, for a last group of query rows.
-func stage4(dst, x []float32, at, ld, r int) []float32 {
-	clear(dst[:64])
-	for j := range r {
-		copy(dst[16*j:16*j+16], x[at+j*ld:])
-	}
-	return dst[:64]
-}
-
-// entry16 computes the output rows of batch entry b, four rows per call: a last group of
-// fewer rows runs from dense copies in stage, its unused rows zero queries that see as
-// many keys as the group's last row (their outputs are dropped). scratch holds
-// 36·pad16(tk) + 256 floats. It reports false where a score was not finite, leaving the
-// rows to the tile kernels.
+// entry16 computes the output rows of batch entry b, four rows per call and the rest one
+// by one; scratch holds 36·pad16(tk) + 256 floats. It reports false where a score was
+// not finite, leaving the rows to the tile kernels.
 func (a *attnForward) entry16(scratch []float32, b int) bool {
 	np := pad16(a.tk)
 	kt, s, stage := take(&scratch, 16*np), take(&scratch, 4*np), take(&scratch, 256)
 	k0 := a.row(b, a.tk, 0, 16)
 	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
 	v := dense(a.v, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
-	for i := 0; i < a.tq; i += 4 {
-		r, n, at := a.group4(b, i)
-		o, q, ld := a.o[at:], a.q[at:], a.ld(16)
-		if r < 4 {
-			o, q, ld = stage[64:128], stage4(stage, a.q, at, a.ld(16), r), 16
-		}
-		if !vec.AttnRowsFwd16(&o[0], &q[0], ld, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0]) {
+	i := 0
+	for ; i+4 <= a.tq; i += 4 {
+		at := a.row(b, a.tq, i, 16)
+		if !attnRowsFwd16(&a.o[at], &a.q[at], a.ld(16), &kt[0], np, &v[0], a.rowKeys(i), a.rowKeys(i+1), a.rowKeys(i+2), a.rowKeys(i+3), a.scale, &s[0]) {
 			return false
 		}
-		if r < 4 {
-			_ = a.o[at+(r-1)*a.ld(16)+15] // the assembly's bounds
-			vec.AttnCopyRows(&a.o[at], a.ld(16), &o[0], 16, r, 16)
+	}
+	for ; i < a.tq; i++ {
+		at := a.row(b, a.tq, i, 16)
+		if !attnRowFwd16(&a.o[at], &a.q[at], &kt[0], np, &v[0], 16, a.rowKeys(i), a.scale, &s[0]) {
+			return false
 		}
 	}
 	return true
 }
 
+// attnQuad is the rows attnKeysGrad16 reads (q, gy) and writes (dq) for four queries.
+type attnQuad struct{ q, gy, dq [4]*float32 }
+
 // entry16 computes the statistics and the three gradients of batch entry b, four query
-// rows at a time: vec.AttnRowsGrad16, then vec.AttnKeysGrad16 for the four, which shares
-// each key's loads and stores of ∂k and ∂v among them. A last group of fewer rows runs
-// from dense copies of q, gy and o in stage, its unused rows zero (their p is then
-// uniform, but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq
-// going to the stage's last 16 floats. scratch holds 88·pad16(tk) + 256 floats. It reports false
-// where a score was not finite, leaving everything to the tile kernels, which write
-// over it.
+// rows at a time: attnRowsGrad16 (attnRowGrad16 row by row for a last group of fewer
+// rows), then attnKeysGrad16 for the four, which shares each key's loads and stores of
+// ∂k and ∂v among them. scratch holds
+// 88·pad16(tk) + 288 floats. It reports false where a score was not finite, leaving
+// everything to the tile kernels, which write over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
 	np := pad16(a.tk)
 	kt, vt := take(&scratch, 16*np), take(&scratch, 16*np)
-	p, ds, stage := take(&scratch, 4*np), take(&scratch, 4*np), take(&scratch, 256)
+	p, ds := take(&scratch, 4*np), take(&scratch, 4*np)
+	// A group of fewer than four rows fills the rest with zero rows, whose dq goes to sink.
+	zero, sink, stage := take(&scratch, 16), take(&scratch, 16), take(&scratch, 256)
+	clear(zero)
 	k0, kv0 := a.row(b, a.tk, 0, 16), a.row(b, a.tk, 0, 32)
 	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
 	transposeKeys(vt, a.v, k0, a.ld(16), a.tk, np, stage)
@@ -174,31 +152,44 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 		dkv = take(&scratch, 32*a.tk)
 	}
 	clear(dkv[:32*a.tk])
-	var quad vec.AttnQuad
+	var quad attnQuad
 	for i0 := 0; i0 < a.tq; i0 += 4 {
-		r, n, at := a.group4(b, i0)
-		q, gy, o, ld := a.q[at:], a.gy[at:], t.o[at:], a.ld(16)
-		if r < 4 {
-			q, gy, o, ld = stage4(stage, a.q, at, a.ld(16), r), stage4(stage[64:], a.gy, at, a.ld(16), r), stage4(stage[128:], t.o, at, a.ld(16), r), 16
-		}
-		var st [12]float32 // the rows' m, l and δ
-		if !vec.AttnRowsGrad16(&q[0], &gy[0], &o[0], ld, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st) {
-			return false
-		}
-		for x := range 4 {
-			quad.Q[x], quad.GY[x], quad.DQ[x] = &q[x*ld], &gy[x*ld], &stage[240]
-			if x < r {
-				row := b*a.tq + i0 + x
-				a.out[2*row] = st[x] + vec.Logf(st[4+x])
-				a.out[2*row+1] = st[8+x]
-				quad.DQ[x] = &a.dq[at+x*a.ld(16)]
+		r := min(4, a.tq-i0)
+		keys := a.rowKeys(i0 + r - 1) // the most any row of the group sees
+		var st [12]float32            // the rows' m, l and δ
+		if r == 4 {
+			at := a.row(b, a.tq, i0, 16)
+			if !attnRowsGrad16(&a.q[at], &a.gy[at], &t.o[at], a.ld(16), &kt[0], &vt[0], np,
+				a.rowKeys(i0), a.rowKeys(i0+1), a.rowKeys(i0+2), keys, a.scale, &p[0], &ds[0], &st) {
+				return false
 			}
 		}
-		vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, n[3], a.scale)
+		for x := range 4 {
+			if x >= r {
+				clear(p[x*np:][:keys])
+				clear(ds[x*np:][:keys])
+				quad.q[x], quad.gy[x], quad.dq[x] = &zero[0], &zero[0], &sink[0]
+				continue
+			}
+			at := a.row(b, a.tq, i0+x, 16)
+			if r < 4 {
+				var ok bool
+				st[x], st[4+x], st[8+x], ok = attnRowGrad16(&a.q[at], &a.gy[at], &t.o[at], &kt[0], &vt[0], np,
+					a.rowKeys(i0+x), pad16(keys)/16, a.scale, &p[x*np], &ds[x*np])
+				if !ok {
+					return false
+				}
+			}
+			row := b*a.tq + i0 + x
+			a.out[2*row] = st[x] + vec.Logf(st[4+x])
+			a.out[2*row+1] = st[8+x]
+			quad.q[x], quad.gy[x], quad.dq[x] = &a.q[at], &a.gy[at], &a.dq[at]
+		}
+		attnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, keys, a.scale)
 	}
 	if a.ld(32) != 32 {
 		_, _ = a.dkv[kv0+(a.tk-1)*a.ld(32)+31], dkv[32*a.tk-1] // the assembly's bounds
-		vec.AttnCopyRows(&a.dkv[kv0], a.ld(32), &dkv[0], 32, a.tk, 32)
+		attnCopyRows(&a.dkv[kv0], a.ld(32), &dkv[0], 32, a.tk, 32)
 	}
 	return true
 }
