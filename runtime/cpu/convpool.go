@@ -36,7 +36,7 @@ import (
 // mem to what the fused steps read and write, so that the later elementwise fusion
 // checks its moves against the memory that is really used.
 func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
-	escapes func(*tensor.Node) bool, steps map[*tensor.Node]func() error) {
+	escapes func(*tensor.Node) bool, steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) {
 	users := map[*tensor.Node][]*tensor.Node{}
 	for _, n := range nodes {
 		for _, x := range n.Inputs() {
@@ -59,11 +59,13 @@ func fuseConvPool(nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMe
 		case tensor.OpConv:
 			if add := only(n); fuseConvBias(nodes, n, add, index, mem, steps) {
 				biased[add] = n
+				owners[add] = n
 			}
 		case tensor.OpRelu:
 			if u := users[n]; len(u) == 2 && !escapes(n) {
-				if pool := fuseReluPool(nodes, n, u, users, only, index, mem, steps); pool != nil && biased[n.Input(0)] != nil {
-					poolInConv(nodes, biased[n.Input(0)], n, pool, index, mem, steps)
+				pool := fuseReluPool(nodes, n, u, users, only, index, mem, steps, owners)
+				if conv := biased[n.Input(0)]; pool != nil && conv != nil && poolInConv(nodes, conv, n, pool, index, mem, steps) {
+					owners[pool] = conv
 				}
 			}
 		}
@@ -110,17 +112,18 @@ func fuseConvBias(nodes []*tensor.Node, conv, add *tensor.Node, index map[*tenso
 // from memory. Only when nothing but the bias add and relu lies between conv and pool
 // (as nn's layers give it), so that writing pool's output at conv's place moves no write
 // across another node; pool's memory entry stays at its place for the later checks.
+// It reports whether it did.
 func poolInConv(nodes []*tensor.Node, conv, relu, pool *tensor.Node, index map[*tensor.Node]int,
-	mem []nodeMem, steps map[*tensor.Node]func() error) {
+	mem []nodeMem, steps map[*tensor.Node]func() error) bool {
 	ic, ip := index[conv], index[pool]
 	for _, n := range nodes[ic+1 : ip] {
 		if n != relu && n != relu.Input(0) && n.Op().Kind() != tensor.KindSource {
-			return
+			return false
 		}
 	}
 	z, y := mem[ic].out, mem[ip].out
 	if overlap(y, z) || !writableEarly(y, ic, ip, mem, mem[ic].in...) {
-		return
+		return false
 	}
 	pp := newPooler(relu.Shape(), pool.Shape(), pool.Attr().(tensor.PoolAttr))
 	Z, Y := f32s(z), f32s(y)
@@ -129,10 +132,11 @@ func poolInConv(nodes []*tensor.Node, conv, relu, pool *tensor.Node, index map[*
 		pp.max2x2Rows(Z, Y, n*rows, (n+1)*rows, true)
 	})
 	if err != nil {
-		return
+		return false
 	}
 	steps[conv], steps[pool] = step, nil
 	mem[ip].in = nil
+	return true
 }
 
 // channelVector reports whether a bias of shape b, broadcast against out (N, C, ...),
@@ -170,7 +174,7 @@ func written(nodes []*tensor.Node, b []byte, from, at int, mem []nodeMem) bool {
 // returns the pool node (nil when it fused nothing).
 func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, users map[*tensor.Node][]*tensor.Node,
 	only func(*tensor.Node) *tensor.Node, index map[*tensor.Node]int, mem []nodeMem,
-	steps map[*tensor.Node]func() error) *tensor.Node {
+	steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) *tensor.Node {
 	pool, grad := u[0], u[1]
 	if pool.Op() == tensor.OpMaxPoolGrad {
 		pool, grad = grad, pool
@@ -216,6 +220,7 @@ func fuseReluPool(nodes []*tensor.Node, relu *tensor.Node, u []*tensor.Node, use
 		return nil
 	}
 	steps[relu], steps[cmp], steps[where] = nil, nil, nil
+	owners[relu], owners[cmp], owners[where] = pool, grad, grad
 	steps[pool] = maxPoolReluStep(pp, f32s(zm), f32s(mem[ip].out))
 	var sums []float64
 	if sum := biasSum(where, users[where]); sum != nil {

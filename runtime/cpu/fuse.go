@@ -35,8 +35,7 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 	if fuseOff {
 		return steps, owners
 	}
-	fuseConvPool(nodes, index, mem, escapes, steps)
-	ownByInputs(nodes, steps, owners)
+	fuseConvPool(nodes, index, mem, escapes, steps, owners)
 	f := &ewFuser{nodes: nodes, mem: mem, index: index, users: make([][]int, len(nodes)), escapes: escapes, owners: owners}
 	for i, n := range nodes {
 		for _, x := range n.Inputs() {
@@ -65,34 +64,6 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 	fuseMatMulBias(nodes, index, mem, escapes, steps, owners)
 	fuseUpdates(nodes, mem, steps, owners)
 	return steps, owners
-}
-
-// ownByInputs records the owners of the nodes that the convolution fusions took (a
-// bias add, a ReLU, a pool or its gradient's comparison): the nearest node up their
-// inputs whose fused step does work.
-func ownByInputs(nodes []*tensor.Node, steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) {
-	var up func(n *tensor.Node, depth int) *tensor.Node
-	up = func(n *tensor.Node, depth int) *tensor.Node {
-		for _, x := range n.Inputs() {
-			step, ok := steps[x]
-			switch {
-			case ok && step != nil:
-				return x
-			case ok && depth < 4:
-				if o := up(x, depth+1); o != nil {
-					return o
-				}
-			}
-		}
-		return nil
-	}
-	for _, n := range nodes {
-		if step, ok := steps[n]; ok && step == nil && owners[n] == nil {
-			if o := up(n, 0); o != nil {
-				owners[n] = o
-			}
-		}
-	}
 }
 
 // fuseOff turns elementwise and optimizer fusion off (GML_FUSE=off), to compare or to rule it out.

@@ -140,42 +140,52 @@ func TestAttentionTrioFusion(t *testing.T) {
 // TestProfileCountsFusedWork checks that a profiled run counts the FLOPs of every node
 // once, fused or not: a fused step counts the work of the nodes it does.
 func TestProfileCountsFusedWork(t *testing.T) {
-	g := tensor.NewGraph()
-	r := rand.New(rand.NewPCG(1, 2))
-	feeds := map[*tensor.Node][]float32{}
-	in := func(shape ...int) *tensor.Node {
-		x := g.Input(fmt.Sprint("x", len(feeds)), tensor.F32, shape...)
-		v := make([]float32, x.Shape().Size())
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		feeds[x] = v
-		return x
+	cases := []fusionCase{
+		{"dense_relu_layer_norm", func(g *tensor.Graph, in func(...int) *tensor.Node, _ int) []*tensor.Node {
+			x, w, b, gy, gamma, beta := in(64, 32), in(32, 48), in(48), in(64, 48), in(48), in(48)
+			h := tensor.Relu(tensor.Add(tensor.MatMul(x, w), b))
+			y := tensor.LayerNorm(h, gamma, beta, []int{-1}, 1e-5)
+			return append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, w, b, gamma, beta})...)
+		}},
+		// The bias add and the pool move into the convolution's step, the ReLU into the
+		// pool's first: the ReLU's work counts there through two owners.
+		cnnLayer(2, 3, 4, 9, 3, 1, false, false),
 	}
-	x, w, b, gy, gamma, beta := in(64, 32), in(32, 48), in(48), in(64, 48), in(48), in(48)
-	h := tensor.Relu(tensor.Add(tensor.MatMul(x, w), b))
-	y := tensor.LayerNorm(h, gamma, beta, []int{-1}, 1e-5)
-	outs := append([]*tensor.Node{y}, tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, w, b, gamma, beta})...)
-	nodes := graphOf(outs...)
-	total := 0.0
-	for _, n := range nodes {
-		if n.Op().Kind() != tensor.KindSource && n.Op() != tensor.OpReshape {
-			total += runtime.FLOPs(n)
+	for _, c := range cases {
+		g := tensor.NewGraph()
+		r := rand.New(rand.NewPCG(1, 2))
+		feeds := map[*tensor.Node][]float32{}
+		in := func(shape ...int) *tensor.Node {
+			x := g.Input(fmt.Sprint("x", len(feeds)), tensor.F32, shape...)
+			v := make([]float32, x.Shape().Size())
+			for i := range v {
+				v[i] = float32(r.NormFloat64())
+			}
+			feeds[x] = v
+			return x
 		}
-	}
-	for _, fused := range []bool{false, true} {
-		func() {
-			defer func(old bool) { fuseOff = old }(fuseOff)
-			fuseOff = !fused
-			prof := runtime.NewProfile()
-			steps, _ := runProfiled(t, prof, nodes, nil, feeds, outs...)
-			got := 0.0
-			for _, s := range prof.Stats() {
-				got += s.FLOPs
+		outs := c.build(g, in, 0)
+		nodes := graphOf(outs...)
+		total := 0.0
+		for _, n := range nodes {
+			if n.Op().Kind() != tensor.KindSource && n.Op() != tensor.OpReshape {
+				total += runtime.FLOPs(n)
 			}
-			if math.Abs(got-total) > 1e-9*total {
-				t.Errorf("fused=%v (%d steps): %v FLOPs counted, the nodes do %v", fused, steps, got, total)
-			}
-		}()
+		}
+		for _, fused := range []bool{false, true} {
+			func() {
+				defer func(old bool) { fuseOff = old }(fuseOff)
+				fuseOff = !fused
+				prof := runtime.NewProfile()
+				steps, _ := runProfiled(t, prof, nodes, nil, feeds, outs...)
+				got := 0.0
+				for _, s := range prof.Stats() {
+					got += s.FLOPs
+				}
+				if math.Abs(got-total) > 1e-9*total {
+					t.Errorf("%s fused=%v (%d steps): %v FLOPs counted, the nodes do %v", c.name, fused, steps, got, total)
+				}
+			}()
+		}
 	}
 }

@@ -34,12 +34,16 @@ func (c *Backend) Prepare(seg *runtime.Segment) (runtime.Program, error) {
 	fused, owners := fuse(seg.Nodes, mem, escapes)
 	work := map[*tensor.Node]float64{}
 	for _, n := range seg.Nodes {
-		switch o, ok := owners[n]; {
-		case ok:
-			work[o] += runtime.FLOPs(n)
-		case n.Op().Kind() != tensor.KindSource:
-			work[n] += runtime.FLOPs(n)
+		if n.Op().Kind() == tensor.KindSource && owners[n] == nil {
+			continue
 		}
+		// A node's work lands on the step that does it: its owner's, or the owner's
+		// owner where a fusion moved that one's work on too (a pool into a convolution).
+		o := n
+		for owners[o] != nil {
+			o = owners[o]
+		}
+		work[o] += runtime.FLOPs(n)
 	}
 	p := &program{}
 	for i, n := range seg.Nodes {
