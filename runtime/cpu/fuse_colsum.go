@@ -62,13 +62,8 @@ func (c *colSum) fold(r0, r1 int) {
 // memory order, as rowSplitReduce merges).
 func (c *colSum) merge() {
 	n := c.inner
-	acc := c.part[:n]
-	for kb := 1; kb < len(c.part)/n; kb++ {
-		for j, v := range c.part[kb*n : (kb+1)*n] {
-			acc[j] += v
-		}
-	}
-	for j, v := range acc {
+	addBlocks(c.part, n, n, len(c.part)/n)
+	for j, v := range c.part[:n] {
 		c.d[j] = float32(v)
 	}
 }

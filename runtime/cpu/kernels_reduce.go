@@ -337,6 +337,18 @@ func splitRows(inner, r int) int {
 	return (br + unit - 1) / unit * unit
 }
 
+// addBlocks adds into p[:w] the w values at p[kb·stride:] of each block kb from 1 to
+// nb-1, block after block: how a row split's partial sums merge, whoever folded them
+// (rowSplitReduce, or a fused step's column sums), so both give the same bits.
+func addBlocks(p []float64, w, stride, nb int) {
+	acc := p[:w]
+	for kb := 1; kb < nb; kb++ {
+		for j, v := range p[kb*stride:][:w] {
+			acc[j] += v
+		}
+	}
+}
+
 // rowSplitReduce is columnReduce for few outputs over many rows: the rows of each base
 // are cut into blocks of br rows (about elemGrain elements, whatever the number of
 // threads), each block folds into its own float64 partials in memory order, and the
@@ -385,14 +397,11 @@ func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []fl
 			j1 := min(inner, j0+hi-lo)
 			base := o * nb * inner
 			acc := part[base+j0 : base+j1]
-			for kb := 1; kb < nb; kb++ {
-				pk := part[base+kb*inner+j0 : base+kb*inner+j1]
-				if sum {
-					for j, v := range pk {
-						acc[j] += v
-					}
-				} else {
-					for j, v := range pk {
+			if sum {
+				addBlocks(part[base+j0:], j1-j0, inner, nb)
+			} else {
+				for kb := 1; kb < nb; kb++ {
+					for j, v := range part[base+kb*inner+j0 : base+kb*inner+j1] {
 						acc[j] = red.comb(acc[j], v)
 					}
 				}
