@@ -36,12 +36,15 @@ func fuseUpdates(nodes []*tensor.Node, mem []nodeMem, steps map[*tensor.Node]fun
 	flush := func() {
 		if len(group) > 1 {
 			us := make([]*update, len(group))
+			last := nodes[group[len(group)-1].at]
 			for j, m := range group {
 				us[j] = updateFor(nodes[m.at], mem[m.at].out, mem[m.at].in)
 				steps[nodes[m.at]] = nil
-				owners[nodes[m.at]] = nodes[group[len(group)-1].at]
+				if nodes[m.at] != last {
+					owners[nodes[m.at]] = last
+				}
 			}
-			steps[nodes[group[len(group)-1].at]] = fusedUpdates(us)
+			steps[last] = fusedUpdates(us)
 		}
 		group = group[:0]
 	}

@@ -39,8 +39,9 @@ func (c *Backend) Prepare(seg *runtime.Segment) (runtime.Program, error) {
 		}
 		// A node's work lands on the step that does it: its owner's, or the owner's
 		// owner where a fusion moved that one's work on too (a pool into a convolution).
+		// The walk is bounded so that a wrong record cannot hang Prepare.
 		o := n
-		for owners[o] != nil {
+		for i := 0; owners[o] != nil && i < len(seg.Nodes); i++ {
 			o = owners[o]
 		}
 		work[o] += runtime.FLOPs(n)
