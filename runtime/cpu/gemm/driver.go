@@ -338,12 +338,24 @@ func transposeRows(dst []float32, ldd int, src []float32, ld, rows, kb int) {
 // either way.
 const packBChunk = 8 * nr
 
+// copyPanels is the assembly copy of a chunk's rows into its panels (dst[t·nr·kb + p·nr +
+// j] = src[p·ld + t·nr + j] for p < rows, t < panels, j < nr), which also prefetches the
+// rows it will copy next: each lies on a page of its own, where the hardware prefetchers
+// do not reach. nil where the CPU has none; tests set it to nil to cover the Go loop.
+var copyPanels = nativeCopyPanels()
+
 // PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) of op(b) as BPacker describes.
 func (b matrix) PackB(dst []float32, p0, kb, j0, nb int) {
 	if !b.trans {
 		full := nb / nr * nr
 		for c0 := 0; c0 < full; c0 += packBChunk {
 			c1 := min(c0+packBChunk, full)
+			if copyPanels != nil {
+				// The assembly trusts its bounds: check the last element it reads and writes.
+				_, _ = b.data[(p0+kb-1)*b.ld+j0+c1-1], dst[(c1-nr)*kb+kb*nr-1]
+				copyPanels(dst[c0*kb:], kb, b.data[p0*b.ld+j0+c0:], b.ld, kb, (c1-c0)/nr)
+				continue
+			}
 			for p := 0; p < kb; p++ {
 				src := b.data[(p0+p)*b.ld+j0:][:nb]
 				for s := c0; s < c1; s += nr {
