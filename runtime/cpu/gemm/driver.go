@@ -357,7 +357,7 @@ func (b matrix) PackB(dst []float32, p0, kb, j0, nb int) {
 		full := nb / nr * nr
 		for c0 := 0; c0 < full; c0 += packBChunk {
 			c1 := min(c0+packBChunk, full)
-			if copyPanels != nil {
+			if copyPanels != nil && kb > 0 {
 				// The assembly trusts its bounds: check the last element it reads and writes.
 				_, _ = b.data[(p0+kb-1)*b.ld+j0+c1-1], dst[(c1-nr)*kb+kb*nr-1]
 				copyPanels(dst[c0*kb:], kb, b.data[p0*b.ld+j0+c0:], b.ld, kb, (c1-c0)/nr)
