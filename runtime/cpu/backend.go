@@ -13,6 +13,7 @@ import (
 	"github.com/gml-dev/gml/internal/sysmem"
 	"github.com/gml-dev/gml/runtime"
 	"github.com/gml-dev/gml/runtime/cpu/gemm"
+	"github.com/gml-dev/gml/runtime/cpu/internal/hugepage"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
 )
 
@@ -85,7 +86,9 @@ func (c *Backend) Alloc(bytes int64, pool runtime.Pool) (runtime.Buffer, error) 
 func (c *Backend) Used(pool runtime.Pool) int64 { return c.used[pool%runtime.NumPools].Load() }
 
 // alignedBytes returns n zeroed bytes starting on a 64-byte boundary (backed by uint64
-// words so the garbage collector keeps the whole block alive through the slice).
+// words so the garbage collector keeps the whole block alive through the slice). A
+// large buffer (a layer's weights or activations) is advised for huge pages: products
+// read its rows a page apart.
 func alignedBytes(n int) []byte {
 	if n == 0 {
 		return []byte{}
@@ -93,7 +96,9 @@ func alignedBytes(n int) []byte {
 	words := make([]uint64, (n+alignment)/8+1)
 	p := unsafe.Pointer(&words[0])
 	off := (alignment - int(uintptr(p)%alignment)) % alignment
-	return unsafe.Slice((*byte)(unsafe.Add(p, off)), n)
+	b := unsafe.Slice((*byte)(unsafe.Add(p, off)), n)
+	hugepage.Advise(b)
+	return b
 }
 
 // Free releases a buffer's accounting; the memory goes back to the garbage collector.

@@ -126,9 +126,30 @@
 //     prefetch of A, kc = 192 and mc = 512 (xeonTuning). What remains of the gap is in
 //     the micro-kernel's time (83% of the mlp4096 step's samples at 2 threads), where it
 //     runs below its own L1-resident 136 GFLOP/s a core, while MKL reaches about 146 a
-//     core over the whole product: the rest is the kernel waiting on its operands'
-//     caches rather than packing or scheduling (inferred from the profile, not measured
-//     with counters).
+//     core over the whole product. Timed on the host (timers not kept): the 1024-row
+//     forms spend 6-10% of the workers' time packing, 1.5% at the barrier, and the rest
+//     in the kernel, which ran at 84-91 GFLOP/s a core there (two thirds of its peak).
+//   - Prefetches, for that gap (the same host, 2 threads). The avx512 kernel prefetches
+//     its C tile during the last 48 steps of the sum, a row a step, instead of at its
+//     start: the rows of a 4096-wide C lie 16 KiB apart, all twelve in one set of the
+//     12-way L1, where the A and B lines of a 256-step sum evicted what an early prefetch
+//     brought in. And each step prefetches into L2 the same row of the next two B panels
+//     (the next call's, packed or in place): at m = 1024 on two workers a pair of panels
+//     serves eight strips of A and came from L3 at its first use. B as stored is copied
+//     into its panels by assembly that prefetches the rows 32 ahead (copyPanels), each on
+//     a page of its own where the hardware prefetchers do not reach. Measured with the
+//     variants interleaved call by call in one process against the code before (six
+//     processes of four or five rounds, per-process medians of the ratios): the kernel's
+//     prefetches 1.03-1.23 on 1024×4096×4096tb, 1.02-1.14 on 4096×4096×1024ta, 0.96-1.07
+//     on the plain form; the prefetching copy 1.02-1.04 on the plain form, and with the
+//     kernel's 1.07-1.15. Operands and packing buffers on huge pages (the hugepage
+//     package; the host has them in `madvise` mode) ran 2-13% faster than in the plain
+//     process run next to them in eight of nine such pairs. Dropped in the same runs:
+//     prefetching the next four rows in the AVX2 packing transpose (with it the
+//     B-transposed form lost to the kernel's prefetches alone in all six processes, while
+//     the plain form gained 0-7%), row blocks of 192 (0.92-1.08), and, in one earlier
+//     round each, a prefetch of the next B pair spread over a row block's calls (an extra
+//     kernel argument) and nc = 4096, within the noise.
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row

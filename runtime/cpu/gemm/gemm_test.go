@@ -205,7 +205,7 @@ func TestKernelsMatchReference(t *testing.T) {
 					p.packA = !mode.inPlaceA
 					p.packB = !(mode.inPlaceB && !tc.transB)
 					copy(c, c0)
-					withGoPath(mode.goPack, &transpose4, func() {
+					withGoPack(mode.goPack, func() {
 						if workers > 1 {
 							p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
 						} else {
@@ -217,7 +217,7 @@ func TestKernelsMatchReference(t *testing.T) {
 					if workers > 1 && p.packB && tc.k > 0 && tc.alpha != 0 { // as parallel sends it
 						// B packed by each worker for itself, whatever privateB says.
 						copy(c, c0)
-						withGoPath(mode.goPack, &transpose4, func() { p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc) })
+						withGoPack(mode.goPack, func() { p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc) })
 						checkGemm(t, fmt.Sprintf("%v/workers=%d/private/packA=%v/goPack=%v/%+v", kern, workers, p.packA, mode.goPack, tc),
 							c, want, tc, ldc)
 					}
@@ -237,6 +237,12 @@ func withGoPath[F any](goPath bool, asm *F, f func()) {
 		defer func() { *asm = saved }()
 	}
 	f()
+}
+
+// withGoPack runs f with the packing's Go loops instead of its assembly (transpose4,
+// copyPanels) when goPack is set.
+func withGoPack(goPack bool, f func()) {
+	withGoPath(goPack, &transpose4, func() { withGoPath(goPack, &copyPanels, f) })
 }
 
 // TestTransposeRows checks the packing transpose, assembly and Go, on ragged row counts
@@ -272,27 +278,33 @@ func TestTransposeRows(t *testing.T) {
 // that halve (kParts' least part is kc/2 deep), and a positive panel width and alias.
 // TestPackB checks B's packing against its definition (panel t, row p, column j at
 // dst[t·16·kb + p·16 + j], zeros past nb), as stored and transposed, on widths around
-// the chunks of packBChunk columns and with a partial last panel.
+// the chunks of packBChunk columns and with a partial last panel, on depths below and
+// above copyPanels' prefetch distance, with the assembly and with the Go loops.
 func TestPackB(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
-	for _, trans := range []bool{false, true} {
-		for _, nb := range []int{1, 16, 17, packBChunk - 1, packBChunk, packBChunk + 16, 2*packBChunk + 5} {
-			const kb, p0, j0, ld = 7, 3, 5, 300
-			b := matrix{data: randSlice(r, ld*ld), ld: ld, trans: trans}
-			dst := randSlice(r, roundUp(nb, nr)*kb)
-			b.PackB(dst, p0, kb, j0, nb)
-			for tp := range roundUp(nb, nr) / nr {
-				for p := range kb {
-					for j := range nr {
-						want := float32(0)
-						if col := tp*nr + j; col < nb {
-							want = b.data[(p0+p)*ld+j0+col]
-							if trans {
-								want = b.data[(j0+col)*ld+p0+p]
+	for _, goPack := range []bool{false, true} {
+		for _, trans := range []bool{false, true} {
+			for _, kb := range []int{7, 45} {
+				for _, nb := range []int{1, 16, 17, packBChunk - 1, packBChunk, packBChunk + 16, 2*packBChunk + 5} {
+					const p0, j0, ld = 3, 5, 300
+					b := matrix{data: randSlice(r, ld*ld), ld: ld, trans: trans}
+					dst := randSlice(r, roundUp(nb, nr)*kb)
+					withGoPack(goPack, func() { b.PackB(dst, p0, kb, j0, nb) })
+					for tp := range roundUp(nb, nr) / nr {
+						for p := range kb {
+							for j := range nr {
+								want := float32(0)
+								if col := tp*nr + j; col < nb {
+									want = b.data[(p0+p)*ld+j0+col]
+									if trans {
+										want = b.data[(j0+col)*ld+p0+p]
+									}
+								}
+								if got := dst[tp*nr*kb+p*nr+j]; got != want {
+									t.Fatalf("goPack=%v trans=%v kb=%d nb=%d: panel %d row %d column %d = %v, want %v",
+										goPack, trans, kb, nb, tp, p, j, got, want)
+								}
 							}
-						}
-						if got := dst[tp*nr*kb+p*nr+j]; got != want {
-							t.Fatalf("trans=%v nb=%d: panel %d row %d column %d = %v, want %v", trans, nb, tp, p, j, got, want)
 						}
 					}
 				}

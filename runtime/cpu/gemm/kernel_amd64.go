@@ -43,6 +43,20 @@ func dotAVX2(x, y []float32) float32
 //go:noescape
 func transpose4AVX2(dst []float32, ldd int, src []float32, ld int, k int)
 
+// copyPanelsAVX2 copies rows of a B as stored into adjacent packed panels (pack_amd64.s,
+// copyPanels); the caller guarantees the bounds.
+//
+//go:noescape
+func copyPanelsAVX2(dst []float32, kb int, src []float32, ld, rows, panels int)
+
+// nativeCopyPanels returns the assembly panel copy when the CPU runs it, else nil.
+func nativeCopyPanels() func(dst []float32, kb int, src []float32, ld, rows, panels int) {
+	if !hasAVX2 {
+		return nil
+	}
+	return copyPanelsAVX2
+}
+
 // nativeTranspose4 returns the assembly transpose of four rows when the CPU runs it, else
 // nil.
 func nativeTranspose4() func(dst []float32, ldd int, src []float32, ld int, k int) {

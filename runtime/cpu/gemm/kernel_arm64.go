@@ -47,6 +47,10 @@ func nativeTranspose4() func(dst []float32, ldd int, src []float32, ld int, k in
 	return transpose4NEON
 }
 
+// nativeCopyPanels reports that there is no assembly panel copy for this architecture
+// (the Go loop of PackB runs).
+func nativeCopyPanels() func(dst []float32, kb int, src []float32, ld, rows, panels int) { return nil }
+
 // nativeVector returns the assembly AXPY and dot product of the one-row products.
 func nativeVector() (axpy func(alpha float32, x, y []float32), dot func(x, y []float32) float32) {
 	return axpyNEON, dotNEON

@@ -47,3 +47,66 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func copyPanelsAVX2(dst []float32, kb int, src []float32, ld, rows, panels int)
+// dst[t·16·kb + p·16 + j] = src[p·ld + t·16 + j] for p < rows, t < panels and j < 16:
+// rows of a B as stored into `panels` adjacent packed panels (packBChunk), prefetching the
+// same columns copyAhead rows on while p+copyAhead < rows. Consecutive rows lie ld floats
+// apart (16 KiB for a 4096-wide B, on another page each), so the hardware prefetchers,
+// which stay within a page, do not fetch them ahead.
+TEXT ·copyPanelsAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ kb+24(FP), R8
+	SHLQ $6, R8 // panel stride in bytes: 16·4·kb
+	MOVQ src_base+32(FP), SI
+	MOVQ ld+56(FP), R9
+	SHLQ $2, R9
+	MOVQ rows+64(FP), CX
+	MOVQ panels+72(FP), R10
+	MOVQ R9, AX
+	SHLQ $5, AX // copyAhead (32) rows, in bytes
+	MOVQ CX, DX
+	SUBQ $32, DX // rows copied with a prefetch
+	JLE tail
+ahead:
+	MOVQ DI, R12
+	MOVQ SI, R13
+	MOVQ R10, BX
+aheadPanel:
+	PREFETCHT0 (R13)(AX*1)
+	VMOVUPS (R13), Y0
+	VMOVUPS 32(R13), Y1
+	VMOVUPS Y0, (R12)
+	VMOVUPS Y1, 32(R12)
+	ADDQ $64, R13
+	ADDQ R8, R12
+	DECQ BX
+	JNZ aheadPanel
+	ADDQ R9, SI
+	ADDQ $64, DI
+	DECQ CX
+	DECQ DX
+	JNZ ahead
+tail:
+	TESTQ CX, CX
+	JZ done
+tailRow:
+	MOVQ DI, R12
+	MOVQ SI, R13
+	MOVQ R10, BX
+tailPanel:
+	VMOVUPS (R13), Y0
+	VMOVUPS 32(R13), Y1
+	VMOVUPS Y0, (R12)
+	VMOVUPS Y1, 32(R12)
+	ADDQ $64, R13
+	ADDQ R8, R12
+	DECQ BX
+	JNZ tailPanel
+	ADDQ R9, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ tailRow
+done:
+	VZEROUPPER
+	RET
