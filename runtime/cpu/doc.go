@@ -65,8 +65,11 @@
 //     thread count gives the same bits; interleaved reduced and kept axes
 //     fold in memory order too (a variance over a reduced innermost axis among them is
 //     transposed first). One long row (a full Sum or Mean) is split between goroutines.
-//     Sums accumulate in float64 vector lanes (vec.Sum, vec.SumInto; a block of evenly
-//     spaced rows in one vec.SumRows call that keeps its running sums in registers).
+//     A row's sum (vec.Sum, the statistics of norms) adds sixteen float32 lanes, which
+//     fold into float64 every 256 elements: sixteen values a lane per instruction,
+//     where widening each to float64 held the assembly to four. Column sums accumulate
+//     in float64 (vec.SumInto; a block of evenly spaced rows in one vec.SumRows call
+//     that keeps its running sums in registers).
 //   - The hot activations (exp, erf, GELU, tanh, sigmoid, silu) and the exponentials of
 //     softmax and attention use the float32 functions of package vec (range reduction
 //     and polynomials, about 1 ulp; exp, erf and GELU in AVX-512 or AVX2 assembly); the

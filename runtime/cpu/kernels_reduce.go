@@ -12,7 +12,8 @@ import (
 // Reductions. The input is viewed as rows: kept axes outside, reduced axes inside. When
 // the reduced axes are not already innermost, Prepare plans a transposing copy into
 // scratch memory first (one extra pass over the data, which keeps a single fast row
-// loop for every axis pattern). F32 data accumulates in float64; integers in int64.
+// loop for every axis pattern). F32 data accumulates in float64 (a row's sum in float32
+// lanes first, 256 elements at a time: vec.Sum); integers in int64.
 // A reduction of one long row (a full Sum or Mean) is split across goroutines.
 
 func init() {

@@ -2,7 +2,7 @@ package vec
 
 // Row statistics and the normalisation of layer and RMS norms, in float64 lanes.
 
-// SqDev returns Σ(x[i]-mean)² accumulated in float64 in the order of Sum: sixteen
+// SqDev returns Σ(x[i]-mean)² accumulated in float64 lanes: sixteen
 // running sums over whole groups of sixteen, merged in a fixed order, then the tail in
 // order. Every level gives the same result.
 func SqDev(x []float32, mean float64) float64 {

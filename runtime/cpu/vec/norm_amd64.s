@@ -3,8 +3,8 @@
 // Layer-norm row loops in float64 lanes (norm.go), AVX2 at both assembly levels.
 
 // func sqDevAVX2(x []float32, mean float64) (int, float64)
-// sumAVX2 of (x-mean)²: four vectors of four float64 running sums over whole groups of
-// sixteen, merged as sqDevGo merges them.
+// Four vectors of four float64 running sums of (x-mean)² over whole groups of sixteen,
+// merged as sqDevGo merges them.
 TEXT ·sqDevAVX2(SB), NOSPLIT, $0-48
 	MOVQ x_base+0(FP), SI
 	MOVQ x_len+8(FP), CX

@@ -8,39 +8,50 @@ import (
 	"testing"
 )
 
-// TestSumsAtEveryLevel checks Sum against its definition (sixteen running sums, a
-// fixed merge, the tail in order) and against a float64 sum, and SumInto against Go's
-// arithmetic bit for bit, at every level on ragged lengths and unaligned starts.
+// TestSumsAtEveryLevel checks Sum against its definition (sixteen float32 running sums
+// folded into float64 ones every chunk, a fixed merge, the tail in order) bit for bit
+// and against a float64 sum within the float32 lanes' error bound, and SumInto against
+// Go's arithmetic bit for bit, at every level on ragged lengths (chunks whole and cut)
+// and unaligned starts.
 func TestSumsAtEveryLevel(t *testing.T) {
 	defer func(a impl) { active = a }(active)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, im := range levels() {
 		active = im
-		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 257, 1000} {
+		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 255, 256, 257, 1000} {
 			buf := make([]float32, n+1)
 			for i := range buf {
 				buf[i] = float32(r.NormFloat64() * 100)
 			}
 			x := buf[1:] // an unaligned start
 			name := fmt.Sprintf("%v/n=%d", im.level, n)
-			var p [16]float64
+			var q [16]float64
+			var p [16]float32
 			whole := n &^ 15
 			for i, v := range x[:whole] {
-				p[i%16] += float64(v)
+				p[i%16] += v
+				if i%sumChunk == sumChunk-1 || i == whole-1 {
+					for k := range q {
+						q[k] += float64(p[k])
+					}
+					p = [16]float32{}
+				}
 			}
 			var a [4]float64
 			for l := range a {
-				a[l] = (p[l] + p[4+l]) + (p[8+l] + p[12+l])
+				a[l] = (q[l] + q[4+l]) + (q[8+l] + q[12+l])
 			}
 			want := (a[0] + a[2]) + (a[1] + a[3])
-			exact := 0.0
+			exact, abs := 0.0, 0.0
 			for i, v := range x {
 				if i >= whole {
 					want += float64(v)
 				}
 				exact += float64(v)
+				abs += math.Abs(float64(v))
 			}
-			if got := Sum(x); math.Float64bits(got) != math.Float64bits(want) || math.Abs(got-exact) > 1e-9*(1+math.Abs(exact)) {
+			// Each lane's chunk adds at most sixteen values in float32.
+			if got := Sum(x); math.Float64bits(got) != math.Float64bits(want) || math.Abs(got-exact) > 15*0x1p-24*abs+1e-9 {
 				t.Errorf("%s: Sum = %v, want %v (exactly %v)", name, got, want, exact)
 			}
 			acc := make([]float64, n+1)
@@ -56,6 +67,44 @@ func TestSumsAtEveryLevel(t *testing.T) {
 			for i := range acc {
 				if math.Float64bits(acc[i]) != math.Float64bits(wantAcc[i]) {
 					t.Fatalf("%s: SumInto element %d = %v, want %v", name, i, acc[i], wantAcc[i])
+				}
+			}
+		}
+	}
+}
+
+// TestSumSpecialValues checks that Sum keeps a NaN, an infinity and infinities of both
+// signs (NaN) wherever they fall, at every level.
+func TestSumSpecialValues(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	inf := float32(math.Inf(1))
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{1, 7, 33, 257} {
+			for _, at := range []int{0, n / 2, n - 1} {
+				for _, c := range []struct {
+					vals []float32
+					want float64
+				}{
+					{[]float32{float32(math.NaN())}, math.NaN()},
+					{[]float32{inf}, math.Inf(1)},
+					{[]float32{-inf}, math.Inf(-1)},
+					{[]float32{inf, -inf}, math.NaN()},
+				} {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = 1
+					}
+					for k, v := range c.vals {
+						x[(at+k)%n] = v
+					}
+					if n == 1 && len(c.vals) > 1 {
+						continue
+					}
+					got := Sum(x)
+					if !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) {
+						t.Errorf("%v n=%d at %d %v: Sum = %v, want %v", im.level, n, at, c.vals, got, c.want)
+					}
 				}
 			}
 		}

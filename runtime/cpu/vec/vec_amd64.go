@@ -63,8 +63,15 @@ func spreadAVX2(d, v []uint32, row int)
 //go:noescape
 func reluAVX2(d, x []float32) int
 
-//go:noescape
-func sumAVX2(x []float32) (int, float64)
+// sumAVX2 is Sum's whole groups, summed by sumEachAVX2 as one row.
+func sumAVX2(x []float32) (int, float64) {
+	n := len(x) &^ 15
+	var d [1]float64
+	if n > 0 {
+		sumEachAVX2(d[:], x[:n], n)
+	}
+	return n, d[0]
+}
 
 //go:noescape
 func sumIntoAVX2(a []float64, x []float32) int
