@@ -5,8 +5,8 @@
 // maximum, elementwise arithmetic (Arith, and ArithRows for a row repeated down a
 // batch), comparisons, selection and row spreading (Spread), sums (Sum in float32
 // lanes folded into float64 every chunk, SumEach for the sums of many rows in one
-// call; SumInto and SumRows, column sums in float64 that keep their running sums in
-// registers across rows), the optimizer updates (AdamStep,
+// call; AddRows, column sums in float32 that keep their running sums in registers
+// across rows, and SumInto in float64), the optimizer updates (AdamStep,
 // SGDStep), the dropout mask (DropoutVectors), and the scalar float32 functions the
 // kernels inline (Expf, Tanhf, Erff).
 //

@@ -81,31 +81,31 @@ func SumEach(d []float64, x []float32, row int) {
 	}
 }
 
-// SumRows adds rows of x to a element by element in float64, row after row: a[j] +=
-// x[r·stride+j] for r < rows and j < len(a). The sums are SumInto's, one row at a
-// time, bit for bit; the assembly keeps them in registers across the rows. stride must
-// not be negative.
-func SumRows(a []float64, x []float32, rows, stride int) {
-	if rows <= 0 || len(a) == 0 {
+// AddRows adds rows of x to p element by element in float32, row after row: p[j] +=
+// x[r·stride+j] for r < rows and j < len(p), each addition rounded once, so every level
+// gives the same result; the assembly keeps the running sums of a strip of columns in
+// registers across the rows. stride must not be negative.
+func AddRows(p, x []float32, rows, stride int) {
+	if rows <= 0 || len(p) == 0 {
 		return
 	}
 	if stride < 0 {
 		// The bounds check below covers the last row only: the assembly would read
 		// before x.
-		panic("vec.SumRows: negative stride")
+		panic("vec.AddRows: negative stride")
 	}
-	_ = x[(rows-1)*stride+len(a)-1] // the assembly reads no further
+	_ = x[(rows-1)*stride+len(p)-1] // the assembly reads no further
 	j := 0
-	if active.sumRows != nil {
-		j = active.sumRows(a, x, rows, stride)
+	if active.addRows != nil {
+		j = active.addRows(p, x, rows, stride)
 	}
-	if j == len(a) {
+	if j == len(p) {
 		return
 	}
 	for r := range rows {
-		row := x[r*stride+j : r*stride+len(a)]
+		row := x[r*stride+j : r*stride+len(p)]
 		for c, v := range row {
-			a[j+c] += float64(v)
+			p[j+c] += v
 		}
 	}
 }

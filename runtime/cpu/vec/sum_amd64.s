@@ -28,14 +28,14 @@ intodone:
 	VZEROUPPER
 	RET
 
-// func sumRowsAVX2(a []float64, x []float32, rows, stride int) int
-// a[j] += x[r·stride+j] for r < rows, in row order, over the columns of whole groups of
-// eight; returns how many columns that was. The running sums of a strip of 32 columns
-// (then 8) stay in registers while the rows stream past, so a costs one load and one
+// func addRowsAVX2(p, x []float32, rows, stride int) int
+// p[j] += x[r·stride+j] for r < rows, in row order, over the columns of whole groups of
+// eight; returns how many columns that was. The running sums of a strip of 64 columns
+// (then 8) stay in registers while the rows stream past, so p costs one load and one
 // store per strip instead of one per row.
-TEXT ·sumRowsAVX2(SB), NOSPLIT, $0-72
-	MOVQ a_base+0(FP), DI
-	MOVQ a_len+8(FP), CX
+TEXT ·addRowsAVX2(SB), NOSPLIT, $0-72
+	MOVQ p_base+0(FP), DI
+	MOVQ p_len+8(FP), CX
 	MOVQ x_base+24(FP), SI
 	MOVQ rows+48(FP), R8
 	MOVQ stride+56(FP), R9
@@ -43,79 +43,58 @@ TEXT ·sumRowsAVX2(SB), NOSPLIT, $0-72
 	ANDQ $-8, CX
 	XORQ AX, AX
 
-strip32:
-	LEAQ 32(AX), BX
+strip64:
+	LEAQ 64(AX), BX
 	CMPQ BX, CX
 	JGT  strip8
-	VMOVUPD 0(DI)(AX*8), Y0
-	VMOVUPD 32(DI)(AX*8), Y1
-	VMOVUPD 64(DI)(AX*8), Y2
-	VMOVUPD 96(DI)(AX*8), Y3
-	VMOVUPD 128(DI)(AX*8), Y4
-	VMOVUPD 160(DI)(AX*8), Y5
-	VMOVUPD 192(DI)(AX*8), Y6
-	VMOVUPD 224(DI)(AX*8), Y7
+	VMOVUPS 0(DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y1
+	VMOVUPS 64(DI)(AX*4), Y2
+	VMOVUPS 96(DI)(AX*4), Y3
+	VMOVUPS 128(DI)(AX*4), Y4
+	VMOVUPS 160(DI)(AX*4), Y5
+	VMOVUPS 192(DI)(AX*4), Y6
+	VMOVUPS 224(DI)(AX*4), Y7
 	LEAQ (SI)(AX*4), R10
 	MOVQ R8, R11
 
-rows32:
-	TESTQ R11, R11
-	JZ   store32
-	VCVTPS2PD 0(R10), Y8
-	VADDPD Y8, Y0, Y0
-	VCVTPS2PD 16(R10), Y9
-	VADDPD Y9, Y1, Y1
-	VCVTPS2PD 32(R10), Y8
-	VADDPD Y8, Y2, Y2
-	VCVTPS2PD 48(R10), Y9
-	VADDPD Y9, Y3, Y3
-	VCVTPS2PD 64(R10), Y8
-	VADDPD Y8, Y4, Y4
-	VCVTPS2PD 80(R10), Y9
-	VADDPD Y9, Y5, Y5
-	VCVTPS2PD 96(R10), Y8
-	VADDPD Y8, Y6, Y6
-	VCVTPS2PD 112(R10), Y9
-	VADDPD Y9, Y7, Y7
+rows64:
+	VADDPS 0(R10), Y0, Y0
+	VADDPS 32(R10), Y1, Y1
+	VADDPS 64(R10), Y2, Y2
+	VADDPS 96(R10), Y3, Y3
+	VADDPS 128(R10), Y4, Y4
+	VADDPS 160(R10), Y5, Y5
+	VADDPS 192(R10), Y6, Y6
+	VADDPS 224(R10), Y7, Y7
 	ADDQ R9, R10
 	DECQ R11
-	JMP  rows32
-
-store32:
-	VMOVUPD Y0, 0(DI)(AX*8)
-	VMOVUPD Y1, 32(DI)(AX*8)
-	VMOVUPD Y2, 64(DI)(AX*8)
-	VMOVUPD Y3, 96(DI)(AX*8)
-	VMOVUPD Y4, 128(DI)(AX*8)
-	VMOVUPD Y5, 160(DI)(AX*8)
-	VMOVUPD Y6, 192(DI)(AX*8)
-	VMOVUPD Y7, 224(DI)(AX*8)
+	JNZ  rows64
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	VMOVUPS Y4, 128(DI)(AX*4)
+	VMOVUPS Y5, 160(DI)(AX*4)
+	VMOVUPS Y6, 192(DI)(AX*4)
+	VMOVUPS Y7, 224(DI)(AX*4)
 	MOVQ BX, AX
-	JMP  strip32
+	JMP  strip64
 
 strip8:
 	LEAQ 8(AX), BX
 	CMPQ BX, CX
 	JGT  rowsdone
-	VMOVUPD (DI)(AX*8), Y0
-	VMOVUPD 32(DI)(AX*8), Y1
+	VMOVUPS (DI)(AX*4), Y0
 	LEAQ (SI)(AX*4), R10
 	MOVQ R8, R11
 
 rows8:
-	TESTQ R11, R11
-	JZ   store8
-	VCVTPS2PD (R10), Y8
-	VADDPD Y8, Y0, Y0
-	VCVTPS2PD 16(R10), Y9
-	VADDPD Y9, Y1, Y1
+	VADDPS (R10), Y0, Y0
 	ADDQ R9, R10
 	DECQ R11
-	JMP  rows8
-
-store8:
-	VMOVUPD Y0, (DI)(AX*8)
-	VMOVUPD Y1, 32(DI)(AX*8)
+	JNZ  rows8
+	VMOVUPS Y0, (DI)(AX*4)
 	MOVQ BX, AX
 	JMP  strip8
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -111,15 +110,16 @@ func TestSumSpecialValues(t *testing.T) {
 	}
 }
 
-// TestSumRows checks SumRows against SumInto row after row, bit for bit, at every level,
-// for ragged column counts (strips of 32 and of 8 and a Go tail), strides wider than
-// the columns and an unaligned start, with a float64 reference of the column sums.
-func TestSumRows(t *testing.T) {
+// TestAddRows checks AddRows against Go's float32 additions row after row, bit for bit,
+// at every level, for ragged column counts (strips of 64 and of 8 and a Go tail),
+// strides wider than the columns and an unaligned start, and against a float64
+// reference of the column sums within float32's error bound.
+func TestAddRows(t *testing.T) {
 	defer func(a impl) { active = a }(active)
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, im := range levels() {
 		active = im
-		for _, cols := range []int{1, 7, 8, 33, 45, 257} {
+		for _, cols := range []int{1, 7, 8, 33, 64, 65, 257} {
 			for _, rows := range []int{0, 1, 7, 33} {
 				stride := cols + r.IntN(3)
 				buf := make([]float32, 1+max(0, (rows-1)*stride+cols))
@@ -128,22 +128,23 @@ func TestSumRows(t *testing.T) {
 				}
 				x := buf[1:]
 				name := fmt.Sprintf("%v/cols=%d/rows=%d/stride=%d", im.level, cols, rows, stride)
-				a, want := make([]float64, cols), make([]float64, cols)
-				for j := range a {
-					a[j] = r.NormFloat64()
-					want[j] = a[j]
+				p, want := make([]float32, cols), make([]float32, cols)
+				exact, abs := make([]float64, cols), make([]float64, cols)
+				for j := range p {
+					p[j] = float32(r.NormFloat64())
+					want[j], exact[j], abs[j] = p[j], float64(p[j]), math.Abs(float64(p[j]))
 				}
-				exact := slices.Clone(want)
 				for k := range rows {
-					SumInto(want, x[k*stride:k*stride+cols])
-					for j := range exact {
-						exact[j] += float64(x[k*stride+j])
+					for j, v := range x[k*stride : k*stride+cols] {
+						want[j] += v
+						exact[j] += float64(v)
+						abs[j] += math.Abs(float64(v))
 					}
 				}
-				SumRows(a, x, rows, stride)
-				for j := range a {
-					if math.Float64bits(a[j]) != math.Float64bits(want[j]) || math.Abs(a[j]-exact[j]) > 1e-9*(1+math.Abs(exact[j])) {
-						t.Fatalf("%s: column %d = %v, want %v (exactly %v)", name, j, a[j], want[j], exact[j])
+				AddRows(p, x, rows, stride)
+				for j := range p {
+					if math.Float32bits(p[j]) != math.Float32bits(want[j]) || math.Abs(float64(p[j])-exact[j]) > float64(rows+1)*0x1p-24*abs[j] {
+						t.Fatalf("%s: column %d = %v, want %v (exactly %v)", name, j, p[j], want[j], exact[j])
 					}
 				}
 			}

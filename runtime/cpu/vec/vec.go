@@ -49,7 +49,7 @@ type impl struct {
 	// Sums (sum.go), AVX2 at both levels.
 	sum     func(x []float32) (int, float64)
 	sumInto func(a []float64, x []float32) int
-	sumRows func(a []float64, x []float32, rows, stride int) int
+	addRows func(p, x []float32, rows, stride int) int
 	sumEach func(d []float64, x []float32, row int)
 }
 
