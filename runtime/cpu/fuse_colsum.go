@@ -45,10 +45,13 @@ func newColSum(src, d []float32, inner, rows int) *colSum {
 
 // fold adds rows [r0, r1) of src, which lie in one block and follow the rows of the
 // block folded before, to the block's partial sums.
-func (c *colSum) fold(r0, r1 int) {
+func (c *colSum) fold(r0, r1 int) { c.foldRows(c.src[r0*c.inner:], r0, r1) }
+
+// foldRows is fold with rows [r0, r1) of the data read from x instead of src.
+func (c *colSum) foldRows(x []float32, r0, r1 int) {
 	n, b := c.inner, r0/c.br
 	first := b * c.br
-	foldRuns(c.part[b*n:][:n], c.runs[b*n:][:n], c.src[r0*n:], r0-first, r1-first, min(c.br, c.rows-first), n)
+	foldRuns(c.part[b*n:][:n], c.runs[b*n:][:n], x, r0-first, r1-first, min(c.br, c.rows-first), n)
 }
 
 // merge adds the blocks' partial sums in order into d, block row after block row (in

@@ -99,6 +99,20 @@ var colSumCases = []struct {
 	}}, 0, func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
 		return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpSum): byOp(nodes, tensor.OpExp)}
 	}},
+	{fusionCase{"layer_norm_gy_xhat_read_elsewhere", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		// gamma's summand gy·x̂ also read by a transpose: the norm kernel folds its sum
+		// but must still write it.
+		x, gamma, beta, gy := in(n, 2, 48), in(48), in(48), in(n, 2, 48)
+		y := tensor.LayerNorm(x, gamma, beta, []int{-1}, 1e-5)
+		grads := tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma, beta})
+		for _, m := range graphOf(grads...) {
+			if m.Op() == tensor.OpMul && m.Shape().Equal(gy.Shape()) && (m.Input(0) == gy && m.Input(1).Op() == tensor.OpMul ||
+				m.Input(1) == gy && m.Input(0).Op() == tensor.OpMul) {
+				return append(grads, tensor.Transpose(m, 0, 2))
+			}
+		}
+		panic("no gy·x̂")
+	}}, -1, nil},
 	{fusionCase{"sum_of_value_read_elsewhere", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
 		x, gy, z := in(n, 40), in(n, 40), in(40)
 		w := tensor.Where(tensor.Less(x, gy), gy, x)
