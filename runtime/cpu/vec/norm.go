@@ -8,9 +8,12 @@ package vec
 func SqDev(x []float32, mean float64) float64 {
 	var n int
 	var s float64
-	if active.level >= AVX2 {
+	switch {
+	case active.level >= AVX512:
+		n, s = sqDevAVX512(x, mean)
+	case active.level >= AVX2:
 		n, s = sqDevAVX2(x, mean)
-	} else {
+	default:
 		n, s = sqDevGo(x, mean)
 	}
 	for _, v := range x[n:] {
@@ -51,7 +54,10 @@ func Normalize(y, x, gamma, beta []float32, mean, inv float64) {
 		beta = beta[:len(x)]
 	}
 	j := 0
-	if active.level >= AVX2 {
+	switch {
+	case active.level >= AVX512:
+		j = normalizeAVX512(y, x, gamma, beta, mean, inv)
+	case active.level >= AVX2:
 		j = normalizeAVX2(y, x, gamma, beta, mean, inv)
 	}
 	for ; j < len(x); j++ {

@@ -1,6 +1,7 @@
 #include "textflag.h"
 
-// Layer-norm row loops in float64 lanes (norm.go), AVX2 at both assembly levels.
+// Layer-norm row loops in float64 lanes (norm.go): AVX2, and the forward's statistics
+// and normalisation in AVX-512 too (8 float64 lanes a vector, the same bits).
 
 // func sqDevAVX2(x []float32, mean float64) (int, float64)
 // Four vectors of four float64 running sums of (x-mean)² over whole groups of sixteen,
@@ -91,6 +92,89 @@ nobeta:
 	JMP  nloop
 
 ndone:
+	MOVQ CX, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// func sqDevAVX512(x []float32, mean float64) (int, float64)
+// The running sums of lanes 0-7 in Z0 and 8-15 in Z1, merged as sqDevGo merges them.
+TEXT ·sqDevAVX512(SB), NOSPLIT, $0-48
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	ANDQ $-16, CX
+	XORQ AX, AX
+	VBROADCASTSD mean+24(FP), Z8
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+sq512loop:
+	CMPQ AX, CX
+	JGE  sq512done
+	VCVTPS2PD (SI)(AX*4), Z4
+	VCVTPS2PD 32(SI)(AX*4), Z5
+	VSUBPD Z8, Z4, Z4
+	VSUBPD Z8, Z5, Z5
+	VMULPD Z4, Z4, Z4
+	VMULPD Z5, Z5, Z5
+	VADDPD Z4, Z0, Z0
+	VADDPD Z5, Z1, Z1
+	ADDQ $16, AX
+	JMP  sq512loop
+
+sq512done:
+	VEXTRACTF64X4 $1, Z0, Y4
+	VADDPD Y4, Y0, Y0
+	VEXTRACTF64X4 $1, Z1, Y5
+	VADDPD Y5, Y1, Y1
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VPERMILPD $1, X0, X1
+	VADDSD X1, X0, X0
+	MOVQ CX, ret+32(FP)
+	VMOVSD X0, ret1+40(FP)
+	VZEROUPPER
+	RET
+
+// func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int
+// normalizeAVX2 over whole groups of eight.
+TEXT ·normalizeAVX512(SB), NOSPLIT, $0-120
+	MOVQ y_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	MOVQ gamma_base+48(FP), R8
+	MOVQ gamma_len+56(FP), R9
+	MOVQ beta_base+72(FP), R10
+	MOVQ beta_len+80(FP), R11
+	VBROADCASTSD mean+96(FP), Z8
+	VBROADCASTSD inv+104(FP), Z9
+	ANDQ $-8, CX
+	XORQ AX, AX
+
+n512loop:
+	CMPQ AX, CX
+	JGE  n512done
+	VCVTPS2PD (SI)(AX*4), Z0
+	VSUBPD Z8, Z0, Z0
+	VMULPD Z9, Z0, Z0
+	TESTQ R9, R9
+	JEQ  n512nogamma
+	VCVTPS2PD (R8)(AX*4), Z1
+	VMULPD Z1, Z0, Z0
+
+n512nogamma:
+	TESTQ R11, R11
+	JEQ  n512nobeta
+	VCVTPS2PD (R10)(AX*4), Z2
+	VADDPD Z2, Z0, Z0
+
+n512nobeta:
+	VCVTPD2PS Z0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  n512loop
+
+n512done:
 	MOVQ CX, ret+112(FP)
 	VZEROUPPER
 	RET

@@ -6,7 +6,11 @@ package vec
 
 func sqDevAVX2(x []float32, mean float64) (int, float64) { return 0, 0 }
 
+func sqDevAVX512(x []float32, mean float64) (int, float64) { return 0, 0 }
+
 func normalizeAVX2(y, x, gamma, beta []float32, mean, inv float64) int { return 0 }
+
+func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int { return 0 }
 
 func normCentreAVX2(xc, sq, x, mean []float32, n int) {}
 
