@@ -435,12 +435,11 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	} else {
 		m2 = nil
 	}
-	if k.addend == nil {
-		vec.NormGradOut(k.dx[r0*n:][:cnt], g, xhat, m1, m2, rstd, n)
-		return
+	var add []float32
+	if k.addend != nil {
+		add = k.addend[r0*n:][:cnt]
 	}
-	vec.NormGradOut(t, g, xhat, m1, m2, rstd, n)
-	vec.Arith(vec.Add, k.dx[r0*n:][:cnt], t, 1, k.addend[r0*n:][:cnt], 1)
+	vec.NormGradOut(k.dx[r0*n:][:cnt], g, xhat, m1, m2, rstd, add, n)
 }
 
 // onlyFolded reports whether the value of n, computed by the norm kernel, is read by

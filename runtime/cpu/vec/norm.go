@@ -115,16 +115,20 @@ func NormGradMid(xhat, p, dgp, xc, g, gy, rstd []float32, n int) {
 	}
 }
 
-// NormGradOut sets dx = rstd[r]·(g - (xhat·m1[r] + m2[r])) in each row r, without the
-// m2 term where m2 is nil (a norm that does not centre).
-func NormGradOut(dx, g, xhat, m1, m2, rstd []float32, n int) {
+// NormGradOut sets dx = rstd[r]·(g - (xhat·m1[r] + m2[r])) + add in each row r, without
+// the m2 term where m2 is nil (a norm that does not centre) and without add (the
+// gradient a residual connection adds) where add is nil.
+func NormGradOut(dx, g, xhat, m1, m2, rstd, add []float32, n int) {
 	cnt := len(rstd) * n
 	dx, g, xhat, m1 = dx[:cnt], g[:cnt], xhat[:cnt], m1[:len(rstd)]
 	if m2 != nil {
 		m2 = m2[:len(rstd)]
 	}
+	if add != nil {
+		add = add[:cnt]
+	}
 	if active.level >= AVX2 && n%8 == 0 && n > 0 {
-		normGradOutAVX2(dx, g, xhat, m1, m2, rstd, n)
+		normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add, n)
 		return
 	}
 	for r, s := range rstd {
@@ -133,7 +137,11 @@ func NormGradOut(dx, g, xhat, m1, m2, rstd []float32, n int) {
 			if m2 != nil {
 				t += m2[r]
 			}
-			dx[j] = s * (g[j] - t)
+			d := s * (g[j] - t)
+			if add != nil {
+				d = float32(d) + add[j]
+			}
+			dx[j] = d
 		}
 	}
 }

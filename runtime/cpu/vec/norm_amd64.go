@@ -22,8 +22,8 @@ func normalizeAVX2(y, x, gamma, beta []float32, mean, inv float64) int
 //go:noescape
 func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int
 
-// The whole rows of NormCentre, NormGradMid and NormGradOut, n a multiple of 8; dgp
-// and m2 are nil when absent.
+// The whole rows of NormCentre, NormGradMid and NormGradOut, n a multiple of 8; dgp,
+// m2 and add are nil when absent.
 
 //go:noescape
 func normCentreAVX2(xc, sq, x, mean []float32, n int)
@@ -32,4 +32,4 @@ func normCentreAVX2(xc, sq, x, mean []float32, n int)
 func normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd []float32, n int)
 
 //go:noescape
-func normGradOutAVX2(dx, g, xhat, m1, m2, rstd []float32, n int)
+func normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add []float32, n int)

@@ -266,9 +266,9 @@ midDone:
 	VZEROUPPER
 	RET
 
-// func normGradOutAVX2(dx, g, xhat, m1, m2, rstd []float32, n int)
-// Row r: dx = rstd[r]·(g - (xhat·m1[r] + m2[r])), without m2 where it is nil.
-TEXT ·normGradOutAVX2(SB), NOSPLIT, $0-152
+// func normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add []float32, n int)
+// Row r: dx = rstd[r]·(g - (xhat·m1[r] + m2[r])) + add, without m2 or add where nil.
+TEXT ·normGradOutAVX2(SB), NOSPLIT, $0-176
 	MOVQ dx_base+0(FP), DI
 	MOVQ g_base+24(FP), R12
 	MOVQ xhat_base+48(FP), SI
@@ -276,7 +276,8 @@ TEXT ·normGradOutAVX2(SB), NOSPLIT, $0-152
 	MOVQ m2_base+96(FP), R10
 	MOVQ rstd_base+120(FP), R11
 	MOVQ rstd_len+128(FP), R9
-	MOVQ n+144(FP), CX
+	MOVQ add_base+144(FP), R13
+	MOVQ n+168(FP), CX
 	XORQ AX, AX
 	XORQ BX, BX
 
@@ -297,6 +298,11 @@ outCol:
 	VMOVUPS (R12)(AX*4), Y4
 	VSUBPS  Y0, Y4, Y4
 	VMULPS  Y3, Y4, Y4
+	TESTQ   R13, R13
+	JZ      outStore
+	VADDPS  (R13)(AX*4), Y4, Y4
+
+outStore:
 	VMOVUPS Y4, (DI)(AX*4)
 	ADDQ    $8, AX
 	CMPQ    AX, DX
@@ -310,6 +316,11 @@ outColNoM2:
 	VMOVUPS (R12)(AX*4), Y4
 	VSUBPS  Y0, Y4, Y4
 	VMULPS  Y3, Y4, Y4
+	TESTQ   R13, R13
+	JZ      outStoreNoM2
+	VADDPS  (R13)(AX*4), Y4, Y4
+
+outStoreNoM2:
 	VMOVUPS Y4, (DI)(AX*4)
 	ADDQ    $8, AX
 	CMPQ    AX, DX

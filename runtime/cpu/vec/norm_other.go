@@ -16,4 +16,4 @@ func normCentreAVX2(xc, sq, x, mean []float32, n int) {}
 
 func normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd []float32, n int) {}
 
-func normGradOutAVX2(dx, g, xhat, m1, m2, rstd []float32, n int) {}
+func normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add []float32, n int) {}

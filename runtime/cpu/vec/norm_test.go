@@ -67,7 +67,7 @@ func TestNormAtEveryLevel(t *testing.T) {
 
 // TestNormGradPassesAtEveryLevel checks NormCentre, NormGradMid and NormGradOut against
 // one float32 operation at a time (what the separate nodes compute), bit for bit, with
-// and without dgp and m2, at every level on ragged row lengths, row counts and
+// and without dgp, m2 and the addend, at every level on ragged row lengths, row counts and
 // unaligned starts, values including zeros, infinities and NaN.
 func TestNormGradPassesAtEveryLevel(t *testing.T) {
 	defer func(a impl) { active = a }(active)
@@ -112,16 +112,20 @@ func TestNormGradPassesAtEveryLevel(t *testing.T) {
 						}
 					}
 				}
-				for _, mm := range [][]float32{nil, m2} {
+				for _, c := range []struct{ m2, add []float32 }{{nil, nil}, {m2, nil}, {nil, gy}, {m2, gy}} {
 					dx := make([]float32, cnt)
-					NormGradOut(dx, g, x, m1, mm, rstd, n)
+					NormGradOut(dx, g, x, m1, c.m2, rstd, c.add, n)
 					for j := range cnt {
 						in := float32(x[j] * m1[j/n]) // rounded: no fused multiply-add
-						if mm != nil {
-							in += mm[j/n]
+						if c.m2 != nil {
+							in += c.m2[j/n]
 						}
-						if want := rstd[j/n] * (g[j] - in); !same(dx[j], want) {
-							t.Fatalf("%s m2=%v: NormGradOut element %d = %v, want %v", name, mm != nil, j, dx[j], want)
+						want := rstd[j/n] * (g[j] - in)
+						if c.add != nil {
+							want = float32(want) + c.add[j]
+						}
+						if !same(dx[j], want) {
+							t.Fatalf("%s m2=%v add=%v: NormGradOut element %d = %v, want %v", name, c.m2 != nil, c.add != nil, j, dx[j], want)
 						}
 					}
 				}
