@@ -413,9 +413,7 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 		v[r] += k.eps
 	}
 	k.rsqrt(rstd, v)
-	if k.gam != nil {
-		vec.ArithRows(vec.Mul, g, gy, k.gam, false)
-	} else {
+	if k.gam == nil {
 		g = gy
 	}
 	var dgp []float32
@@ -425,7 +423,7 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	case k.dgp != nil:
 		dgp = k.dgp[r0*n:][:cnt]
 	}
-	vec.NormGradMid(xhat, t, dgp, xc, g, gy, rstd, n)
+	vec.NormGradMid(xhat, t, dgp, g, xc, gy, k.gam, rstd, n)
 	for _, cs := range k.mid {
 		cs.foldRows(dgp, r0, r1)
 	}

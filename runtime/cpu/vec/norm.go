@@ -92,20 +92,30 @@ func NormCentre(xc, sq, x, mean []float32, n int) {
 	}
 }
 
-// NormGradMid sets xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp =
-// gy·xhat in each row r.
-func NormGradMid(xhat, p, dgp, xc, g, gy, rstd []float32, n int) {
+// NormGradMid sets, in each row r, g = gy·gamma where gamma (a row of n) is not nil,
+// xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp = gy·xhat. Without
+// gamma g is only read: the gradient itself (gy, or a value like it).
+func NormGradMid(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int) {
 	cnt := len(rstd) * n
 	xhat, p, xc, g = xhat[:cnt], p[:cnt], xc[:cnt], g[:cnt]
+	if dgp != nil || gamma != nil {
+		gy = gy[:cnt]
+	}
 	if dgp != nil {
-		dgp, gy = dgp[:cnt], gy[:cnt]
+		dgp = dgp[:cnt]
+	}
+	if gamma != nil {
+		gamma = gamma[:n]
 	}
 	if active.level >= AVX2 && n%8 == 0 && n > 0 {
-		normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd, n)
+		normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd, n)
 		return
 	}
 	for r, s := range rstd {
 		for j := r * n; j < (r+1)*n; j++ {
+			if gamma != nil {
+				g[j] = gy[j] * gamma[j-r*n]
+			}
 			h := xc[j] * s
 			xhat[j], p[j] = h, g[j]*h
 			if dgp != nil {

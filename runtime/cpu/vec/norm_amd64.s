@@ -213,18 +213,20 @@ centreDone:
 	VZEROUPPER
 	RET
 
-// func normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd []float32, n int)
-// Row r: xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp = gy·xhat.
-TEXT ·normGradMidAVX2(SB), NOSPLIT, $0-176
+// func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int)
+// Row r: g = gy·gamma where gamma is not nil (R15 its column), xhat = xc·rstd[r],
+// p = g·xhat and, where dgp is not nil, dgp = gy·xhat.
+TEXT ·normGradMidAVX2(SB), NOSPLIT, $0-200
 	MOVQ xhat_base+0(FP), DI
 	MOVQ p_base+24(FP), R10
 	MOVQ dgp_base+48(FP), R11
-	MOVQ xc_base+72(FP), SI
-	MOVQ g_base+96(FP), R12
+	MOVQ g_base+72(FP), R12
+	MOVQ xc_base+96(FP), SI
 	MOVQ gy_base+120(FP), R13
-	MOVQ rstd_base+144(FP), R8
-	MOVQ rstd_len+152(FP), R9
-	MOVQ n+168(FP), CX
+	MOVQ gamma_base+144(FP), R14
+	MOVQ rstd_base+168(FP), R8
+	MOVQ rstd_len+176(FP), R9
+	MOVQ n+192(FP), CX
 	XORQ AX, AX
 	XORQ BX, BX
 
@@ -233,32 +235,35 @@ midRow:
 	JGE  midDone
 	VBROADCASTSS (R8)(BX*4), Y1
 	LEAQ (AX)(CX*1), DX
-	TESTQ R11, R11
-	JZ   midColNoDgp
+	XORQ R15, R15
 
 midCol:
 	VMOVUPS (SI)(AX*4), Y0
 	VMULPS  Y1, Y0, Y0
 	VMOVUPS Y0, (DI)(AX*4)
-	VMULPS  (R12)(AX*4), Y0, Y2
+	TESTQ   R14, R14
+	JZ      midNoGamma
+	VMOVUPS (R13)(AX*4), Y5
+	VMULPS  (R14)(R15*4), Y5, Y5
+	VMOVUPS Y5, (R12)(AX*4)
+	JMP     midHaveG
+
+midNoGamma:
+	VMOVUPS (R12)(AX*4), Y5
+
+midHaveG:
+	VMULPS  Y0, Y5, Y2
 	VMOVUPS Y2, (R10)(AX*4)
+	TESTQ   R11, R11
+	JZ      midNext
 	VMULPS  (R13)(AX*4), Y0, Y3
 	VMOVUPS Y3, (R11)(AX*4)
+
+midNext:
 	ADDQ    $8, AX
+	ADDQ    $8, R15
 	CMPQ    AX, DX
 	JLT     midCol
-	INCQ    BX
-	JMP     midRow
-
-midColNoDgp:
-	VMOVUPS (SI)(AX*4), Y0
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	VMULPS  (R12)(AX*4), Y0, Y2
-	VMOVUPS Y2, (R10)(AX*4)
-	ADDQ    $8, AX
-	CMPQ    AX, DX
-	JLT     midColNoDgp
 	INCQ    BX
 	JMP     midRow
 

@@ -14,6 +14,6 @@ func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int { retur
 
 func normCentreAVX2(xc, sq, x, mean []float32, n int) {}
 
-func normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd []float32, n int) {}
+func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int) {}
 
 func normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add []float32, n int) {}

@@ -67,7 +67,7 @@ func TestNormAtEveryLevel(t *testing.T) {
 
 // TestNormGradPassesAtEveryLevel checks NormCentre, NormGradMid and NormGradOut against
 // one float32 operation at a time (what the separate nodes compute), bit for bit, with
-// and without dgp, m2 and the addend, at every level on ragged row lengths, row counts and
+// and without dgp, gamma, m2 and the addend, at every level on ragged row lengths, row counts and
 // unaligned starts, values including zeros, infinities and NaN.
 func TestNormGradPassesAtEveryLevel(t *testing.T) {
 	defer func(a impl) { active = a }(active)
@@ -98,17 +98,24 @@ func TestNormGradPassesAtEveryLevel(t *testing.T) {
 						t.Fatalf("%s: NormCentre element %d = %v, %v; want %v, %v", name, j, xc[j], sq[j], c, c*c)
 					}
 				}
-				for _, withDgp := range []bool{false, true} {
-					xhat, p := make([]float32, cnt), make([]float32, cnt)
-					var dgp []float32
-					if withDgp {
+				gamma := vals(n)
+				for _, c := range []struct{ dgp, gamma bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+					xhat, p, gg := make([]float32, cnt), make([]float32, cnt), g
+					var dgp, gam []float32
+					if c.dgp {
 						dgp = make([]float32, cnt)
 					}
-					NormGradMid(xhat, p, dgp, xc, g, gy, rstd, n)
+					if c.gamma {
+						gg, gam = make([]float32, cnt), gamma
+					}
+					NormGradMid(xhat, p, dgp, gg, xc, gy, gam, rstd, n)
 					for j := range cnt {
-						h := xc[j] * rstd[j/n]
-						if !same(xhat[j], h) || !same(p[j], g[j]*h) || withDgp && !same(dgp[j], gy[j]*h) {
-							t.Fatalf("%s dgp=%v: NormGradMid element %d wrong", name, withDgp, j)
+						h, gv := xc[j]*rstd[j/n], g[j]
+						if c.gamma {
+							gv = gy[j] * gamma[j%n]
+						}
+						if !same(gg[j], gv) || !same(xhat[j], h) || !same(p[j], gv*h) || c.dgp && !same(dgp[j], gy[j]*h) {
+							t.Fatalf("%s dgp=%v gamma=%v: NormGradMid element %d wrong", name, c.dgp, c.gamma, j)
 						}
 					}
 				}
