@@ -15,7 +15,8 @@ import (
 // row value spread over its row first: about four times PyTorch's time on a
 // transformer's 2048×128 rows. normGradStep runs such a group instead as a few vector
 // calls per block of rows that stay in L1, each computing exactly what its node does
-// (the same vec loops, the same float64 row sums), so the bits are the group's.
+// (the same vec loops, the Mean nodes' row sums from vec.SumEach), so the bits are the
+// group's.
 //
 // The bias-like gradients that follow, ∂gamma = Σ gy·x̂ and ∂beta = Σ gy over the
 // rows, are Sum nodes of their own, each a pass over memory. Where such a Sum reads the
