@@ -13,7 +13,7 @@
 //     input 0. One op may have several registrations for disjoint dtype sets.
 //   - F16 and BF16 are computed in F32: an op registered for F32 but not for a half type
 //     runs on F32 scratch copies (widen.go), so every kernel serves every float type.
-//     Reductions accumulate F32 data in float64.
+//     Reductions accumulate F32 data in float64 (sums in float32 runs first, below).
 //   - Sources need no kernel: inputs and variables are uploaded by the runtime, and
 //     Prepare copies constants into their buffers once. Reshape is free when the
 //     scheduler aliases its buffer (it does) and a copy otherwise; in-place ops (Assign,
@@ -65,8 +65,13 @@
 //     thread count gives the same bits; interleaved reduced and kept axes
 //     fold in memory order too (a variance over a reduced innermost axis among them is
 //     transposed first). One long row (a full Sum or Mean) is split between goroutines.
-//     Sums accumulate in float64 vector lanes (vec.Sum, vec.SumInto; a block of evenly
-//     spaced rows in one vec.SumRows call that keeps its running sums in registers).
+//     A row's sum (vec.Sum, the statistics of norms) adds sixteen float32 lanes, which
+//     fold into float64 every 256 elements: sixteen values a lane per instruction,
+//     where widening each to float64 held the assembly to four. A column sum over few
+//     outputs (a bias gradient) adds runs of 16 rows in float32 (vec.AddRows, one call
+//     per run of evenly spaced rows, its running sums kept in registers) and each run's
+//     sums to the block's float64 ones (foldRuns); other column reductions accumulate
+//     every row in float64 (vec.SumInto).
 //   - The hot activations (exp, erf, GELU, tanh, sigmoid, silu) and the exponentials of
 //     softmax and attention use the float32 functions of package vec (range reduction
 //     and polynomials, about 1 ulp; exp, erf and GELU in AVX-512 or AVX2 assembly); the

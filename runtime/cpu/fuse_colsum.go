@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"github.com/gml-dev/gml/runtime/cpu/vec"
 	"github.com/gml-dev/gml/tensor"
 )
 
@@ -10,9 +9,9 @@ import (
 // dY again, after dY has left the cache. A fused step that writes (or reads) dY block
 // by block can fold each block into the sum while it is in cache. colSum does it with
 // the Sum kernel's arithmetic (rowSplitReduce): the rows cut into blocks of
-// splitRows rows, each block summed in float64 in row order from its first row, the
-// blocks' partial sums merged in order, so the bits are the Sum node's whatever the
-// thread count.
+// splitRows rows, each block summed in row order from its first row in runs of 16
+// rows (foldRuns), the blocks' partial sums merged in order, so the bits are the Sum
+// node's whatever the thread count and however the step cuts the rows.
 
 // isColumnSum reports whether s is an F32 Sum of all but the last row elements of
 // its input over the leading axes: one sum per column of rows of row elements, which
@@ -31,31 +30,28 @@ var absorbLater = true
 
 // colSum is the sum over rows of src (rows of inner elements) into d.
 type colSum struct {
-	src, d    []float32
-	inner, br int
-	part      []float64 // one row of partial sums per block of br rows
-	at        int       // the Sum node's segment index (set by the norm kernel)
+	src, d          []float32
+	inner, br, rows int
+	part            []float64 // one row of partial sums per block of br rows
+	runs            []float32 // each block's float32 sums of its current run (foldRuns)
+	at              int       // the Sum node's segment index (set by the norm kernel)
 }
 
 func newColSum(src, d []float32, inner, rows int) *colSum {
 	br := splitRows(inner, rows)
-	return &colSum{src: src, d: d, inner: inner, br: br, part: make([]float64, (rows+br-1)/br*inner)}
+	n := (rows + br - 1) / br * inner
+	return &colSum{src: src, d: d, inner: inner, br: br, rows: rows, part: make([]float64, n), runs: make([]float32, n)}
 }
 
 // fold adds rows [r0, r1) of src, which lie in one block and follow the rows of the
 // block folded before, to the block's partial sums.
-func (c *colSum) fold(r0, r1 int) {
-	n := c.inner
-	a := c.part[r0/c.br*n:][:n]
-	if r0%c.br == 0 {
-		for j, v := range c.src[r0*n : (r0+1)*n] {
-			a[j] = float64(v)
-		}
-		r0++
-	}
-	if r1 > r0 {
-		vec.SumRows(a, c.src[r0*n:], r1-r0, n)
-	}
+func (c *colSum) fold(r0, r1 int) { c.foldRows(c.src[r0*c.inner:], r0, r1) }
+
+// foldRows is fold with rows [r0, r1) of the data read from x instead of src.
+func (c *colSum) foldRows(x []float32, r0, r1 int) {
+	n, b := c.inner, r0/c.br
+	first := b * c.br
+	foldRuns(c.part[b*n:][:n], c.runs[b*n:][:n], x, r0-first, r1-first, min(c.br, c.rows-first), n)
 }
 
 // merge adds the blocks' partial sums in order into d, block row after block row (in

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -98,6 +99,20 @@ var colSumCases = []struct {
 	}}, 0, func(nodes []*tensor.Node) map[*tensor.Node]*tensor.Node {
 		return map[*tensor.Node]*tensor.Node{byOp(nodes, tensor.OpSum): byOp(nodes, tensor.OpExp)}
 	}},
+	{fusionCase{"layer_norm_gy_xhat_read_elsewhere", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
+		// gamma's summand gy·x̂ also read by a transpose: the norm kernel folds its sum
+		// but must still write it.
+		x, gamma, beta, gy := in(n, 2, 48), in(48), in(48), in(n, 2, 48)
+		y := tensor.LayerNorm(x, gamma, beta, []int{-1}, 1e-5)
+		grads := tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma, beta})
+		for _, m := range graphOf(grads...) {
+			if m.Op() == tensor.OpMul && m.Shape().Equal(gy.Shape()) && (m.Input(0) == gy && m.Input(1).Op() == tensor.OpMul ||
+				m.Input(1) == gy && m.Input(0).Op() == tensor.OpMul) {
+				return append(grads, tensor.Transpose(m, 0, 2))
+			}
+		}
+		panic("no gy·x̂")
+	}}, -1, nil},
 	{fusionCase{"sum_of_value_read_elsewhere", func(g *tensor.Graph, in func(...int) *tensor.Node, n int) []*tensor.Node {
 		x, gy, z := in(n, 40), in(n, 40), in(40)
 		w := tensor.Where(tensor.Less(x, gy), gy, x)
@@ -160,6 +175,48 @@ func TestColumnSumFolding(t *testing.T) {
 	if os.Getenv("GML_SIMD") == "" && vec.Active() != vec.Go {
 		if out, err := childtest.Run("^TestColumnSumFolding$", "GML_SIMD=go"); err != nil {
 			t.Errorf("with GML_SIMD=go: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestFoldRuns checks that a block's column sums come out the same bit for bit however
+// foldRuns is given its rows (all at once, row by row, in stretches cutting the runs),
+// on ragged row and column counts, and within the float32 runs' error bound of a
+// float64 sum.
+func TestFoldRuns(t *testing.T) {
+	for _, cols := range []int{1, 7, 33, 257} {
+		for _, rows := range []int{1, 7, 33, 257} {
+			r := rand.New(rand.NewPCG(uint64(cols), uint64(rows)))
+			x := make([]float32, rows*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 100)
+			}
+			fold := func(cut int) []float64 {
+				a, p := make([]float64, cols), make([]float32, cols)
+				for k := 0; k < rows; k += cut {
+					foldRuns(a, p, x[k*cols:], k, min(k+cut, rows), rows, cols)
+				}
+				return a
+			}
+			want := fold(rows)
+			for _, cut := range []int{1, 5, 16, 17} {
+				got := fold(cut)
+				for j := range got {
+					if math.Float64bits(got[j]) != math.Float64bits(want[j]) {
+						t.Fatalf("cols=%d rows=%d in stretches of %d: column %d = %v, want %v", cols, rows, cut, j, got[j], want[j])
+					}
+				}
+			}
+			for j := range want {
+				exact, abs := 0.0, 0.0
+				for k := range rows {
+					v := float64(x[k*cols+j])
+					exact, abs = exact+v, abs+math.Abs(v)
+				}
+				if math.Abs(want[j]-exact) > float64(sumRun)*0x1p-24*abs {
+					t.Errorf("cols=%d rows=%d: column %d = %v, want %v", cols, rows, j, want[j], exact)
+				}
+			}
 		}
 	}
 }

@@ -232,16 +232,27 @@ func BenchmarkFusedGeluBackward(b *testing.B) {
 	}
 }
 
-// BenchmarkFusedLayerNormBackward times a layer norm's backward on 2048 rows of 128.
+// BenchmarkFusedLayerNormBackward times a layer norm's backward on 2048 rows of 128:
+// ∂x alone, and as in a pre-norm transformer block, with the gradients of gamma and
+// beta and the residual's gradient added to ∂x.
 func BenchmarkFusedLayerNormBackward(b *testing.B) {
-	for _, fused := range []bool{false, true} {
-		b.Run(fmt.Sprint("fused=", fused), func(b *testing.B) {
-			g := tensor.NewGraph()
-			x, gy, gamma := g.Input("x", tensor.F32, 2048, 128), g.Input("gy", tensor.F32, 2048, 128), g.Input("g", tensor.F32, 128)
-			y := tensor.LayerNorm(x, gamma, nil, []int{-1}, 1e-5)
-			dx := tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x})
-			benchProgram(b, graphOf(dx...), fused, dx...)
-		})
+	for _, block := range []bool{false, true} {
+		for _, fused := range []bool{false, true} {
+			b.Run(fmt.Sprint("block=", block, "/fused=", fused), func(b *testing.B) {
+				g := tensor.NewGraph()
+				x, gy, gamma := g.Input("x", tensor.F32, 2048, 128), g.Input("gy", tensor.F32, 2048, 128), g.Input("g", tensor.F32, 128)
+				if !block {
+					y := tensor.LayerNorm(x, gamma, nil, []int{-1}, 1e-5)
+					dx := tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x})
+					benchProgram(b, graphOf(dx...), fused, dx...)
+					return
+				}
+				beta := g.Input("b", tensor.F32, 128)
+				y := tensor.Add(tensor.LayerNorm(x, gamma, beta, []int{-1}, 1e-5), x)
+				grads := tensor.GradWithSeed([]*tensor.Node{y}, []*tensor.Node{gy}, []*tensor.Node{x, gamma, beta})
+				benchProgram(b, graphOf(grads...), fused, grads...)
+			})
+		}
 	}
 }
 

@@ -15,13 +15,15 @@ import (
 // row value spread over its row first: about four times PyTorch's time on a
 // transformer's 2048×128 rows. normGradStep runs such a group instead as a few vector
 // calls per block of rows that stay in L1, each computing exactly what its node does
-// (the same vec loops, the same float64 row sums), so the bits are the group's.
+// (the same vec loops, the Mean nodes' row sums from vec.SumEach), so the bits are the
+// group's.
 //
 // The bias-like gradients that follow, ∂gamma = Σ gy·x̂ and ∂beta = Σ gy over the
 // rows, are Sum nodes of their own, each a pass over memory. Where such a Sum reads the
 // group's gy·x̂ or its gy, the kernel folds each block's rows into the Sum's partial
 // sums while the block is in cache (colSum), in the Sum kernel's blocks and order, so
-// they too keep their bits.
+// they too keep their bits. gy·x̂ read by its sum alone then stays in scratch: a pass
+// of writes (a fifth of the kernel's memory traffic) saved.
 
 // normGradNodes are the roles of a matched norm backward's nodes.
 type normGradNodes struct {
@@ -224,6 +226,7 @@ type normGradKernel struct {
 	eps         float32
 	x, gy, gam  []float32
 	dx, dgp     []float32 // dgp nil when not computed
+	dgpScratch  bool      // dgp goes to scratch: its only readers are the sums in mid
 	addend      []float32 // added to ∂x (a residual connection's gradient), or nil
 	rsqrt       func(d, x []float32)
 	meanFin     func(float64, int) float64
@@ -237,7 +240,8 @@ type normGradKernel struct {
 	chunkBodyFn func(lo, hi int)
 }
 
-// normScratch is a worker's scratch: four blocks of values and the row statistics.
+// normScratch is a worker's scratch: four blocks of values (five with dgpScratch) and the
+// row statistics.
 type normScratch struct {
 	f    []float32
 	sums []float64
@@ -296,6 +300,7 @@ func (f *ewFuser) normGradStep(g *ewGroup, steps map[*tensor.Node]func() error) 
 	}
 	k.before = f.takeNormSums(r.gy, k.gy, last, k.row, k.rows, &busy, steps)
 	k.mid = f.takeNormSums(r.dgp, k.dgp, last, k.row, k.rows, &busy, steps)
+	k.dgpScratch = r.dgp != nil && f.onlyFolded(r.dgp, k.mid)
 	// The residual's add; the sums just taken read their data inside the kernel, in an
 	// order that lets the add's output take gy's or gy·x̂'s memory (gy's sum folds a
 	// block before the block is computed, gy·x̂'s before ∂x is).
@@ -333,7 +338,11 @@ func (f *ewFuser) normGradStep(g *ewGroup, steps map[*tensor.Node]func() error) 
 	k.chunks = max(1, min(parallel.Workers(), nb))
 	k.scratch = make([]normScratch, k.chunks)
 	for c := range k.scratch {
-		k.scratch[c] = normScratch{make([]float32, 4*k.blockRows*k.row+5*k.blockRows), make([]float64, k.blockRows)}
+		blocks := 4
+		if k.dgpScratch {
+			blocks = 5
+		}
+		k.scratch[c] = normScratch{make([]float32, blocks*k.blockRows*k.row+5*k.blockRows), make([]float64, k.blockRows)}
 	}
 	k.chunkBodyFn = func(lo, hi int) {
 		for c := lo; c < hi; c++ {
@@ -384,7 +393,7 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	x, gy := k.x[r0*n:][:cnt], k.gy[r0*n:][:cnt]
 	s := w.f
 	xc, xhat, g, t := s[:cnt], s[cnt:2*cnt], s[2*cnt:3*cnt], s[3*cnt:4*cnt]
-	stats := s[4*cnt:]
+	stats := s[4*cnt:][:5*rows]
 	mean, v, rstd, m1, m2 := stats[:rows], stats[rows:2*rows], stats[2*rows:3*rows], stats[3*rows:4*rows], stats[4*rows:5*rows]
 	sums := w.sums[:rows]
 	means := func(d, x []float32) {
@@ -405,18 +414,19 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 		v[r] += k.eps
 	}
 	k.rsqrt(rstd, v)
-	if k.gam != nil {
-		vec.ArithRows(vec.Mul, g, gy, k.gam, false)
-	} else {
+	if k.gam == nil {
 		g = gy
 	}
 	var dgp []float32
-	if k.dgp != nil {
+	switch {
+	case k.dgpScratch:
+		dgp = s[4*cnt+5*rows:][:cnt]
+	case k.dgp != nil:
 		dgp = k.dgp[r0*n:][:cnt]
 	}
-	vec.NormGradMid(xhat, t, dgp, xc, g, gy, rstd, n)
+	vec.NormGradMid(xhat, t, dgp, g, xc, gy, k.gam, rstd, n)
 	for _, cs := range k.mid {
-		cs.fold(r0, r1)
+		cs.foldRows(dgp, r0, r1)
 	}
 	means(m1, t)
 	if k.centred {
@@ -424,12 +434,26 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	} else {
 		m2 = nil
 	}
-	if k.addend == nil {
-		vec.NormGradOut(k.dx[r0*n:][:cnt], g, xhat, m1, m2, rstd, n)
-		return
+	var add []float32
+	if k.addend != nil {
+		add = k.addend[r0*n:][:cnt]
 	}
-	vec.NormGradOut(t, g, xhat, m1, m2, rstd, n)
-	vec.Arith(vec.Add, k.dx[r0*n:][:cnt], t, 1, k.addend[r0*n:][:cnt], 1)
+	vec.NormGradOut(k.dx[r0*n:][:cnt], g, xhat, m1, m2, rstd, add, n)
+}
+
+// onlyFolded reports whether the value of n, computed by the norm kernel, is read by
+// the sums it folds (sums) alone, so it need not be written where the nodes would read
+// it.
+func (f *ewFuser) onlyFolded(n *tensor.Node, sums []*colSum) bool {
+	if f.escapes(n) || len(sums) == 0 {
+		return false
+	}
+	for _, u := range f.users[f.index[n]] {
+		if !slices.ContainsFunc(sums, func(c *colSum) bool { return c.at == u }) {
+			return false
+		}
+	}
+	return true
 }
 
 // reusable is memory the kernel reads block by block before it writes the block, and

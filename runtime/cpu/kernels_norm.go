@@ -227,18 +227,26 @@ func normKernel(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	}
 	eps := float64(at.Eps)
 	rms := n.Op() == tensor.OpRMSNorm
-	return func() error {
-		parallel.For(rows, max(1, rowGrain/max(inner, 1)), func(lo, hi int) {
-			for r := lo; r < hi; r++ {
+	// The rows' sums, a block of rows (in L1) at a time in one vec.SumEach call: Sum's
+	// bits, without a call per row.
+	sums := make([]float64, rows)
+	block := max(1, 4096/max(inner, 1))
+	body := func(lo, hi int) {
+		for b := lo; b < hi; b += block {
+			e := min(b+block, hi)
+			if !rms {
+				vec.SumEach(sums[b:e], X[b*inner:e*inner], inner)
+			}
+			for r := b; r < e; r++ {
 				x, y := X[r*inner:(r+1)*inner], Y[r*inner:(r+1)*inner]
-				var mean float64
-				if !rms {
-					mean = vec.Sum(x) / float64(inner)
-				}
+				mean := sums[r] / float64(inner) // 0 for RMS
 				inv := 1 / math.Sqrt(vec.SqDev(x, mean)/float64(inner)+eps)
 				vec.Normalize(y, x, gamma, beta, mean, inv)
 			}
-		})
+		}
+	}
+	return func() error {
+		parallel.For(rows, max(1, rowGrain/max(inner, 1)), body)
 		return nil
 	}, nil
 }

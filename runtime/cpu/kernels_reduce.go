@@ -12,7 +12,9 @@ import (
 // Reductions. The input is viewed as rows: kept axes outside, reduced axes inside. When
 // the reduced axes are not already innermost, Prepare plans a transposing copy into
 // scratch memory first (one extra pass over the data, which keeps a single fast row
-// loop for every axis pattern). F32 data accumulates in float64; integers in int64.
+// loop for every axis pattern). F32 data accumulates in float64, sums in float32 first
+// (a row's 256 elements at a time in sixteen lanes, vec.Sum; a column sum's 16 rows at
+// a time, foldRuns); integers in int64.
 // A reduction of one long row (a full Sum or Mean) is split across goroutines.
 
 func init() {
@@ -253,7 +255,10 @@ func blockPattern(x tensor.Shape, axes []int) (outer, r, inner int, ok bool) {
 // outputs and many rows (rowSplitReduce).
 func columnReduce(op tensor.Op, correction int, bases, rowOffs []int, inner int, d, x []float32) func() error {
 	r := len(rowOffs)
-	if br := splitRows(inner, r); op != tensor.OpVar && r > br && len(bases)*inner <= maxRowSplitOutputs {
+	sum := op == tensor.OpSum || op == tensor.OpMean
+	if br := splitRows(inner, r); op != tensor.OpVar && (r > br || sum) && len(bases)*inner <= maxRowSplitOutputs {
+		// Sums over few rows too, so a fused step's column sums (colSum), which fold
+		// any number of rows by blocks, always have the same bits.
 		return rowSplitReduce(op, bases, rowOffs, inner, br, d, x)
 	}
 	acc := make([]float64, len(bases)*inner)
@@ -349,22 +354,56 @@ func addBlocks(p []float64, w, stride, nb int) {
 	}
 }
 
+// sumRun is the rows a column sum adds in float32 (vec.AddRows) before it adds them to
+// its float64 sums: one float32 addition per element instead of a widening and a
+// float64 one, and the float32 sums err by at most 15 units in the last place of
+// the sum of the values' magnitudes.
+const sumRun = 16
+
+// foldRuns adds rows [k0, k1) of a block of n rows of a column sum (k counted from the
+// block's first row; row k0 at x[0:], the next ones stride elements apart) to the
+// block's float64 sums a, through p, the float32 sums of the run of sumRun rows (from
+// the block's first row) that row k0 is in. It is how a row split's blocks are summed,
+// whoever folds them in whatever stretches, so the bits are always the same.
+func foldRuns(a []float64, p, x []float32, k0, k1, n, stride int) {
+	off := 0
+	for k0 < k1 {
+		if k0 == 0 {
+			clear(a)
+		}
+		if k0%sumRun == 0 {
+			clear(p)
+		}
+		e := min(k1, (k0/sumRun+1)*sumRun)
+		vec.AddRows(p, x[off:], e-k0, stride)
+		if e%sumRun == 0 || e == n {
+			vec.SumInto(a, p)
+		}
+		off += (e - k0) * stride
+		k0 = e
+	}
+}
+
 // rowSplitReduce is columnReduce for few outputs over many rows: the rows of each base
 // are cut into blocks of br rows (about elemGrain elements, whatever the number of
-// threads), each block folds into its own float64 partials in memory order, and the
-// partials merge block after block. The blocks do not depend on the thread count, so
-// neither do the results.
+// threads), each block folds into its own float64 partials in memory order (a sum
+// through foldRuns), and the partials merge block after block. The blocks do not
+// depend on the thread count, so neither do the results.
 func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []float32) func() error {
 	r := len(rowOffs)
 	nb := (r + br - 1) / br
 	red, into := f32Reducers[op], colFolds[op]
 	part := make([]float64, len(bases)*nb*inner)
 	sum := op == tensor.OpSum || op == tensor.OpMean // merged without a call per element
+	var runs []float32
 	// Sums over rows evenly spaced in memory (a bias gradient's) fold a block in one
-	// call that keeps the running sums in registers (vec.SumRows, SumInto's bits).
+	// call per run that keeps the running sums in registers (vec.AddRows).
 	step := 0
-	if sum && r > 1 {
-		step = rowOffs[1] - rowOffs[0]
+	if sum {
+		runs = make([]float32, len(part))
+		if r > 1 {
+			step = rowOffs[1] - rowOffs[0]
+		}
 		for k := 2; k < r && step > 0; k++ {
 			if rowOffs[k]-rowOffs[k-1] != step {
 				step = 0
@@ -376,15 +415,20 @@ func rowSplitReduce(op tensor.Op, bases, rowOffs []int, inner, br int, d, x []fl
 			o, kb := t/nb, t%nb
 			a := part[t*inner : (t+1)*inner]
 			rows := rowOffs[kb*br : min(r, (kb+1)*br)] // never empty: kb < nb
-			for j, v := range x[bases[o]+rows[0] : bases[o]+rows[0]+inner] {
-				a[j] = float64(v)
-			}
-			if step > 0 && len(rows) > 1 {
-				vec.SumRows(a, x[bases[o]+rows[1]:], len(rows)-1, step)
-				continue
-			}
-			for _, ro := range rows[1:] {
-				into(a, x[bases[o]+ro:bases[o]+ro+inner])
+			switch {
+			case sum && step > 0:
+				foldRuns(a, runs[t*inner:(t+1)*inner], x[bases[o]+rows[0]:], 0, len(rows), len(rows), step)
+			case sum:
+				for k, ro := range rows {
+					foldRuns(a, runs[t*inner:(t+1)*inner], x[bases[o]+ro:], k, k+1, len(rows), 0)
+				}
+			default:
+				for j, v := range x[bases[o]+rows[0] : bases[o]+rows[0]+inner] {
+					a[j] = float64(v)
+				}
+				for _, ro := range rows[1:] {
+					into(a, x[bases[o]+ro:bases[o]+ro+inner])
+				}
 			}
 		}
 	}

@@ -3,9 +3,10 @@
 // derivative times a gradient each in one pass (Gelu, GeluGrad: the bits of the Erf,
 // Exp and Arith steps they replace, with every intermediate value in registers), the
 // maximum, elementwise arithmetic (Arith, and ArithRows for a row repeated down a
-// batch), comparisons, selection and row spreading (Spread), sums in float64 (Sum,
-// SumInto, SumEach for the sums of many rows in one call, and SumRows, column sums that
-// keep their running sums in registers across rows), the optimizer updates (AdamStep,
+// batch), comparisons, selection and row spreading (Spread), sums (Sum in float32
+// lanes folded into float64 every chunk, SumEach for the sums of many rows in one
+// call; AddRows, column sums in float32 that keep their running sums in registers
+// across rows, and SumInto in float64), the optimizer updates (AdamStep,
 // SGDStep), the dropout mask (DropoutVectors), and the scalar float32 functions the
 // kernels inline (Expf, Tanhf, Erff).
 //

@@ -2,15 +2,18 @@ package vec
 
 // Row statistics and the normalisation of layer and RMS norms, in float64 lanes.
 
-// SqDev returns Σ(x[i]-mean)² accumulated in float64 in the order of Sum: sixteen
+// SqDev returns Σ(x[i]-mean)² accumulated in float64 lanes: sixteen
 // running sums over whole groups of sixteen, merged in a fixed order, then the tail in
 // order. Every level gives the same result.
 func SqDev(x []float32, mean float64) float64 {
 	var n int
 	var s float64
-	if active.level >= AVX2 {
+	switch {
+	case active.level >= AVX512:
+		n, s = sqDevAVX512(x, mean)
+	case active.level >= AVX2:
 		n, s = sqDevAVX2(x, mean)
-	} else {
+	default:
 		n, s = sqDevGo(x, mean)
 	}
 	for _, v := range x[n:] {
@@ -51,7 +54,10 @@ func Normalize(y, x, gamma, beta []float32, mean, inv float64) {
 		beta = beta[:len(x)]
 	}
 	j := 0
-	if active.level >= AVX2 {
+	switch {
+	case active.level >= AVX512:
+		j = normalizeAVX512(y, x, gamma, beta, mean, inv)
+	case active.level >= AVX2:
 		j = normalizeAVX2(y, x, gamma, beta, mean, inv)
 	}
 	for ; j < len(x); j++ {
@@ -86,20 +92,30 @@ func NormCentre(xc, sq, x, mean []float32, n int) {
 	}
 }
 
-// NormGradMid sets xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp =
-// gy·xhat in each row r.
-func NormGradMid(xhat, p, dgp, xc, g, gy, rstd []float32, n int) {
+// NormGradMid sets, in each row r, g = gy·gamma where gamma (a row of n) is not nil,
+// xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp = gy·xhat. Without
+// gamma g is only read: the gradient itself (gy, or a value like it).
+func NormGradMid(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int) {
 	cnt := len(rstd) * n
 	xhat, p, xc, g = xhat[:cnt], p[:cnt], xc[:cnt], g[:cnt]
+	if dgp != nil || gamma != nil {
+		gy = gy[:cnt]
+	}
 	if dgp != nil {
-		dgp, gy = dgp[:cnt], gy[:cnt]
+		dgp = dgp[:cnt]
+	}
+	if gamma != nil {
+		gamma = gamma[:n]
 	}
 	if active.level >= AVX2 && n%8 == 0 && n > 0 {
-		normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd, n)
+		normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd, n)
 		return
 	}
 	for r, s := range rstd {
 		for j := r * n; j < (r+1)*n; j++ {
+			if gamma != nil {
+				g[j] = gy[j] * gamma[j-r*n]
+			}
 			h := xc[j] * s
 			xhat[j], p[j] = h, g[j]*h
 			if dgp != nil {
@@ -109,16 +125,20 @@ func NormGradMid(xhat, p, dgp, xc, g, gy, rstd []float32, n int) {
 	}
 }
 
-// NormGradOut sets dx = rstd[r]·(g - (xhat·m1[r] + m2[r])) in each row r, without the
-// m2 term where m2 is nil (a norm that does not centre).
-func NormGradOut(dx, g, xhat, m1, m2, rstd []float32, n int) {
+// NormGradOut sets dx = rstd[r]·(g - (xhat·m1[r] + m2[r])) + add in each row r, without
+// the m2 term where m2 is nil (a norm that does not centre) and without add (the
+// gradient a residual connection adds) where add is nil.
+func NormGradOut(dx, g, xhat, m1, m2, rstd, add []float32, n int) {
 	cnt := len(rstd) * n
 	dx, g, xhat, m1 = dx[:cnt], g[:cnt], xhat[:cnt], m1[:len(rstd)]
 	if m2 != nil {
 		m2 = m2[:len(rstd)]
 	}
+	if add != nil {
+		add = add[:cnt]
+	}
 	if active.level >= AVX2 && n%8 == 0 && n > 0 {
-		normGradOutAVX2(dx, g, xhat, m1, m2, rstd, n)
+		normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add, n)
 		return
 	}
 	for r, s := range rstd {
@@ -127,7 +147,11 @@ func NormGradOut(dx, g, xhat, m1, m2, rstd []float32, n int) {
 			if m2 != nil {
 				t += m2[r]
 			}
-			dx[j] = s * (g[j] - t)
+			d := s * (g[j] - t)
+			if add != nil {
+				d = float32(d) + add[j]
+			}
+			dx[j] = d
 		}
 	}
 }

@@ -1,10 +1,11 @@
 #include "textflag.h"
 
-// Layer-norm row loops in float64 lanes (norm.go), AVX2 at both assembly levels.
+// Layer-norm row loops in float64 lanes (norm.go): AVX2, and the forward's statistics
+// and normalisation in AVX-512 too (8 float64 lanes a vector, the same bits).
 
 // func sqDevAVX2(x []float32, mean float64) (int, float64)
-// sumAVX2 of (x-mean)²: four vectors of four float64 running sums over whole groups of
-// sixteen, merged as sqDevGo merges them.
+// Four vectors of four float64 running sums of (x-mean)² over whole groups of sixteen,
+// merged as sqDevGo merges them.
 TEXT ·sqDevAVX2(SB), NOSPLIT, $0-48
 	MOVQ x_base+0(FP), SI
 	MOVQ x_len+8(FP), CX
@@ -95,6 +96,89 @@ ndone:
 	VZEROUPPER
 	RET
 
+// func sqDevAVX512(x []float32, mean float64) (int, float64)
+// The running sums of lanes 0-7 in Z0 and 8-15 in Z1, merged as sqDevGo merges them.
+TEXT ·sqDevAVX512(SB), NOSPLIT, $0-48
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	ANDQ $-16, CX
+	XORQ AX, AX
+	VBROADCASTSD mean+24(FP), Z8
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+sq512loop:
+	CMPQ AX, CX
+	JGE  sq512done
+	VCVTPS2PD (SI)(AX*4), Z4
+	VCVTPS2PD 32(SI)(AX*4), Z5
+	VSUBPD Z8, Z4, Z4
+	VSUBPD Z8, Z5, Z5
+	VMULPD Z4, Z4, Z4
+	VMULPD Z5, Z5, Z5
+	VADDPD Z4, Z0, Z0
+	VADDPD Z5, Z1, Z1
+	ADDQ $16, AX
+	JMP  sq512loop
+
+sq512done:
+	VEXTRACTF64X4 $1, Z0, Y4
+	VADDPD Y4, Y0, Y0
+	VEXTRACTF64X4 $1, Z1, Y5
+	VADDPD Y5, Y1, Y1
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VPERMILPD $1, X0, X1
+	VADDSD X1, X0, X0
+	MOVQ CX, ret+32(FP)
+	VMOVSD X0, ret1+40(FP)
+	VZEROUPPER
+	RET
+
+// func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int
+// normalizeAVX2 over whole groups of eight.
+TEXT ·normalizeAVX512(SB), NOSPLIT, $0-120
+	MOVQ y_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	MOVQ gamma_base+48(FP), R8
+	MOVQ gamma_len+56(FP), R9
+	MOVQ beta_base+72(FP), R10
+	MOVQ beta_len+80(FP), R11
+	VBROADCASTSD mean+96(FP), Z8
+	VBROADCASTSD inv+104(FP), Z9
+	ANDQ $-8, CX
+	XORQ AX, AX
+
+n512loop:
+	CMPQ AX, CX
+	JGE  n512done
+	VCVTPS2PD (SI)(AX*4), Z0
+	VSUBPD Z8, Z0, Z0
+	VMULPD Z9, Z0, Z0
+	TESTQ R9, R9
+	JEQ  n512nogamma
+	VCVTPS2PD (R8)(AX*4), Z1
+	VMULPD Z1, Z0, Z0
+
+n512nogamma:
+	TESTQ R11, R11
+	JEQ  n512nobeta
+	VCVTPS2PD (R10)(AX*4), Z2
+	VADDPD Z2, Z0, Z0
+
+n512nobeta:
+	VCVTPD2PS Z0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  n512loop
+
+n512done:
+	MOVQ CX, ret+112(FP)
+	VZEROUPPER
+	RET
+
 // func normCentreAVX2(xc, sq, x, mean []float32, n int)
 // Row r: xc = x - mean[r], sq = xc·xc; n is a multiple of 8.
 TEXT ·normCentreAVX2(SB), NOSPLIT, $0-104
@@ -129,18 +213,20 @@ centreDone:
 	VZEROUPPER
 	RET
 
-// func normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd []float32, n int)
-// Row r: xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp = gy·xhat.
-TEXT ·normGradMidAVX2(SB), NOSPLIT, $0-176
+// func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int)
+// Row r: g = gy·gamma where gamma is not nil (R15 its column), xhat = xc·rstd[r],
+// p = g·xhat and, where dgp is not nil, dgp = gy·xhat.
+TEXT ·normGradMidAVX2(SB), NOSPLIT, $0-200
 	MOVQ xhat_base+0(FP), DI
 	MOVQ p_base+24(FP), R10
 	MOVQ dgp_base+48(FP), R11
-	MOVQ xc_base+72(FP), SI
-	MOVQ g_base+96(FP), R12
+	MOVQ g_base+72(FP), R12
+	MOVQ xc_base+96(FP), SI
 	MOVQ gy_base+120(FP), R13
-	MOVQ rstd_base+144(FP), R8
-	MOVQ rstd_len+152(FP), R9
-	MOVQ n+168(FP), CX
+	MOVQ gamma_base+144(FP), R14
+	MOVQ rstd_base+168(FP), R8
+	MOVQ rstd_len+176(FP), R9
+	MOVQ n+192(FP), CX
 	XORQ AX, AX
 	XORQ BX, BX
 
@@ -149,32 +235,35 @@ midRow:
 	JGE  midDone
 	VBROADCASTSS (R8)(BX*4), Y1
 	LEAQ (AX)(CX*1), DX
-	TESTQ R11, R11
-	JZ   midColNoDgp
+	XORQ R15, R15
 
 midCol:
 	VMOVUPS (SI)(AX*4), Y0
 	VMULPS  Y1, Y0, Y0
 	VMOVUPS Y0, (DI)(AX*4)
-	VMULPS  (R12)(AX*4), Y0, Y2
+	TESTQ   R14, R14
+	JZ      midNoGamma
+	VMOVUPS (R13)(AX*4), Y5
+	VMULPS  (R14)(R15*4), Y5, Y5
+	VMOVUPS Y5, (R12)(AX*4)
+	JMP     midHaveG
+
+midNoGamma:
+	VMOVUPS (R12)(AX*4), Y5
+
+midHaveG:
+	VMULPS  Y0, Y5, Y2
 	VMOVUPS Y2, (R10)(AX*4)
+	TESTQ   R11, R11
+	JZ      midNext
 	VMULPS  (R13)(AX*4), Y0, Y3
 	VMOVUPS Y3, (R11)(AX*4)
+
+midNext:
 	ADDQ    $8, AX
+	ADDQ    $8, R15
 	CMPQ    AX, DX
 	JLT     midCol
-	INCQ    BX
-	JMP     midRow
-
-midColNoDgp:
-	VMOVUPS (SI)(AX*4), Y0
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	VMULPS  (R12)(AX*4), Y0, Y2
-	VMOVUPS Y2, (R10)(AX*4)
-	ADDQ    $8, AX
-	CMPQ    AX, DX
-	JLT     midColNoDgp
 	INCQ    BX
 	JMP     midRow
 
@@ -182,9 +271,9 @@ midDone:
 	VZEROUPPER
 	RET
 
-// func normGradOutAVX2(dx, g, xhat, m1, m2, rstd []float32, n int)
-// Row r: dx = rstd[r]·(g - (xhat·m1[r] + m2[r])), without m2 where it is nil.
-TEXT ·normGradOutAVX2(SB), NOSPLIT, $0-152
+// func normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add []float32, n int)
+// Row r: dx = rstd[r]·(g - (xhat·m1[r] + m2[r])) + add, without m2 or add where nil.
+TEXT ·normGradOutAVX2(SB), NOSPLIT, $0-176
 	MOVQ dx_base+0(FP), DI
 	MOVQ g_base+24(FP), R12
 	MOVQ xhat_base+48(FP), SI
@@ -192,7 +281,8 @@ TEXT ·normGradOutAVX2(SB), NOSPLIT, $0-152
 	MOVQ m2_base+96(FP), R10
 	MOVQ rstd_base+120(FP), R11
 	MOVQ rstd_len+128(FP), R9
-	MOVQ n+144(FP), CX
+	MOVQ add_base+144(FP), R13
+	MOVQ n+168(FP), CX
 	XORQ AX, AX
 	XORQ BX, BX
 
@@ -213,6 +303,11 @@ outCol:
 	VMOVUPS (R12)(AX*4), Y4
 	VSUBPS  Y0, Y4, Y4
 	VMULPS  Y3, Y4, Y4
+	TESTQ   R13, R13
+	JZ      outStore
+	VADDPS  (R13)(AX*4), Y4, Y4
+
+outStore:
 	VMOVUPS Y4, (DI)(AX*4)
 	ADDQ    $8, AX
 	CMPQ    AX, DX
@@ -226,6 +321,11 @@ outColNoM2:
 	VMOVUPS (R12)(AX*4), Y4
 	VSUBPS  Y0, Y4, Y4
 	VMULPS  Y3, Y4, Y4
+	TESTQ   R13, R13
+	JZ      outStoreNoM2
+	VADDPS  (R13)(AX*4), Y4, Y4
+
+outStoreNoM2:
 	VMOVUPS Y4, (DI)(AX*4)
 	ADDQ    $8, AX
 	CMPQ    AX, DX

@@ -6,10 +6,14 @@ package vec
 
 func sqDevAVX2(x []float32, mean float64) (int, float64) { return 0, 0 }
 
+func sqDevAVX512(x []float32, mean float64) (int, float64) { return 0, 0 }
+
 func normalizeAVX2(y, x, gamma, beta []float32, mean, inv float64) int { return 0 }
+
+func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int { return 0 }
 
 func normCentreAVX2(xc, sq, x, mean []float32, n int) {}
 
-func normGradMidAVX2(xhat, p, dgp, xc, g, gy, rstd []float32, n int) {}
+func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int) {}
 
-func normGradOutAVX2(dx, g, xhat, m1, m2, rstd []float32, n int) {}
+func normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add []float32, n int) {}

@@ -67,7 +67,7 @@ func TestNormAtEveryLevel(t *testing.T) {
 
 // TestNormGradPassesAtEveryLevel checks NormCentre, NormGradMid and NormGradOut against
 // one float32 operation at a time (what the separate nodes compute), bit for bit, with
-// and without dgp and m2, at every level on ragged row lengths, row counts and
+// and without dgp, gamma, m2 and the addend, at every level on ragged row lengths, row counts and
 // unaligned starts, values including zeros, infinities and NaN.
 func TestNormGradPassesAtEveryLevel(t *testing.T) {
 	defer func(a impl) { active = a }(active)
@@ -98,30 +98,41 @@ func TestNormGradPassesAtEveryLevel(t *testing.T) {
 						t.Fatalf("%s: NormCentre element %d = %v, %v; want %v, %v", name, j, xc[j], sq[j], c, c*c)
 					}
 				}
-				for _, withDgp := range []bool{false, true} {
-					xhat, p := make([]float32, cnt), make([]float32, cnt)
-					var dgp []float32
-					if withDgp {
+				gamma := vals(n)
+				for _, c := range []struct{ dgp, gamma bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+					xhat, p, gg := make([]float32, cnt), make([]float32, cnt), g
+					var dgp, gam []float32
+					if c.dgp {
 						dgp = make([]float32, cnt)
 					}
-					NormGradMid(xhat, p, dgp, xc, g, gy, rstd, n)
+					if c.gamma {
+						gg, gam = make([]float32, cnt), gamma
+					}
+					NormGradMid(xhat, p, dgp, gg, xc, gy, gam, rstd, n)
 					for j := range cnt {
-						h := xc[j] * rstd[j/n]
-						if !same(xhat[j], h) || !same(p[j], g[j]*h) || withDgp && !same(dgp[j], gy[j]*h) {
-							t.Fatalf("%s dgp=%v: NormGradMid element %d wrong", name, withDgp, j)
+						h, gv := xc[j]*rstd[j/n], g[j]
+						if c.gamma {
+							gv = gy[j] * gamma[j%n]
+						}
+						if !same(gg[j], gv) || !same(xhat[j], h) || !same(p[j], gv*h) || c.dgp && !same(dgp[j], gy[j]*h) {
+							t.Fatalf("%s dgp=%v gamma=%v: NormGradMid element %d wrong", name, c.dgp, c.gamma, j)
 						}
 					}
 				}
-				for _, mm := range [][]float32{nil, m2} {
+				for _, c := range []struct{ m2, add []float32 }{{nil, nil}, {m2, nil}, {nil, gy}, {m2, gy}} {
 					dx := make([]float32, cnt)
-					NormGradOut(dx, g, x, m1, mm, rstd, n)
+					NormGradOut(dx, g, x, m1, c.m2, rstd, c.add, n)
 					for j := range cnt {
 						in := float32(x[j] * m1[j/n]) // rounded: no fused multiply-add
-						if mm != nil {
-							in += mm[j/n]
+						if c.m2 != nil {
+							in += c.m2[j/n]
 						}
-						if want := rstd[j/n] * (g[j] - in); !same(dx[j], want) {
-							t.Fatalf("%s m2=%v: NormGradOut element %d = %v, want %v", name, mm != nil, j, dx[j], want)
+						want := rstd[j/n] * (g[j] - in)
+						if c.add != nil {
+							want = float32(want) + c.add[j]
+						}
+						if !same(dx[j], want) {
+							t.Fatalf("%s m2=%v add=%v: NormGradOut element %d = %v, want %v", name, c.m2 != nil, c.add != nil, j, dx[j], want)
 						}
 					}
 				}

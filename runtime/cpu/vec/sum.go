@@ -1,10 +1,21 @@
 package vec
 
-// Sums of float32 data in float64, for reductions and normalisation statistics.
+// Sums of float32 data: Sum in float32 lanes folded into float64 every chunk, SumInto
+// and SumRows in float64.
 
-// Sum returns the sum of x accumulated in float64: sixteen running sums over whole
-// groups of sixteen (the assembly's four vectors of four lanes), merged in a fixed
-// order, then the tail in order. Every level gives the same result.
+// sumChunk is the elements of x Sum adds in float32 lanes before it folds the lanes into
+// its float64 ones: sixteen values a lane, each lane's float32 sum then within 15 units
+// in the last place of the sum of its values' magnitudes.
+const sumChunk = 256
+
+// Sum returns the sum of x: over whole groups of sixteen, sixteen float32 running sums
+// (lane k takes the elements k, k+16, ...) restarted every sumChunk elements, each
+// chunk's lanes added to sixteen float64 running sums, which merge in a fixed order;
+// then the tail in float64, in order. Every level gives the same result. Float32 lanes
+// let the assembly add sixteen values per instruction where conversions to float64
+// held it to four; the float64 chunks keep a long sum's error that of one chunk. A
+// lane can overflow where the float64 sum would not: a chunk of values near the float32
+// range whose sum cancels.
 func Sum(x []float32) float64 {
 	var n int
 	var s float64
@@ -21,17 +32,23 @@ func Sum(x []float32) float64 {
 
 // sumGo is the Go code of Sum's whole groups.
 func sumGo(x []float32) (int, float64) {
-	var p [16]float64
+	var q [16]float64
 	n := len(x) &^ 15
-	for i := 0; i < n; i += 16 {
-		g := x[i : i+16]
-		for k := range p {
-			p[k] += float64(g[k])
+	for c := 0; c < n; c += sumChunk {
+		var p [16]float32
+		for i := c; i < min(c+sumChunk, n); i += 16 {
+			g := x[i : i+16]
+			for k := range p {
+				p[k] += g[k]
+			}
+		}
+		for k, v := range p {
+			q[k] += float64(v)
 		}
 	}
 	var a [4]float64
 	for l := range a {
-		a[l] = (p[l] + p[4+l]) + (p[8+l] + p[12+l])
+		a[l] = (q[l] + q[4+l]) + (q[8+l] + q[12+l])
 	}
 	return n, (a[0] + a[2]) + (a[1] + a[3])
 }
@@ -64,31 +81,31 @@ func SumEach(d []float64, x []float32, row int) {
 	}
 }
 
-// SumRows adds rows of x to a element by element in float64, row after row: a[j] +=
-// x[r·stride+j] for r < rows and j < len(a). The sums are SumInto's, one row at a
-// time, bit for bit; the assembly keeps them in registers across the rows. stride must
-// not be negative.
-func SumRows(a []float64, x []float32, rows, stride int) {
-	if rows <= 0 || len(a) == 0 {
+// AddRows adds rows of x to p element by element in float32, row after row: p[j] +=
+// x[r·stride+j] for r < rows and j < len(p), each addition rounded once, so every level
+// gives the same result; the assembly keeps the running sums of a strip of columns in
+// registers across the rows. stride must not be negative.
+func AddRows(p, x []float32, rows, stride int) {
+	if rows <= 0 || len(p) == 0 {
 		return
 	}
 	if stride < 0 {
 		// The bounds check below covers the last row only: the assembly would read
 		// before x.
-		panic("vec.SumRows: negative stride")
+		panic("vec.AddRows: negative stride")
 	}
-	_ = x[(rows-1)*stride+len(a)-1] // the assembly reads no further
+	_ = x[(rows-1)*stride+len(p)-1] // the assembly reads no further
 	j := 0
-	if active.sumRows != nil {
-		j = active.sumRows(a, x, rows, stride)
+	if active.addRows != nil {
+		j = active.addRows(p, x, rows, stride)
 	}
-	if j == len(a) {
+	if j == len(p) {
 		return
 	}
 	for r := range rows {
-		row := x[r*stride+j : r*stride+len(a)]
+		row := x[r*stride+j : r*stride+len(p)]
 		for c, v := range row {
-			a[j+c] += float64(v)
+			p[j+c] += v
 		}
 	}
 }

@@ -1,55 +1,6 @@
 #include "textflag.h"
 
-// Sums of float32 data in float64 lanes (sum.go), AVX2.
-
-// SUM16 adds the sixteen floats at (SI)(AX*4), widened, to the running sums Y0-Y3
-// (four lanes each), with Y4-Y7 as scratch; SUMMERGE merges Y0-Y3 into X0 in sumGo's
-// order. sumAVX2 and sumEachAVX2 share them, so a row's sum is Sum's.
-#define SUM16 \
-	VCVTPS2PD (SI)(AX*4), Y4; \
-	VCVTPS2PD 16(SI)(AX*4), Y5; \
-	VCVTPS2PD 32(SI)(AX*4), Y6; \
-	VCVTPS2PD 48(SI)(AX*4), Y7; \
-	VADDPD Y4, Y0, Y0; \
-	VADDPD Y5, Y1, Y1; \
-	VADDPD Y6, Y2, Y2; \
-	VADDPD Y7, Y3, Y3
-
-#define SUMMERGE \
-	VADDPD Y1, Y0, Y0; \
-	VADDPD Y3, Y2, Y2; \
-	VADDPD Y2, Y0, Y0; \
-	VEXTRACTF128 $1, Y0, X1; \
-	VADDPD X1, X0, X0; \
-	VPERMILPD $1, X0, X1; \
-	VADDSD X1, X0, X0
-
-// func sumAVX2(x []float32) (int, float64)
-// Four vectors of four float64 running sums over whole groups of sixteen, merged as
-// sumGo merges them.
-TEXT ·sumAVX2(SB), NOSPLIT, $0-40
-	MOVQ x_base+0(FP), SI
-	MOVQ x_len+8(FP), CX
-	ANDQ $-16, CX
-	XORQ AX, AX
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-
-sumloop:
-	CMPQ AX, CX
-	JGE  sumdone
-	SUM16
-	ADDQ $16, AX
-	JMP  sumloop
-
-sumdone:
-	SUMMERGE
-	MOVQ CX, ret+24(FP)
-	VMOVSD X0, ret1+32(FP)
-	VZEROUPPER
-	RET
+// Sums of float32 data (sum.go), AVX2.
 
 // func sumIntoAVX2(a []float64, x []float32) int
 // a[i] += x[i] over whole groups of eight; returns how many elements that was.
@@ -77,14 +28,14 @@ intodone:
 	VZEROUPPER
 	RET
 
-// func sumRowsAVX2(a []float64, x []float32, rows, stride int) int
-// a[j] += x[r·stride+j] for r < rows, in row order, over the columns of whole groups of
-// eight; returns how many columns that was. The running sums of a strip of 32 columns
-// (then 8) stay in registers while the rows stream past, so a costs one load and one
+// func addRowsAVX2(p, x []float32, rows, stride int) int
+// p[j] += x[r·stride+j] for r < rows, in row order, over the columns of whole groups of
+// eight; returns how many columns that was. The running sums of a strip of 64 columns
+// (then 8) stay in registers while the rows stream past, so p costs one load and one
 // store per strip instead of one per row.
-TEXT ·sumRowsAVX2(SB), NOSPLIT, $0-72
-	MOVQ a_base+0(FP), DI
-	MOVQ a_len+8(FP), CX
+TEXT ·addRowsAVX2(SB), NOSPLIT, $0-72
+	MOVQ p_base+0(FP), DI
+	MOVQ p_len+8(FP), CX
 	MOVQ x_base+24(FP), SI
 	MOVQ rows+48(FP), R8
 	MOVQ stride+56(FP), R9
@@ -92,79 +43,58 @@ TEXT ·sumRowsAVX2(SB), NOSPLIT, $0-72
 	ANDQ $-8, CX
 	XORQ AX, AX
 
-strip32:
-	LEAQ 32(AX), BX
+strip64:
+	LEAQ 64(AX), BX
 	CMPQ BX, CX
 	JGT  strip8
-	VMOVUPD 0(DI)(AX*8), Y0
-	VMOVUPD 32(DI)(AX*8), Y1
-	VMOVUPD 64(DI)(AX*8), Y2
-	VMOVUPD 96(DI)(AX*8), Y3
-	VMOVUPD 128(DI)(AX*8), Y4
-	VMOVUPD 160(DI)(AX*8), Y5
-	VMOVUPD 192(DI)(AX*8), Y6
-	VMOVUPD 224(DI)(AX*8), Y7
+	VMOVUPS 0(DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y1
+	VMOVUPS 64(DI)(AX*4), Y2
+	VMOVUPS 96(DI)(AX*4), Y3
+	VMOVUPS 128(DI)(AX*4), Y4
+	VMOVUPS 160(DI)(AX*4), Y5
+	VMOVUPS 192(DI)(AX*4), Y6
+	VMOVUPS 224(DI)(AX*4), Y7
 	LEAQ (SI)(AX*4), R10
 	MOVQ R8, R11
 
-rows32:
-	TESTQ R11, R11
-	JZ   store32
-	VCVTPS2PD 0(R10), Y8
-	VADDPD Y8, Y0, Y0
-	VCVTPS2PD 16(R10), Y9
-	VADDPD Y9, Y1, Y1
-	VCVTPS2PD 32(R10), Y8
-	VADDPD Y8, Y2, Y2
-	VCVTPS2PD 48(R10), Y9
-	VADDPD Y9, Y3, Y3
-	VCVTPS2PD 64(R10), Y8
-	VADDPD Y8, Y4, Y4
-	VCVTPS2PD 80(R10), Y9
-	VADDPD Y9, Y5, Y5
-	VCVTPS2PD 96(R10), Y8
-	VADDPD Y8, Y6, Y6
-	VCVTPS2PD 112(R10), Y9
-	VADDPD Y9, Y7, Y7
+rows64:
+	VADDPS 0(R10), Y0, Y0
+	VADDPS 32(R10), Y1, Y1
+	VADDPS 64(R10), Y2, Y2
+	VADDPS 96(R10), Y3, Y3
+	VADDPS 128(R10), Y4, Y4
+	VADDPS 160(R10), Y5, Y5
+	VADDPS 192(R10), Y6, Y6
+	VADDPS 224(R10), Y7, Y7
 	ADDQ R9, R10
 	DECQ R11
-	JMP  rows32
-
-store32:
-	VMOVUPD Y0, 0(DI)(AX*8)
-	VMOVUPD Y1, 32(DI)(AX*8)
-	VMOVUPD Y2, 64(DI)(AX*8)
-	VMOVUPD Y3, 96(DI)(AX*8)
-	VMOVUPD Y4, 128(DI)(AX*8)
-	VMOVUPD Y5, 160(DI)(AX*8)
-	VMOVUPD Y6, 192(DI)(AX*8)
-	VMOVUPD Y7, 224(DI)(AX*8)
+	JNZ  rows64
+	VMOVUPS Y0, 0(DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	VMOVUPS Y4, 128(DI)(AX*4)
+	VMOVUPS Y5, 160(DI)(AX*4)
+	VMOVUPS Y6, 192(DI)(AX*4)
+	VMOVUPS Y7, 224(DI)(AX*4)
 	MOVQ BX, AX
-	JMP  strip32
+	JMP  strip64
 
 strip8:
 	LEAQ 8(AX), BX
 	CMPQ BX, CX
 	JGT  rowsdone
-	VMOVUPD (DI)(AX*8), Y0
-	VMOVUPD 32(DI)(AX*8), Y1
+	VMOVUPS (DI)(AX*4), Y0
 	LEAQ (SI)(AX*4), R10
 	MOVQ R8, R11
 
 rows8:
-	TESTQ R11, R11
-	JZ   store8
-	VCVTPS2PD (R10), Y8
-	VADDPD Y8, Y0, Y0
-	VCVTPS2PD 16(R10), Y9
-	VADDPD Y9, Y1, Y1
+	VADDPS (R10), Y0, Y0
 	ADDQ R9, R10
 	DECQ R11
-	JMP  rows8
-
-store8:
-	VMOVUPD Y0, (DI)(AX*8)
-	VMOVUPD Y1, 32(DI)(AX*8)
+	JNZ  rows8
+	VMOVUPS Y0, (DI)(AX*4)
 	MOVQ BX, AX
 	JMP  strip8
 
@@ -173,15 +103,92 @@ rowsdone:
 	VZEROUPPER
 	RET
 
+// WIDEN adds the float32 lanes 0-7 in f0 (xf0 its low half) and 8-15 in f1, widened,
+// to the float64 running sums of lanes 0-3, 4-7, 8-11 and 12-15 in a0-a3, with Y12-Y15
+// as scratch.
+#define WIDEN(f0, xf0, f1, xf1, a0, a1, a2, a3) \
+	VCVTPS2PD xf0, Y12; \
+	VEXTRACTF128 $1, f0, X13; \
+	VCVTPS2PD X13, Y13; \
+	VCVTPS2PD xf1, Y14; \
+	VEXTRACTF128 $1, f1, X15; \
+	VCVTPS2PD X15, Y15; \
+	VADDPD Y12, a0, a0; \
+	VADDPD Y13, a1, a1; \
+	VADDPD Y14, a2, a2; \
+	VADDPD Y15, a3, a3
+
+// MERGE merges the float64 lanes a0-a3 into the low lane of x0 (a0's low half) as
+// sumGo merges them, with x1 as scratch.
+#define MERGE(a0, a1, a2, a3, x0, x1) \
+	VADDPD a1, a0, a0; \
+	VADDPD a3, a2, a2; \
+	VADDPD a2, a0, a0; \
+	VEXTRACTF128 $1, a0, x1; \
+	VADDPD x1, x0, x0; \
+	VPERMILPD $1, x0, x1; \
+	VADDSD x1, x0, x0
+
 // func sumEachAVX2(d []float64, x []float32, row int)
-// d[r] = the sum of x[r·row:(r+1)·row] for every r < len(d), as sumAVX2 sums a row;
+// d[r] = the sum of x[r·row:(r+1)·row] for every r < len(d), as sumGo sums a row of
+// whole groups: the float32 lanes 0-7 and 8-15 in Y8 and Y9 over each chunk of
+// sumChunk elements, widened into the float64 lanes in Y0-Y3. Rows go two at a time
+// (the second in Y10-Y11 and Y4-Y7), so one row's additions fill the other's latency.
 // row is a multiple of 16.
 TEXT ·sumEachAVX2(SB), NOSPLIT, $0-56
 	MOVQ d_base+0(FP), DI
 	MOVQ d_len+8(FP), R8
 	MOVQ x_base+24(FP), SI
 	MOVQ row+48(FP), CX
+	LEAQ (SI)(CX*4), R9 // the second row of a pair
 	XORQ DX, DX
+
+pairrow:
+	LEAQ 2(DX), R10
+	CMPQ R10, R8
+	JGT  eachrow
+	XORQ AX, AX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+
+pairchunk:
+	CMPQ AX, CX
+	JGE  pairmerge
+	LEAQ 256(AX), BX // sumChunk
+	CMPQ BX, CX
+	CMOVQGT CX, BX
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+pairloop:
+	VADDPS (SI)(AX*4), Y8, Y8
+	VADDPS 32(SI)(AX*4), Y9, Y9
+	VADDPS (R9)(AX*4), Y10, Y10
+	VADDPS 32(R9)(AX*4), Y11, Y11
+	ADDQ $16, AX
+	CMPQ AX, BX
+	JLT  pairloop
+	WIDEN(Y8, X8, Y9, X9, Y0, Y1, Y2, Y3)
+	WIDEN(Y10, X10, Y11, X11, Y4, Y5, Y6, Y7)
+	JMP  pairchunk
+
+pairmerge:
+	MERGE(Y0, Y1, Y2, Y3, X0, X1)
+	MERGE(Y4, Y5, Y6, Y7, X4, X5)
+	VMOVSD X0, (DI)(DX*8)
+	VMOVSD X4, 8(DI)(DX*8)
+	LEAQ (SI)(CX*8), SI
+	LEAQ (R9)(CX*8), R9
+	MOVQ R10, DX
+	JMP  pairrow
 
 eachrow:
 	CMPQ DX, R8
@@ -192,15 +199,26 @@ eachrow:
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
 
-eachloop:
+eachchunk:
 	CMPQ AX, CX
 	JGE  eachmerge
-	SUM16
+	LEAQ 256(AX), BX // sumChunk
+	CMPQ BX, CX
+	CMOVQGT CX, BX
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+eachloop:
+	VADDPS (SI)(AX*4), Y8, Y8
+	VADDPS 32(SI)(AX*4), Y9, Y9
 	ADDQ $16, AX
-	JMP  eachloop
+	CMPQ AX, BX
+	JLT  eachloop
+	WIDEN(Y8, X8, Y9, X9, Y0, Y1, Y2, Y3)
+	JMP  eachchunk
 
 eachmerge:
-	SUMMERGE
+	MERGE(Y0, Y1, Y2, Y3, X0, X1)
 	VMOVSD X0, (DI)(DX*8)
 	LEAQ (SI)(CX*4), SI
 	INCQ DX

@@ -4,43 +4,53 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
-// TestSumsAtEveryLevel checks Sum against its definition (sixteen running sums, a
-// fixed merge, the tail in order) and against a float64 sum, and SumInto against Go's
-// arithmetic bit for bit, at every level on ragged lengths and unaligned starts.
+// TestSumsAtEveryLevel checks Sum against its definition (sixteen float32 running sums
+// folded into float64 ones every chunk, a fixed merge, the tail in order) bit for bit
+// and against a float64 sum within the float32 lanes' error bound, and SumInto against
+// Go's arithmetic bit for bit, at every level on ragged lengths (chunks whole and cut)
+// and unaligned starts.
 func TestSumsAtEveryLevel(t *testing.T) {
 	defer func(a impl) { active = a }(active)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, im := range levels() {
 		active = im
-		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 257, 1000} {
+		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 255, 256, 257, 1000} {
 			buf := make([]float32, n+1)
 			for i := range buf {
 				buf[i] = float32(r.NormFloat64() * 100)
 			}
 			x := buf[1:] // an unaligned start
 			name := fmt.Sprintf("%v/n=%d", im.level, n)
-			var p [16]float64
+			var q [16]float64
+			var p [16]float32
 			whole := n &^ 15
 			for i, v := range x[:whole] {
-				p[i%16] += float64(v)
+				p[i%16] += v
+				if i%sumChunk == sumChunk-1 || i == whole-1 {
+					for k := range q {
+						q[k] += float64(p[k])
+					}
+					p = [16]float32{}
+				}
 			}
 			var a [4]float64
 			for l := range a {
-				a[l] = (p[l] + p[4+l]) + (p[8+l] + p[12+l])
+				a[l] = (q[l] + q[4+l]) + (q[8+l] + q[12+l])
 			}
 			want := (a[0] + a[2]) + (a[1] + a[3])
-			exact := 0.0
+			exact, abs := 0.0, 0.0
 			for i, v := range x {
 				if i >= whole {
 					want += float64(v)
 				}
 				exact += float64(v)
+				abs += math.Abs(float64(v))
 			}
-			if got := Sum(x); math.Float64bits(got) != math.Float64bits(want) || math.Abs(got-exact) > 1e-9*(1+math.Abs(exact)) {
+			// Each lane's chunk adds at most sixteen values in float32.
+			if got := Sum(x); math.Float64bits(got) != math.Float64bits(want) || math.Abs(got-exact) > 15*0x1p-24*abs+1e-9 {
 				t.Errorf("%s: Sum = %v, want %v (exactly %v)", name, got, want, exact)
 			}
 			acc := make([]float64, n+1)
@@ -62,15 +72,54 @@ func TestSumsAtEveryLevel(t *testing.T) {
 	}
 }
 
-// TestSumRows checks SumRows against SumInto row after row, bit for bit, at every level,
-// for ragged column counts (strips of 32 and of 8 and a Go tail), strides wider than
-// the columns and an unaligned start, with a float64 reference of the column sums.
-func TestSumRows(t *testing.T) {
+// TestSumSpecialValues checks that Sum keeps a NaN, an infinity and infinities of both
+// signs (NaN) wherever they fall, at every level.
+func TestSumSpecialValues(t *testing.T) {
+	defer func(a impl) { active = a }(active)
+	inf := float32(math.Inf(1))
+	for _, im := range levels() {
+		active = im
+		for _, n := range []int{1, 7, 33, 257} {
+			for _, at := range []int{0, n / 2, n - 1} {
+				for _, c := range []struct {
+					vals []float32
+					want float64
+				}{
+					{[]float32{float32(math.NaN())}, math.NaN()},
+					{[]float32{inf}, math.Inf(1)},
+					{[]float32{-inf}, math.Inf(-1)},
+					{[]float32{inf, -inf}, math.NaN()},
+				} {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = 1
+					}
+					for k, v := range c.vals {
+						x[(at+k)%n] = v
+					}
+					if n == 1 && len(c.vals) > 1 {
+						continue
+					}
+					got := Sum(x)
+					if !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) {
+						t.Errorf("%v n=%d at %d %v: Sum = %v, want %v", im.level, n, at, c.vals, got, c.want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAddRows checks AddRows against Go's float32 additions row after row, bit for bit,
+// at every level, for ragged column counts (strips of 64 and of 8 and a Go tail),
+// strides wider than the columns and an unaligned start, and against a float64
+// reference of the column sums within float32's error bound.
+func TestAddRows(t *testing.T) {
 	defer func(a impl) { active = a }(active)
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, im := range levels() {
 		active = im
-		for _, cols := range []int{1, 7, 8, 33, 45, 257} {
+		for _, cols := range []int{1, 7, 8, 33, 64, 65, 257} {
 			for _, rows := range []int{0, 1, 7, 33} {
 				stride := cols + r.IntN(3)
 				buf := make([]float32, 1+max(0, (rows-1)*stride+cols))
@@ -79,22 +128,23 @@ func TestSumRows(t *testing.T) {
 				}
 				x := buf[1:]
 				name := fmt.Sprintf("%v/cols=%d/rows=%d/stride=%d", im.level, cols, rows, stride)
-				a, want := make([]float64, cols), make([]float64, cols)
-				for j := range a {
-					a[j] = r.NormFloat64()
-					want[j] = a[j]
+				p, want := make([]float32, cols), make([]float32, cols)
+				exact, abs := make([]float64, cols), make([]float64, cols)
+				for j := range p {
+					p[j] = float32(r.NormFloat64())
+					want[j], exact[j], abs[j] = p[j], float64(p[j]), math.Abs(float64(p[j]))
 				}
-				exact := slices.Clone(want)
 				for k := range rows {
-					SumInto(want, x[k*stride:k*stride+cols])
-					for j := range exact {
-						exact[j] += float64(x[k*stride+j])
+					for j, v := range x[k*stride : k*stride+cols] {
+						want[j] += v
+						exact[j] += float64(v)
+						abs[j] += math.Abs(float64(v))
 					}
 				}
-				SumRows(a, x, rows, stride)
-				for j := range a {
-					if math.Float64bits(a[j]) != math.Float64bits(want[j]) || math.Abs(a[j]-exact[j]) > 1e-9*(1+math.Abs(exact[j])) {
-						t.Fatalf("%s: column %d = %v, want %v (exactly %v)", name, j, a[j], want[j], exact[j])
+				AddRows(p, x, rows, stride)
+				for j := range p {
+					if math.Float32bits(p[j]) != math.Float32bits(want[j]) || math.Abs(float64(p[j])-exact[j]) > float64(rows+1)*0x1p-24*abs[j] {
+						t.Fatalf("%s: column %d = %v, want %v (exactly %v)", name, j, p[j], want[j], exact[j])
 					}
 				}
 			}

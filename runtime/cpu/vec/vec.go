@@ -46,10 +46,10 @@ type impl struct {
 	spread    func(d, v []uint32, row int)
 	relu      func(d, x []float32) int
 	adam      func(c *AdamConsts, p, g, m, v []float32) int
-	// Sums in float64 lanes (sum.go), AVX2 at both levels.
+	// Sums (sum.go), AVX2 at both levels.
 	sum     func(x []float32) (int, float64)
 	sumInto func(a []float64, x []float32) int
-	sumRows func(a []float64, x []float32, rows, stride int) int
+	addRows func(p, x []float32, rows, stride int) int
 	sumEach func(d []float64, x []float32, row int)
 }
 
