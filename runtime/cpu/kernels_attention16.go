@@ -100,26 +100,44 @@ func dense(x []float32, at, ld, n, w int, buf []float32) []float32 {
 	return buf[:n*w]
 }
 
-// entry16 computes the output rows of batch entry b, four rows per call and the rest one
-// by one; scratch holds 36·pad16(tk) + 256 floats. It reports false where a score was
-// not finite, leaving the rows to the tile kernels.
+// stage4 copies the r < 4 rows of 16 floats at x[at:], ld apart, into dst's first 64
+// floats, zeros after them, for a last group of query rows.
+func stage4(dst, x []float32, at, ld, r int) []float32 {
+	clear(dst[:64])
+	for j := range r {
+		copy(dst[16*j:16*j+16], x[at+j*ld:])
+	}
+	return dst[:64]
+}
+
+// entry16 computes the output rows of batch entry b, four rows per call: a last group of
+// fewer rows runs from dense copies in stage, its unused rows zero queries that see as
+// many keys as the group's last row (their outputs are dropped). scratch holds
+// 36·pad16(tk) + 256 floats. It reports false where a score was not finite, leaving the
+// rows to the tile kernels.
 func (a *attnForward) entry16(scratch []float32, b int) bool {
 	np := pad16(a.tk)
 	kt, s, stage := take(&scratch, 16*np), take(&scratch, 4*np), take(&scratch, 256)
 	k0 := a.row(b, a.tk, 0, 16)
 	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
 	v := dense(a.v, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
-	i := 0
-	for ; i+4 <= a.tq; i += 4 {
+	for i := 0; i < a.tq; i += 4 {
+		r := min(4, a.tq-i)
+		var n [4]int
+		for x := range 4 {
+			n[x] = a.rowKeys(i + min(x, r-1))
+		}
 		at := a.row(b, a.tq, i, 16)
-		if !attnRowsFwd16(&a.o[at], &a.q[at], a.ld(16), &kt[0], np, &v[0], a.rowKeys(i), a.rowKeys(i+1), a.rowKeys(i+2), a.rowKeys(i+3), a.scale, &s[0]) {
+		o, q, ld := a.o[at:], a.q[at:], a.ld(16)
+		if r < 4 {
+			o, q, ld = stage[64:128], stage4(stage, a.q, at, a.ld(16), r), 16
+		}
+		if !attnRowsFwd16(&o[0], &q[0], ld, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0]) {
 			return false
 		}
-	}
-	for ; i < a.tq; i++ {
-		at := a.row(b, a.tq, i, 16)
-		if !attnRowFwd16(&a.o[at], &a.q[at], &kt[0], np, &v[0], 16, a.rowKeys(i), a.scale, &s[0]) {
-			return false
+		if r < 4 {
+			_ = a.o[at+(r-1)*a.ld(16)+15] // the assembly's bounds
+			attnCopyRows(&a.o[at], a.ld(16), &o[0], 16, r, 16)
 		}
 	}
 	return true
@@ -129,19 +147,18 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 type attnQuad struct{ q, gy, dq [4]*float32 }
 
 // entry16 computes the statistics and the three gradients of batch entry b, four query
-// rows at a time: attnRowsGrad16 (attnRowGrad16 row by row for a last group of fewer
-// rows), then attnKeysGrad16 for the four, which shares each key's loads and stores of
-// ∂k and ∂v among them. scratch holds
-// 88·pad16(tk) + 288 floats. It reports false where a score was not finite, leaving
-// everything to the tile kernels, which write over it.
+// rows at a time: attnRowsGrad16, then attnKeysGrad16 for the four, which shares each
+// key's loads and stores of ∂k and ∂v among them. A last group of fewer rows runs from
+// dense copies of q, gy and o in stage, its unused rows zero (their p is then uniform,
+// but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq going to the
+// stage's last 16 floats. scratch holds 88·pad16(tk) + 256 floats. It reports false
+// where a score was not finite, leaving everything to the tile kernels, which write
+// over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
 	np := pad16(a.tk)
 	kt, vt := take(&scratch, 16*np), take(&scratch, 16*np)
-	p, ds := take(&scratch, 4*np), take(&scratch, 4*np)
-	// A group of fewer than four rows fills the rest with zero rows, whose dq goes to sink.
-	zero, sink, stage := take(&scratch, 16), take(&scratch, 16), take(&scratch, 256)
-	clear(zero)
+	p, ds, stage := take(&scratch, 4*np), take(&scratch, 4*np), take(&scratch, 256)
 	k0, kv0 := a.row(b, a.tk, 0, 16), a.row(b, a.tk, 0, 32)
 	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
 	transposeKeys(vt, a.v, k0, a.ld(16), a.tk, np, stage)
@@ -155,37 +172,29 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	var quad attnQuad
 	for i0 := 0; i0 < a.tq; i0 += 4 {
 		r := min(4, a.tq-i0)
-		keys := a.rowKeys(i0 + r - 1) // the most any row of the group sees
-		var st [12]float32            // the rows' m, l and δ
-		if r == 4 {
-			at := a.row(b, a.tq, i0, 16)
-			if !attnRowsGrad16(&a.q[at], &a.gy[at], &t.o[at], a.ld(16), &kt[0], &vt[0], np,
-				a.rowKeys(i0), a.rowKeys(i0+1), a.rowKeys(i0+2), keys, a.scale, &p[0], &ds[0], &st) {
-				return false
-			}
+		var n [4]int
+		for x := range 4 {
+			n[x] = a.rowKeys(i0 + min(x, r-1))
+		}
+		at := a.row(b, a.tq, i0, 16)
+		q, gy, o, ld := a.q[at:], a.gy[at:], t.o[at:], a.ld(16)
+		if r < 4 {
+			q, gy, o, ld = stage4(stage, a.q, at, a.ld(16), r), stage4(stage[64:], a.gy, at, a.ld(16), r), stage4(stage[128:], t.o, at, a.ld(16), r), 16
+		}
+		var st [12]float32 // the rows' m, l and δ
+		if !attnRowsGrad16(&q[0], &gy[0], &o[0], ld, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st) {
+			return false
 		}
 		for x := range 4 {
-			if x >= r {
-				clear(p[x*np:][:keys])
-				clear(ds[x*np:][:keys])
-				quad.q[x], quad.gy[x], quad.dq[x] = &zero[0], &zero[0], &sink[0]
-				continue
+			quad.q[x], quad.gy[x], quad.dq[x] = &q[x*ld], &gy[x*ld], &stage[240]
+			if x < r {
+				row := b*a.tq + i0 + x
+				a.out[2*row] = st[x] + vec.Logf(st[4+x])
+				a.out[2*row+1] = st[8+x]
+				quad.dq[x] = &a.dq[at+x*a.ld(16)]
 			}
-			at := a.row(b, a.tq, i0+x, 16)
-			if r < 4 {
-				var ok bool
-				st[x], st[4+x], st[8+x], ok = attnRowGrad16(&a.q[at], &a.gy[at], &t.o[at], &kt[0], &vt[0], np,
-					a.rowKeys(i0+x), pad16(keys)/16, a.scale, &p[x*np], &ds[x*np])
-				if !ok {
-					return false
-				}
-			}
-			row := b*a.tq + i0 + x
-			a.out[2*row] = st[x] + vec.Logf(st[4+x])
-			a.out[2*row+1] = st[8+x]
-			quad.q[x], quad.gy[x], quad.dq[x] = &a.q[at], &a.gy[at], &a.dq[at]
 		}
-		attnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, keys, a.scale)
+		attnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, n[3], a.scale)
 	}
 	if a.ld(32) != 32 {
 		_, _ = a.dkv[kv0+(a.tk-1)*a.ld(32)+31], dkv[32*a.tk-1] // the assembly's bounds

@@ -1,9 +1,9 @@
 #include "textflag.h"
 
 // The AVX-512 rows of attention with 16 features per head (kernels_attention16.go):
-// one query row per call against keys held transposed (16 rows of np floats, np a
-// multiple of 16) so that sixteen scores are sixteen FMAs with the query's features in
-// Z16-Z31, a row's softmax in ZMM lanes with the exponential of package vec's EXP16
+// four query rows per call against keys held transposed (16 rows of np floats, np a
+// multiple of 16) so that sixteen scores of a row are sixteen FMAs with the row's
+// features broadcast, a row's softmax in ZMM lanes with the exponential of package vec's EXP16
 // (same constants and steps: same bits), and the products with v, k and the key
 // gradients as one broadcast FMA per key.
 
@@ -64,52 +64,6 @@ GLOBL attnc<>(SB), RODATA|NOPTR, $128
 	VPSLLD $23, Z6, Z6; \
 	VMULPS Z6, Z5, Z1; \
 	VMOVAPS.Z Z1, K2, Z1
-
-// BCAST16 loads the 16 floats at p, each times Z15's lanes, broadcast into Z16-Z31.
-#define BCAST16(p) \
-	VMULPS.BCST 0(p), Z15, Z16; \
-	VMULPS.BCST 4(p), Z15, Z17; \
-	VMULPS.BCST 8(p), Z15, Z18; \
-	VMULPS.BCST 12(p), Z15, Z19; \
-	VMULPS.BCST 16(p), Z15, Z20; \
-	VMULPS.BCST 20(p), Z15, Z21; \
-	VMULPS.BCST 24(p), Z15, Z22; \
-	VMULPS.BCST 28(p), Z15, Z23; \
-	VMULPS.BCST 32(p), Z15, Z24; \
-	VMULPS.BCST 36(p), Z15, Z25; \
-	VMULPS.BCST 40(p), Z15, Z26; \
-	VMULPS.BCST 44(p), Z15, Z27; \
-	VMULPS.BCST 48(p), Z15, Z28; \
-	VMULPS.BCST 52(p), Z15, Z29; \
-	VMULPS.BCST 56(p), Z15, Z30; \
-	VMULPS.BCST 60(p), Z15, Z31
-
-// DOT16 sets Z0 = Σₑ Z(16+e)·row e of the 16 rows from R8, DX bytes apart (R9 = 3·DX),
-// in four chains; R8 is moved on by 16 rows and Z7-Z10 are scratch.
-#define DOT16 \
-	VMULPS (R8), Z16, Z7; \
-	VMULPS (R8)(DX*1), Z17, Z8; \
-	VMULPS (R8)(DX*2), Z18, Z9; \
-	VMULPS (R8)(R9*1), Z19, Z10; \
-	LEAQ (R8)(DX*4), R8; \
-	VFMADD231PS (R8), Z20, Z7; \
-	VFMADD231PS (R8)(DX*1), Z21, Z8; \
-	VFMADD231PS (R8)(DX*2), Z22, Z9; \
-	VFMADD231PS (R8)(R9*1), Z23, Z10; \
-	LEAQ (R8)(DX*4), R8; \
-	VFMADD231PS (R8), Z24, Z7; \
-	VFMADD231PS (R8)(DX*1), Z25, Z8; \
-	VFMADD231PS (R8)(DX*2), Z26, Z9; \
-	VFMADD231PS (R8)(R9*1), Z27, Z10; \
-	LEAQ (R8)(DX*4), R8; \
-	VFMADD231PS (R8), Z28, Z7; \
-	VFMADD231PS (R8)(DX*1), Z29, Z8; \
-	VFMADD231PS (R8)(DX*2), Z30, Z9; \
-	VFMADD231PS (R8)(R9*1), Z31, Z10; \
-	LEAQ (R8)(DX*4), R8; \
-	VADDPS Z8, Z7, Z7; \
-	VADDPS Z10, Z9, Z9; \
-	VADDPS Z9, Z7, Z0
 
 // HMAX sets every lane of z (y, x: its lower halves) to the largest of its lanes (Z1,
 // Z2 scratch).
@@ -252,52 +206,6 @@ GLOBL attnc<>(SB), RODATA|NOPTR, $128
 	VDIVSS x, X0, X0; \
 	VBROADCASTSS X0, inv
 
-// SCORES is the first pass of a row: with the scaled query in Z16-Z31, kt at R8 (rows
-// DX bytes apart, R9 = 3·DX), CX visible keys and the scores to DI, it writes R12 (a
-// multiple of 16, at least CX) scores, -Inf from key CX on, and leaves in BX = R12,
-// the scores' maximum in every lane of Z15
-// and in Z11 the sum of s - s over the visible scores: NaN where one is not finite.
-// BX, R10, Z0-Z2, Z7-Z14 and K1 are scratch.
-#define SCORES(loop) \
-	VPBROADCASTD CX, Z14; \
-	VMOVDQU32 attnc<>+64(SB), Z13; \
-	VBROADCASTSS attnc<>+52(SB), Z12; \
-	VMOVAPS Z12, Z15; \
-	VPXORD Z11, Z11, Z11; \
-	MOVQ R8, R10; \
-	XORQ BX, BX; \
-loop: \
-	MOVQ R10, R8; \
-	DOT16; \
-	VPCMPGTD Z13, Z14, K1; \
-	VMOVAPS Z12, Z1; \
-	VMOVAPS Z0, K1, Z1; \
-	VSUBPS Z0, Z0, Z2; \
-	VADDPS Z2, Z11, K1, Z11; \
-	VMOVUPS Z1, (DI)(BX*4); \
-	VMAXPS Z1, Z15, Z15; \
-	VPADDD.BCST attnc<>+56(SB), Z13, Z13; \
-	ADDQ $64, R10; \
-	ADDQ $16, BX; \
-	CMPQ BX, R12; \
-	JLT loop; \
-	HMAX(Z15, Y15, X15)
-
-// EXPSUM sets the BX scores at DI to e^(s - Z15) and leaves their sum in X7.
-#define EXPSUM(loop) \
-	VPXORD Z7, Z7, Z7; \
-	XORQ AX, AX; \
-loop: \
-	VMOVUPS (DI)(AX*4), Z0; \
-	VSUBPS Z15, Z0, Z0; \
-	EXP16; \
-	VMOVUPS Z1, (DI)(AX*4); \
-	VADDPS Z1, Z7, Z7; \
-	ADDQ $16, AX; \
-	CMPQ AX, BX; \
-	JLT loop; \
-	HSUM(Z7, Y7, X7)
-
 // TRANSPOSE16 transposes the 16×16 floats in Z0-Z15 (row r in Zr) in place, Z16-Z31
 // scratch: unpacks of row pairs, shuffles of pairs of those into 4-float columns, then
 // two rounds of 128-bit lane shuffles.
@@ -431,81 +339,15 @@ tblock:
 	VZEROUPPER
 	RET
 
-// func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool
-//
-// o = softmax(scale·q ktᵀ over the first n keys) v for one query row: v's rows are ldv
-// floats apart, s holds the row's scores (n rounded up to 16 floats). It reports false,
-// leaving o unspecified, where a score is not finite: the caller then takes the general
-// path, whose NaN and Inf rules it does not repeat.
-TEXT ·attnRowFwd16(SB), NOSPLIT, $0-73
-	MOVQ q+8(FP), SI
-	MOVQ kt+16(FP), R8
-	MOVQ np+24(FP), DX
-	SHLQ $2, DX
-	LEAQ (DX)(DX*2), R9
-	MOVQ n+48(FP), CX
-	MOVQ s+64(FP), DI
-	LEAQ 15(CX), R12
-	ANDQ $-16, R12
-	VBROADCASTSS scale+56(FP), Z15
-	BCAST16(SI)
-	SCORES(fscores)
-	EXPSUM(fexp)
-	VMOVSS attnc<>+40(SB), X0
-	VDIVSS X7, X0, X0
-	VBROADCASTSS X0, Z15 // 1/Σ
-	// o = Σⱼ pⱼ·vⱼ in four chains, then /Σ.
-	MOVQ v+32(FP), SI
-	MOVQ ldv+40(FP), DX
-	SHLQ $2, DX
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	XORQ AX, AX
-	LEAQ -4(CX), BX
-	LEAQ (DX)(DX*2), R9
-fpv4:
-	CMPQ AX, BX
-	JGT fpv1
-	VMOVUPS (SI), Z0
-	VFMADD231PS.BCST (DI)(AX*4), Z0, Z7
-	VMOVUPS (SI)(DX*1), Z1
-	VFMADD231PS.BCST 4(DI)(AX*4), Z1, Z8
-	VMOVUPS (SI)(DX*2), Z2
-	VFMADD231PS.BCST 8(DI)(AX*4), Z2, Z9
-	VMOVUPS (SI)(R9*1), Z3
-	VFMADD231PS.BCST 12(DI)(AX*4), Z3, Z10
-	LEAQ (SI)(DX*4), SI
-	ADDQ $4, AX
-	JMP fpv4
-fpv1:
-	CMPQ AX, CX
-	JGE fpvdone
-	VMOVUPS (SI), Z0
-	VFMADD231PS.BCST (DI)(AX*4), Z0, Z7
-	ADDQ DX, SI
-	INCQ AX
-	JMP fpv1
-fpvdone:
-	VADDPS Z8, Z7, Z7
-	VADDPS Z10, Z9, Z9
-	VADDPS Z9, Z7, Z7
-	VMULPS Z15, Z7, Z7
-	MOVQ o+0(FP), SI
-	VMOVUPS Z7, (SI)
-	VCMPPS $3, Z11, Z11, K1
-	KORTESTW K1, K1
-	SETEQ ret+72(FP)
-	VZEROUPPER
-	RET
-
 // func attnRowsFwd16(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32) bool
 //
-// attnRowFwd16 for four query rows at once (o's and q's rows ld floats apart, v's rows
-// dense, row r seeing n_r keys, n3 the most; s holds 4 rows of np floats): their
-// independent chains of maxima, exponentials and sums interleave, where one row alone
-// waits on each, and each block of kt and each row of v is loaded once for the four.
+// o_r = softmax(scale·q_r ktᵀ over the first n_r keys) v for four query rows r (o's and
+// q's rows ld floats apart, v's rows dense, n3 the most keys; s holds the rows' scores,
+// 4 rows of np floats): their independent chains of maxima, exponentials and sums
+// interleave, where one row alone waits on each, and each block of kt and each row of v
+// is loaded once for the four. It reports false, leaving o unspecified, where a score
+// is not finite: the caller then takes the general path, whose NaN and Inf rules it
+// does not repeat.
 TEXT ·attnRowsFwd16(SB), NOSPLIT, $0-97
 	MOVQ q+8(FP), SI
 	MOVQ ld+16(FP), R13
@@ -628,64 +470,6 @@ r4done:
 	VZEROUPPER
 	RET
 
-// func attnRowGrad16(q, gy, o, kt, vt *float32, np, n, nb int, scale float32, s, ds *float32) (m, l, delta float32, ok bool)
-//
-// The first half of one query row of the fused backward: the scores of the first n keys
-// (kt, vt: k and v transposed, np-float rows), their maximum m and the sum l of
-// e^(s - m) (returned: the row's log-sum-exp is m + log l), δ = gy·o (returned), and
-// for nb blocks of 16 keys the probabilities p into s and ∂S = p·(gy·v - δ) into ds
-// (both 0 from key n on). ok is false where a score is not finite, as attnRowFwd16's.
-TEXT ·attnRowGrad16(SB), NOSPLIT, $0-101
-	MOVQ q+0(FP), SI
-	MOVQ kt+24(FP), R8
-	MOVQ np+40(FP), DX
-	SHLQ $2, DX
-	LEAQ (DX)(DX*2), R9
-	MOVQ n+48(FP), CX
-	MOVQ nb+56(FP), R12
-	SHLQ $4, R12
-	MOVQ s+72(FP), DI
-	VBROADCASTSS scale+64(FP), Z15
-	BCAST16(SI)
-	SCORES(gscores)
-	VMOVSS X15, m+88(FP)
-	EXPSUM(gexp)
-	VMOVSS X7, l+92(FP)
-	VMOVSS attnc<>+40(SB), X0
-	VDIVSS X7, X0, X0
-	VBROADCASTSS X0, Z14 // 1/Σ
-	// δ = gy·o.
-	MOVQ gy+8(FP), SI
-	MOVQ o+16(FP), AX
-	VMOVUPS (SI), Z0
-	VMULPS (AX), Z0, Z13
-	HSUM(Z13, Y13, X13)
-	VMOVSS X13, delta+96(FP)
-	VBROADCASTSS X13, Z13
-	// p = e/Σ and ∂S = p·(gy·vt - δ), a block of 16 keys at a time.
-	VBROADCASTSS attnc<>+40(SB), Z15
-	BCAST16(SI)
-	MOVQ vt+32(FP), R10
-	MOVQ ds+80(FP), R11
-	XORQ AX, AX
-gds:
-	MOVQ R10, R8
-	DOT16
-	VSUBPS Z13, Z0, Z0
-	VMULPS (DI)(AX*4), Z14, Z1
-	VMOVUPS Z1, (DI)(AX*4)
-	VMULPS Z1, Z0, Z0
-	VMOVUPS Z0, (R11)(AX*4)
-	ADDQ $64, R10
-	ADDQ $16, AX
-	CMPQ AX, BX
-	JLT gds
-	VCMPPS $3, Z11, Z11, K1
-	KORTESTW K1, K1
-	SETEQ ok+100(FP)
-	VZEROUPPER
-	RET
-
 // GROW finishes a block of one of four rows in attnRowsGrad16: dp = a + b, the
 // probabilities p = e·inv over the exponentials at saddr (stored back), and
 // ∂S = p·(dp - δ) to dsaddr.
@@ -699,9 +483,13 @@ gds:
 
 // func attnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32) bool
 //
-// attnRowGrad16 for four query rows at once (q's, gy's and o's rows ld floats apart,
-// row r seeing n_r keys, n3 the most; s and ds hold 4 rows of np floats each), as
-// attnRowsFwd16 is attnRowFwd16's: st receives the rows' maxima m, sums l and δ.
+// The first half of four query rows of the fused backward (q's, gy's and o's rows ld
+// floats apart, row r seeing n_r keys, n3 the most; kt, vt: k and v transposed): the
+// scores, their maximum m and the sum l of e^(s - m) (the row's log-sum-exp is
+// m + log l), δ = gy·o, and for the blocks of 16 keys up to n3 the probabilities p into
+// s and ∂S = p·(gy·v - δ) into ds (4 rows of np floats each, 0 from key n_r on). st
+// receives the rows' m, l and δ; the result is false where a score is not finite, as
+// attnRowsFwd16's.
 TEXT ·attnRowsGrad16(SB), NOSPLIT, $0-121
 	MOVQ q+0(FP), SI
 	MOVQ ld+24(FP), R13
@@ -856,7 +644,7 @@ g4ds:
 // func attnKeysGrad16(rows *attnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32)
 //
 // The second half of four query rows of the fused backward (their first halves by
-// attnRowGrad16 left p and ∂S in rows of np floats at p and ds): dq of each row
+// attnRowsGrad16 left p and ∂S in rows of np floats at p and ds): dq of each row
 // (rows.dq) = scale·Σⱼ ∂Sⱼ kⱼ over the first n keys (k's rows ldk floats apart), and
 // every key j < n's share of ∂kⱼ (scale·Σ ∂Sⱼ q) and ∂vⱼ (Σ pⱼ gy) added into dkv's row j
 // (lddkv floats apart; ∂k in its first 16 floats, ∂v in the next 16). A row that sees

@@ -11,16 +11,8 @@ func attnTranspose16(dst, src *float32, ld, blocks, np int) {}
 
 func attnCopyRows(dst *float32, ldd int, src *float32, lds, rows, w int) {}
 
-func attnRowFwd16(o, q, kt *float32, np int, v *float32, ldv, n int, scale float32, s *float32) bool {
-	return false
-}
-
 func attnRowsFwd16(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32) bool {
 	return false
-}
-
-func attnRowGrad16(q, gy, o, kt, vt *float32, np, n, nb int, scale float32, s, ds *float32) (m, l, delta float32, ok bool) {
-	return 0, 0, 0, false
 }
 
 func attnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32) bool {
