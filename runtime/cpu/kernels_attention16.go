@@ -3,7 +3,8 @@ package cpu
 import "github.com/gml-dev/gml/runtime/cpu/vec"
 
 // Attention with 16 features per head (d_model/heads in the usual small transformers:
-// the bench's transformer_d128_h8) in AVX-512 assembly (kernels_attention_amd64.s).
+// the bench's transformer_d128_h8) in AVX-512 assembly (package vec's
+// attention16_amd64.s).
 //
 // The tile kernels spend most of their time around a 16-deep GEMM: packing, planning,
 // transposing, and package vec calls on rows of 64 scores. Here one task is one batch
@@ -14,13 +15,13 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // (each 16-key row of them loaded once for the four rows), the row's softmax is exact
 // rather than online since a row of Tk scores fits in scratch, and the product with v
 // is one broadcast FMA per key and row. Four rows interleave the chains of maxima,
-// exponentials and sums that make one row alone wait on each step. The exponential is
-// package vec's EXP16.
+// exponentials and sums that make one row alone wait on each step. The assembly is in
+// package vec (attention16_amd64.s), whose exponential (EXP16, exp_amd64.h) it shares.
 //
-// The backward of one entry needs no statistics pass: for four rows, attnRowsGrad16
+// The backward of one entry needs no statistics pass: for four rows, vec.AttnRowsGrad16
 // forms the probabilities p and ∂S = p·(gy·v - δ) and returns each row's maximum, sum
 // (the log-sum-exp, written to the statistics node's output) and δ = gy·o, and
-// attnKeysGrad16 walks the keys once: ∂q of the four rows, and each key's ∂k and ∂v
+// vec.AttnKeysGrad16 walks the keys once: ∂q of the four rows, and each key's ∂k and ∂v
 // loaded and stored once for the four. The key gradients of an entry accumulate in
 // rows that only the entry's task writes: results depend neither on the schedule nor on
 // the number of threads.
@@ -50,6 +51,10 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // 2·attnTile² floats the trio has.
 const attn16Keys = 320
 
+// attn16 says whether the rows of attention with 16 features per head run in package
+// vec's assembly: where vec runs AVX-512 (tests turn it off to compare with the tiles).
+var attn16 = vec.Active() >= vec.AVX512
+
 // small16 says whether the node runs the 16-feature rows.
 func (a *attnOperands) small16() bool {
 	return attn16 && a.d == 16 && a.dv == 16 && a.mask == nil && a.tk >= 1 && a.tk <= attn16Keys
@@ -68,14 +73,14 @@ func transposeKeys(kt, src []float32, at, ld, n, np int, stage []float32) {
 	full := n / 16
 	if full > 0 {
 		_, _ = src[at+(16*full-1)*ld+15], kt[16*np-1] // the assembly's bounds
-		attnTranspose16(&kt[0], &src[at], ld, full, np)
+		vec.AttnTranspose16(&kt[0], &src[at], ld, full, np)
 	}
 	if rem := n % 16; rem > 0 {
 		clear(stage[:256])
 		for j := range rem {
 			copy(stage[j*16:(j+1)*16], src[at+(full*16+j)*ld:])
 		}
-		attnTranspose16(&kt[full*16], &stage[0], 16, 1, np)
+		vec.AttnTranspose16(&kt[full*16], &stage[0], 16, 1, np)
 	}
 }
 
@@ -96,7 +101,7 @@ func dense(x []float32, at, ld, n, w int, buf []float32) []float32 {
 		return x[at:]
 	}
 	_, _ = x[at+(n-1)*ld+w-1], buf[n*w-1] // the assembly's bounds
-	attnCopyRows(&buf[0], w, &x[at], ld, n, w)
+	vec.AttnCopyRows(&buf[0], w, &x[at], ld, n, w)
 	return buf[:n*w]
 }
 
@@ -132,23 +137,20 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 		if r < 4 {
 			o, q, ld = stage[64:128], stage4(stage, a.q, at, a.ld(16), r), 16
 		}
-		if !attnRowsFwd16(&o[0], &q[0], ld, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0]) {
+		if !vec.AttnRowsFwd16(&o[0], &q[0], ld, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0]) {
 			return false
 		}
 		if r < 4 {
 			_ = a.o[at+(r-1)*a.ld(16)+15] // the assembly's bounds
-			attnCopyRows(&a.o[at], a.ld(16), &o[0], 16, r, 16)
+			vec.AttnCopyRows(&a.o[at], a.ld(16), &o[0], 16, r, 16)
 		}
 	}
 	return true
 }
 
-// attnQuad is the rows attnKeysGrad16 reads (q, gy) and writes (dq) for four queries.
-type attnQuad struct{ q, gy, dq [4]*float32 }
-
 // entry16 computes the statistics and the three gradients of batch entry b, four query
-// rows at a time: attnRowsGrad16, then attnKeysGrad16 for the four, which shares each
-// key's loads and stores of ∂k and ∂v among them. A last group of fewer rows runs from
+// rows at a time: vec.AttnRowsGrad16, then vec.AttnKeysGrad16 for the four, which shares
+// each key's loads and stores of ∂k and ∂v among them. A last group of fewer rows runs from
 // dense copies of q, gy and o in stage, its unused rows zero (their p is then uniform,
 // but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq going to the
 // stage's last 16 floats. scratch holds 88·pad16(tk) + 256 floats. It reports false
@@ -169,7 +171,7 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 		dkv = take(&scratch, 32*a.tk)
 	}
 	clear(dkv[:32*a.tk])
-	var quad attnQuad
+	var quad vec.AttnQuad
 	for i0 := 0; i0 < a.tq; i0 += 4 {
 		r := min(4, a.tq-i0)
 		var n [4]int
@@ -182,23 +184,23 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 			q, gy, o, ld = stage4(stage, a.q, at, a.ld(16), r), stage4(stage[64:], a.gy, at, a.ld(16), r), stage4(stage[128:], t.o, at, a.ld(16), r), 16
 		}
 		var st [12]float32 // the rows' m, l and δ
-		if !attnRowsGrad16(&q[0], &gy[0], &o[0], ld, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st) {
+		if !vec.AttnRowsGrad16(&q[0], &gy[0], &o[0], ld, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st) {
 			return false
 		}
 		for x := range 4 {
-			quad.q[x], quad.gy[x], quad.dq[x] = &q[x*ld], &gy[x*ld], &stage[240]
+			quad.Q[x], quad.GY[x], quad.DQ[x] = &q[x*ld], &gy[x*ld], &stage[240]
 			if x < r {
 				row := b*a.tq + i0 + x
 				a.out[2*row] = st[x] + vec.Logf(st[4+x])
 				a.out[2*row+1] = st[8+x]
-				quad.dq[x] = &a.dq[at+x*a.ld(16)]
+				quad.DQ[x] = &a.dq[at+x*a.ld(16)]
 			}
 		}
-		attnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, n[3], a.scale)
+		vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, n[3], a.scale)
 	}
 	if a.ld(32) != 32 {
 		_, _ = a.dkv[kv0+(a.tk-1)*a.ld(32)+31], dkv[32*a.tk-1] // the assembly's bounds
-		attnCopyRows(&a.dkv[kv0], a.ld(32), &dkv[0], 32, a.tk, 32)
+		vec.AttnCopyRows(&a.dkv[kv0], a.ld(32), &dkv[0], 32, a.tk, 32)
 	}
 	return true
 }

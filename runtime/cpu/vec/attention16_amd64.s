@@ -1,69 +1,32 @@
 #include "textflag.h"
+#include "exp_amd64.h"
 
-// The AVX-512 rows of attention with 16 features per head (kernels_attention16.go):
-// four query rows per call against keys held transposed (16 rows of np floats, np a
-// multiple of 16) so that sixteen scores of a row are sixteen FMAs with the row's
-// features broadcast, a row's softmax in ZMM lanes with the exponential of package vec's EXP16
-// (same constants and steps: same bits), and the products with v, k and the key
+// The AVX-512 rows of attention with 16 features per head (runtime/cpu's
+// kernels_attention16.go): four query rows per call against keys held transposed (16
+// rows of np floats, np a multiple of 16) so that sixteen scores of a row are sixteen
+// FMAs with the row's features broadcast, a row's softmax in ZMM lanes with EXP16
+// (exp_amd64.h, that of vec's exponentials), and the products with v, k and the key
 // gradients as one broadcast FMA per key.
 
-DATA attnc<>+0(SB)/4, $0x3fb8aa3b  // log2(e)
-DATA attnc<>+4(SB)/4, $0x4b400000  // 1.5·2²³: adding it rounds to an integer
-DATA attnc<>+8(SB)/4, $0x3f318000  // ln2, high part
-DATA attnc<>+12(SB)/4, $0x395e8083 // ln2 - high part (subtracted: r = x - n·hi + n·lo)
-DATA attnc<>+16(SB)/4, $0x39506967 // the polynomial of eʳ, highest degree first
-DATA attnc<>+20(SB)/4, $0x3ab743ce
-DATA attnc<>+24(SB)/4, $0x3c088908
-DATA attnc<>+28(SB)/4, $0x3d2aa9c1
-DATA attnc<>+32(SB)/4, $0x3e2aaaaa
-DATA attnc<>+36(SB)/4, $0x3f000000
-DATA attnc<>+40(SB)/4, $0x3f800000 // 1
-DATA attnc<>+44(SB)/4, $0xc2aeac4f // expLo: below it eˣ flushes to 0
-DATA attnc<>+48(SB)/4, $127        // the exponent bias
-DATA attnc<>+52(SB)/4, $0xff800000 // -Inf
-DATA attnc<>+56(SB)/4, $16         // lanes per block
-DATA attnc<>+64(SB)/4, $0          // lane numbers 0-15
-DATA attnc<>+68(SB)/4, $1
-DATA attnc<>+72(SB)/4, $2
-DATA attnc<>+76(SB)/4, $3
-DATA attnc<>+80(SB)/4, $4
-DATA attnc<>+84(SB)/4, $5
-DATA attnc<>+88(SB)/4, $6
-DATA attnc<>+92(SB)/4, $7
-DATA attnc<>+96(SB)/4, $8
-DATA attnc<>+100(SB)/4, $9
-DATA attnc<>+104(SB)/4, $10
-DATA attnc<>+108(SB)/4, $11
-DATA attnc<>+112(SB)/4, $12
-DATA attnc<>+116(SB)/4, $13
-DATA attnc<>+120(SB)/4, $14
-DATA attnc<>+124(SB)/4, $15
-GLOBL attnc<>(SB), RODATA|NOPTR, $128
-
-// EXP16 sets Z1 = e^Z0 (Z0 clamped in place), Z2-Z6 and K2 scratch: package vec's EXP16.
-#define EXP16 \
-	VCMPPS.BCST $0x1D, attnc<>+44(SB), Z0, K2; \
-	VMAXPS.BCST attnc<>+44(SB), Z0, Z0; \
-	VBROADCASTSS attnc<>+4(SB), Z1; \
-	VFMADD231PS.BCST attnc<>+0(SB), Z0, Z1; \
-	VSUBPS.BCST attnc<>+4(SB), Z1, Z1; \
-	VMOVAPS Z0, Z2; \
-	VFNMADD231PS.BCST attnc<>+8(SB), Z1, Z2; \
-	VFMADD231PS.BCST attnc<>+12(SB), Z1, Z2; \
-	VBROADCASTSS attnc<>+16(SB), Z3; \
-	VFMADD213PS.BCST attnc<>+20(SB), Z2, Z3; \
-	VFMADD213PS.BCST attnc<>+24(SB), Z2, Z3; \
-	VFMADD213PS.BCST attnc<>+28(SB), Z2, Z3; \
-	VFMADD213PS.BCST attnc<>+32(SB), Z2, Z3; \
-	VFMADD213PS.BCST attnc<>+36(SB), Z2, Z3; \
-	VMULPS Z2, Z2, Z4; \
-	VADDPS.BCST attnc<>+40(SB), Z2, Z5; \
-	VFMADD231PS Z4, Z3, Z5; \
-	VCVTPS2DQ Z1, Z6; \
-	VPADDD.BCST attnc<>+48(SB), Z6, Z6; \
-	VPSLLD $23, Z6, Z6; \
-	VMULPS Z6, Z5, Z1; \
-	VMOVAPS.Z Z1, K2, Z1
+// The lane numbers 0-15, then 16 (lanes per block).
+DATA lanes<>+0(SB)/4, $0
+DATA lanes<>+4(SB)/4, $1
+DATA lanes<>+8(SB)/4, $2
+DATA lanes<>+12(SB)/4, $3
+DATA lanes<>+16(SB)/4, $4
+DATA lanes<>+20(SB)/4, $5
+DATA lanes<>+24(SB)/4, $6
+DATA lanes<>+28(SB)/4, $7
+DATA lanes<>+32(SB)/4, $8
+DATA lanes<>+36(SB)/4, $9
+DATA lanes<>+40(SB)/4, $10
+DATA lanes<>+44(SB)/4, $11
+DATA lanes<>+48(SB)/4, $12
+DATA lanes<>+52(SB)/4, $13
+DATA lanes<>+56(SB)/4, $14
+DATA lanes<>+60(SB)/4, $15
+DATA lanes<>+64(SB)/4, $16
+GLOBL lanes<>(SB), RODATA|NOPTR, $68
 
 // HMAX sets every lane of z (y, x: its lower halves) to the largest of its lanes (Z1,
 // Z2 scratch).
@@ -202,7 +165,7 @@ GLOBL attnc<>(SB), RODATA|NOPTR, $128
 // INVSUM sets every lane of inv to 1 / the sum of z's lanes (Z0-Z2 scratch).
 #define INVSUM(z, y, x, inv) \
 	HSUM(z, y, x); \
-	VMOVSS attnc<>+40(SB), X0; \
+	VMOVSS consts<>+320(SB), X0; \
 	VDIVSS x, X0, X0; \
 	VBROADCASTSS X0, inv
 
@@ -275,11 +238,11 @@ GLOBL attnc<>(SB), RODATA|NOPTR, $128
 	VSHUFF32X4 $0x88, Z31, Z23, Z7; \
 	VSHUFF32X4 $0xDD, Z31, Z23, Z15
 
-// func attnTranspose16(dst, src *float32, ld, blocks, np int)
+// func AttnTranspose16(dst, src *float32, ld, blocks, np int)
 //
 // dst[e·np + j] = src[j·ld + e] for e < 16 and j < 16·blocks (blocks >= 1): each block
 // of 16 rows loaded, transposed in registers, and stored as 16-float pieces of dst's rows.
-TEXT ·attnTranspose16(SB), NOSPLIT, $0-40
+TEXT ·AttnTranspose16(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), AX
@@ -339,7 +302,7 @@ tblock:
 	VZEROUPPER
 	RET
 
-// func attnRowsFwd16(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32) bool
+// func AttnRowsFwd16(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32) bool
 //
 // o_r = softmax(scale·q_r ktᵀ over the first n_r keys) v for four query rows r (o's and
 // q's rows ld floats apart, v's rows dense, n3 the most keys; s holds the rows' scores,
@@ -348,7 +311,7 @@ tblock:
 // is loaded once for the four. It reports false, leaving o unspecified, where a score
 // is not finite: the caller then takes the general path, whose NaN and Inf rules it
 // does not repeat.
-TEXT ·attnRowsFwd16(SB), NOSPLIT, $0-97
+TEXT ·AttnRowsFwd16(SB), NOSPLIT, $0-97
 	MOVQ q+8(FP), SI
 	MOVQ ld+16(FP), R13
 	SHLQ $2, R13
@@ -369,8 +332,8 @@ TEXT ·attnRowsFwd16(SB), NOSPLIT, $0-97
 	MOVQ n2+64(FP), AX
 	VPBROADCASTD AX, Z26
 	VPBROADCASTD CX, Z27
-	VMOVDQU32 attnc<>+64(SB), Z13
-	VBROADCASTSS attnc<>+52(SB), Z12
+	VMOVDQU32 lanes<>+0(SB), Z13
+	VBROADCASTSS consts<>+480(SB), Z12
 	VMOVAPS Z12, Z28
 	VMOVAPS Z12, Z29
 	VMOVAPS Z12, Z30
@@ -385,7 +348,7 @@ r4scores:
 	ROWOUT(Z17, Z21, Z25, Z29, (BX)(DX*1))
 	ROWOUT(Z18, Z22, Z26, Z30, (BX)(DX*2))
 	ROWOUT(Z19, Z23, Z27, Z31, (BX)(R9*1))
-	VPADDD.BCST attnc<>+56(SB), Z13, Z13
+	VPADDD.BCST lanes<>+64(SB), Z13, Z13
 	ADDQ $64, R10
 	ADDQ $64, BX
 	ADDQ $16, AX
@@ -470,7 +433,7 @@ r4done:
 	VZEROUPPER
 	RET
 
-// GROW finishes a block of one of four rows in attnRowsGrad16: dp = a + b, the
+// GROW finishes a block of one of four rows in AttnRowsGrad16: dp = a + b, the
 // probabilities p = e·inv over the exponentials at saddr (stored back), and
 // ∂S = p·(dp - δ) to dsaddr.
 #define GROW(a, b, delta, inv, saddr, dsaddr) \
@@ -481,7 +444,7 @@ r4done:
 	VMULPS Z1, a, a; \
 	VMOVUPS a, dsaddr
 
-// func attnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32) bool
+// func AttnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32) bool
 //
 // The first half of four query rows of the fused backward (q's, gy's and o's rows ld
 // floats apart, row r seeing n_r keys, n3 the most; kt, vt: k and v transposed): the
@@ -489,8 +452,8 @@ r4done:
 // m + log l), δ = gy·o, and for the blocks of 16 keys up to n3 the probabilities p into
 // s and ∂S = p·(gy·v - δ) into ds (4 rows of np floats each, 0 from key n_r on). st
 // receives the rows' m, l and δ; the result is false where a score is not finite, as
-// attnRowsFwd16's.
-TEXT ·attnRowsGrad16(SB), NOSPLIT, $0-121
+// AttnRowsFwd16's.
+TEXT ·AttnRowsGrad16(SB), NOSPLIT, $0-121
 	MOVQ q+0(FP), SI
 	MOVQ ld+24(FP), R13
 	SHLQ $2, R13
@@ -511,8 +474,8 @@ TEXT ·attnRowsGrad16(SB), NOSPLIT, $0-121
 	MOVQ n2+72(FP), AX
 	VPBROADCASTD AX, Z26
 	VPBROADCASTD CX, Z27
-	VMOVDQU32 attnc<>+64(SB), Z13
-	VBROADCASTSS attnc<>+52(SB), Z12
+	VMOVDQU32 lanes<>+0(SB), Z13
+	VBROADCASTSS consts<>+480(SB), Z12
 	VMOVAPS Z12, Z28
 	VMOVAPS Z12, Z29
 	VMOVAPS Z12, Z30
@@ -527,7 +490,7 @@ g4scores:
 	ROWOUT(Z17, Z21, Z25, Z29, (BX)(DX*1))
 	ROWOUT(Z18, Z22, Z26, Z30, (BX)(DX*2))
 	ROWOUT(Z19, Z23, Z27, Z31, (BX)(R9*1))
-	VPADDD.BCST attnc<>+56(SB), Z13, Z13
+	VPADDD.BCST lanes<>+64(SB), Z13, Z13
 	ADDQ $64, R10
 	ADDQ $64, BX
 	ADDQ $16, AX
@@ -641,15 +604,15 @@ g4ds:
 	VMOVUPS Z1, (R8); \
 	VMOVUPS Z2, 64(R8)
 
-// func attnKeysGrad16(rows *attnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32)
+// func AttnKeysGrad16(rows *AttnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32)
 //
 // The second half of four query rows of the fused backward (their first halves by
-// attnRowsGrad16 left p and ∂S in rows of np floats at p and ds): dq of each row
+// AttnRowsGrad16 left p and ∂S in rows of np floats at p and ds): dq of each row
 // (rows.dq) = scale·Σⱼ ∂Sⱼ kⱼ over the first n keys (k's rows ldk floats apart), and
 // every key j < n's share of ∂kⱼ (scale·Σ ∂Sⱼ q) and ∂vⱼ (Σ pⱼ gy) added into dkv's row j
 // (lddkv floats apart; ∂k in its first 16 floats, ∂v in the next 16). A row that sees
 // fewer keys has zeros in p and ∂S past them.
-TEXT ·attnKeysGrad16(SB), NOSPLIT, $0-76
+TEXT ·AttnKeysGrad16(SB), NOSPLIT, $0-76
 	MOVQ rows+0(FP), AX
 	VBROADCASTSS scale+72(FP), Z15
 	MOVQ 0(AX), R12
@@ -728,11 +691,11 @@ kdone:
 	VZEROUPPER
 	RET
 
-// func attnCopyRows(dst *float32, ldd int, src *float32, lds, rows, w int)
+// func AttnCopyRows(dst *float32, ldd int, src *float32, lds, rows, w int)
 //
 // Copies rows rows of w floats (w = 16 or 32) from src (lds floats apart) to dst (ldd
 // apart): a ZMM or two per row, where copy's memmove call costs more than the move.
-TEXT ·attnCopyRows(SB), NOSPLIT, $0-48
+TEXT ·AttnCopyRows(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), DX
 	SHLQ $2, DX
