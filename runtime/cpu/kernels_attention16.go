@@ -63,8 +63,16 @@ func (a *attnOperands) small16() bool {
 // pad16 is n rounded up to a multiple of 16.
 func pad16(n int) int { return (n + 15) &^ 15 }
 
-// rowKeys is the number of keys query i sees.
-func (a *attnOperands) rowKeys(i int) int { return a.visibleKeys(i, 1) }
+// group4 is the group of four query rows from row i of entry b: r of them are there (a
+// last group has fewer), n[x] is the keys row x sees (a missing row repeats the last
+// one's count, so n[3] is the most, as the kernels take it), and at is row i's offset.
+func (a *attnOperands) group4(b, i int) (r int, n [4]int, at int) {
+	r = min(4, a.tq-i)
+	for x := range n {
+		n[x] = a.visibleKeys(i+min(x, r-1), 1)
+	}
+	return r, n, a.row(b, a.tq, i, 16)
+}
 
 // transposeKeys writes the n rows of 16 floats at src[at:], ld apart, transposed into
 // kt (16 rows of np = pad16(n) floats), zeros past n; stage is 256 floats of scratch
@@ -127,12 +135,7 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
 	v := dense(a.v, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
 	for i := 0; i < a.tq; i += 4 {
-		r := min(4, a.tq-i)
-		var n [4]int
-		for x := range 4 {
-			n[x] = a.rowKeys(i + min(x, r-1))
-		}
-		at := a.row(b, a.tq, i, 16)
+		r, n, at := a.group4(b, i)
 		o, q, ld := a.o[at:], a.q[at:], a.ld(16)
 		if r < 4 {
 			o, q, ld = stage[64:128], stage4(stage, a.q, at, a.ld(16), r), 16
@@ -150,10 +153,10 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 
 // entry16 computes the statistics and the three gradients of batch entry b, four query
 // rows at a time: vec.AttnRowsGrad16, then vec.AttnKeysGrad16 for the four, which shares
-// each key's loads and stores of ∂k and ∂v among them. A last group of fewer rows runs from
-// dense copies of q, gy and o in stage, its unused rows zero (their p is then uniform,
-// but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq going to the
-// stage's last 16 floats. scratch holds 88·pad16(tk) + 256 floats. It reports false
+// each key's loads and stores of ∂k and ∂v among them. A last group of fewer rows runs
+// from dense copies of q, gy and o in stage, its unused rows zero (their p is then
+// uniform, but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq
+// going to the stage's last 16 floats. scratch holds 88·pad16(tk) + 256 floats. It reports false
 // where a score was not finite, leaving everything to the tile kernels, which write
 // over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
@@ -173,12 +176,7 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	clear(dkv[:32*a.tk])
 	var quad vec.AttnQuad
 	for i0 := 0; i0 < a.tq; i0 += 4 {
-		r := min(4, a.tq-i0)
-		var n [4]int
-		for x := range 4 {
-			n[x] = a.rowKeys(i0 + min(x, r-1))
-		}
-		at := a.row(b, a.tq, i0, 16)
+		r, n, at := a.group4(b, i0)
 		q, gy, o, ld := a.q[at:], a.gy[at:], t.o[at:], a.ld(16)
 		if r < 4 {
 			q, gy, o, ld = stage4(stage, a.q, at, a.ld(16), r), stage4(stage[64:], a.gy, at, a.ld(16), r), stage4(stage[128:], t.o, at, a.ld(16), r), 16

@@ -28,29 +28,26 @@ DATA lanes<>+60(SB)/4, $15
 DATA lanes<>+64(SB)/4, $16
 GLOBL lanes<>(SB), RODATA|NOPTR, $68
 
-// HMAX sets every lane of z (y, x: its lower halves) to the largest of its lanes (Z1,
-// Z2 scratch).
-#define HMAX(z, y, x) \
+// HREDUCE sets x to op folded over z's lanes (y: z's lower half), through Y1, X1 and
+// X2.
+#define HREDUCE(op, z, y, x) \
 	VEXTRACTF64X4 $1, z, Y1; \
-	VMAXPS Y1, y, Y1; \
+	op Y1, y, Y1; \
 	VEXTRACTF128 $1, Y1, X2; \
-	VMAXPS X2, X1, X1; \
+	op X2, X1, X1; \
 	VPERMILPS $0x4E, X1, X2; \
-	VMAXPS X2, X1, X1; \
+	op X2, X1, X1; \
 	VPERMILPS $0xB1, X1, X2; \
-	VMAXPS X2, X1, X1; \
+	op X2, X1, x
+
+// HMAX sets every lane of z (y: its lower half) to the largest of its lanes (Z1, Z2
+// scratch).
+#define HMAX(z, y) \
+	HREDUCE(VMAXPS, z, y, X1); \
 	VBROADCASTSS X1, z
 
-// HSUM sets X(r)'s low lane to the sum of Z(r)'s lanes (Z1, Z2 scratch).
-#define HSUM(z, y, x) \
-	VEXTRACTF64X4 $1, z, Y1; \
-	VADDPS Y1, y, Y1; \
-	VEXTRACTF128 $1, Y1, X2; \
-	VADDPS X2, X1, X1; \
-	VPERMILPS $0x4E, X1, X2; \
-	VADDPS X2, X1, X1; \
-	VPERMILPS $0xB1, X1, X2; \
-	VADDPS X2, X1, x
+// HSUM sets x's low lane to the sum of z's lanes (y: z's lower half; Z1, Z2 scratch).
+#define HSUM(z, y, x) HREDUCE(VADDPS, z, y, x)
 
 // DOT16X4 sets Z16+r + Z20+r (even and odd features) to Σₑ q_r[e]·row e of the 16
 // rows from R8 (DX bytes apart, R9 = 3·DX) for the four query rows r at SI, R13 bytes
@@ -168,6 +165,84 @@ GLOBL lanes<>(SB), RODATA|NOPTR, $68
 	VMOVSS consts<>+320(SB), X0; \
 	VDIVSS x, X0, X0; \
 	VBROADCASTSS X0, inv
+
+// ROWS4ARGS loads the arguments both four-row kernels take: the query rows to SI (R13
+// bytes apart, R14 = 3·R13), kt to R10 (rows DX bytes apart, R9 = 3·DX), the most keys
+// n3 to CX and rounded up to a block of 16 to R12, the scores s to DI, scale to every
+// lane of Z15 and n0-n2 to every lane of Z24-Z26.
+#define ROWS4ARGS(q, ld, kt, np, n0, n1, n2, n3, scale, s) \
+	MOVQ q, SI; \
+	MOVQ ld, R13; \
+	SHLQ $2, R13; \
+	LEAQ (R13)(R13*2), R14; \
+	MOVQ kt, R10; \
+	MOVQ np, DX; \
+	SHLQ $2, DX; \
+	LEAQ (DX)(DX*2), R9; \
+	MOVQ n3, CX; \
+	LEAQ 15(CX), R12; \
+	ANDQ $-16, R12; \
+	MOVQ s, DI; \
+	VBROADCASTSS scale, Z15; \
+	MOVQ n0, AX; \
+	VPBROADCASTD AX, Z24; \
+	MOVQ n1, AX; \
+	VPBROADCASTD AX, Z25; \
+	MOVQ n2, AX; \
+	VPBROADCASTD AX, Z26
+
+// SCORES4 is the first pass of four rows, as ROWS4ARGS left the registers: it writes
+// R12 scores of each row (rows DX bytes apart from DI), -Inf from the row's key count
+// on, and leaves each row's maximum in every lane of Z28-Z31 and in Z11 the sum of
+// s - s over the visible scores: NaN where one is not finite. AX, BX, R8, R10, Z0-Z2,
+// Z12, Z13, Z16-Z23 and K1 are scratch; Z27 gets n3.
+#define SCORES4(loop) \
+	VPBROADCASTD CX, Z27; \
+	VMOVDQU32 lanes<>+0(SB), Z13; \
+	VBROADCASTSS consts<>+480(SB), Z12; \
+	VMOVAPS Z12, Z28; \
+	VMOVAPS Z12, Z29; \
+	VMOVAPS Z12, Z30; \
+	VMOVAPS Z12, Z31; \
+	VPXORD Z11, Z11, Z11; \
+	MOVQ DI, BX; \
+	XORQ AX, AX; \
+loop: \
+	MOVQ R10, R8; \
+	DOT16X4; \
+	ROWOUT(Z16, Z20, Z24, Z28, (BX)); \
+	ROWOUT(Z17, Z21, Z25, Z29, (BX)(DX*1)); \
+	ROWOUT(Z18, Z22, Z26, Z30, (BX)(DX*2)); \
+	ROWOUT(Z19, Z23, Z27, Z31, (BX)(R9*1)); \
+	VPADDD.BCST lanes<>+64(SB), Z13, Z13; \
+	ADDQ $64, R10; \
+	ADDQ $64, BX; \
+	ADDQ $16, AX; \
+	CMPQ AX, R12; \
+	JLT loop; \
+	HMAX(Z28, Y28); \
+	HMAX(Z29, Y29); \
+	HMAX(Z30, Y30); \
+	HMAX(Z31, Y31)
+
+// EXPSUM4 sets the R12 scores of each of four rows at DI (DX bytes apart) to e^(s - m),
+// m its row's maximum in Z28-Z31, and leaves each row's sums by lane in Z16-Z19.
+#define EXPSUM4(loop) \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	MOVQ DI, BX; \
+	XORQ AX, AX; \
+loop: \
+	EXPROW(Z28, Z16, (BX)); \
+	EXPROW(Z29, Z17, (BX)(DX*1)); \
+	EXPROW(Z30, Z18, (BX)(DX*2)); \
+	EXPROW(Z31, Z19, (BX)(R9*1)); \
+	ADDQ $64, BX; \
+	ADDQ $16, AX; \
+	CMPQ AX, R12; \
+	JLT loop
 
 // TRANSPOSE16 transposes the 16×16 floats in Z0-Z15 (row r in Zr) in place, Z16-Z31
 // scratch: unpacks of row pairs, shuffles of pairs of those into 4-float columns, then
@@ -312,67 +387,9 @@ tblock:
 // is not finite: the caller then takes the general path, whose NaN and Inf rules it
 // does not repeat.
 TEXT ·AttnRowsFwd16(SB), NOSPLIT, $0-97
-	MOVQ q+8(FP), SI
-	MOVQ ld+16(FP), R13
-	SHLQ $2, R13
-	LEAQ (R13)(R13*2), R14
-	MOVQ kt+24(FP), R10
-	MOVQ np+32(FP), DX
-	SHLQ $2, DX
-	LEAQ (DX)(DX*2), R9
-	MOVQ n3+72(FP), CX
-	LEAQ 15(CX), R12
-	ANDQ $-16, R12
-	MOVQ s+88(FP), DI
-	VBROADCASTSS scale+80(FP), Z15
-	MOVQ n0+48(FP), AX
-	VPBROADCASTD AX, Z24
-	MOVQ n1+56(FP), AX
-	VPBROADCASTD AX, Z25
-	MOVQ n2+64(FP), AX
-	VPBROADCASTD AX, Z26
-	VPBROADCASTD CX, Z27
-	VMOVDQU32 lanes<>+0(SB), Z13
-	VBROADCASTSS consts<>+480(SB), Z12
-	VMOVAPS Z12, Z28
-	VMOVAPS Z12, Z29
-	VMOVAPS Z12, Z30
-	VMOVAPS Z12, Z31
-	VPXORD Z11, Z11, Z11
-	MOVQ DI, BX
-	XORQ AX, AX
-r4scores:
-	MOVQ R10, R8
-	DOT16X4
-	ROWOUT(Z16, Z20, Z24, Z28, (BX))
-	ROWOUT(Z17, Z21, Z25, Z29, (BX)(DX*1))
-	ROWOUT(Z18, Z22, Z26, Z30, (BX)(DX*2))
-	ROWOUT(Z19, Z23, Z27, Z31, (BX)(R9*1))
-	VPADDD.BCST lanes<>+64(SB), Z13, Z13
-	ADDQ $64, R10
-	ADDQ $64, BX
-	ADDQ $16, AX
-	CMPQ AX, R12
-	JLT r4scores
-	HMAX(Z28, Y28, X28)
-	HMAX(Z29, Y29, X29)
-	HMAX(Z30, Y30, X30)
-	HMAX(Z31, Y31, X31)
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	MOVQ DI, BX
-	XORQ AX, AX
-r4exp:
-	EXPROW(Z28, Z16, (BX))
-	EXPROW(Z29, Z17, (BX)(DX*1))
-	EXPROW(Z30, Z18, (BX)(DX*2))
-	EXPROW(Z31, Z19, (BX)(R9*1))
-	ADDQ $64, BX
-	ADDQ $16, AX
-	CMPQ AX, R12
-	JLT r4exp
+	ROWS4ARGS(q+8(FP), ld+16(FP), kt+24(FP), np+32(FP), n0+48(FP), n1+56(FP), n2+64(FP), n3+72(FP), scale+80(FP), s+88(FP))
+	SCORES4(r4scores)
+	EXPSUM4(r4exp)
 	INVSUM(Z16, Y16, X16, Z20)
 	INVSUM(Z17, Y17, X17, Z21)
 	INVSUM(Z18, Y18, X18, Z22)
@@ -454,72 +471,14 @@ r4done:
 // receives the rows' m, l and δ; the result is false where a score is not finite, as
 // AttnRowsFwd16's.
 TEXT ·AttnRowsGrad16(SB), NOSPLIT, $0-121
-	MOVQ q+0(FP), SI
-	MOVQ ld+24(FP), R13
-	SHLQ $2, R13
-	LEAQ (R13)(R13*2), R14
-	MOVQ kt+32(FP), R10
-	MOVQ np+48(FP), DX
-	SHLQ $2, DX
-	LEAQ (DX)(DX*2), R9
-	MOVQ n3+80(FP), CX
-	LEAQ 15(CX), R12
-	ANDQ $-16, R12
-	MOVQ s+96(FP), DI
-	VBROADCASTSS scale+88(FP), Z15
-	MOVQ n0+56(FP), AX
-	VPBROADCASTD AX, Z24
-	MOVQ n1+64(FP), AX
-	VPBROADCASTD AX, Z25
-	MOVQ n2+72(FP), AX
-	VPBROADCASTD AX, Z26
-	VPBROADCASTD CX, Z27
-	VMOVDQU32 lanes<>+0(SB), Z13
-	VBROADCASTSS consts<>+480(SB), Z12
-	VMOVAPS Z12, Z28
-	VMOVAPS Z12, Z29
-	VMOVAPS Z12, Z30
-	VMOVAPS Z12, Z31
-	VPXORD Z11, Z11, Z11
-	MOVQ DI, BX
-	XORQ AX, AX
-g4scores:
-	MOVQ R10, R8
-	DOT16X4
-	ROWOUT(Z16, Z20, Z24, Z28, (BX))
-	ROWOUT(Z17, Z21, Z25, Z29, (BX)(DX*1))
-	ROWOUT(Z18, Z22, Z26, Z30, (BX)(DX*2))
-	ROWOUT(Z19, Z23, Z27, Z31, (BX)(R9*1))
-	VPADDD.BCST lanes<>+64(SB), Z13, Z13
-	ADDQ $64, R10
-	ADDQ $64, BX
-	ADDQ $16, AX
-	CMPQ AX, R12
-	JLT g4scores
-	HMAX(Z28, Y28, X28)
-	HMAX(Z29, Y29, X29)
-	HMAX(Z30, Y30, X30)
-	HMAX(Z31, Y31, X31)
+	ROWS4ARGS(q+0(FP), ld+24(FP), kt+32(FP), np+48(FP), n0+56(FP), n1+64(FP), n2+72(FP), n3+80(FP), scale+88(FP), s+96(FP))
+	SCORES4(g4scores)
 	MOVQ st+112(FP), R11
 	VMOVSS X28, 0(R11)
 	VMOVSS X29, 4(R11)
 	VMOVSS X30, 8(R11)
 	VMOVSS X31, 12(R11)
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	MOVQ DI, BX
-	XORQ AX, AX
-g4exp:
-	EXPROW(Z28, Z16, (BX))
-	EXPROW(Z29, Z17, (BX)(DX*1))
-	EXPROW(Z30, Z18, (BX)(DX*2))
-	EXPROW(Z31, Z19, (BX)(R9*1))
-	ADDQ $64, BX
-	ADDQ $16, AX
-	CMPQ AX, R12
-	JLT g4exp
+	EXPSUM4(g4exp)
 	INVSUM(Z16, Y16, X16, Z28)
 	INVSUM(Z17, Y17, X17, Z29)
 	INVSUM(Z18, Y18, X18, Z30)
