@@ -49,93 +49,53 @@ GLOBL lanes<>(SB), RODATA|NOPTR, $68
 // HSUM sets x's low lane to the sum of z's lanes (y: z's lower half; Z1, Z2 scratch).
 #define HSUM(z, y, x) HREDUCE(VADDPS, z, y, x)
 
+// QROWS4 does op with feature off/4 of each of the four query rows at SI (R13 bytes
+// apart, R14 = 3·R13) broadcast, against k, into a, b, c and d.
+#define QROWS4(op, off, k, a, b, c, d) \
+	op off(SI), k, a; \
+	op off(SI)(R13*1), k, b; \
+	op off(SI)(R13*2), k, c; \
+	op off(SI)(R14*1), k, d
+
 // DOT16X4 sets Z16+r + Z20+r (even and odd features) to Σₑ q_r[e]·row e of the 16
 // rows from R8 (DX bytes apart, R9 = 3·DX) for the four query rows r at SI, R13 bytes
 // apart (R14 = 3·R13). R8 is moved on by 12 rows; Z0, Z1 scratch.
 #define DOT16X4 \
 	VMOVUPS (R8), Z0; \
-	VMULPS.BCST 0(SI), Z0, Z16; \
-	VMULPS.BCST 0(SI)(R13*1), Z0, Z17; \
-	VMULPS.BCST 0(SI)(R13*2), Z0, Z18; \
-	VMULPS.BCST 0(SI)(R14*1), Z0, Z19; \
+	QROWS4(VMULPS.BCST, 0, Z0, Z16, Z17, Z18, Z19); \
 	VMOVUPS (R8)(DX*1), Z1; \
-	VMULPS.BCST 4(SI), Z1, Z20; \
-	VMULPS.BCST 4(SI)(R13*1), Z1, Z21; \
-	VMULPS.BCST 4(SI)(R13*2), Z1, Z22; \
-	VMULPS.BCST 4(SI)(R14*1), Z1, Z23; \
+	QROWS4(VMULPS.BCST, 4, Z1, Z20, Z21, Z22, Z23); \
 	VMOVUPS (R8)(DX*2), Z0; \
-	VFMADD231PS.BCST 8(SI), Z0, Z16; \
-	VFMADD231PS.BCST 8(SI)(R13*1), Z0, Z17; \
-	VFMADD231PS.BCST 8(SI)(R13*2), Z0, Z18; \
-	VFMADD231PS.BCST 8(SI)(R14*1), Z0, Z19; \
+	QROWS4(VFMADD231PS.BCST, 8, Z0, Z16, Z17, Z18, Z19); \
 	VMOVUPS (R8)(R9*1), Z1; \
-	VFMADD231PS.BCST 12(SI), Z1, Z20; \
-	VFMADD231PS.BCST 12(SI)(R13*1), Z1, Z21; \
-	VFMADD231PS.BCST 12(SI)(R13*2), Z1, Z22; \
-	VFMADD231PS.BCST 12(SI)(R14*1), Z1, Z23; \
+	QROWS4(VFMADD231PS.BCST, 12, Z1, Z20, Z21, Z22, Z23); \
 	LEAQ (R8)(DX*4), R8; \
 	VMOVUPS (R8), Z0; \
-	VFMADD231PS.BCST 16(SI), Z0, Z16; \
-	VFMADD231PS.BCST 16(SI)(R13*1), Z0, Z17; \
-	VFMADD231PS.BCST 16(SI)(R13*2), Z0, Z18; \
-	VFMADD231PS.BCST 16(SI)(R14*1), Z0, Z19; \
+	QROWS4(VFMADD231PS.BCST, 16, Z0, Z16, Z17, Z18, Z19); \
 	VMOVUPS (R8)(DX*1), Z1; \
-	VFMADD231PS.BCST 20(SI), Z1, Z20; \
-	VFMADD231PS.BCST 20(SI)(R13*1), Z1, Z21; \
-	VFMADD231PS.BCST 20(SI)(R13*2), Z1, Z22; \
-	VFMADD231PS.BCST 20(SI)(R14*1), Z1, Z23; \
+	QROWS4(VFMADD231PS.BCST, 20, Z1, Z20, Z21, Z22, Z23); \
 	VMOVUPS (R8)(DX*2), Z0; \
-	VFMADD231PS.BCST 24(SI), Z0, Z16; \
-	VFMADD231PS.BCST 24(SI)(R13*1), Z0, Z17; \
-	VFMADD231PS.BCST 24(SI)(R13*2), Z0, Z18; \
-	VFMADD231PS.BCST 24(SI)(R14*1), Z0, Z19; \
+	QROWS4(VFMADD231PS.BCST, 24, Z0, Z16, Z17, Z18, Z19); \
 	VMOVUPS (R8)(R9*1), Z1; \
-	VFMADD231PS.BCST 28(SI), Z1, Z20; \
-	VFMADD231PS.BCST 28(SI)(R13*1), Z1, Z21; \
-	VFMADD231PS.BCST 28(SI)(R13*2), Z1, Z22; \
-	VFMADD231PS.BCST 28(SI)(R14*1), Z1, Z23; \
+	QROWS4(VFMADD231PS.BCST, 28, Z1, Z20, Z21, Z22, Z23); \
 	LEAQ (R8)(DX*4), R8; \
 	VMOVUPS (R8), Z0; \
-	VFMADD231PS.BCST 32(SI), Z0, Z16; \
-	VFMADD231PS.BCST 32(SI)(R13*1), Z0, Z17; \
-	VFMADD231PS.BCST 32(SI)(R13*2), Z0, Z18; \
-	VFMADD231PS.BCST 32(SI)(R14*1), Z0, Z19; \
+	QROWS4(VFMADD231PS.BCST, 32, Z0, Z16, Z17, Z18, Z19); \
 	VMOVUPS (R8)(DX*1), Z1; \
-	VFMADD231PS.BCST 36(SI), Z1, Z20; \
-	VFMADD231PS.BCST 36(SI)(R13*1), Z1, Z21; \
-	VFMADD231PS.BCST 36(SI)(R13*2), Z1, Z22; \
-	VFMADD231PS.BCST 36(SI)(R14*1), Z1, Z23; \
+	QROWS4(VFMADD231PS.BCST, 36, Z1, Z20, Z21, Z22, Z23); \
 	VMOVUPS (R8)(DX*2), Z0; \
-	VFMADD231PS.BCST 40(SI), Z0, Z16; \
-	VFMADD231PS.BCST 40(SI)(R13*1), Z0, Z17; \
-	VFMADD231PS.BCST 40(SI)(R13*2), Z0, Z18; \
-	VFMADD231PS.BCST 40(SI)(R14*1), Z0, Z19; \
+	QROWS4(VFMADD231PS.BCST, 40, Z0, Z16, Z17, Z18, Z19); \
 	VMOVUPS (R8)(R9*1), Z1; \
-	VFMADD231PS.BCST 44(SI), Z1, Z20; \
-	VFMADD231PS.BCST 44(SI)(R13*1), Z1, Z21; \
-	VFMADD231PS.BCST 44(SI)(R13*2), Z1, Z22; \
-	VFMADD231PS.BCST 44(SI)(R14*1), Z1, Z23; \
+	QROWS4(VFMADD231PS.BCST, 44, Z1, Z20, Z21, Z22, Z23); \
 	LEAQ (R8)(DX*4), R8; \
 	VMOVUPS (R8), Z0; \
-	VFMADD231PS.BCST 48(SI), Z0, Z16; \
-	VFMADD231PS.BCST 48(SI)(R13*1), Z0, Z17; \
-	VFMADD231PS.BCST 48(SI)(R13*2), Z0, Z18; \
-	VFMADD231PS.BCST 48(SI)(R14*1), Z0, Z19; \
+	QROWS4(VFMADD231PS.BCST, 48, Z0, Z16, Z17, Z18, Z19); \
 	VMOVUPS (R8)(DX*1), Z1; \
-	VFMADD231PS.BCST 52(SI), Z1, Z20; \
-	VFMADD231PS.BCST 52(SI)(R13*1), Z1, Z21; \
-	VFMADD231PS.BCST 52(SI)(R13*2), Z1, Z22; \
-	VFMADD231PS.BCST 52(SI)(R14*1), Z1, Z23; \
+	QROWS4(VFMADD231PS.BCST, 52, Z1, Z20, Z21, Z22, Z23); \
 	VMOVUPS (R8)(DX*2), Z0; \
-	VFMADD231PS.BCST 56(SI), Z0, Z16; \
-	VFMADD231PS.BCST 56(SI)(R13*1), Z0, Z17; \
-	VFMADD231PS.BCST 56(SI)(R13*2), Z0, Z18; \
-	VFMADD231PS.BCST 56(SI)(R14*1), Z0, Z19; \
+	QROWS4(VFMADD231PS.BCST, 56, Z0, Z16, Z17, Z18, Z19); \
 	VMOVUPS (R8)(R9*1), Z1; \
-	VFMADD231PS.BCST 60(SI), Z1, Z20; \
-	VFMADD231PS.BCST 60(SI)(R13*1), Z1, Z21; \
-	VFMADD231PS.BCST 60(SI)(R13*2), Z1, Z22; \
-	VFMADD231PS.BCST 60(SI)(R14*1), Z1, Z23
+	QROWS4(VFMADD231PS.BCST, 60, Z1, Z20, Z21, Z22, Z23)
 
 // ROWOUT finishes a block of one of four rows: the scores a + b times Z15, -Inf in the
 // lanes from the row's key count (every lane of nreg) on, stored at addr, their maximum
@@ -313,6 +273,20 @@ loop: \
 	VSHUFF32X4 $0x88, Z31, Z23, Z7; \
 	VSHUFF32X4 $0xDD, Z31, Z23, Z15
 
+// LOAD4 loads the rows at R8 (AX bytes apart, BX = 3·AX) into a, b, c and d.
+#define LOAD4(a, b, c, d) \
+	VMOVUPS (R8), a; \
+	VMOVUPS (R8)(AX*1), b; \
+	VMOVUPS (R8)(AX*2), c; \
+	VMOVUPS (R8)(BX*1), d
+
+// STORE4 stores a, b, c and d into the rows at R8 (DX bytes apart, R9 = 3·DX).
+#define STORE4(a, b, c, d) \
+	VMOVUPS a, (R8); \
+	VMOVUPS b, (R8)(DX*1); \
+	VMOVUPS c, (R8)(DX*2); \
+	VMOVUPS d, (R8)(R9*1)
+
 // func AttnTranspose16(dst, src *float32, ld, blocks, np int)
 //
 // dst[e·np + j] = src[j·ld + e] for e < 16 and j < 16·blocks (blocks >= 1): each block
@@ -329,46 +303,22 @@ TEXT ·AttnTranspose16(SB), NOSPLIT, $0-40
 	LEAQ (DX)(DX*2), R9
 tblock:
 	MOVQ SI, R8
-	VMOVUPS (R8), Z0
-	VMOVUPS (R8)(AX*1), Z1
-	VMOVUPS (R8)(AX*2), Z2
-	VMOVUPS (R8)(BX*1), Z3
+	LOAD4(Z0, Z1, Z2, Z3)
 	LEAQ (R8)(AX*4), R8
-	VMOVUPS (R8), Z4
-	VMOVUPS (R8)(AX*1), Z5
-	VMOVUPS (R8)(AX*2), Z6
-	VMOVUPS (R8)(BX*1), Z7
+	LOAD4(Z4, Z5, Z6, Z7)
 	LEAQ (R8)(AX*4), R8
-	VMOVUPS (R8), Z8
-	VMOVUPS (R8)(AX*1), Z9
-	VMOVUPS (R8)(AX*2), Z10
-	VMOVUPS (R8)(BX*1), Z11
+	LOAD4(Z8, Z9, Z10, Z11)
 	LEAQ (R8)(AX*4), R8
-	VMOVUPS (R8), Z12
-	VMOVUPS (R8)(AX*1), Z13
-	VMOVUPS (R8)(AX*2), Z14
-	VMOVUPS (R8)(BX*1), Z15
+	LOAD4(Z12, Z13, Z14, Z15)
 	TRANSPOSE16
 	MOVQ DI, R8
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R8)(DX*1)
-	VMOVUPS Z2, (R8)(DX*2)
-	VMOVUPS Z3, (R8)(R9*1)
+	STORE4(Z0, Z1, Z2, Z3)
 	LEAQ (R8)(DX*4), R8
-	VMOVUPS Z4, (R8)
-	VMOVUPS Z5, (R8)(DX*1)
-	VMOVUPS Z6, (R8)(DX*2)
-	VMOVUPS Z7, (R8)(R9*1)
+	STORE4(Z4, Z5, Z6, Z7)
 	LEAQ (R8)(DX*4), R8
-	VMOVUPS Z8, (R8)
-	VMOVUPS Z9, (R8)(DX*1)
-	VMOVUPS Z10, (R8)(DX*2)
-	VMOVUPS Z11, (R8)(R9*1)
+	STORE4(Z8, Z9, Z10, Z11)
 	LEAQ (R8)(DX*4), R8
-	VMOVUPS Z12, (R8)
-	VMOVUPS Z13, (R8)(DX*1)
-	VMOVUPS Z14, (R8)(DX*2)
-	VMOVUPS Z15, (R8)(R9*1)
+	STORE4(Z12, Z13, Z14, Z15)
 	LEAQ (SI)(AX*8), SI
 	LEAQ (SI)(AX*8), SI
 	ADDQ $64, DI
@@ -450,6 +400,14 @@ r4done:
 	VZEROUPPER
 	RET
 
+// DELTA sets every lane of z (y, x: its lower halves) to the dot product of the 16
+// floats at ga and at oa (Z0-Z2 scratch).
+#define DELTA(ga, oa, z, y, x) \
+	VMOVUPS ga, Z0; \
+	VMULPS oa, Z0, z; \
+	HSUM(z, y, x); \
+	VBROADCASTSS x, z
+
 // GROW finishes a block of one of four rows in AttnRowsGrad16: dp = a + b, the
 // probabilities p = e·inv over the exponentials at saddr (stored back), and
 // ∂S = p·(dp - δ) to dsaddr.
@@ -490,22 +448,10 @@ TEXT ·AttnRowsGrad16(SB), NOSPLIT, $0-121
 	// δ_r = gy_r·o_r.
 	MOVQ gy+8(FP), SI
 	MOVQ o+16(FP), R10
-	VMOVUPS (SI), Z0
-	VMULPS (R10), Z0, Z24
-	HSUM(Z24, Y24, X24)
-	VBROADCASTSS X24, Z24
-	VMOVUPS (SI)(R13*1), Z0
-	VMULPS (R10)(R13*1), Z0, Z25
-	HSUM(Z25, Y25, X25)
-	VBROADCASTSS X25, Z25
-	VMOVUPS (SI)(R13*2), Z0
-	VMULPS (R10)(R13*2), Z0, Z26
-	HSUM(Z26, Y26, X26)
-	VBROADCASTSS X26, Z26
-	VMOVUPS (SI)(R14*1), Z0
-	VMULPS (R10)(R14*1), Z0, Z27
-	HSUM(Z27, Y27, X27)
-	VBROADCASTSS X27, Z27
+	DELTA((SI), (R10), Z24, Y24, X24)
+	DELTA((SI)(R13*1), (R10)(R13*1), Z25, Y25, X25)
+	DELTA((SI)(R13*2), (R10)(R13*2), Z26, Y26, X26)
+	DELTA((SI)(R14*1), (R10)(R14*1), Z27, Y27, X27)
 	VMOVSS X24, 32(R11)
 	VMOVSS X25, 36(R11)
 	VMOVSS X26, 40(R11)
