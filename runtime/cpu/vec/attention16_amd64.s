@@ -57,45 +57,30 @@ GLOBL lanes<>(SB), RODATA|NOPTR, $68
 	op off(SI)(R13*2), k, c; \
 	op off(SI)(R14*1), k, d
 
+// KEYS4 takes four features of the four query rows (at byte offsets f0-f3 of each) against
+// the four key rows at R8 (DX bytes apart, R9 = 3·DX): even features into Z16-Z19, odd
+// ones into Z20-Z23, opa for the first two (VMULPS.BCST starts the sums), FMAs after.
+#define KEYS4(opa, f0, f1, f2, f3) \
+	VMOVUPS (R8), Z0; \
+	QROWS4(opa, f0, Z0, Z16, Z17, Z18, Z19); \
+	VMOVUPS (R8)(DX*1), Z1; \
+	QROWS4(opa, f1, Z1, Z20, Z21, Z22, Z23); \
+	VMOVUPS (R8)(DX*2), Z0; \
+	QROWS4(VFMADD231PS.BCST, f2, Z0, Z16, Z17, Z18, Z19); \
+	VMOVUPS (R8)(R9*1), Z1; \
+	QROWS4(VFMADD231PS.BCST, f3, Z1, Z20, Z21, Z22, Z23)
+
 // DOT16X4 sets Z16+r + Z20+r (even and odd features) to Σₑ q_r[e]·row e of the 16
 // rows from R8 (DX bytes apart, R9 = 3·DX) for the four query rows r at SI, R13 bytes
 // apart (R14 = 3·R13). R8 is moved on by 12 rows; Z0, Z1 scratch.
 #define DOT16X4 \
-	VMOVUPS (R8), Z0; \
-	QROWS4(VMULPS.BCST, 0, Z0, Z16, Z17, Z18, Z19); \
-	VMOVUPS (R8)(DX*1), Z1; \
-	QROWS4(VMULPS.BCST, 4, Z1, Z20, Z21, Z22, Z23); \
-	VMOVUPS (R8)(DX*2), Z0; \
-	QROWS4(VFMADD231PS.BCST, 8, Z0, Z16, Z17, Z18, Z19); \
-	VMOVUPS (R8)(R9*1), Z1; \
-	QROWS4(VFMADD231PS.BCST, 12, Z1, Z20, Z21, Z22, Z23); \
+	KEYS4(VMULPS.BCST, 0, 4, 8, 12); \
 	LEAQ (R8)(DX*4), R8; \
-	VMOVUPS (R8), Z0; \
-	QROWS4(VFMADD231PS.BCST, 16, Z0, Z16, Z17, Z18, Z19); \
-	VMOVUPS (R8)(DX*1), Z1; \
-	QROWS4(VFMADD231PS.BCST, 20, Z1, Z20, Z21, Z22, Z23); \
-	VMOVUPS (R8)(DX*2), Z0; \
-	QROWS4(VFMADD231PS.BCST, 24, Z0, Z16, Z17, Z18, Z19); \
-	VMOVUPS (R8)(R9*1), Z1; \
-	QROWS4(VFMADD231PS.BCST, 28, Z1, Z20, Z21, Z22, Z23); \
+	KEYS4(VFMADD231PS.BCST, 16, 20, 24, 28); \
 	LEAQ (R8)(DX*4), R8; \
-	VMOVUPS (R8), Z0; \
-	QROWS4(VFMADD231PS.BCST, 32, Z0, Z16, Z17, Z18, Z19); \
-	VMOVUPS (R8)(DX*1), Z1; \
-	QROWS4(VFMADD231PS.BCST, 36, Z1, Z20, Z21, Z22, Z23); \
-	VMOVUPS (R8)(DX*2), Z0; \
-	QROWS4(VFMADD231PS.BCST, 40, Z0, Z16, Z17, Z18, Z19); \
-	VMOVUPS (R8)(R9*1), Z1; \
-	QROWS4(VFMADD231PS.BCST, 44, Z1, Z20, Z21, Z22, Z23); \
+	KEYS4(VFMADD231PS.BCST, 32, 36, 40, 44); \
 	LEAQ (R8)(DX*4), R8; \
-	VMOVUPS (R8), Z0; \
-	QROWS4(VFMADD231PS.BCST, 48, Z0, Z16, Z17, Z18, Z19); \
-	VMOVUPS (R8)(DX*1), Z1; \
-	QROWS4(VFMADD231PS.BCST, 52, Z1, Z20, Z21, Z22, Z23); \
-	VMOVUPS (R8)(DX*2), Z0; \
-	QROWS4(VFMADD231PS.BCST, 56, Z0, Z16, Z17, Z18, Z19); \
-	VMOVUPS (R8)(R9*1), Z1; \
-	QROWS4(VFMADD231PS.BCST, 60, Z1, Z20, Z21, Z22, Z23)
+	KEYS4(VFMADD231PS.BCST, 48, 52, 56, 60)
 
 // ROWOUT finishes a block of one of four rows: the scores a + b times Z15, -Inf in the
 // lanes from the row's key count (every lane of nreg) on, stored at addr, their maximum
@@ -203,6 +188,17 @@ loop: \
 	ADDQ $16, AX; \
 	CMPQ AX, R12; \
 	JLT loop
+
+// ZERO24TO31 zeros Z24-Z31: two chains of sums for each of four rows.
+#define ZERO24TO31 \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z26, Z26, Z26; \
+	VPXORD Z27, Z27, Z27; \
+	VPXORD Z28, Z28, Z28; \
+	VPXORD Z29, Z29, Z29; \
+	VPXORD Z30, Z30, Z30; \
+	VPXORD Z31, Z31, Z31
 
 // TRANSPOSE16 transposes the 16×16 floats in Z0-Z15 (row r in Zr) in place, Z16-Z31
 // scratch: unpacks of row pairs, shuffles of pairs of those into 4-float columns, then
@@ -345,14 +341,7 @@ TEXT ·AttnRowsFwd16(SB), NOSPLIT, $0-97
 	INVSUM(Z18, Y18, X18, Z22)
 	INVSUM(Z19, Y19, X19, Z23)
 	// o_r = Σⱼ p_r[j]·vⱼ, keys in pairs (two chains per row), then /Σ.
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	ZERO24TO31
 	MOVQ v+40(FP), R8
 	MOVQ DI, R10
 	SUBQ $2, CX
@@ -548,14 +537,7 @@ TEXT ·AttnKeysGrad16(SB), NOSPLIT, $0-76
 	MOVQ lddkv+56(FP), R13
 	SHLQ $2, R13
 	MOVQ n+64(FP), CX
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	ZERO24TO31
 	// Keys in pairs, the second one's dq terms in Z28-Z31: two chains per row.
 	SUBQ $2, CX
 	JLT kone
