@@ -140,7 +140,7 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 		if r < 4 {
 			o, q, ld = stage[64:128], stage4(stage, a.q, at, a.ld(16), r), 16
 		}
-		if !fwd16(&o[0], &q[0], ld, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0]) {
+		if !vec.AttnRowsFwd16(&o[0], &q[0], ld, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0]) {
 			return false
 		}
 		if r < 4 {
@@ -175,14 +175,14 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	}
 	clear(dkv[:32*a.tk])
 	var quad vec.AttnQuad
-	var st [12]float32 // the rows' m, l and δ
 	for i0 := 0; i0 < a.tq; i0 += 4 {
 		r, n, at := a.group4(b, i0)
 		q, gy, o, ld := a.q[at:], a.gy[at:], t.o[at:], a.ld(16)
 		if r < 4 {
 			q, gy, o, ld = stage4(stage, a.q, at, a.ld(16), r), stage4(stage[64:], a.gy, at, a.ld(16), r), stage4(stage[128:], t.o, at, a.ld(16), r), 16
 		}
-		if !grad16(&q[0], &gy[0], &o[0], ld, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st) {
+		var st [12]float32 // the rows' m, l and δ
+		if !vec.AttnRowsGrad16(&q[0], &gy[0], &o[0], ld, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st) {
 			return false
 		}
 		for x := range 4 {
@@ -194,7 +194,7 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 				quad.DQ[x] = &a.dq[at+x*a.ld(16)]
 			}
 		}
-		keys16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, n[3], a.scale)
+		vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, n[3], a.scale)
 	}
 	if a.ld(32) != 32 {
 		_, _ = a.dkv[kv0+(a.tk-1)*a.ld(32)+31], dkv[32*a.tk-1] // the assembly's bounds
