@@ -46,18 +46,21 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // (PyTorch's flash attention: about 9.0 and 13.8), and from 1.60 to 0.76 and 3.67 to
 // 2.52 at 16.
 
-// attn16Keys is the most keys the 16-feature rows take: k and v transposed are then
-// 40 KiB (L1d is 48 KiB on the H200 host's Xeon), and the backward's scratch fits the
-// 2·attnTile² floats the trio has.
+// attn16Keys is the most keys the rows take with 16 features per head (with d, 16·320/d):
+// k and v transposed are then 40 KiB (L1d is 48 KiB on the H200 host's Xeon), and the
+// backward's scratch fits the 2·attnTile² floats the trio has.
 const attn16Keys = 320
 
-// attn16 says whether the rows of attention with 16 features per head run in package
-// vec's assembly: where vec runs AVX-512 (tests turn it off to compare with the tiles).
+// attn16 says whether the rows of attention with 16, 32 or 64 features per head run in
+// package vec's assembly: where vec runs AVX-512 (tests turn it off to compare with the
+// tiles).
 var attn16 = vec.Active() >= vec.AVX512
 
-// small16 says whether the node runs the 16-feature rows.
+// small16 says whether the node runs the four-row kernels: 16, 32 or 64 features in q, k
+// and v (16-feature chunks), no mask, and 1 to 16·attn16Keys/d keys.
 func (a *attnOperands) small16() bool {
-	return attn16 && a.d == 16 && a.dv == 16 && a.mask == nil && a.tk >= 1 && a.tk <= attn16Keys
+	return attn16 && a.dv == a.d && (a.d == 16 || a.d == 32 || a.d == 64) && a.mask == nil &&
+		a.tk >= 1 && a.tk <= 16*attn16Keys/a.d
 }
 
 // pad16 is n rounded up to a multiple of 16.
@@ -71,13 +74,20 @@ func (a *attnOperands) group4(b, i int) (r int, n [4]int, at int) {
 	for x := range n {
 		n[x] = a.visibleKeys(i+min(x, r-1), 1)
 	}
-	return r, n, a.row(b, a.tq, i, 16)
+	return r, n, a.row(b, a.tq, i, a.d)
 }
 
-// transposeKeys writes the n rows of 16 floats at src[at:], ld apart, transposed into
-// kt (16 rows of np = pad16(n) floats), zeros past n; stage is 256 floats of scratch
-// for a last partial block.
-func transposeKeys(kt, src []float32, at, ld, n, np int, stage []float32) {
+// transposeKeys writes the n rows of d (a multiple of 16) floats at src[at:], ld apart,
+// transposed into kt (d rows of np = pad16(n) floats), zeros past n; stage is 256
+// floats of scratch for a last partial block.
+func transposeKeys(kt, src []float32, at, ld, n, d, np int, stage []float32) {
+	for c := 0; c < d; c += 16 {
+		transpose16(kt[c*np:], src, at+c, ld, n, np, stage)
+	}
+}
+
+// transpose16 is transposeKeys for 16 features.
+func transpose16(kt, src []float32, at, ld, n, np int, stage []float32) {
 	full := n / 16
 	if full > 0 {
 		_, _ = src[at+(16*full-1)*ld+15], kt[16*np-1] // the assembly's bounds
@@ -99,106 +109,139 @@ func take(s *[]float32, n int) []float32 {
 	return x
 }
 
-// dense returns the n >= 1 rows of w (16 or 32) floats at x[at:], ld apart, as rows w
-// apart: x[at:] itself where they are (the AttentionBHTD layout), else a copy in buf.
-// In the AttentionBTHD layout one head's rows are H·w floats apart (512 or 1024 bytes
-// in the transformer bench): the rows of an entry then fall into a few L1 sets and
+// dense returns the n >= 1 rows of w (a multiple of 16) floats at x[at:], ld apart, as
+// rows w apart: x[at:] itself where they are (the AttentionBHTD layout), else a copy in
+// buf. In the AttentionBTHD layout one head's rows are H·w floats apart (512 or 1024
+// bytes in the transformer bench): the rows of an entry then fall into a few L1 sets and
 // evict each other, which costs more than the copy.
 func dense(x []float32, at, ld, n, w int, buf []float32) []float32 {
 	if ld == w {
 		return x[at:]
 	}
-	_, _ = x[at+(n-1)*ld+w-1], buf[n*w-1] // the assembly's bounds
-	vec.AttnCopyRows(&buf[0], w, &x[at], ld, n, w)
+	copyRows(buf, 0, w, x, at, ld, n, w)
 	return buf[:n*w]
 }
 
-// stage4 copies the r < 4 rows of 16 floats at x[at:], ld apart, into dst's first 64
-// floats, zeros after them, for a last group of query rows.
-func stage4(dst, x []float32, at, ld, r int) []float32 {
-	clear(dst[:64])
-	for j := range r {
-		copy(dst[16*j:16*j+16], x[at+j*ld:])
+// copyRows copies n rows of w (a multiple of 16) floats from src[as:], lds apart, to
+// dst[ad:], ldd apart, 32 or 16 columns per assembly call.
+func copyRows(dst []float32, ad, ldd int, src []float32, as, lds, n, w int) {
+	_, _ = dst[ad+(n-1)*ldd+w-1], src[as+(n-1)*lds+w-1] // the assembly's bounds
+	for c := 0; c < w; c += 32 {
+		vec.AttnCopyRows(&dst[ad+c], ldd, &src[as+c], lds, n, min(32, w-c))
 	}
-	return dst[:64]
+}
+
+// stage4 copies the r < 4 rows of d floats at x[at:], ld apart, into dst's first 4·d
+// floats, zeros after them, for a last group of query rows.
+func stage4(dst, x []float32, at, ld, d, r int) []float32 {
+	clear(dst[:4*d])
+	for j := range r {
+		copy(dst[d*j:d*j+d], x[at+j*ld:][:d])
+	}
+	return dst[:4*d]
 }
 
 // entry16 computes the output rows of batch entry b, four rows per call: a last group of
 // fewer rows runs from dense copies in stage, its unused rows zero queries that see as
 // many keys as the group's last row (their outputs are dropped). scratch holds
-// 36·pad16(tk) + 256 floats. It reports false where a score was not finite, leaving the
-// rows to the tile kernels.
+// (2d+4)·pad16(tk) + 16d floats. It reports false where a score was not finite, leaving
+// the rows to the tile kernels.
 func (a *attnForward) entry16(scratch []float32, b int) bool {
-	np := pad16(a.tk)
-	kt, s, stage := take(&scratch, 16*np), take(&scratch, 4*np), take(&scratch, 256)
-	k0 := a.row(b, a.tk, 0, 16)
-	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
-	v := dense(a.v, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
+	d, np := a.d, pad16(a.tk)
+	kt, s, stage := take(&scratch, d*np), take(&scratch, 4*np), take(&scratch, 16*d)
+	k0, ld := a.row(b, a.tk, 0, d), a.ld(d)
+	transposeKeys(kt, a.k, k0, ld, a.tk, d, np, stage)
+	v := dense(a.v, k0, ld, a.tk, d, take(&scratch, d*a.tk))
 	for i := 0; i < a.tq; i += 4 {
 		r, n, at := a.group4(b, i)
-		o, q, ld := a.o[at:], a.q[at:], a.ld(16)
+		o, q, ldq := a.o[at:], a.q[at:], ld
 		if r < 4 {
-			o, q, ld = stage[64:128], stage4(stage, a.q, at, a.ld(16), r), 16
+			o, q, ldq = stage[4*d:8*d], stage4(stage, a.q, at, ld, d, r), d
 		}
-		if !vec.AttnRowsFwd16(&o[0], &q[0], ld, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0]) {
+		var ok bool
+		if d == 16 {
+			ok = vec.AttnRowsFwd16(&o[0], &q[0], ldq, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0])
+		} else {
+			ok = vec.AttnRowsFwd(&o[0], &q[0], ldq, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0], d/16)
+		}
+		if !ok {
 			return false
 		}
 		if r < 4 {
-			_ = a.o[at+(r-1)*a.ld(16)+15] // the assembly's bounds
-			vec.AttnCopyRows(&a.o[at], a.ld(16), &o[0], 16, r, 16)
+			copyRows(a.o, at, ld, o, 0, d, r, d)
 		}
 	}
 	return true
 }
 
 // entry16 computes the statistics and the three gradients of batch entry b, four query
-// rows at a time: vec.AttnRowsGrad16, then vec.AttnKeysGrad16 for the four, which shares
-// each key's loads and stores of ∂k and ∂v among them. A last group of fewer rows runs
+// rows at a time: vec.AttnRowsGrad16 (vec.AttnRowsGrad past 16 features), then
+// vec.AttnKeysGrad16 for the four, once per chunk of 16 features, which shares each
+// key's loads and stores of ∂k and ∂v among the rows. A last group of fewer rows runs
 // from dense copies of q, gy and o in stage, its unused rows zero (their p is then
 // uniform, but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq
-// going to the stage's last 16 floats. scratch holds 88·pad16(tk) + 256 floats. It reports false
-// where a score was not finite, leaving everything to the tile kernels, which write
-// over it.
+// going to the stage's last d floats. ∂k|∂v accumulate in rows of [∂k, ∂v] chunk by chunk
+// (16 floats each), as AttnKeysGrad16 takes them: with 16 features that is the layout of
+// the node's output, so where its rows are dense they accumulate in place, else in
+// scratch copied out. scratch holds (5d+8)·pad16(tk) + 16d floats. It reports false
+// where a score was not finite, leaving everything to the tile kernels, which write over
+// it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
-	np := pad16(a.tk)
-	kt, vt := take(&scratch, 16*np), take(&scratch, 16*np)
-	p, ds, stage := take(&scratch, 4*np), take(&scratch, 4*np), take(&scratch, 256)
-	k0, kv0 := a.row(b, a.tk, 0, 16), a.row(b, a.tk, 0, 32)
-	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
-	transposeKeys(vt, a.v, k0, a.ld(16), a.tk, np, stage)
-	k := dense(a.k, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
-	// ∂k|∂v accumulate in place where the rows are dense, else in scratch copied out.
+	d, np := a.d, pad16(a.tk)
+	kt, vt := take(&scratch, d*np), take(&scratch, d*np)
+	p, ds, stage := take(&scratch, 4*np), take(&scratch, 4*np), take(&scratch, 16*d)
+	k0, kv0, ld := a.row(b, a.tk, 0, d), a.row(b, a.tk, 0, 2*d), a.ld(d)
+	transposeKeys(kt, a.k, k0, ld, a.tk, d, np, stage)
+	transposeKeys(vt, a.v, k0, ld, a.tk, d, np, stage)
+	k := dense(a.k, k0, ld, a.tk, d, take(&scratch, d*a.tk))
+	inPlace := d == 16 && a.ld(32) == 32
 	dkv := a.dkv[kv0:]
-	if a.ld(32) != 32 {
-		dkv = take(&scratch, 32*a.tk)
+	if !inPlace {
+		dkv = take(&scratch, 2*d*a.tk)
 	}
-	clear(dkv[:32*a.tk])
+	clear(dkv[:2*d*a.tk])
 	var quad vec.AttnQuad
+	var st [12]float32 // the rows' m, l and δ
 	for i0 := 0; i0 < a.tq; i0 += 4 {
 		r, n, at := a.group4(b, i0)
-		q, gy, o, ld := a.q[at:], a.gy[at:], t.o[at:], a.ld(16)
+		q, gy, o, ldq := a.q[at:], a.gy[at:], t.o[at:], ld
 		if r < 4 {
-			q, gy, o, ld = stage4(stage, a.q, at, a.ld(16), r), stage4(stage[64:], a.gy, at, a.ld(16), r), stage4(stage[128:], t.o, at, a.ld(16), r), 16
+			q, gy, o, ldq = stage4(stage, a.q, at, ld, d, r), stage4(stage[4*d:], a.gy, at, ld, d, r), stage4(stage[8*d:], t.o, at, ld, d, r), d
 		}
-		var st [12]float32 // the rows' m, l and δ
-		if !vec.AttnRowsGrad16(&q[0], &gy[0], &o[0], ld, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st) {
+		var ok bool
+		if d == 16 {
+			ok = vec.AttnRowsGrad16(&q[0], &gy[0], &o[0], ldq, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st)
+		} else {
+			ok = vec.AttnRowsGrad(&q[0], &gy[0], &o[0], ldq, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st, d/16)
+		}
+		if !ok {
 			return false
 		}
-		for x := range 4 {
-			quad.Q[x], quad.GY[x], quad.DQ[x] = &q[x*ld], &gy[x*ld], &stage[240]
-			if x < r {
-				row := b*a.tq + i0 + x
-				a.out[2*row] = st[x] + vec.Logf(st[4+x])
-				a.out[2*row+1] = st[8+x]
-				quad.DQ[x] = &a.dq[at+x*a.ld(16)]
-			}
+		for x := range r {
+			row := b*a.tq + i0 + x
+			a.out[2*row] = st[x] + vec.Logf(st[4+x])
+			a.out[2*row+1] = st[8+x]
 		}
-		vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, n[3], a.scale)
+		for c := 0; c < d; c += 16 {
+			for x := range 4 {
+				quad.Q[x], quad.GY[x], quad.DQ[x] = &q[x*ldq+c], &gy[x*ldq+c], &stage[15*d+c]
+				if x < r {
+					quad.DQ[x] = &a.dq[at+x*ld+c]
+				}
+			}
+			vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[c], d, &dkv[2*c], 2*d, n[3], a.scale)
+		}
 	}
-	if a.ld(32) != 32 {
-		_, _ = a.dkv[kv0+(a.tk-1)*a.ld(32)+31], dkv[32*a.tk-1] // the assembly's bounds
-		vec.AttnCopyRows(&a.dkv[kv0], a.ld(32), &dkv[0], 32, a.tk, 32)
+	switch {
+	case inPlace:
+	case d == 16:
+		copyRows(a.dkv, kv0, a.ld(32), dkv, 0, 32, a.tk, 32)
+	default:
+		for c := 0; c < d; c += 16 {
+			copyRows(a.dkv, kv0+c, a.ld(2*d), dkv, 2*c, 2*d, a.tk, 16)      // ∂k
+			copyRows(a.dkv, kv0+d+c, a.ld(2*d), dkv, 2*c+16, 2*d, a.tk, 16) // ∂v
+		}
 	}
 	return true
 }

@@ -36,3 +36,13 @@ func AttnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, 
 //
 //go:noescape
 func AttnKeysGrad16(rows *AttnQuad, p, ds *float32, np int, k *float32, ldk int, dkv *float32, lddkv, n int, scale float32)
+
+// AttnRowsFwd is AttnRowsFwd16 for rows of 16·chunks features.
+//
+//go:noescape
+func AttnRowsFwd(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32, chunks int) bool
+
+// AttnRowsGrad is AttnRowsGrad16 for rows of 16·chunks features.
+//
+//go:noescape
+func AttnRowsGrad(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32, chunks int) bool

@@ -77,14 +77,40 @@ GLOBL lanes<>(SB), RODATA|NOPTR, $68
 // DOT16X4 sets Z16+r + Z20+r (even and odd features) to Σₑ q_r[e]·row e of the 16
 // rows from R8 (DX bytes apart, R9 = 3·DX) for the four query rows r at SI, R13 bytes
 // apart (R14 = 3·R13). R8 is moved on by 12 rows; Z0, Z1 scratch.
-#define DOT16X4 \
-	KEYS4(VMULPS.BCST, 0, 4, 8, 12); \
+#define DOT16X4 DOT16ROWS(VMULPS.BCST)
+
+// DOT16ROWS is DOT16X4 with opa for the first two KEYS4 ops (see KEYS4).
+#define DOT16ROWS(opa) \
+	KEYS4(opa, 0, 4, 8, 12); \
 	LEAQ (R8)(DX*4), R8; \
 	KEYS4(VFMADD231PS.BCST, 16, 20, 24, 28); \
 	LEAQ (R8)(DX*4), R8; \
 	KEYS4(VFMADD231PS.BCST, 32, 36, 40, 44); \
 	LEAQ (R8)(DX*4), R8; \
 	KEYS4(VFMADD231PS.BCST, 48, 52, 56, 60)
+
+// DOTN is DOT16X4 for rows of 16·chunks features (the memory operand chunks): the sums
+// start at zero and each chunk of 16 features adds its 16 rows from R8 (R8 ends 16·chunks
+// rows on) and its features from SI (restored). CX is scratch.
+#define DOTN(chunk, chunks) \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	VPXORD Z20, Z20, Z20; \
+	VPXORD Z21, Z21, Z21; \
+	VPXORD Z22, Z22, Z22; \
+	VPXORD Z23, Z23, Z23; \
+	MOVQ chunks, CX; \
+chunk: \
+	DOT16ROWS(VFMADD231PS.BCST); \
+	LEAQ (R8)(DX*4), R8; \
+	ADDQ $64, SI; \
+	DECQ CX; \
+	JNZ chunk; \
+	MOVQ chunks, CX; \
+	SHLQ $6, CX; \
+	SUBQ CX, SI
 
 // ROWOUT finishes a block of one of four rows: the scores a + b times Z15, -Inf in the
 // lanes from the row's key count (every lane of nreg) on, stored at addr, their maximum
@@ -146,6 +172,24 @@ GLOBL lanes<>(SB), RODATA|NOPTR, $68
 // s - s over the visible scores: NaN where one is not finite. AX, BX, R8, R10, Z0-Z2,
 // Z12, Z13, Z16-Z23 and K1 are scratch; Z27 gets n3.
 #define SCORES4(loop) \
+	SCORESPRE; \
+loop: \
+	MOVQ R10, R8; \
+	DOT16X4; \
+	SCORESPOST(loop)
+
+// SCORESN is SCORES4 for rows of 16·chunks features (kt then has 16·chunks rows); CX is
+// scratch too.
+#define SCORESN(loop, chunk, chunks) \
+	SCORESPRE; \
+loop: \
+	MOVQ R10, R8; \
+	DOTN(chunk, chunks); \
+	SCORESPOST(loop)
+
+// SCORESPRE and SCORESPOST are what SCORES4 and SCORESN do before and after each
+// block's dot products.
+#define SCORESPRE \
 	VPBROADCASTD CX, Z27; \
 	VMOVDQU32 lanes<>+0(SB), Z13; \
 	VBROADCASTSS consts<>+480(SB), Z12; \
@@ -155,10 +199,9 @@ GLOBL lanes<>(SB), RODATA|NOPTR, $68
 	VMOVAPS Z12, Z31; \
 	VPXORD Z11, Z11, Z11; \
 	MOVQ DI, BX; \
-	XORQ AX, AX; \
-loop: \
-	MOVQ R10, R8; \
-	DOT16X4; \
+	XORQ AX, AX
+
+#define SCORESPOST(loop) \
 	ROWOUT(Z16, Z20, Z24, Z28, (BX)); \
 	ROWOUT(Z17, Z21, Z25, Z29, (BX)(DX*1)); \
 	ROWOUT(Z18, Z22, Z26, Z30, (BX)(DX*2)); \
@@ -327,6 +370,53 @@ tblock:
 	VZEROUPPER
 	RET
 
+// PV4 adds p_r[j]·vⱼ for the CX keys from R8 (v2: the next key's row, vstep: what
+// moves R8 on by two keys) and the four rows' probabilities at R10 (DX bytes apart) into
+// Z24-Z27 (even keys) and Z28-Z31 (odd ones); Z0, Z1 scratch, CX ends negative.
+#define PV4(pair, one, done, v2, vstep) \
+	SUBQ $2, CX; \
+	JLT one; \
+pair: \
+	VMOVUPS (R8), Z0; \
+	VMOVUPS v2, Z1; \
+	VFMADD231PS.BCST (R10), Z0, Z24; \
+	VFMADD231PS.BCST (R10)(DX*1), Z0, Z25; \
+	VFMADD231PS.BCST (R10)(DX*2), Z0, Z26; \
+	VFMADD231PS.BCST (R10)(R9*1), Z0, Z27; \
+	VFMADD231PS.BCST 4(R10), Z1, Z28; \
+	VFMADD231PS.BCST 4(R10)(DX*1), Z1, Z29; \
+	VFMADD231PS.BCST 4(R10)(DX*2), Z1, Z30; \
+	VFMADD231PS.BCST 4(R10)(R9*1), Z1, Z31; \
+	ADDQ vstep, R8; \
+	ADDQ $8, R10; \
+	SUBQ $2, CX; \
+	JGE pair; \
+one: \
+	CMPQ CX, $-1; \
+	JNE done; \
+	VMOVUPS (R8), Z0; \
+	VFMADD231PS.BCST (R10), Z0, Z24; \
+	VFMADD231PS.BCST (R10)(DX*1), Z0, Z25; \
+	VFMADD231PS.BCST (R10)(DX*2), Z0, Z26; \
+	VFMADD231PS.BCST (R10)(R9*1), Z0, Z27; \
+done:
+
+// OUT4 stores the four rows' sums in Z24-Z31 (see PV4) times Z20-Z23 (1/Σ) at SI (R13
+// bytes apart, R14 = 3·R13).
+#define OUT4 \
+	VADDPS Z28, Z24, Z24; \
+	VMULPS Z20, Z24, Z24; \
+	VMOVUPS Z24, (SI); \
+	VADDPS Z29, Z25, Z25; \
+	VMULPS Z21, Z25, Z25; \
+	VMOVUPS Z25, (SI)(R13*1); \
+	VADDPS Z30, Z26, Z26; \
+	VMULPS Z22, Z26, Z26; \
+	VMOVUPS Z26, (SI)(R13*2); \
+	VADDPS Z31, Z27, Z27; \
+	VMULPS Z23, Z27, Z27; \
+	VMOVUPS Z27, (SI)(R14*1)
+
 // func AttnRowsFwd16(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32) bool
 //
 // o_r = softmax(scale·q_r ktᵀ over the first n_r keys) v for four query rows r (o's and
@@ -349,48 +439,50 @@ TEXT ·AttnRowsFwd16(SB), NOSPLIT, $0-97
 	ZERO24TO31
 	MOVQ v+40(FP), R8
 	MOVQ DI, R10
-	SUBQ $2, CX
-	JLT r4one
-r4pair:
-	VMOVUPS (R8), Z0
-	VMOVUPS 64(R8), Z1
-	VFMADD231PS.BCST (R10), Z0, Z24
-	VFMADD231PS.BCST (R10)(DX*1), Z0, Z25
-	VFMADD231PS.BCST (R10)(DX*2), Z0, Z26
-	VFMADD231PS.BCST (R10)(R9*1), Z0, Z27
-	VFMADD231PS.BCST 4(R10), Z1, Z28
-	VFMADD231PS.BCST 4(R10)(DX*1), Z1, Z29
-	VFMADD231PS.BCST 4(R10)(DX*2), Z1, Z30
-	VFMADD231PS.BCST 4(R10)(R9*1), Z1, Z31
-	ADDQ $128, R8
-	ADDQ $8, R10
-	SUBQ $2, CX
-	JGE r4pair
-r4one:
-	CMPQ CX, $-1
-	JNE r4done
-	VMOVUPS (R8), Z0
-	VFMADD231PS.BCST (R10), Z0, Z24
-	VFMADD231PS.BCST (R10)(DX*1), Z0, Z25
-	VFMADD231PS.BCST (R10)(DX*2), Z0, Z26
-	VFMADD231PS.BCST (R10)(R9*1), Z0, Z27
-r4done:
+	PV4(r4pair, r4one, r4done, 64(R8), $128)
 	MOVQ o+0(FP), SI
-	VADDPS Z28, Z24, Z24
-	VMULPS Z20, Z24, Z24
-	VMOVUPS Z24, (SI)
-	VADDPS Z29, Z25, Z25
-	VMULPS Z21, Z25, Z25
-	VMOVUPS Z25, (SI)(R13*1)
-	VADDPS Z30, Z26, Z26
-	VMULPS Z22, Z26, Z26
-	VMOVUPS Z26, (SI)(R13*2)
-	VADDPS Z31, Z27, Z27
-	VMULPS Z23, Z27, Z27
-	VMOVUPS Z27, (SI)(R14*1)
+	OUT4
 	VCMPPS $3, Z11, Z11, K1
 	KORTESTW K1, K1
 	SETEQ ret+96(FP)
+	VZEROUPPER
+	RET
+
+// func AttnRowsFwd(o, q *float32, ld int, kt *float32, np int, v *float32, n0, n1, n2, n3 int, scale float32, s *float32, chunks int) bool
+//
+// AttnRowsFwd16 for rows of 16·chunks features (chunks >= 1; kt: 16·chunks rows of np
+// floats, v's rows 16·chunks floats): the scores sum the chunks' dot products, and the
+// outputs are made chunk by chunk, each pass over the probabilities.
+TEXT ·AttnRowsFwd(SB), NOSPLIT, $0-105
+	PCALIGN $64
+	ROWS4ARGS(q+8(FP), ld+16(FP), kt+24(FP), np+32(FP), n0+48(FP), n1+56(FP), n2+64(FP), n3+72(FP), scale+80(FP), s+88(FP))
+	SCORESN(nscores, nchunk, chunks+96(FP))
+	EXPSUM4(nexp)
+	INVSUM(Z16, Y16, X16, Z20)
+	INVSUM(Z17, Y17, X17, Z21)
+	INVSUM(Z18, Y18, X18, Z22)
+	INVSUM(Z19, Y19, X19, Z23)
+	// Chunk by chunk: BX its column of v, R12 v's row bytes, R11 two rows', AX the count.
+	MOVQ o+0(FP), SI
+	MOVQ v+40(FP), BX
+	MOVQ chunks+96(FP), AX
+	MOVQ AX, R12
+	SHLQ $6, R12
+	LEAQ (R12)(R12*1), R11
+nout:
+	ZERO24TO31
+	MOVQ BX, R8
+	MOVQ DI, R10
+	MOVQ n3+72(FP), CX
+	PV4(npair, none, ndone, (R8)(R12*1), R11)
+	OUT4
+	ADDQ $64, SI
+	ADDQ $64, BX
+	DECQ AX
+	JNZ nout
+	VCMPPS $3, Z11, Z11, K1
+	KORTESTW K1, K1
+	SETEQ ret+104(FP)
 	VZEROUPPER
 	RET
 
@@ -412,6 +504,20 @@ r4done:
 	VMOVUPS Z1, saddr; \
 	VMULPS Z1, a, a; \
 	VMOVUPS a, dsaddr
+
+// GROWS4 finishes a block of the four rows (GROW with each row's registers) and moves
+// R10, BX and R11 on to the next block, back to loop while AX < R12.
+#define GROWS4(loop) \
+	GROW(Z16, Z20, Z24, Z28, (BX), (R11)); \
+	GROW(Z17, Z21, Z25, Z29, (BX)(DX*1), (R11)(DX*1)); \
+	GROW(Z18, Z22, Z26, Z30, (BX)(DX*2), (R11)(DX*2)); \
+	GROW(Z19, Z23, Z27, Z31, (BX)(R9*1), (R11)(R9*1)); \
+	ADDQ $64, R10; \
+	ADDQ $64, BX; \
+	ADDQ $64, R11; \
+	ADDQ $16, AX; \
+	CMPQ AX, R12; \
+	JLT loop
 
 // func AttnRowsGrad16(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32) bool
 //
@@ -459,19 +565,81 @@ TEXT ·AttnRowsGrad16(SB), NOSPLIT, $0-121
 g4ds:
 	MOVQ R10, R8
 	DOT16X4
-	GROW(Z16, Z20, Z24, Z28, (BX), (R11))
-	GROW(Z17, Z21, Z25, Z29, (BX)(DX*1), (R11)(DX*1))
-	GROW(Z18, Z22, Z26, Z30, (BX)(DX*2), (R11)(DX*2))
-	GROW(Z19, Z23, Z27, Z31, (BX)(R9*1), (R11)(R9*1))
-	ADDQ $64, R10
-	ADDQ $64, BX
-	ADDQ $64, R11
-	ADDQ $16, AX
-	CMPQ AX, R12
-	JLT g4ds
+	GROWS4(g4ds)
 	VCMPPS $3, Z11, Z11, K1
 	KORTESTW K1, K1
 	SETEQ ret+120(FP)
+	VZEROUPPER
+	RET
+
+// func AttnRowsGrad(q, gy, o *float32, ld int, kt, vt *float32, np, n0, n1, n2, n3 int, scale float32, s, ds *float32, st *[12]float32, chunks int) bool
+//
+// AttnRowsGrad16 for rows of 16·chunks features (chunks >= 1; kt and vt: 16·chunks rows
+// of np floats each).
+TEXT ·AttnRowsGrad(SB), NOSPLIT, $0-129
+	PCALIGN $64
+	ROWS4ARGS(q+0(FP), ld+24(FP), kt+32(FP), np+48(FP), n0+56(FP), n1+64(FP), n2+72(FP), n3+80(FP), scale+88(FP), s+96(FP))
+	SCORESN(hscores, hchunk, chunks+120(FP))
+	MOVQ st+112(FP), R11
+	VMOVSS X28, 0(R11)
+	VMOVSS X29, 4(R11)
+	VMOVSS X30, 8(R11)
+	VMOVSS X31, 12(R11)
+	EXPSUM4(hexp)
+	INVSUM(Z16, Y16, X16, Z28)
+	INVSUM(Z17, Y17, X17, Z29)
+	INVSUM(Z18, Y18, X18, Z30)
+	INVSUM(Z19, Y19, X19, Z31)
+	VMOVSS X16, 16(R11)
+	VMOVSS X17, 20(R11)
+	VMOVSS X18, 24(R11)
+	VMOVSS X19, 28(R11)
+	// δ_r = gy_r·o_r, chunk by chunk.
+	MOVQ gy+8(FP), SI
+	MOVQ o+16(FP), R10
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	MOVQ chunks+120(FP), AX
+hdelta:
+	VMOVUPS (SI), Z0
+	VFMADD231PS (R10), Z0, Z24
+	VMOVUPS (SI)(R13*1), Z0
+	VFMADD231PS (R10)(R13*1), Z0, Z25
+	VMOVUPS (SI)(R13*2), Z0
+	VFMADD231PS (R10)(R13*2), Z0, Z26
+	VMOVUPS (SI)(R14*1), Z0
+	VFMADD231PS (R10)(R14*1), Z0, Z27
+	ADDQ $64, SI
+	ADDQ $64, R10
+	DECQ AX
+	JNZ hdelta
+	HSUM(Z24, Y24, X24)
+	VBROADCASTSS X24, Z24
+	HSUM(Z25, Y25, X25)
+	VBROADCASTSS X25, Z25
+	HSUM(Z26, Y26, X26)
+	VBROADCASTSS X26, Z26
+	HSUM(Z27, Y27, X27)
+	VBROADCASTSS X27, Z27
+	VMOVSS X24, 32(R11)
+	VMOVSS X25, 36(R11)
+	VMOVSS X26, 40(R11)
+	VMOVSS X27, 44(R11)
+	// p = e/Σ and ∂S = p·(gy·vt - δ), a block of 16 keys at a time.
+	MOVQ gy+8(FP), SI
+	MOVQ vt+40(FP), R10
+	MOVQ ds+104(FP), R11
+	MOVQ DI, BX
+	XORQ AX, AX
+hds:
+	MOVQ R10, R8
+	DOTN(hdchunk, chunks+120(FP))
+	GROWS4(hds)
+	VCMPPS $3, Z11, Z11, K1
+	KORTESTW K1, K1
+	SETEQ ret+128(FP)
 	VZEROUPPER
 	RET
 
