@@ -2,9 +2,9 @@ package cpu
 
 import "github.com/gml-dev/gml/runtime/cpu/vec"
 
-// Attention with 16 features per head (d_model/heads in the usual small transformers:
-// the bench's transformer_d128_h8) in AVX-512 assembly (package vec's
-// attention16_amd64.s).
+// Attention with 16, 32 or 64 features per head (d_model/heads in the usual small
+// transformers: 16 in the bench's transformer_d128_h8) in AVX-512 assembly (package
+// vec's attention16_amd64.s).
 //
 // The tile kernels spend most of their time around a 16-deep GEMM: packing, planning,
 // transposing, and package vec calls on rows of 64 scores. Here one task is one batch
@@ -17,6 +17,10 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // is one broadcast FMA per key and row. Four rows interleave the chains of maxima,
 // exponentials and sums that make one row alone wait on each step. The assembly is in
 // package vec (attention16_amd64.s), whose exponential (EXP16, exp_amd64.h) it shares.
+// With 32 or 64 features the keys are transposed into d rows, a chunk of 16 features at
+// a time; vec.AttnRowsFwd and vec.AttnRowsGrad sum the chunks' dot products of a block
+// of scores in registers and make the outputs chunk by chunk, and vec.AttnKeysGrad16
+// runs once per chunk.
 //
 // The backward of one entry needs no statistics pass: for four rows, vec.AttnRowsGrad16
 // forms the probabilities p and ∂S = p·(gy·v - δ) and returns each row's maximum, sum
@@ -26,20 +30,20 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // rows that only the entry's task writes: results depend neither on the schedule nor on
 // the number of threads.
 //
-// In the AttentionBTHD layout one head's rows are H·16 floats apart; v and k (and ∂k|∂v)
+// In the AttentionBTHD layout one head's rows are H·d floats apart; v and k (and ∂k|∂v)
 // are copied into (out of) dense scratch rows first, since strided rows that share a few
 // L1 sets evict each other on every query row.
 //
-// The path is taken for float32 attention with 16 features in q, k and v, no additive
-// mask and 1 to attn16Keys keys (past that the keys and values leave L1 for every query
-// row and the tiles do better); a non-finite score sends the entry back to the tile
+// The path is taken for float32 attention with 16, 32 or 64 features in q, k and v, no
+// additive mask and 1 to 16·attn16Keys/d keys (past that the keys and values leave L1
+// for every query row and the tiles do better); a non-finite score sends the entry back to the tile
 // kernels, which carry the NaN and Inf rules. Keys no query sees are never read, so a
 // non-finite value there does not reach the results (the tiles' products can turn it
 // into NaNs by 0·Inf).
 //
 // On the H200 host's Xeon (BenchmarkAttention16: batch 32, 8 heads, T = 64, causal,
-// (B, T, H, D); wall time) the forward takes 0.55-0.69 ms against the tiles' 1.63-1.91
-// at 2 threads and 83-119 µs against 313-315 at 16; forward and backward 2.68-2.76 ms
+// (B, T, H, D); wall time), with 16 features the forward takes 0.55-0.69 ms against
+// the tiles' 1.63-1.91 at 2 threads and 83-119 µs against 313-315 at 16; forward and backward 2.68-2.76 ms
 // against 6.27-6.88 at 2 threads, 0.41-0.77 ms against 1.03-1.30 at 16. In the
 // transformer bench (gml bench nn -profile, 3 rounds interleaved with main) attention
 // went from 9.3 to 4.5 ms per step and its backward from 21.3 to 12.9 at 2 threads

@@ -2,7 +2,7 @@
 
 package vec
 
-// The rows of attention with 16 features per head in AVX-512 (attention16_amd64.s), for
+// The rows of attention with 16 features per head (and 16·chunks) in AVX-512 (attention16_amd64.s), for
 // runtime/cpu's kernels_attention16.go, which checks the bounds and calls them only
 // where Active() is AVX512. The contracts are in the assembly's comments.
 

@@ -1,9 +1,9 @@
 #include "textflag.h"
 #include "exp_amd64.h"
 
-// The AVX-512 rows of attention with 16 features per head (runtime/cpu's
-// kernels_attention16.go): four query rows per call against keys held transposed (16
-// rows of np floats, np a multiple of 16) so that sixteen scores of a row are sixteen
+// The AVX-512 rows of attention with 16 features per head, and 32 or 64 in chunks of 16
+// (runtime/cpu's kernels_attention16.go): four query rows per call against keys held
+// transposed (16 rows of np floats per chunk, np a multiple of 16) so that sixteen scores of a row are sixteen
 // FMAs with the row's features broadcast, a row's softmax in ZMM lanes with EXP16
 // (exp_amd64.h, that of vec's exponentials), and the products with v, k and the key
 // gradients as one broadcast FMA per key.

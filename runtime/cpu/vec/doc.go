@@ -8,8 +8,9 @@
 // keep their running sums in registers across rows), the optimizer updates (AdamStep,
 // SGDStep), the dropout mask (DropoutVectors), the scalar float32 functions the
 // kernels inline (Expf, Tanhf, Erff), and the AVX-512 rows of attention with 16
-// features per head (AttnRowsFwd16 and its kin, for runtime/cpu; attention16_amd64.s
-// shares the exponential's constants and EXP16 with vec_amd64.s through exp_amd64.h).
+// features per head or multiples of 16 (AttnRowsFwd16, AttnRowsFwd and their kin, for
+// runtime/cpu; attention16_amd64.s shares the exponential's constants and EXP16 with
+// vec_amd64.s through exp_amd64.h).
 //
 // Decisions:
 //   - Each slice function has three codes: AVX-512 (16 lanes), AVX2+FMA (8 lanes), both
