@@ -9,8 +9,10 @@
 // gradients as one broadcast FMA per key.
 
 // The four-row kernels start at a multiple of 64 bytes (PCALIGN $64; Go aligns
-// functions to 32): AttnRowsFwd16 at 32 bytes past one ran 30-45% slower on the H200
-// host's Xeon with the same instructions.
+// functions to 32), so that their loops sit the same way in every build and timings of
+// two builds compare the same code. (On the H200 host's Xeon, copies of AttnRowsFwd16 at
+// 0 and at 32 bytes past a multiple of 64, with vec's constants or a compact table of
+// their own, ran within the noise of each other in one binary.)
 
 // The lane numbers 0-15, then 16 (lanes per block).
 DATA lanes<>+0(SB)/4, $0
