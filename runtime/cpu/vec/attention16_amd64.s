@@ -143,6 +143,39 @@ chunk: \
 	VDIVSS x, X0, X0; \
 	VBROADCASTSS X0, inv
 
+// INVSUM4 sets every lane of a, b, c and d to 1 / the sum of the lanes of Z16, Z17,
+// Z18 and Z19 (Z0-Z2 scratch).
+#define INVSUM4(a, b, c, d) \
+	INVSUM(Z16, Y16, X16, a); \
+	INVSUM(Z17, Y17, X17, b); \
+	INVSUM(Z18, Y18, X18, c); \
+	INVSUM(Z19, Y19, X19, d)
+
+// STORE4SS stores the low lanes of a, b, c and d at off, off+4, off+8 and off+12 bytes
+// from R11.
+#define STORE4SS(a, b, c, d, off) \
+	VMOVSS a, off(R11); \
+	VMOVSS b, (off+4)(R11); \
+	VMOVSS c, (off+8)(R11); \
+	VMOVSS d, (off+12)(R11)
+
+// GRADSTATS follows the score pass of the rows-grad kernels: it stores the rows' maxima
+// (Z28-Z31) into st[0:4], forms the exponentials (EXPSUM4) and stores their sums into
+// st[4:8], leaving R11 = st and 1/Σ in every lane of Z28-Z31.
+#define GRADSTATS(exploop) \
+	MOVQ st+112(FP), R11; \
+	STORE4SS(X28, X29, X30, X31, 0); \
+	EXPSUM4(exploop); \
+	INVSUM4(Z28, Z29, Z30, Z31); \
+	STORE4SS(X16, X17, X18, X19, 16)
+
+// FINITE sets the bool at ret to whether Z11 (the sum of s - s over the scores) is not
+// NaN: whether every score was finite.
+#define FINITE(ret) \
+	VCMPPS $3, Z11, Z11, K1; \
+	KORTESTW K1, K1; \
+	SETEQ ret
+
 // ROWS4ARGS loads the arguments both four-row kernels take: the query rows to SI (R13
 // bytes apart, R14 = 3·R13), kt to R10 (rows DX bytes apart, R9 = 3·DX), the most keys
 // n3 to CX and rounded up to a block of 16 to R12, the scores s to DI, scale to every
@@ -433,10 +466,7 @@ TEXT ·AttnRowsFwd16(SB), NOSPLIT, $0-97
 	ROWS4ARGS(q+8(FP), ld+16(FP), kt+24(FP), np+32(FP), n0+48(FP), n1+56(FP), n2+64(FP), n3+72(FP), scale+80(FP), s+88(FP))
 	SCORES4(r4scores)
 	EXPSUM4(r4exp)
-	INVSUM(Z16, Y16, X16, Z20)
-	INVSUM(Z17, Y17, X17, Z21)
-	INVSUM(Z18, Y18, X18, Z22)
-	INVSUM(Z19, Y19, X19, Z23)
+	INVSUM4(Z20, Z21, Z22, Z23)
 	// o_r = Σⱼ p_r[j]·vⱼ, keys in pairs (two chains per row), then /Σ.
 	ZERO24TO31
 	MOVQ v+40(FP), R8
@@ -444,9 +474,7 @@ TEXT ·AttnRowsFwd16(SB), NOSPLIT, $0-97
 	PV4(r4pair, r4one, r4done, 64(R8), $128)
 	MOVQ o+0(FP), SI
 	OUT4
-	VCMPPS $3, Z11, Z11, K1
-	KORTESTW K1, K1
-	SETEQ ret+96(FP)
+	FINITE(ret+96(FP))
 	VZEROUPPER
 	RET
 
@@ -460,10 +488,7 @@ TEXT ·AttnRowsFwd(SB), NOSPLIT, $0-105
 	ROWS4ARGS(q+8(FP), ld+16(FP), kt+24(FP), np+32(FP), n0+48(FP), n1+56(FP), n2+64(FP), n3+72(FP), scale+80(FP), s+88(FP))
 	SCORESN(nscores, nchunk, chunks+96(FP))
 	EXPSUM4(nexp)
-	INVSUM(Z16, Y16, X16, Z20)
-	INVSUM(Z17, Y17, X17, Z21)
-	INVSUM(Z18, Y18, X18, Z22)
-	INVSUM(Z19, Y19, X19, Z23)
+	INVSUM4(Z20, Z21, Z22, Z23)
 	// Chunk by chunk: BX its column of v, R12 v's row bytes, R11 two rows', AX the count.
 	MOVQ o+0(FP), SI
 	MOVQ v+40(FP), BX
@@ -482,9 +507,7 @@ nout:
 	ADDQ $64, BX
 	DECQ AX
 	JNZ nout
-	VCMPPS $3, Z11, Z11, K1
-	KORTESTW K1, K1
-	SETEQ ret+104(FP)
+	FINITE(ret+104(FP))
 	VZEROUPPER
 	RET
 
@@ -534,20 +557,7 @@ TEXT ·AttnRowsGrad16(SB), NOSPLIT, $0-121
 	PCALIGN $64
 	ROWS4ARGS(q+0(FP), ld+24(FP), kt+32(FP), np+48(FP), n0+56(FP), n1+64(FP), n2+72(FP), n3+80(FP), scale+88(FP), s+96(FP))
 	SCORES4(g4scores)
-	MOVQ st+112(FP), R11
-	VMOVSS X28, 0(R11)
-	VMOVSS X29, 4(R11)
-	VMOVSS X30, 8(R11)
-	VMOVSS X31, 12(R11)
-	EXPSUM4(g4exp)
-	INVSUM(Z16, Y16, X16, Z28)
-	INVSUM(Z17, Y17, X17, Z29)
-	INVSUM(Z18, Y18, X18, Z30)
-	INVSUM(Z19, Y19, X19, Z31)
-	VMOVSS X16, 16(R11)
-	VMOVSS X17, 20(R11)
-	VMOVSS X18, 24(R11)
-	VMOVSS X19, 28(R11)
+	GRADSTATS(g4exp)
 	// δ_r = gy_r·o_r.
 	MOVQ gy+8(FP), SI
 	MOVQ o+16(FP), R10
@@ -555,10 +565,7 @@ TEXT ·AttnRowsGrad16(SB), NOSPLIT, $0-121
 	DELTA((SI)(R13*1), (R10)(R13*1), Z25, Y25, X25)
 	DELTA((SI)(R13*2), (R10)(R13*2), Z26, Y26, X26)
 	DELTA((SI)(R14*1), (R10)(R14*1), Z27, Y27, X27)
-	VMOVSS X24, 32(R11)
-	VMOVSS X25, 36(R11)
-	VMOVSS X26, 40(R11)
-	VMOVSS X27, 44(R11)
+	STORE4SS(X24, X25, X26, X27, 32)
 	// p = e/Σ and ∂S = p·(gy·vt - δ), a block of 16 keys at a time.
 	MOVQ vt+40(FP), R10
 	MOVQ ds+104(FP), R11
@@ -568,9 +575,7 @@ g4ds:
 	MOVQ R10, R8
 	DOT16X4
 	GROWS4(g4ds)
-	VCMPPS $3, Z11, Z11, K1
-	KORTESTW K1, K1
-	SETEQ ret+120(FP)
+	FINITE(ret+120(FP))
 	VZEROUPPER
 	RET
 
@@ -582,20 +587,7 @@ TEXT ·AttnRowsGrad(SB), NOSPLIT, $0-129
 	PCALIGN $64
 	ROWS4ARGS(q+0(FP), ld+24(FP), kt+32(FP), np+48(FP), n0+56(FP), n1+64(FP), n2+72(FP), n3+80(FP), scale+88(FP), s+96(FP))
 	SCORESN(hscores, hchunk, chunks+120(FP))
-	MOVQ st+112(FP), R11
-	VMOVSS X28, 0(R11)
-	VMOVSS X29, 4(R11)
-	VMOVSS X30, 8(R11)
-	VMOVSS X31, 12(R11)
-	EXPSUM4(hexp)
-	INVSUM(Z16, Y16, X16, Z28)
-	INVSUM(Z17, Y17, X17, Z29)
-	INVSUM(Z18, Y18, X18, Z30)
-	INVSUM(Z19, Y19, X19, Z31)
-	VMOVSS X16, 16(R11)
-	VMOVSS X17, 20(R11)
-	VMOVSS X18, 24(R11)
-	VMOVSS X19, 28(R11)
+	GRADSTATS(hexp)
 	// δ_r = gy_r·o_r, chunk by chunk.
 	MOVQ gy+8(FP), SI
 	MOVQ o+16(FP), R10
@@ -625,10 +617,7 @@ hdelta:
 	VBROADCASTSS X26, Z26
 	HSUM(Z27, Y27, X27)
 	VBROADCASTSS X27, Z27
-	VMOVSS X24, 32(R11)
-	VMOVSS X25, 36(R11)
-	VMOVSS X26, 40(R11)
-	VMOVSS X27, 44(R11)
+	STORE4SS(X24, X25, X26, X27, 32)
 	// p = e/Σ and ∂S = p·(gy·vt - δ), a block of 16 keys at a time.
 	MOVQ gy+8(FP), SI
 	MOVQ vt+40(FP), R10
@@ -639,9 +628,7 @@ hds:
 	MOVQ R10, R8
 	DOTN(hdchunk, chunks+120(FP))
 	GROWS4(hds)
-	VCMPPS $3, Z11, Z11, K1
-	KORTESTW K1, K1
-	SETEQ ret+128(FP)
+	FINITE(ret+128(FP))
 	VZEROUPPER
 	RET
 
