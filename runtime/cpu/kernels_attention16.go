@@ -75,15 +75,13 @@ func (a *attnOperands) small16() bool {
 // pad16 is n rounded up to a multiple of 16.
 func pad16(n int) int { return (n + 15) &^ 15 }
 
-// group4 is the group of four query rows from row i of entry b: r of them are there (a
-// last group has fewer), n[x] is the keys row x sees (a missing row repeats the last
-// one's count, so n[3] is the most, as the kernels take it), and at is row i's offset.
-func (a *attnOperands) group4(b, i int) (r int, n [4]int, at int) {
-	r = min(4, a.tq-i)
-	for x := range n {
-		n[x] = a.visibleKeys(i+min(x, r-1), 1)
-	}
-	return r, n, a.row(b, a.tq, i, a.d)
+// keys4 is the keys each of the four query rows from row i sees, where r of them are
+// there (a last group has fewer): a missing row repeats the last one's count, so n3 is
+// the most, as the kernels take it. (Four results rather than an array: the loops that
+// call the kernels stay as short as calling them with each row's count.)
+func (a *attnOperands) keys4(i, r int) (n0, n1, n2, n3 int) {
+	last := i + r - 1
+	return a.visibleKeys(i, 1), a.visibleKeys(min(i+1, last), 1), a.visibleKeys(min(i+2, last), 1), a.visibleKeys(last, 1)
 }
 
 // transposeKeys writes the n rows of d (a multiple of 16) floats at src[at:], ld apart,
@@ -162,16 +160,17 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 	transposeKeys(kt, a.k, k0, ld, a.tk, d, np, stage)
 	v := dense(a.v, k0, ld, a.tk, d, take(&scratch, d*a.tk))
 	for i := 0; i < a.tq; i += 4 {
-		r, n, at := a.group4(b, i)
+		r, at := min(4, a.tq-i), a.row(b, a.tq, i, d)
+		n0, n1, n2, n3 := a.keys4(i, r)
 		o, q, ldq := a.o[at:], a.q[at:], ld
 		if r < 4 {
 			o, q, ldq = stage[4*d:8*d], stage4(stage, a.q, at, ld, d, r), d
 		}
 		var ok bool
 		if d == 16 {
-			ok = vec.AttnRowsFwd16(&o[0], &q[0], ldq, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0])
+			ok = vec.AttnRowsFwd16(&o[0], &q[0], ldq, &kt[0], np, &v[0], n0, n1, n2, n3, a.scale, &s[0])
 		} else {
-			ok = vec.AttnRowsFwd(&o[0], &q[0], ldq, &kt[0], np, &v[0], n[0], n[1], n[2], n[3], a.scale, &s[0], d/16)
+			ok = vec.AttnRowsFwd(&o[0], &q[0], ldq, &kt[0], np, &v[0], n0, n1, n2, n3, a.scale, &s[0], d/16)
 		}
 		if !ok {
 			return false
@@ -213,16 +212,17 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	var quad vec.AttnQuad
 	var st [12]float32 // the rows' m, l and δ
 	for i0 := 0; i0 < a.tq; i0 += 4 {
-		r, n, at := a.group4(b, i0)
+		r, at := min(4, a.tq-i0), a.row(b, a.tq, i0, d)
+		n0, n1, n2, n3 := a.keys4(i0, r)
 		q, gy, o, ldq := a.q[at:], a.gy[at:], t.o[at:], ld
 		if r < 4 {
 			q, gy, o, ldq = stage4(stage, a.q, at, ld, d, r), stage4(stage[4*d:], a.gy, at, ld, d, r), stage4(stage[8*d:], t.o, at, ld, d, r), d
 		}
 		var ok bool
 		if d == 16 {
-			ok = vec.AttnRowsGrad16(&q[0], &gy[0], &o[0], ldq, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st)
+			ok = vec.AttnRowsGrad16(&q[0], &gy[0], &o[0], ldq, &kt[0], &vt[0], np, n0, n1, n2, n3, a.scale, &p[0], &ds[0], &st)
 		} else {
-			ok = vec.AttnRowsGrad(&q[0], &gy[0], &o[0], ldq, &kt[0], &vt[0], np, n[0], n[1], n[2], n[3], a.scale, &p[0], &ds[0], &st, d/16)
+			ok = vec.AttnRowsGrad(&q[0], &gy[0], &o[0], ldq, &kt[0], &vt[0], np, n0, n1, n2, n3, a.scale, &p[0], &ds[0], &st, d/16)
 		}
 		if !ok {
 			return false
@@ -239,7 +239,7 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 					quad.DQ[x] = &a.dq[at+x*ld+c]
 				}
 			}
-			vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[c], d, &dkv[2*c], 2*d, n[3], a.scale)
+			vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[c], d, &dkv[2*c], 2*d, n3, a.scale)
 		}
 	}
 	switch {
