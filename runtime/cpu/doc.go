@@ -81,8 +81,9 @@
 //     and both gradient nodes into one task per (batch, head), which writes the gradients
 //     into their nodes' buffers, ∂q also where that is the forward output's (the task
 //     reads its rows of o before writing them; fuse.go). With 16 features per head
-//     (the usual small transformer), no additive mask and up to 320 keys, AVX-512 runs
-//     each (batch, head) by groups of four query rows in assembly instead
+//     (the usual small transformer; also 32 and 64, in chunks of 16), no additive mask
+//     and up to 320 keys (160, 80), AVX-512 runs each (batch, head) by groups of four
+//     query rows in assembly instead
 //     (kernels_attention16.go): the tiles' 16-deep products spent their time packing and
 //     planning, and one head's rows in the (B, T, H, D) layout (512 bytes apart) evict
 //     each other from L1, so the rows path copies keys and values into dense scratch

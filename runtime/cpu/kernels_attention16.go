@@ -2,8 +2,9 @@ package cpu
 
 import "github.com/gml-dev/gml/runtime/cpu/vec"
 
-// Attention with 16 features per head (d_model/heads in the usual small transformers:
-// the bench's transformer_d128_h8) in AVX-512 assembly (kernels_attention_amd64.s).
+// Attention with 16, 32 or 64 features per head (d_model/heads in the usual small
+// transformers: 16 in the bench's transformer_d128_h8) in AVX-512 assembly (package
+// vec's attention16_amd64.s).
 //
 // The tile kernels spend most of their time around a 16-deep GEMM: packing, planning,
 // transposing, and package vec calls on rows of 64 scores. Here one task is one batch
@@ -14,68 +15,97 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // (each 16-key row of them loaded once for the four rows), the row's softmax is exact
 // rather than online since a row of Tk scores fits in scratch, and the product with v
 // is one broadcast FMA per key and row. Four rows interleave the chains of maxima,
-// exponentials and sums that make one row alone wait on each step. The exponential is
-// package vec's EXP16.
+// exponentials and sums that make one row alone wait on each step. The assembly is in
+// package vec (attention16_amd64.s), whose exponential (EXP16, exp_amd64.h) it shares.
+// With 32 or 64 features the keys are transposed into d rows, a chunk of 16 features at
+// a time; vec.AttnRowsFwd and vec.AttnRowsGrad sum the chunks' dot products of a block
+// of scores in registers and make the outputs chunk by chunk, and vec.AttnKeysGrad16
+// runs once per chunk.
 //
-// The backward of one entry needs no statistics pass: for four rows, attnRowsGrad16
+// The backward of one entry needs no statistics pass: for four rows, vec.AttnRowsGrad16
 // forms the probabilities p and ∂S = p·(gy·v - δ) and returns each row's maximum, sum
 // (the log-sum-exp, written to the statistics node's output) and δ = gy·o, and
-// attnKeysGrad16 walks the keys once: ∂q of the four rows, and each key's ∂k and ∂v
+// vec.AttnKeysGrad16 walks the keys once: ∂q of the four rows, and each key's ∂k and ∂v
 // loaded and stored once for the four. The key gradients of an entry accumulate in
 // rows that only the entry's task writes: results depend neither on the schedule nor on
 // the number of threads.
 //
-// In the AttentionBTHD layout one head's rows are H·16 floats apart; v and k (and ∂k|∂v)
+// In the AttentionBTHD layout one head's rows are H·d floats apart; v and k (and ∂k|∂v)
 // are copied into (out of) dense scratch rows first, since strided rows that share a few
 // L1 sets evict each other on every query row.
 //
-// The path is taken for float32 attention with 16 features in q, k and v, no additive
-// mask and 1 to attn16Keys keys (past that the keys and values leave L1 for every query
-// row and the tiles do better); a non-finite score sends the entry back to the tile
+// The path is taken for float32 attention with 16, 32 or 64 features in q, k and v, no
+// additive mask and 1 to 16·attn16Keys/d keys (past that the keys and values leave L1
+// for every query row and the tiles do better); a non-finite score sends the entry back to the tile
 // kernels, which carry the NaN and Inf rules. Keys no query sees are never read, so a
 // non-finite value there does not reach the results (the tiles' products can turn it
 // into NaNs by 0·Inf).
 //
 // On the H200 host's Xeon (BenchmarkAttention16: batch 32, 8 heads, T = 64, causal,
-// (B, T, H, D); wall time) the forward takes 0.55-0.69 ms against the tiles' 1.63-1.91
-// at 2 threads and 83-119 µs against 313-315 at 16; forward and backward 2.68-2.76 ms
+// (B, T, H, D); wall time), with 16 features the forward takes 0.55-0.69 ms against
+// the tiles' 1.63-1.91 at 2 threads and 83-119 µs against 313-315 at 16; forward and backward 2.68-2.76 ms
 // against 6.27-6.88 at 2 threads, 0.41-0.77 ms against 1.03-1.30 at 16. In the
 // transformer bench (gml bench nn -profile, 3 rounds interleaved with main) attention
 // went from 9.3 to 4.5 ms per step and its backward from 21.3 to 12.9 at 2 threads
 // (PyTorch's flash attention: about 9.0 and 13.8), and from 1.60 to 0.76 and 3.67 to
-// 2.52 at 16.
+// 2.52 at 16. With 32 features (d_model 256, same shape otherwise; three rounds) the
+// forward takes 0.83-0.93 ms against the tiles' 1.90-2.78 at 2 threads and 160-172 µs
+// against 396-422 at 16; forward and backward 3.2-4.7 ms against 5.8-9.2, and 0.61-0.70
+// against 1.22-1.39. With 64: forward 1.23-1.73 ms against 2.49-2.94 and 231-266 µs
+// against 563-609; forward and backward 6.9-9.3 ms against 9.3-14.0, and 1.15-1.41
+// against 1.90-2.12.
 
-// attn16Keys is the most keys the 16-feature rows take: k and v transposed are then
-// 40 KiB (L1d is 48 KiB on the H200 host's Xeon), and the backward's scratch fits the
-// 2·attnTile² floats the trio has.
+// attn16Keys is the most keys the rows take with 16 features per head (with d, 16·320/d):
+// k and v transposed are then 40 KiB (L1d is 48 KiB on the H200 host's Xeon), and the
+// backward's scratch fits the 2·attnTile² floats the trio has.
 const attn16Keys = 320
 
-// small16 says whether the node runs the 16-feature rows.
+// attn16 says whether the rows of attention with 16, 32 or 64 features per head run in
+// package vec's assembly: where vec runs AVX-512 (tests turn it off to compare with the
+// tiles).
+var attn16 = vec.Active() >= vec.AVX512
+
+// small16 says whether the node runs the four-row kernels: 16, 32 or 64 features in q, k
+// and v (16-feature chunks), no mask, and 1 to 16·attn16Keys/d keys.
 func (a *attnOperands) small16() bool {
-	return attn16 && a.d == 16 && a.dv == 16 && a.mask == nil && a.tk >= 1 && a.tk <= attn16Keys
+	return attn16 && a.dv == a.d && (a.d == 16 || a.d == 32 || a.d == 64) && a.mask == nil &&
+		a.tk >= 1 && a.tk <= 16*attn16Keys/a.d
 }
 
 // pad16 is n rounded up to a multiple of 16.
 func pad16(n int) int { return (n + 15) &^ 15 }
 
-// rowKeys is the number of keys query i sees.
-func (a *attnOperands) rowKeys(i int) int { return a.visibleKeys(i, 1) }
+// keys4 is the keys each of the four query rows from row i sees, where r of them are
+// there (a last group has fewer): a missing row repeats the last one's count, so n3 is
+// the most, as the kernels take it. (Four results rather than an array: the loops that
+// call the kernels stay as short as calling them with each row's count.)
+func (a *attnOperands) keys4(i, r int) (n0, n1, n2, n3 int) {
+	last := i + r - 1
+	return a.visibleKeys(i, 1), a.visibleKeys(min(i+1, last), 1), a.visibleKeys(min(i+2, last), 1), a.visibleKeys(last, 1)
+}
 
-// transposeKeys writes the n rows of 16 floats at src[at:], ld apart, transposed into
-// kt (16 rows of np = pad16(n) floats), zeros past n; stage is 256 floats of scratch
-// for a last partial block.
-func transposeKeys(kt, src []float32, at, ld, n, np int, stage []float32) {
+// transposeKeys writes the n rows of d (a multiple of 16) floats at src[at:], ld apart,
+// transposed into kt (d rows of np = pad16(n) floats), zeros past n; stage is 256
+// floats of scratch for a last partial block.
+func transposeKeys(kt, src []float32, at, ld, n, d, np int, stage []float32) {
+	for c := 0; c < d; c += 16 {
+		transpose16(kt[c*np:], src, at+c, ld, n, np, stage)
+	}
+}
+
+// transpose16 is transposeKeys for 16 features.
+func transpose16(kt, src []float32, at, ld, n, np int, stage []float32) {
 	full := n / 16
 	if full > 0 {
 		_, _ = src[at+(16*full-1)*ld+15], kt[16*np-1] // the assembly's bounds
-		attnTranspose16(&kt[0], &src[at], ld, full, np)
+		vec.AttnTranspose16(&kt[0], &src[at], ld, full, np)
 	}
 	if rem := n % 16; rem > 0 {
 		clear(stage[:256])
 		for j := range rem {
 			copy(stage[j*16:(j+1)*16], src[at+(full*16+j)*ld:])
 		}
-		attnTranspose16(&kt[full*16], &stage[0], 16, 1, np)
+		vec.AttnTranspose16(&kt[full*16], &stage[0], 16, 1, np)
 	}
 }
 
@@ -86,110 +116,141 @@ func take(s *[]float32, n int) []float32 {
 	return x
 }
 
-// dense returns the n >= 1 rows of w (16 or 32) floats at x[at:], ld apart, as rows w
-// apart: x[at:] itself where they are (the AttentionBHTD layout), else a copy in buf.
-// In the AttentionBTHD layout one head's rows are H·w floats apart (512 or 1024 bytes
-// in the transformer bench): the rows of an entry then fall into a few L1 sets and
+// dense returns the n >= 1 rows of w (a multiple of 16) floats at x[at:], ld apart, as
+// rows w apart: x[at:] itself where they are (the AttentionBHTD layout), else a copy in
+// buf. In the AttentionBTHD layout one head's rows are H·w floats apart (512 or 1024
+// bytes in the transformer bench): the rows of an entry then fall into a few L1 sets and
 // evict each other, which costs more than the copy.
 func dense(x []float32, at, ld, n, w int, buf []float32) []float32 {
 	if ld == w {
 		return x[at:]
 	}
-	_, _ = x[at+(n-1)*ld+w-1], buf[n*w-1] // the assembly's bounds
-	attnCopyRows(&buf[0], w, &x[at], ld, n, w)
+	copyRows(buf, 0, w, x, at, ld, n, w)
 	return buf[:n*w]
 }
 
-// entry16 computes the output rows of batch entry b, four rows per call and the rest one
-// by one; scratch holds 36·pad16(tk) + 256 floats. It reports false where a score was
-// not finite, leaving the rows to the tile kernels.
+// copyRows copies n rows of w (a multiple of 16) floats from src[as:], lds apart, to
+// dst[ad:], ldd apart, 32 or 16 columns per assembly call.
+func copyRows(dst []float32, ad, ldd int, src []float32, as, lds, n, w int) {
+	_, _ = dst[ad+(n-1)*ldd+w-1], src[as+(n-1)*lds+w-1] // the assembly's bounds
+	for c := 0; c < w; c += 32 {
+		vec.AttnCopyRows(&dst[ad+c], ldd, &src[as+c], lds, n, min(32, w-c))
+	}
+}
+
+// stage4 copies the r < 4 rows of d floats at x[at:], ld apart, into dst's first 4·d
+// floats, zeros after them, for a last group of query rows.
+func stage4(dst, x []float32, at, ld, d, r int) []float32 {
+	clear(dst[:4*d])
+	for j := range r {
+		copy(dst[d*j:d*j+d], x[at+j*ld:][:d])
+	}
+	return dst[:4*d]
+}
+
+// entry16 computes the output rows of batch entry b, four rows per call: a last group of
+// fewer rows runs from dense copies in stage, its unused rows zero queries that see as
+// many keys as the group's last row (their outputs are dropped). scratch holds
+// (2d+4)·pad16(tk) + 16d floats. It reports false where a score was not finite, leaving
+// the rows to the tile kernels.
 func (a *attnForward) entry16(scratch []float32, b int) bool {
-	np := pad16(a.tk)
-	kt, s, stage := take(&scratch, 16*np), take(&scratch, 4*np), take(&scratch, 256)
-	k0 := a.row(b, a.tk, 0, 16)
-	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
-	v := dense(a.v, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
-	i := 0
-	for ; i+4 <= a.tq; i += 4 {
-		at := a.row(b, a.tq, i, 16)
-		if !attnRowsFwd16(&a.o[at], &a.q[at], a.ld(16), &kt[0], np, &v[0], a.rowKeys(i), a.rowKeys(i+1), a.rowKeys(i+2), a.rowKeys(i+3), a.scale, &s[0]) {
+	d, np := a.d, pad16(a.tk)
+	kt, s, stage := take(&scratch, d*np), take(&scratch, 4*np), take(&scratch, 16*d)
+	k0, ld := a.row(b, a.tk, 0, d), a.ld(d)
+	transposeKeys(kt, a.k, k0, ld, a.tk, d, np, stage)
+	v := dense(a.v, k0, ld, a.tk, d, take(&scratch, d*a.tk))
+	for i := 0; i < a.tq; i += 4 {
+		r, at := min(4, a.tq-i), a.row(b, a.tq, i, d)
+		n0, n1, n2, n3 := a.keys4(i, r)
+		o, q, ldq := a.o[at:], a.q[at:], ld
+		if r < 4 {
+			o, q, ldq = stage[4*d:8*d], stage4(stage, a.q, at, ld, d, r), d
+		}
+		var ok bool
+		if d == 16 {
+			ok = vec.AttnRowsFwd16(&o[0], &q[0], ldq, &kt[0], np, &v[0], n0, n1, n2, n3, a.scale, &s[0])
+		} else {
+			ok = vec.AttnRowsFwd(&o[0], &q[0], ldq, &kt[0], np, &v[0], n0, n1, n2, n3, a.scale, &s[0], d/16)
+		}
+		if !ok {
 			return false
 		}
-	}
-	for ; i < a.tq; i++ {
-		at := a.row(b, a.tq, i, 16)
-		if !attnRowFwd16(&a.o[at], &a.q[at], &kt[0], np, &v[0], 16, a.rowKeys(i), a.scale, &s[0]) {
-			return false
+		if r < 4 {
+			copyRows(a.o, at, ld, o, 0, d, r, d)
 		}
 	}
 	return true
 }
 
-// attnQuad is the rows attnKeysGrad16 reads (q, gy) and writes (dq) for four queries.
-type attnQuad struct{ q, gy, dq [4]*float32 }
-
 // entry16 computes the statistics and the three gradients of batch entry b, four query
-// rows at a time: attnRowsGrad16 (attnRowGrad16 row by row for a last group of fewer
-// rows), then attnKeysGrad16 for the four, which shares each key's loads and stores of
-// ∂k and ∂v among them. scratch holds
-// 88·pad16(tk) + 288 floats. It reports false where a score was not finite, leaving
-// everything to the tile kernels, which write over it.
+// rows at a time: vec.AttnRowsGrad16 (vec.AttnRowsGrad past 16 features), then
+// vec.AttnKeysGrad16 for the four, once per chunk of 16 features, which shares each
+// key's loads and stores of ∂k and ∂v among the rows. A last group of fewer rows runs
+// from dense copies of q, gy and o in stage, its unused rows zero (their p is then
+// uniform, but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq
+// going to the stage's last d floats. ∂k|∂v accumulate in rows of [∂k, ∂v] chunk by chunk
+// (16 floats each), as AttnKeysGrad16 takes them: with 16 features that is the layout of
+// the node's output, so where its rows are dense they accumulate in place, else in
+// scratch copied out. scratch holds (5d+8)·pad16(tk) + 16d floats. It reports false
+// where a score was not finite, leaving everything to the tile kernels, which write over
+// it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
-	np := pad16(a.tk)
-	kt, vt := take(&scratch, 16*np), take(&scratch, 16*np)
-	p, ds := take(&scratch, 4*np), take(&scratch, 4*np)
-	// A group of fewer than four rows fills the rest with zero rows, whose dq goes to sink.
-	zero, sink, stage := take(&scratch, 16), take(&scratch, 16), take(&scratch, 256)
-	clear(zero)
-	k0, kv0 := a.row(b, a.tk, 0, 16), a.row(b, a.tk, 0, 32)
-	transposeKeys(kt, a.k, k0, a.ld(16), a.tk, np, stage)
-	transposeKeys(vt, a.v, k0, a.ld(16), a.tk, np, stage)
-	k := dense(a.k, k0, a.ld(16), a.tk, 16, take(&scratch, 16*a.tk))
-	// ∂k|∂v accumulate in place where the rows are dense, else in scratch copied out.
+	d, np := a.d, pad16(a.tk)
+	kt, vt := take(&scratch, d*np), take(&scratch, d*np)
+	p, ds, stage := take(&scratch, 4*np), take(&scratch, 4*np), take(&scratch, 16*d)
+	k0, kv0, ld := a.row(b, a.tk, 0, d), a.row(b, a.tk, 0, 2*d), a.ld(d)
+	transposeKeys(kt, a.k, k0, ld, a.tk, d, np, stage)
+	transposeKeys(vt, a.v, k0, ld, a.tk, d, np, stage)
+	k := dense(a.k, k0, ld, a.tk, d, take(&scratch, d*a.tk))
+	inPlace := d == 16 && a.ld(32) == 32
 	dkv := a.dkv[kv0:]
-	if a.ld(32) != 32 {
-		dkv = take(&scratch, 32*a.tk)
+	if !inPlace {
+		dkv = take(&scratch, 2*d*a.tk)
 	}
-	clear(dkv[:32*a.tk])
-	var quad attnQuad
+	clear(dkv[:2*d*a.tk])
+	var quad vec.AttnQuad
+	var st [12]float32 // the rows' m, l and δ
 	for i0 := 0; i0 < a.tq; i0 += 4 {
-		r := min(4, a.tq-i0)
-		keys := a.rowKeys(i0 + r - 1) // the most any row of the group sees
-		var st [12]float32            // the rows' m, l and δ
-		if r == 4 {
-			at := a.row(b, a.tq, i0, 16)
-			if !attnRowsGrad16(&a.q[at], &a.gy[at], &t.o[at], a.ld(16), &kt[0], &vt[0], np,
-				a.rowKeys(i0), a.rowKeys(i0+1), a.rowKeys(i0+2), keys, a.scale, &p[0], &ds[0], &st) {
-				return false
-			}
+		r, at := min(4, a.tq-i0), a.row(b, a.tq, i0, d)
+		n0, n1, n2, n3 := a.keys4(i0, r)
+		q, gy, o, ldq := a.q[at:], a.gy[at:], t.o[at:], ld
+		if r < 4 {
+			q, gy, o, ldq = stage4(stage, a.q, at, ld, d, r), stage4(stage[4*d:], a.gy, at, ld, d, r), stage4(stage[8*d:], t.o, at, ld, d, r), d
 		}
-		for x := range 4 {
-			if x >= r {
-				clear(p[x*np:][:keys])
-				clear(ds[x*np:][:keys])
-				quad.q[x], quad.gy[x], quad.dq[x] = &zero[0], &zero[0], &sink[0]
-				continue
-			}
-			at := a.row(b, a.tq, i0+x, 16)
-			if r < 4 {
-				var ok bool
-				st[x], st[4+x], st[8+x], ok = attnRowGrad16(&a.q[at], &a.gy[at], &t.o[at], &kt[0], &vt[0], np,
-					a.rowKeys(i0+x), pad16(keys)/16, a.scale, &p[x*np], &ds[x*np])
-				if !ok {
-					return false
-				}
-			}
+		var ok bool
+		if d == 16 {
+			ok = vec.AttnRowsGrad16(&q[0], &gy[0], &o[0], ldq, &kt[0], &vt[0], np, n0, n1, n2, n3, a.scale, &p[0], &ds[0], &st)
+		} else {
+			ok = vec.AttnRowsGrad(&q[0], &gy[0], &o[0], ldq, &kt[0], &vt[0], np, n0, n1, n2, n3, a.scale, &p[0], &ds[0], &st, d/16)
+		}
+		if !ok {
+			return false
+		}
+		for x := range r {
 			row := b*a.tq + i0 + x
 			a.out[2*row] = st[x] + vec.Logf(st[4+x])
 			a.out[2*row+1] = st[8+x]
-			quad.q[x], quad.gy[x], quad.dq[x] = &a.q[at], &a.gy[at], &a.dq[at]
 		}
-		attnKeysGrad16(&quad, &p[0], &ds[0], np, &k[0], 16, &dkv[0], 32, keys, a.scale)
+		for c := 0; c < d; c += 16 {
+			for x := range 4 {
+				quad.Q[x], quad.GY[x], quad.DQ[x] = &q[x*ldq+c], &gy[x*ldq+c], &stage[15*d+c]
+				if x < r {
+					quad.DQ[x] = &a.dq[at+x*ld+c]
+				}
+			}
+			vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[c], d, &dkv[2*c], 2*d, n3, a.scale)
+		}
 	}
-	if a.ld(32) != 32 {
-		_, _ = a.dkv[kv0+(a.tk-1)*a.ld(32)+31], dkv[32*a.tk-1] // the assembly's bounds
-		attnCopyRows(&a.dkv[kv0], a.ld(32), &dkv[0], 32, a.tk, 32)
+	switch {
+	case inPlace:
+	case d == 16:
+		copyRows(a.dkv, kv0, a.ld(32), dkv, 0, 32, a.tk, 32)
+	default:
+		for c := 0; c < d; c += 16 {
+			copyRows(a.dkv, kv0+c, a.ld(2*d), dkv, 2*c, 2*d, a.tk, 16)      // ∂k
+			copyRows(a.dkv, kv0+d+c, a.ld(2*d), dkv, 2*c+16, 2*d, a.tk, 16) // ∂v
+		}
 	}
 	return true
 }

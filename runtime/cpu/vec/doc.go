@@ -7,8 +7,11 @@
 // lanes folded into float64 every chunk, SumEach for the sums of many rows in one
 // call; AddRows, column sums in float32 that keep their running sums in registers
 // across rows, and SumInto in float64), the optimizer updates (AdamStep,
-// SGDStep), the dropout mask (DropoutVectors), and the scalar float32 functions the
-// kernels inline (Expf, Tanhf, Erff).
+// SGDStep), the dropout mask (DropoutVectors), the scalar float32 functions the
+// kernels inline (Expf, Tanhf, Erff), and the AVX-512 rows of attention with 16
+// features per head or multiples of 16 (AttnRowsFwd16, AttnRowsFwd and their kin, for
+// runtime/cpu; attention16_amd64.s shares the exponential's constants and EXP16 with
+// vec_amd64.s through exp_amd64.h).
 //
 // Decisions:
 //   - Each slice function has three codes: AVX-512 (16 lanes), AVX2+FMA (8 lanes), both

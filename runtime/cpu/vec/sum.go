@@ -1,7 +1,7 @@
 package vec
 
-// Sums of float32 data: Sum in float32 lanes folded into float64 every chunk, SumInto
-// and SumRows in float64.
+// Sums of float32 data: Sum in float32 lanes folded into float64 every chunk, SumEach
+// for many rows, SumInto in float64, and AddRows (column sums) in float32.
 
 // sumChunk is the elements of x Sum adds in float32 lanes before it folds the lanes into
 // its float64 ones: sixteen values a lane, each lane's float32 sum then within 15 units
