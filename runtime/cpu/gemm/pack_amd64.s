@@ -51,9 +51,10 @@ done:
 // func copyPanelsAVX2(dst []float32, kb int, src []float32, ld, rows, panels int)
 // dst[t·16·kb + p·16 + j] = src[p·ld + t·16 + j] for p < rows, t < panels and j < 16:
 // rows of a B as stored into `panels` adjacent packed panels (packBChunk), prefetching the
-// same columns copyAhead rows on while p+copyAhead < rows. Consecutive rows lie ld floats
-// apart (16 KiB for a 4096-wide B, on another page each), so the hardware prefetchers,
-// which stay within a page, do not fetch them ahead.
+// same columns copyAhead rows on (past the last row too: a prefetch never faults, so one
+// loop serves every row). Consecutive rows lie ld floats apart (16 KiB for a 4096-wide
+// B, on another page each), so the hardware prefetchers, which stay within a page, do
+// not fetch them ahead.
 TEXT ·copyPanelsAVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), DI
 	MOVQ kb+24(FP), R8
@@ -65,14 +66,11 @@ TEXT ·copyPanelsAVX2(SB), NOSPLIT, $0-80
 	MOVQ panels+72(FP), R10
 	MOVQ R9, AX
 	SHLQ $5, AX // copyAhead (32) rows, in bytes
-	MOVQ CX, DX
-	SUBQ $32, DX // rows copied with a prefetch
-	JLE tail
-ahead:
+row:
 	MOVQ DI, R12
 	MOVQ SI, R13
 	MOVQ R10, BX
-aheadPanel:
+panel:
 	PREFETCHT0 (R13)(AX*1)
 	VMOVUPS (R13), Y0
 	VMOVUPS 32(R13), Y1
@@ -81,32 +79,10 @@ aheadPanel:
 	ADDQ $64, R13
 	ADDQ R8, R12
 	DECQ BX
-	JNZ aheadPanel
+	JNZ panel
 	ADDQ R9, SI
 	ADDQ $64, DI
 	DECQ CX
-	DECQ DX
-	JNZ ahead
-tail:
-	TESTQ CX, CX
-	JZ done
-tailRow:
-	MOVQ DI, R12
-	MOVQ SI, R13
-	MOVQ R10, BX
-tailPanel:
-	VMOVUPS (R13), Y0
-	VMOVUPS 32(R13), Y1
-	VMOVUPS Y0, (R12)
-	VMOVUPS Y1, 32(R12)
-	ADDQ $64, R13
-	ADDQ R8, R12
-	DECQ BX
-	JNZ tailPanel
-	ADDQ R9, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNZ tailRow
-done:
+	JNZ row
 	VZEROUPPER
 	RET
