@@ -63,6 +63,13 @@ func TestGoModules(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := strings.TrimSpace(string(out))
+	// The plugin workspace resolves gml's whole module graph, which needs the go.mod of
+	// every module in it (github.com/ajstarks/svgo's unpruned requirements among them),
+	// while a build fetches only the modules it compiles. Fill the cache through the
+	// usual GOPROXY before the test serves from the cache alone, as on a fresh machine.
+	if out, err := exec.Command(goBin, "list", "-m", "all").CombinedOutput(); err != nil {
+		t.Fatalf("go list -m all (filling the module cache with gml's module graph): %v\n%s", err, out)
+	}
 	proxy := t.TempDir()
 	writeModule(t, proxy, "example.com/greet", "v1.0.0", map[string]string{
 		"go.mod":         "module example.com/greet\n\ngo 1.21\n",
