@@ -5,6 +5,10 @@
 // mode, the 1024×4096×4096 products of an mlp4096 training step ran 2-13% faster at 2
 // threads with their operands and packing buffers so advised (alternating processes,
 // eight of nine pairs faster). Elsewhere (other systems, huge pages off) it does nothing.
+//
+// The mark is on the address range, not the buffer: once the buffer is freed, the Go heap
+// reuses the range and later objects there may be backed by huge pages too, which can
+// raise resident memory by up to a huge page where the heap is sparse.
 package hugepage
 
 import "unsafe"
