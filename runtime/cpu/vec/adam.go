@@ -33,15 +33,7 @@ func AdamStep(c *AdamConsts, p, g, m, v []float32) {
 	if i == len(p) {
 		return
 	}
-	var t [4][16]float32 // the tail, shorter than a vector, and zeros
-	n := copy(t[0][:], p[i:])
-	copy(t[1][:], g[i:])
-	copy(t[2][:], m[i:])
-	copy(t[3][:], v[i:])
-	active.adam(c, t[0][:], t[1][:], t[2][:], t[3][:])
-	copy(p[i:], t[0][:n])
-	copy(m[i:], t[2][:n])
-	copy(v[i:], t[3][:n])
+	padTail(i, [][]float32{p, g, m, v}, func(t [][]float32) { active.adam(c, t[0], t[1], t[2], t[3]) })
 }
 
 func adamGo(c *AdamConsts, p, g, m, v []float32) {

@@ -21,13 +21,28 @@ func SGDStep(c *SGDConsts, nesterov bool, p, g, vel []float32) {
 	if i == len(p) {
 		return
 	}
-	var t [3][16]float32 // the tail, shorter than a vector, and zeros
-	n := copy(t[0][:], p[i:])
-	copy(t[1][:], g[i:])
-	copy(t[2][:], vel[i:])
-	sgdAsm(active.level, c, nesterov, t[0][:], t[1][:], t[2][:])
-	copy(p[i:], t[0][:n])
-	copy(vel[i:], t[2][:n])
+	padTail(i, [][]float32{p, g, vel}, func(t [][]float32) { sgdAsm(active.level, c, nesterov, t[0], t[1], t[2]) })
+}
+
+// padTail runs step on the elements of the slices s from i on (fewer than a vector, the
+// same number in each), copied into vectors padded with zeros, so the assembly treats
+// them as any other vector and an element's result does not depend on where the slices
+// end (a thread's share). It copies the results back into every slice but s[1], the
+// gradient, which an optimizer step only reads.
+func padTail(i int, s [][]float32, step func(t [][]float32)) {
+	var buf [4][16]float32
+	t := make([][]float32, len(s))
+	n := 0
+	for k, x := range s {
+		n = copy(buf[k][:], x[i:])
+		t[k] = buf[k][:]
+	}
+	step(t)
+	for k, x := range s {
+		if k != 1 {
+			copy(x[i:], buf[k][:n])
+		}
+	}
 }
 
 func sgdGo(c *SGDConsts, nesterov bool, p, g, vel []float32) {
