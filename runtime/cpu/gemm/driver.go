@@ -13,12 +13,14 @@ const nr = 16
 // maxTile is the most floats of a micro-kernel's tile (avx512's 12×32).
 const maxTile = 12 * 32
 
-// tuning is what a kernel shape sets for the CPUs that run it: the cache blocking (a
-// packed kc×(strips·nr) B micro-panel stays in L1, the packed mc×kc A block in L2, the
-// kc×nc B panel in L3; mc is a multiple of the shape's mr), and alias: an operand read
-// in place whose rows lie a multiple of alias floats apart is packed anyway, as its rows
-// would compete for a few sets of L1; and sweep, the columns of a block that one strip
-// of A multiplies before the next strip (macroKernel), a multiple of the kernel's width.
+// tuning is what a kernel shape sets for the CPUs that run it: the cache blocking (the
+// packed mc×kc A block in L2, the kc×nc B panel in L3; mc is a multiple of the shape's
+// mr), sweep, the columns of a block that one strip of A multiplies before the next
+// strip (macroKernel, a multiple of the kernel's width: with the width, the kc×width B
+// micro-panel stays in L1 for all the strips; with more, the mr×kc strip of A stays in
+// L1 and the kc×sweep B block in L2), and alias: an operand read in place whose rows lie
+// a multiple of alias floats apart is packed anyway, as its rows would compete for a few
+// sets of L1.
 type tuning struct{ mc, kc, nc, alias, sweep int }
 
 // zen3Tuning suits AMD Zen 3 (32 KiB 8-way L1d, 512 KiB L2 per core, shared L3): the
@@ -38,8 +40,10 @@ var zen3Tuning = tuning{mc: 144, kc: 256, nc: 3072, alias: 256, sweep: nr}
 // packed. Sweeps there at 2 threads (interleaved with main, the host varying by ±15%
 // run to run) found kc = 192 within the noise (0.86-1.04 of kc = 256 on the
 // 1024×4096×4096 forms and the squares), mc = 512 slower (0.77-0.89), and a software
-// prefetch of A 8 or 16 steps ahead in the kernel within the noise (0.80-1.08).
-var xeonTuning = tuning{mc: 384, kc: 256, nc: 3072, alias: 1024, sweep: 2 * nr}
+// prefetch of A 8 or 16 steps ahead in the kernel within the noise (0.80-1.08). A
+// strip of A (12 KiB) stays in L1 while it sweeps 512 columns of B, whose 512 KiB block
+// stays in L2 (doc.go, "Sweep").
+var xeonTuning = tuning{mc: 384, kc: 256, nc: 3072, alias: 1024, sweep: 512}
 
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
 // transposed when trans is set.
