@@ -9,7 +9,8 @@
 //     in L2) and kc×nc (B, in L3), and a micro-kernel in Go assembly that keeps the C
 //     tile in registers. Each kernel shape carries its own blocking (tuning, driver.go):
 //     avx2 (and neon, unmeasured) the values measured on AMD Zen 3, avx512 those of the
-//     Xeon hosts.
+//     Xeon hosts. The avx512 kernel keeps its strip of A in L1 and streams B from L2
+//     instead (tuning.sweep), as GotoBLAS and BLIS do on AVX-512.
 //   - The micro-kernel scales its tile by alpha and writes it over C on the first
 //     k-slice when beta is 0 (else adds it), so a product never clears C in a pass of
 //     its own nor reads the C it overwrites, and alpha costs nothing in packing (A can
@@ -135,7 +136,8 @@
 //     12-way L1, where the A and B lines of a 256-step sum evicted what an early prefetch
 //     brought in. And each step prefetches into L2 the same row of the next two B panels
 //     (the next call's, packed or in place): at m = 1024 on two workers a pair of panels
-//     serves eight strips of A and came from L3 at its first use. B as stored is copied
+//     serves eight strips of A and came from L3 at its first use (replaced since by a
+//     prefetch of the panels' own rows: Sweep, below). B as stored is copied
 //     into its panels by assembly that prefetches the rows 32 ahead (copyPanels), each on
 //     a page of its own where the hardware prefetchers do not reach. Measured with the
 //     variants interleaved call by call in one process against the code before (six
@@ -150,6 +152,32 @@
 //     the plain form gained 0-7%), row blocks of 192 (0.92-1.08), and, in one earlier
 //     round each, a prefetch of the next B pair spread over a row block's calls (an extra
 //     kernel argument) and nc = 4096, within the noise.
+//   - Sweep (tuning.sweep, macroKernel): the avx512 kernel broadcasts twelve elements
+//     of A a step and loads two 16-wide rows of B. In the BLIS order (for each pair of B
+//     panels, every strip of the row block) the pair, 32 KiB at kc = 256, stayed in L1
+//     next to a 12 KiB strip of A, C and the prefetches: the 48 KiB L1 was full, and the
+//     kernel ran at two thirds of its L1-resident speed. GotoBLAS/OpenBLAS and BLIS on
+//     AVX-512 keep the small broadcast micro-panel in L1 and stream the vector one from
+//     L2 (BLIS's skx sgemm: 32×12 with kc = 384). So for avx512 a strip of A now sweeps
+//     512 columns of the block (16 calls, the kc×512 block of B, 512 KiB, in L2 beside the
+//     A block) before the next strip; the other shapes keep their width (unmeasured
+//     elsewhere). The order changes no sum, so the bits are those of before. Each step
+//     of the kernel prefetches into L1 row p+16 of its own two panels, instead of row p
+//     of the next pair into L2. On the H200 host at 2 threads, with the variants
+//     interleaved call by call in one process (medians of the per-round ratios to the
+//     BLIS order, two processes of 8 rounds): the sweep alone 1.02-1.03 at n = 1024,
+//     1.09-1.15 at n = 2048, 1.06 on 1024×4096×4096tb, 1.06-1.07 on 4096×4096×1024ta and
+//     1.03-1.39 on the plain 1024×4096×4096; with the prefetch (one process) 1.08, 1.23,
+//     1.11, 1.12 and 1.07, where OpenBLAS ran at 1.00, 1.19, 1.19, 0.95 and 1.14: the
+//     medians were then 216, 208, 204, 185 and 218 GFLOP/s against OpenBLAS's 209, 201,
+//     218, 145 and 221 (torch.mm, MKL, 273-322 on the 4096 forms in the run before). The
+//     small training products (2048×512×128tb, 2048×128×512, 512×128×2048ta,
+//     2048×2048×512tb) ran at 1.02-1.60 of before (4 rounds each, noisy), and at 16
+//     threads the products above at 1.01-1.64 with the sweep and 0.99-1.20 with the
+//     prefetch too (runs disturbed by other load: n = 1024 at a quarter of OpenBLAS in
+//     every variant). Dropped in the same runs: kc = 384 with a sweep of 256 or 512 (with
+//     a sweep of 256 0.97-1.14 of kc = 256's sweep of 512 per form, and with the prefetch
+//     0.91-1.01 of it), a sweep of 1024 (as 512), and the prefetch 8 rows ahead (as 16).
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row

@@ -13,17 +13,20 @@ const nr = 16
 // maxTile is the most floats of a micro-kernel's tile (avx512's 12×32).
 const maxTile = 12 * 32
 
-// tuning is what a kernel shape sets for the CPUs that run it: the cache blocking (a
-// packed kc×(strips·nr) B micro-panel stays in L1, the packed mc×kc A block in L2, the
-// kc×nc B panel in L3; mc is a multiple of the shape's mr), and alias: an operand read
-// in place whose rows lie a multiple of alias floats apart is packed anyway, as its rows
-// would compete for a few sets of L1.
-type tuning struct{ mc, kc, nc, alias int }
+// tuning is what a kernel shape sets for the CPUs that run it: the cache blocking (the
+// packed mc×kc A block in L2, the kc×nc B panel in L3; mc is a multiple of the shape's
+// mr), sweep, the columns of a block that one strip of A multiplies before the next
+// strip (macroKernel, a multiple of the kernel's width: with the width, the kc×width B
+// micro-panel stays in L1 for all the strips; with more, the mr×kc strip of A stays in
+// L1 and the kc×sweep B block in L2), and alias: an operand read in place whose rows lie
+// a multiple of alias floats apart is packed anyway, as its rows would compete for a few
+// sets of L1.
+type tuning struct{ mc, kc, nc, alias, sweep int }
 
 // zen3Tuning suits AMD Zen 3 (32 KiB 8-way L1d, 512 KiB L2 per core, shared L3): the
 // blocking measured with `gml bench cpu` for the 6×16 kernels, and rows 1 KiB apart
 // packed.
-var zen3Tuning = tuning{mc: 144, kc: 256, nc: 3072, alias: 256}
+var zen3Tuning = tuning{mc: 144, kc: 256, nc: 3072, alias: 256, sweep: nr}
 
 // xeonTuning suits the Intel Xeons with AVX-512 (48 KiB 12-way L1d, 2 MiB L2 per core).
 // Of the blockings swept on the H200 host's Xeon at 2 threads (n = 1024 and 2048,
@@ -37,8 +40,10 @@ var zen3Tuning = tuning{mc: 144, kc: 256, nc: 3072, alias: 256}
 // packed. Sweeps there at 2 threads (interleaved with main, the host varying by ±15%
 // run to run) found kc = 192 within the noise (0.86-1.04 of kc = 256 on the
 // 1024×4096×4096 forms and the squares), mc = 512 slower (0.77-0.89), and a software
-// prefetch of A 8 or 16 steps ahead in the kernel within the noise (0.80-1.08).
-var xeonTuning = tuning{mc: 384, kc: 256, nc: 3072, alias: 1024}
+// prefetch of A 8 or 16 steps ahead in the kernel within the noise (0.80-1.08). A
+// strip of A (12 KiB) stays in L1 while it sweeps 512 columns of B, whose 512 KiB block
+// stays in L2 (doc.go, "Sweep").
+var xeonTuning = tuning{mc: 384, kc: 256, nc: 3072, alias: 1024, sweep: 512}
 
 // matrix is one operand as BLAS sees it: row-major data with leading dimension ld, read
 // transposed when trans is set.
@@ -173,54 +178,63 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 // macroKernel multiplies the mb×kb A block by the kb×nb B block and writes alpha times
 // the product into the mb×nb block of c, added to it when add is set, and then adds
 // bias (the block's columns; nil for none) to each of its rows, tile by tile while the
-// tile is in L1. Pairs of B panels go through the kernel's full form, a single one (the
-// last of an odd count, or one before B's packed edge) through its narrow form; edge
-// tiles go through tile so the micro-kernel always writes a whole tile.
+// tile is in L1. The block's columns are taken sweep (tuning) at a time; within them,
+// each strip of A goes over all their B panels before the next strip: with sweep the
+// kernel's width, one pair of B panels stays in L1 for all the strips (the BLIS order),
+// with a wider sweep one strip of A does, and the panels stream from L2. Pairs of B
+// panels go through the kernel's full form, a single one (the last of an odd count, or
+// one before B's packed edge) through its narrow form; edge tiles go through tile so the
+// micro-kernel always writes a whole tile.
 func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32) {
 	mr := kern.mr
-	for jr := 0; jr < nb; {
-		fn, width := kern.full, kern.width()
-		b, rsB, offB := bb.data[jr/nr*bb.panel:], bb.rs, bb.panel
-		switch {
-		case jr+width <= bb.inPlace:
-		case jr+nr <= bb.inPlace:
-			fn, width = kern.narrowest(), nr
-		default:
-			fn, width = kern.narrowest(), nr
-			b, rsB, offB = bb.edge, nr, nr*kb
-		}
-		cols := min(width, nb-jr)
+	for j0 := 0; j0 < nb; j0 += kern.sweep {
+		j1 := min(j0+kern.sweep, nb)
 		for ir := 0; ir < mb; ir += mr {
 			rows := min(mr, mb-ir)
 			a, rsA, csA := ab.data[ir/mr*ab.strip:], ab.rs, ab.cs
 			if rows < mr && ab.edge != nil {
 				a, rsA, csA = ab.edge, 1, mr
 			}
-			off := ir*ldc + jr
-			if rows == mr && cols == width {
-				fn(kb, a, rsA, csA, b, rsB, offB, c[off:], ldc, alpha, add)
-			} else {
-				t := tile[:mr*width]
-				fn(kb, a, rsA, csA, b, rsB, offB, t, width, alpha, false)
-				for i := 0; i < rows; i++ {
-					dst := c[off+i*ldc : off+i*ldc+cols]
-					if !add {
-						copy(dst, t[i*width:])
-						continue
-					}
-					for j := range dst {
-						dst[j] += t[i*width+j]
+			// A full-width call starts at a multiple of the width (sweep is one), and
+			// once a call is narrow all the following are, so none crosses j1.
+			for jr := j0; jr < j1; {
+				fn, width := kern.full, kern.width()
+				b, rsB, offB := bb.data[jr/nr*bb.panel:], bb.rs, bb.panel
+				switch {
+				case jr+width <= bb.inPlace:
+				case jr+nr <= bb.inPlace:
+					fn, width = kern.narrowest(), nr
+				default:
+					fn, width = kern.narrowest(), nr
+					b, rsB, offB = bb.edge, nr, nr*kb
+				}
+				cols := min(width, nb-jr)
+				off := ir*ldc + jr
+				if rows == mr && cols == width {
+					fn(kb, a, rsA, csA, b, rsB, offB, c[off:], ldc, alpha, add)
+				} else {
+					t := tile[:mr*width]
+					fn(kb, a, rsA, csA, b, rsB, offB, t, width, alpha, false)
+					for i := 0; i < rows; i++ {
+						dst := c[off+i*ldc : off+i*ldc+cols]
+						if !add {
+							copy(dst, t[i*width:])
+							continue
+						}
+						for j := range dst {
+							dst[j] += t[i*width+j]
+						}
 					}
 				}
-			}
-			if bias != nil {
-				for i := 0; i < rows; i++ {
-					addBias(c[off+i*ldc:][:cols], bias[jr:])
+				if bias != nil {
+					for i := 0; i < rows; i++ {
+						addBias(c[off+i*ldc:][:cols], bias[jr:])
+					}
 				}
+				jr += width
 			}
 		}
-		jr += width
 	}
 }
 

@@ -178,10 +178,18 @@ func allKernels() []*kernel {
 // machine (its Go code where the CPU lacks its instructions), and with every way of
 // reading the operands (packed, or in place where the plan allows it), on one goroutine
 // and split between 2, 3 or 16 workers (more than this machine's cores: the split must be
-// right whatever the host), B packed once for all workers and by each for itself.
+// right whatever the host), B packed once for all workers and by each for itself. Each
+// kernel runs with its shape's tuning and with a sweep (macroKernel) of two calls' width,
+// so that the test's blocks, narrower than the tunings' sweeps, also cross sweeps.
 func TestKernelsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
+	var kernels []*kernel
 	for _, kern := range allKernels() {
+		swept := *kern
+		swept.sweep = 2 * kern.width()
+		kernels = append(kernels, kern, &swept)
+	}
+	for _, kern := range kernels {
 		for ci, tc := range gemmCases() {
 			if tc.m == 0 || tc.n == 0 {
 				continue
@@ -212,13 +220,13 @@ func TestKernelsMatchReference(t *testing.T) {
 							p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
 						}
 					})
-					checkGemm(t, fmt.Sprintf("%v/workers=%d/packA=%v/packB=%v/goPack=%v/%+v", kern, workers, p.packA, p.packB, mode.goPack, tc),
+					checkGemm(t, fmt.Sprintf("%v/sweep=%d/workers=%d/packA=%v/packB=%v/goPack=%v/%+v", kern, kern.sweep, workers, p.packA, p.packB, mode.goPack, tc),
 						c, want, tc, ldc)
 					if workers > 1 && p.packB && tc.k > 0 && tc.alpha != 0 { // as parallel sends it
 						// B packed by each worker for itself, whatever privateB says.
 						copy(c, c0)
 						withGoPack(mode.goPack, func() { p.parallelPrivate(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc) })
-						checkGemm(t, fmt.Sprintf("%v/workers=%d/private/packA=%v/goPack=%v/%+v", kern, workers, p.packA, mode.goPack, tc),
+						checkGemm(t, fmt.Sprintf("%v/sweep=%d/workers=%d/private/packA=%v/goPack=%v/%+v", kern, kern.sweep, workers, p.packA, mode.goPack, tc),
 							c, want, tc, ldc)
 					}
 				}
@@ -315,7 +323,8 @@ func TestPackB(t *testing.T) {
 
 func TestShapeTuning(t *testing.T) {
 	for _, s := range shapes {
-		if b := s.tuning; b.mc <= 0 || b.mc%s.mr != 0 || b.kc < 2 || b.nc <= 0 || b.alias <= 0 {
+		if b := s.tuning; b.mc <= 0 || b.mc%s.mr != 0 || b.kc < 2 || b.nc <= 0 || b.alias <= 0 ||
+			b.sweep <= 0 || b.sweep%(s.strips*nr) != 0 {
 			t.Errorf("%s (mr %d): tuning %+v", s.name, s.mr, b)
 		}
 	}

@@ -8,8 +8,10 @@
 // offB 16).
 
 // STEP512 is one step of the sum in kernelAVX512: row p of the two B panels times
-// column p of the A strip into the 24 accumulators, and a prefetch into L2 of the same row
-// of the next two panels (R15 bytes on: the panels the next call reads, packed or in place).
+// column p of the A strip into the 24 accumulators, and a prefetch into L1 of row p+16 of
+// the two panels (R15 bytes on, packed or in place). The strip of A stays in L1 across the
+// calls of a sweep (macroKernel), while the panels come from L2, or from L3 on the first
+// strip of a sweep, 16 steps (about 200 cycles) after they are asked for.
 #define STEP512 \
 	VMOVUPS (DI), Z0 \
 	VMOVUPS (R11), Z1 \
@@ -49,8 +51,8 @@
 	VBROADCASTSS (BX)(R12*2), Z7 \
 	VFMADD231PS Z0, Z7, Z30 \
 	VFMADD231PS Z1, Z7, Z31 \
-	PREFETCHT1 (DI)(R15*1) \
-	PREFETCHT1 (R11)(R15*1) \
+	PREFETCHT0 (DI)(R15*1) \
+	PREFETCHT0 (R11)(R15*1) \
 	ADDQ R9, SI \
 	ADDQ R9, R13 \
 	ADDQ R9, AX \
@@ -70,7 +72,8 @@ TEXT ·kernelAVX512(SB), NOSPLIT, $0-125
 	MOVQ rsB+72(FP), R10
 	SHLQ $2, R10
 	MOVQ offB+80(FP), R11
-	LEAQ (R11*8), R15 // two panels, in bytes
+	MOVQ R10, R15
+	SHLQ $4, R15 // 16 rows of B, in bytes
 	LEAQ (DI)(R11*4), R11
 	MOVQ c_base+88(FP), DX
 	MOVQ ldc+112(FP), R8
