@@ -29,8 +29,7 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 		index[n] = i
 	}
 	for _, t := range findAttnTrios(nodes) {
-		fuseAttnTrio(t, index, mem, steps)
-		owners[t.gradQ], owners[t.gradKV] = t.stats, t.stats
+		fuseAttnTrio(t, nodes, index, mem, escapes, steps, owners)
 	}
 	if fuseOff {
 		return steps, owners
@@ -109,40 +108,85 @@ func writableEarly(dst []byte, from, at int, mem []nodeMem, busy ...[]byte) bool
 }
 
 // fuseAttnTrio makes the statistics node's step compute the whole backward of one
-// attention, writing the gradients straight into their nodes' outputs where
-// writableEarly allows it, else into scratch that the gradient nodes' steps copy out.
+// attention, writing each gradient straight into the output of the node its readers
+// take it from where writableEarly allows it, else into scratch that the node's step
+// copies out. ∂q goes to the AttentionGradQ node; ∂k and ∂v to the two slices that take
+// the AttentionGradKV node's output apart where they are all that read it (kvSlices:
+// the usual training graph), which spares copying them out of it, else to that output.
 // ∂q may also take the memory of the forward's output o, which the scheduler hands on
 // when the statistics are o's last reader: each batch entry reads its rows of o before
 // it writes the same elements of ∂q (the run keeps them where it may read them again).
-func fuseAttnTrio(t *attnTrio, index map[*tensor.Node]int, mem []nodeMem, steps map[*tensor.Node]func() error) {
-	is, iq, ikv := index[t.stats], index[t.gradQ], index[t.gradKV]
-	sm, qm, kvm := mem[is], mem[iq], mem[ikv]
+func fuseAttnTrio(t *attnTrio, nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMem, escapes func(*tensor.Node) bool,
+	steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) {
+	is, ikv := index[t.stats], index[t.gradKV]
+	sm, qm := mem[is], mem[index[t.gradQ]]
+	dst := []*tensor.Node{t.gradQ, t.gradKV} // the nodes whose outputs take ∂q, then ∂k and ∂v
+	if dk, dv, ok := kvSlices(t.gradKV, nodes[ikv+1:], escapes); ok {
+		dst = []*tensor.Node{t.gradQ, dk, dv}
+	}
 	busy := append(append([][]byte{sm.out}, sm.in...), qm.in...)
-	dq, dkv := qm.out, kvm.out
 	o := sm.in[2]
-	oInDQ := sameMemory(dq, o) && len(dq) == len(o) && t.gradQ.Shape().Equal(t.stats.Input(2).Shape())
-	busyQ := busy
-	if oInDQ {
-		busyQ = slices.DeleteFunc(slices.Clone(busy), func(b []byte) bool { return sameMemory(b, o) && len(b) == len(o) })
+	oInDQ := sameMemory(qm.out, o) && len(qm.out) == len(o) && t.gradQ.Shape().Equal(t.stats.Input(2).Shape())
+	out := make([][]byte, len(dst))
+	steps[t.gradQ], steps[t.gradKV] = nil, nil
+	owners[t.gradQ], owners[t.gradKV] = t.stats, t.stats
+	for i, n := range dst {
+		mine := mem[index[n]].out
+		others := slices.Clone(busy)
+		if i == 0 && oInDQ {
+			others = slices.DeleteFunc(others, func(b []byte) bool { return sameMemory(b, o) && len(b) == len(o) })
+		}
+		for _, m := range dst {
+			if m != n {
+				others = append(others, mem[index[m]].out)
+			}
+		}
+		owners[n] = t.stats
+		if writableEarly(mine, is, index[n], mem, others...) {
+			out[i], steps[n] = mine, nil
+			continue
+		}
+		out[i] = make([]byte, len(mine))
+		steps[n] = func() error { copy(mine, out[i]); return nil }
 	}
-	directQ := writableEarly(dq, is, iq, mem, append(busyQ, dkv)...)
-	directKV := writableEarly(dkv, is, ikv, mem, append(busy, dq)...)
-	if !directQ {
-		dq = make([]byte, len(qm.out))
-	}
-	if !directKV {
-		dkv = make([]byte, len(kvm.out))
-	}
-	t.prepare(sm.out, dq, dkv, sm.in, qm.in)
-	t.oInDQ = directQ && oInDQ
+	t.prepare(sm.out, out[0], out[1:], sm.in, qm.in)
+	t.oInDQ = oInDQ && sameMemory(out[0], o)
 	scratch := workerScratch(2*attnTile*attnTile + t.keptO())
 	var next atomic.Int64
 	steps[t.stats] = func() error { return t.run(scratch, &next) }
-	steps[t.gradQ], steps[t.gradKV] = nil, nil
-	if !directQ {
-		steps[t.gradQ] = func() error { copy(qm.out, dq); return nil }
+}
+
+// kvSlices returns the slices that take ∂k (the last axis's first d elements, d those of
+// q) and ∂v (the rest) out of kv, an AttentionGradKV node, when the two are all that
+// read it among later (the nodes after it) and it does not escape the segment.
+func kvSlices(kv *tensor.Node, later []*tensor.Node, escapes func(*tensor.Node) bool) (dk, dv *tensor.Node, ok bool) {
+	if escapes(kv) {
+		return nil, nil, false
 	}
-	if !directKV {
-		steps[t.gradKV] = func() error { copy(kvm.out, dkv); return nil }
+	shape := kv.Shape()
+	r := shape.Rank()
+	d := kv.Input(0).Shape()[r-1]
+	for _, n := range later {
+		if !slices.Contains(n.Inputs(), kv) {
+			continue
+		}
+		at, isSlice := n.Attr().(tensor.SliceAttr)
+		if n.Op() != tensor.OpSlice || !isSlice || at.Steps[r-1] != 1 {
+			return nil, nil, false
+		}
+		for i := range r - 1 {
+			if at.Starts[i] != 0 || at.Ends[i] != shape[i] || at.Steps[i] != 1 {
+				return nil, nil, false
+			}
+		}
+		switch {
+		case dk == nil && at.Starts[r-1] == 0 && at.Ends[r-1] == d:
+			dk = n
+		case dv == nil && at.Starts[r-1] == d && at.Ends[r-1] == shape[r-1]:
+			dv = n
+		default:
+			return nil, nil, false
+		}
 	}
+	return dk, dv, dk != nil && dv != nil
 }

@@ -30,7 +30,7 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // rows that only the entry's task writes: results depend neither on the schedule nor on
 // the number of threads.
 //
-// In the AttentionBTHD layout one head's rows are H·d floats apart; v and k (and ∂k|∂v)
+// In the AttentionBTHD layout one head's rows are H·d floats apart; v and k (and ∂k and ∂v)
 // are copied into (out of) dense scratch rows first, since strided rows that share a few
 // L1 sets evict each other on every query row.
 //
@@ -190,8 +190,9 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 // uniform, but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq
 // going to the stage's last d floats. ∂k|∂v accumulate in rows of [∂k, ∂v] chunk by chunk
 // (16 floats each), as AttnKeysGrad16 takes them: with 16 features that is the layout of
-// the node's output, so where its rows are dense they accumulate in place, else in
-// scratch copied out. scratch holds (5d+8)·pad16(tk) + 16d floats. It reports false
+// the AttentionGradKV node's output, so where the trio writes that and its rows are
+// dense they accumulate in place, else in scratch copied out to a.kv. scratch holds
+// (5d+8)·pad16(tk) + 16d floats. It reports false
 // where a score was not finite, leaving everything to the tile kernels, which write over
 // it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
@@ -199,12 +200,12 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	d, np := a.d, pad16(a.tk)
 	kt, vt := take(&scratch, d*np), take(&scratch, d*np)
 	p, ds, stage := take(&scratch, 4*np), take(&scratch, 4*np), take(&scratch, 16*d)
-	k0, kv0, ld := a.row(b, a.tk, 0, d), a.row(b, a.tk, 0, 2*d), a.ld(d)
+	k0, dk0, dv0, ld := a.row(b, a.tk, 0, d), a.row(b, a.tk, 0, a.kv.wk), a.row(b, a.tk, 0, a.kv.wv), a.ld(d)
 	transposeKeys(kt, a.k, k0, ld, a.tk, d, np, stage)
 	transposeKeys(vt, a.v, k0, ld, a.tk, d, np, stage)
 	k := dense(a.k, k0, ld, a.tk, d, take(&scratch, d*a.tk))
-	inPlace := d == 16 && a.ld(32) == 32
-	dkv := a.dkv[kv0:]
+	inPlace := d == 16 && a.kv.joint && a.heads == 1
+	dkv := a.kv.k[dk0:]
 	if !inPlace {
 		dkv = take(&scratch, 2*d*a.tk)
 	}
@@ -242,15 +243,9 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 			vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[c], d, &dkv[2*c], 2*d, n3, a.scale)
 		}
 	}
-	switch {
-	case inPlace:
-	case d == 16:
-		copyRows(a.dkv, kv0, a.ld(32), dkv, 0, 32, a.tk, 32)
-	default:
-		for c := 0; c < d; c += 16 {
-			copyRows(a.dkv, kv0+c, a.ld(2*d), dkv, 2*c, 2*d, a.tk, 16)      // ∂k
-			copyRows(a.dkv, kv0+d+c, a.ld(2*d), dkv, 2*c+16, 2*d, a.tk, 16) // ∂v
-		}
+	for c := 0; c < d && !inPlace; c += 16 {
+		copyRows(a.kv.k, dk0+c, a.ld(a.kv.wk), dkv, 2*c, 2*d, a.tk, 16)    // ∂k
+		copyRows(a.kv.v, dv0+c, a.ld(a.kv.wv), dkv, 2*c+16, 2*d, a.tk, 16) // ∂v
 	}
 	return true
 }
