@@ -113,20 +113,25 @@ func writableEarly(dst []byte, from, at int, mem []nodeMem, busy ...[]byte) bool
 // copies out. ∂q goes to the AttentionGradQ node; ∂k and ∂v to the two slices that take
 // the AttentionGradKV node's output apart where they are all that read it (kvSlices:
 // the usual training graph), which spares copying them out of it, else to that output.
-// ∂q may also take the memory of the forward's output o, which the scheduler hands on
-// when the statistics are o's last reader: each batch entry reads its rows of o before
-// it writes the same elements of ∂q (the run keeps them where it may read them again).
+// Two memories the scheduler hands on are taken too: ∂q may take that of the forward's
+// output o (when the statistics are o's last reader: each batch entry reads its rows of
+// o before it writes the same elements of ∂q, and the run keeps them where it may read
+// them again), and ∂k or ∂v that of an operand (handedOn).
 func fuseAttnTrio(t *attnTrio, nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMem, escapes func(*tensor.Node) bool,
 	steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) {
 	is, ikv := index[t.stats], index[t.gradKV]
-	sm, qm := mem[is], mem[index[t.gradQ]]
-	dst := []*tensor.Node{t.gradQ, t.gradKV} // the nodes whose outputs take ∂q, then ∂k and ∂v
+	sm, qm, kvm := mem[is], mem[index[t.gradQ]], mem[ikv]
+	dst := []*tensor.Node{t.gradQ, t.gradKV} // the nodes whose outputs take ∂q, then ∂k|∂v or ∂k and ∂v
 	if dk, dv, ok := kvSlices(t.gradKV, nodes[ikv+1:], escapes); ok {
 		dst = []*tensor.Node{t.gradQ, dk, dv}
 	}
 	busy := append(append([][]byte{sm.out}, sm.in...), qm.in...)
 	o := sm.in[2]
 	oInDQ := sameMemory(qm.out, o) && len(qm.out) == len(o) && t.gradQ.Shape().Equal(t.stats.Input(2).Shape())
+	// The AttentionGradKV node's output is spare where the slices take ∂k and ∂v.
+	spare := len(dst) == 3 && newAttnBwd(t.gradQ, qm.in).small16() &&
+		writableEarly(kvm.out, is, ikv, mem, append(slices.Clone(busy), mem[index[dst[0]]].out, mem[index[dst[1]]].out, mem[index[dst[2]]].out)...)
+	late := false
 	out := make([][]byte, len(dst))
 	steps[t.gradQ], steps[t.gradKV] = nil, nil
 	owners[t.gradQ], owners[t.gradKV] = t.stats, t.stats
@@ -142,18 +147,64 @@ func fuseAttnTrio(t *attnTrio, nodes []*tensor.Node, index map[*tensor.Node]int,
 			}
 		}
 		owners[n] = t.stats
-		if writableEarly(mine, is, index[n], mem, others...) {
-			out[i], steps[n] = mine, nil
+		switch {
+		case writableEarly(mine, is, index[n], mem, others...):
+		case i > 0 && spare && t.handedOn(n, mine, is, index[n], nodes, mem, others, dst):
+			late = true
+		default:
+			out[i] = make([]byte, len(mine))
+			steps[n] = func() error { copy(mine, out[i]); return nil }
 			continue
 		}
-		out[i] = make([]byte, len(mine))
-		steps[n] = func() error { copy(mine, out[i]); return nil }
+		out[i], steps[n] = mine, nil
 	}
 	t.prepare(sm.out, out[0], out[1:], sm.in, qm.in)
 	t.oInDQ = oInDQ && sameMemory(out[0], o)
+	if late {
+		t.lateKV, t.spareKV = true, jointKV(f32s(kvm.out), t.a.d, t.a.dv)
+	}
 	scratch := workerScratch(2*attnTile*attnTile + t.keptO())
 	var next atomic.Int64
 	steps[t.stats] = func() error { return t.run(scratch, &next) }
+}
+
+// handedOn reports whether mine, the output of n (the slice that takes ∂k or ∂v), is the
+// memory of one of the trio's operands q, k, v, gy and o that has n's shape, which the
+// scheduler hands on when the trio's nodes read it last, and no node from the
+// statistics node (at is) up to n but the trio's and dst reads or writes it, nor is it
+// any of others but that operand: the four-row kernels may then write it (lateKV).
+func (t *attnTrio) handedOn(n *tensor.Node, mine []byte, is, at int, nodes []*tensor.Node, mem []nodeMem, others [][]byte, dst []*tensor.Node) bool {
+	same := func(b []byte) bool { return sameMemory(b, mine) && len(b) == len(mine) }
+	operand := false
+	for i, x := range []*tensor.Node{t.gradQ.Input(0), t.gradQ.Input(1), t.gradQ.Input(2), t.gradQ.Input(3), t.stats.Input(2)} {
+		b := mem[is].in[2] // o
+		if i < 4 {
+			b = mem[slices.Index(nodes, t.gradQ)].in[i]
+		}
+		operand = operand || same(b) && x.Shape().Equal(n.Shape())
+	}
+	if !operand {
+		return false
+	}
+	for _, b := range others {
+		if overlap(mine, b) && !same(b) {
+			return false
+		}
+	}
+	for i := is + 1; i < at; i++ {
+		if nodes[i] == t.gradQ || nodes[i] == t.gradKV || slices.Contains(dst, nodes[i]) {
+			continue
+		}
+		if overlap(mine, mem[i].out) {
+			return false
+		}
+		for _, b := range mem[i].in {
+			if overlap(mine, b) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // kvSlices returns the slices that take ∂k (the last axis's first d elements, d those of

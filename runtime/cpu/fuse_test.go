@@ -66,7 +66,8 @@ func runProfiled(t *testing.T, prof *runtime.Profile, nodes []*tensor.Node, shar
 // whether it writes the gradients in place, into the forward output's buffer (which
 // the statistics read last, so the scheduler may give it to ∂q) or through scratch, and
 // ∂k and ∂v into the slices that take ∂k|∂v apart (when they are its only readers) or
-// into ∂k|∂v.
+// into ∂k|∂v, or (the rows only) into the memory of operands of their shape, which the
+// scheduler hands on after the trio's nodes, their last readers, have run.
 // The cases run the tiles of a short and a long sequence and the 16-feature rows of
 // nn's attention (where the machine has them), one with a query that makes its scores
 // infinite: the rows give up there and the tiles redo the entry, reading o again, which
@@ -118,28 +119,42 @@ func TestAttentionTrioFusion(t *testing.T) {
 		for r := 0; r < len(wantKV[0]); r += 2 * d {
 			wantK, wantV = append(wantK, wantKV[0][r:r+d]...), append(wantV, wantKV[0][r+d:r+2*d]...)
 		}
+		// With ∂k and ∂v in the slices' outputs, the run where nothing shares memory is
+		// the one the others must match bit for bit, NaNs too (the same kernels run).
+		_, base := runShared(t, all, nil, feeds, dq, dk, dv)
+		rows := attn16 && c.shape[3] == 16
 		for _, sh := range []struct {
-			share map[*tensor.Node]*tensor.Node
-			outs  []*tensor.Node // ∂q, then ∂k|∂v or ∂k and ∂v
-			steps int            // stats (fused), the slices unless the trio writes them, and a copy step for each gradient through scratch
+			share       map[*tensor.Node]*tensor.Node
+			outs        []*tensor.Node // ∂q, then ∂k|∂v or ∂k and ∂v
+			steps, late int            // stats (fused), the slices unless the trio writes them, and a copy step for each gradient through scratch; late: with the rows
 		}{
-			{nil, []*tensor.Node{dq, dk.Input(0)}, 3},
-			{map[*tensor.Node]*tensor.Node{dq: o}, []*tensor.Node{dq, dk.Input(0)}, 3},
-			{map[*tensor.Node]*tensor.Node{dq: q}, []*tensor.Node{dq, dk.Input(0)}, 4}, // q is read until the end: through scratch
-			{nil, []*tensor.Node{dq, dk, dv}, 1},
-			{map[*tensor.Node]*tensor.Node{dq: o}, []*tensor.Node{dq, dk, dv}, 1},
-			{map[*tensor.Node]*tensor.Node{dk: k, dv: o}, []*tensor.Node{dq, dk, dv}, 3},
-			{map[*tensor.Node]*tensor.Node{dv: v}, []*tensor.Node{dq, dk, dv}, 2},
+			{nil, []*tensor.Node{dq, dk.Input(0)}, 3, 3},
+			{map[*tensor.Node]*tensor.Node{dq: o}, []*tensor.Node{dq, dk.Input(0)}, 3, 3},
+			{map[*tensor.Node]*tensor.Node{dq: q}, []*tensor.Node{dq, dk.Input(0)}, 4, 4}, // q is read until the end: through scratch
+			{nil, []*tensor.Node{dq, dk, dv}, 1, 1},
+			{map[*tensor.Node]*tensor.Node{dq: o}, []*tensor.Node{dq, dk, dv}, 1, 1},
+			// The rows write ∂k and ∂v into operands of their shape (lateKV), the tiles
+			// through scratch.
+			{map[*tensor.Node]*tensor.Node{dk: k, dv: o}, []*tensor.Node{dq, dk, dv}, 3, 1},
+			{map[*tensor.Node]*tensor.Node{dq: o, dk: gy, dv: v}, []*tensor.Node{dq, dk, dv}, 3, 1},
+			{map[*tensor.Node]*tensor.Node{dk: q}, []*tensor.Node{dq, dk, dv}, 2, 1},
 		} {
 			want := [][]float32{wantQ[0], wantKV[0]}
 			if len(sh.outs) == 3 {
 				want = [][]float32{wantQ[0], wantK, wantV}
 			}
 			steps, got := runShared(t, all, sh.share, feeds, sh.outs...)
-			if steps != sh.steps {
-				t.Errorf("%s sharing %v, outputs %v: %d steps, want %d", c.name, sh.share, sh.outs, steps, sh.steps)
+			if rows && steps != sh.late || !rows && steps != sh.steps {
+				t.Errorf("%s sharing %v, outputs %v: %d steps, want %d (%d with the rows)", c.name, sh.share, sh.outs, steps, sh.steps, sh.late)
 			}
 			for i, want := range want {
+				if len(sh.outs) == 3 {
+					for j := range got[i] {
+						if math.Float32bits(got[i][j]) != math.Float32bits(base[i][j]) {
+							t.Fatalf("%s sharing %v: gradient %d element %d = %v, %v sharing nothing", c.name, sh.share, i, j, got[i][j], base[i][j])
+						}
+					}
+				}
 				if c.inf && i > 0 {
 					continue // where the infinities turn into NaN differs between the kernels
 				}

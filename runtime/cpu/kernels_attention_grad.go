@@ -71,6 +71,14 @@ func (g kvGrads) clearRows(a *attnOperands, b, j0, nj int) {
 	}
 }
 
+// copyEntry copies the gradients of batch entry b's keys from src.
+func (g kvGrads) copyEntry(src kvGrads, a *attnOperands, b int) {
+	for j := range a.tk {
+		copy(g.k[a.row(b, a.tk, j, g.wk):][:a.d], src.k[a.row(b, a.tk, j, src.wk):])
+		copy(g.v[a.row(b, a.tk, j, g.wv):][:a.dv], src.v[a.row(b, a.tk, j, src.wv):])
+	}
+}
+
 func newAttnBwd(n *tensor.Node, in [][]byte) *attnBwd {
 	at := n.Attr().(tensor.AttentionGradAttr)
 	a := &attnBwd{attnOperands: newAttnOperands(n, at.Scale, at.Causal, at.Layout, in[0], in[1], in[2], n.Input(2).Shape(), in, at.MaskInput()),
@@ -315,6 +323,14 @@ type attnTrio struct {
 	a                    *attnBwd
 	o                    []float32 // the forward's output, for δ
 	oInDQ                bool      // o and dq are the same memory
+	// lateKV says that ∂k or ∂v is the memory of one of the operands, of the same shape
+	// (the scheduler hands an operand's buffer on when the trio's nodes read it last),
+	// which the four-row kernels allow: each batch entry reads its rows of the operands
+	// and writes its rows of ∂k and ∂v (the same elements' places) only after, from
+	// scratch. An entry the tiles redo has them write ∂k and ∂v into spareKV (the
+	// AttentionGradKV node's output) and copies the entry's rows out after.
+	lateKV  bool
+	spareKV kvGrads
 }
 
 // findAttnTrios returns, for each AttentionStats node of nodes whose two gradient nodes
@@ -386,10 +402,15 @@ func (t *attnTrio) prepare(statsOut, dq []byte, kv [][]byte, statsIn, gradIn [][
 // pass of exponentials fewer per entry.
 func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 	a := t.a
+	if t.lateKV {
+		tiles := *a
+		tiles.kv = t.spareKV
+		a = &tiles
+	}
 	stats := *a
 	stats.v = t.o // statsBlock reads o where v is
 	work := 5 * a.tq * a.tk * (a.d + a.dv)
-	body := func(s []float32, b int) error { return t.entry(&stats, s, b) }
+	body := func(s []float32, b int) error { return entry(a, &stats, s, b) }
 	if a.tq >= 1 && a.tq <= attnTile && a.tk >= 1 && a.tk <= attnTile {
 		work = 4 * a.tileWork(a.tq, a.tk)
 		body = func(s []float32, b int) error {
@@ -412,7 +433,11 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 				return nil
 			}
 			t.keepO(kept, b, false)
-			return tiles(s, b)
+			if err := tiles(s, b); err != nil || !t.lateKV {
+				return err
+			}
+			t.a.kv.copyEntry(a.kv, &a.attnOperands, b)
+			return nil
 		}
 	}
 	return runTasks(scratch, a.batch, work, next, body)
@@ -443,10 +468,9 @@ func (t *attnTrio) keepO(kept []float32, b int, save bool) {
 	}
 }
 
-// entry computes the statistics and the gradients of batch entry b by tiles; stats is
-// t.a reading the forward's output as v.
-func (t *attnTrio) entry(stats *attnBwd, s []float32, b int) error {
-	a := t.a
+// entry computes the statistics and the gradients of batch entry b by tiles, with a's
+// operands; stats is a reading the forward's output as v.
+func entry(a, stats *attnBwd, s []float32, b int) error {
 	for i0 := 0; i0 < a.tq; i0 += attnTile {
 		if err := stats.statsBlock(s, b, i0); err != nil {
 			return err
