@@ -116,7 +116,7 @@ func writableEarly(dst []byte, from, at int, mem []nodeMem, busy ...[]byte) bool
 // Two memories the scheduler hands on are taken too: ∂q may take that of the forward's
 // output o (when the statistics are o's last reader: each batch entry reads its rows of
 // o before it writes the same elements of ∂q, and the run keeps them where it may read
-// them again), and ∂k or ∂v that of an operand (handedOn).
+// them again), and ∂k or ∂v that of an operand (sharesOperand).
 func fuseAttnTrio(t *attnTrio, nodes []*tensor.Node, index map[*tensor.Node]int, mem []nodeMem, escapes func(*tensor.Node) bool,
 	steps map[*tensor.Node]func() error, owners map[*tensor.Node]*tensor.Node) {
 	is, ikv := index[t.stats], index[t.gradKV]
@@ -149,7 +149,8 @@ func fuseAttnTrio(t *attnTrio, nodes []*tensor.Node, index map[*tensor.Node]int,
 		owners[n] = t.stats
 		switch {
 		case writableEarly(mine, is, index[n], mem, others...):
-		case i > 0 && spare && t.handedOn(n, mine, is, index[n], nodes, mem, others, dst):
+		case i > 0 && spare && t.sharesOperand(n, mine, sm, qm) &&
+			writableLate(mine, is, index[n], nodes, mem, others, append([]*tensor.Node{t.gradQ, t.gradKV}, dst...)):
 			late = true
 		default:
 			out[i] = make([]byte, len(mine))
@@ -168,40 +169,32 @@ func fuseAttnTrio(t *attnTrio, nodes []*tensor.Node, index map[*tensor.Node]int,
 	steps[t.stats] = func() error { return t.run(scratch, &next) }
 }
 
-// handedOn reports whether mine, the output of n (the slice that takes ∂k or ∂v), is the
-// memory of one of the trio's operands q, k, v, gy and o that has n's shape, which the
-// scheduler hands on when the trio's nodes read it last, and no node from the
-// statistics node (at is) up to n but the trio's and dst reads or writes it, nor is it
-// any of others but that operand: the four-row kernels may then write it (lateKV).
-func (t *attnTrio) handedOn(n *tensor.Node, mine []byte, is, at int, nodes []*tensor.Node, mem []nodeMem, others [][]byte, dst []*tensor.Node) bool {
-	same := func(b []byte) bool { return sameMemory(b, mine) && len(b) == len(mine) }
-	operand := false
-	for i, x := range []*tensor.Node{t.gradQ.Input(0), t.gradQ.Input(1), t.gradQ.Input(2), t.gradQ.Input(3), t.stats.Input(2)} {
-		b := mem[is].in[2] // o
-		if i < 4 {
-			b = mem[slices.Index(nodes, t.gradQ)].in[i]
+// sharesOperand reports whether mine, the output of n (the slice that takes ∂k or ∂v),
+// is the memory of one of the trio's operands q, k, v, gy and o that has n's shape
+// (sm and qm: the memory of the statistics and the ∂q node). The scheduler hands an
+// operand's buffer on when the trio's nodes read it last; the four-row kernels may then
+// write it (lateKV).
+func (t *attnTrio) sharesOperand(n *tensor.Node, mine []byte, sm, qm nodeMem) bool {
+	ops := []*tensor.Node{t.gradQ.Input(0), t.gradQ.Input(1), t.gradQ.Input(2), t.gradQ.Input(3), t.stats.Input(2)}
+	for i, b := range [][]byte{qm.in[0], qm.in[1], qm.in[2], qm.in[3], sm.in[2]} {
+		if sameMemory(b, mine) && len(b) == len(mine) && ops[i].Shape().Equal(n.Shape()) {
+			return true
 		}
-		operand = operand || same(b) && x.Shape().Equal(n.Shape())
 	}
-	if !operand {
-		return false
-	}
-	for _, b := range others {
-		if overlap(mine, b) && !same(b) {
+	return false
+}
+
+// writableLate is writableEarly for mine, the memory of an operand that the nodes of
+// skip (the trio's) read: nodes of skip and the operand itself in busy are let be.
+func writableLate(mine []byte, from, at int, nodes []*tensor.Node, mem []nodeMem, busy [][]byte, skip []*tensor.Node) bool {
+	for _, b := range busy {
+		if overlap(mine, b) && !(sameMemory(b, mine) && len(b) == len(mine)) {
 			return false
 		}
 	}
-	for i := is + 1; i < at; i++ {
-		if nodes[i] == t.gradQ || nodes[i] == t.gradKV || slices.Contains(dst, nodes[i]) {
-			continue
-		}
-		if overlap(mine, mem[i].out) {
+	for i := from + 1; i < at; i++ {
+		if !slices.Contains(skip, nodes[i]) && !writableEarly(mine, i-1, i+1, mem) {
 			return false
-		}
-		for _, b := range mem[i].in {
-			if overlap(mine, b) {
-				return false
-			}
 		}
 	}
 	return true

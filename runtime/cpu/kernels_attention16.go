@@ -191,10 +191,10 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 // going to the stage's last d floats. ∂k|∂v accumulate in rows of [∂k, ∂v] chunk by chunk
 // (16 floats each), as AttnKeysGrad16 takes them: with 16 features that is the layout of
 // the AttentionGradKV node's output, so where the trio writes that and its rows are
-// dense they accumulate in place, else in scratch copied out to a.kv. scratch holds
-// (5d+8)·pad16(tk) + 16d floats. It reports false
-// where a score was not finite, leaving everything to the tile kernels, which write over
-// it.
+// dense they accumulate in place, else in scratch copied out to a.kv once the entry's
+// operands are read (the trio's lateKV needs that order). scratch holds (5d+8)·pad16(tk)
+// + 16d floats. It reports false where a score was not finite, leaving everything to the
+// tile kernels, which write over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
 	d, np := a.d, pad16(a.tk)

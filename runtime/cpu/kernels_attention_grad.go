@@ -403,6 +403,7 @@ func (t *attnTrio) prepare(statsOut, dq []byte, kv [][]byte, statsIn, gradIn [][
 func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 	a := t.a
 	if t.lateKV {
+		// The tiles write ∂k and ∂v into spareKV (see lateKV).
 		tiles := *a
 		tiles.kv = t.spareKV
 		a = &tiles
@@ -410,7 +411,7 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 	stats := *a
 	stats.v = t.o // statsBlock reads o where v is
 	work := 5 * a.tq * a.tk * (a.d + a.dv)
-	body := func(s []float32, b int) error { return entry(a, &stats, s, b) }
+	body := func(s []float32, b int) error { return entryByTiles(a, &stats, s, b) }
 	if a.tq >= 1 && a.tq <= attnTile && a.tk >= 1 && a.tk <= attnTile {
 		work = 4 * a.tileWork(a.tq, a.tk)
 		body = func(s []float32, b int) error {
@@ -468,9 +469,9 @@ func (t *attnTrio) keepO(kept []float32, b int, save bool) {
 	}
 }
 
-// entry computes the statistics and the gradients of batch entry b by tiles, with a's
-// operands; stats is a reading the forward's output as v.
-func entry(a, stats *attnBwd, s []float32, b int) error {
+// entryByTiles computes the statistics and the gradients of batch entry b by tiles,
+// with a's operands; stats is a reading the forward's output as v.
+func entryByTiles(a, stats *attnBwd, s []float32, b int) error {
 	for i0 := 0; i0 < a.tq; i0 += attnTile {
 		if err := stats.statsBlock(s, b, i0); err != nil {
 			return err
