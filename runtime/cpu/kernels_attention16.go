@@ -77,12 +77,12 @@ func pad16(n int) int { return (n + 15) &^ 15 }
 
 // keys4 is the keys each of the four query rows from row i sees (visibleKeys), where r
 // of them are there (a last group has fewer): a missing row repeats the last one's
-// count, so n3 is the most, as the kernels take it. It is small enough to inline, and
-// returns four results rather than an array, so that the loops that call the kernels
-// stay as short as calling them with each row's count: on the H200 host's Xeon, the
-// 16-feature forward with 8f361fc's loop (an array of counts from a call) took 630-796
-// µs against 454-614 with this one's predecessor, in one binary, alternating, at 2
-// threads (BenchmarkAttention16's shape).
+// count, so n3 is the most, as the kernels take it. It is small enough to inline and
+// returns four results rather than an array: on the H200 host's Xeon the loop around
+// the kernels matters. 8f361fc's loop (an array of counts from a call) ran the
+// 16-feature forward (BenchmarkAttention16's shape, 2 threads, one binary, alternating)
+// at 769-903 µs against 553-735 with 2b981fd's keys4 (four visibleKeys calls) and
+// 621-749 with this one, which also steps the row offset instead of dividing per group.
 func (a *attnOperands) keys4(i, r int) (n0, n1, n2, n3 int) {
 	if !a.causal {
 		return a.tk, a.tk, a.tk, a.tk
