@@ -64,7 +64,10 @@ func runProfiled(t *testing.T, prof *runtime.Profile, nodes []*tensor.Node, shar
 // TestAttentionTrioFusion checks the fused backward of attention: it is found when all
 // three nodes are in the segment and not otherwise, and it gives the unfused results
 // whether it writes the gradients in place, into the forward output's buffer (which
-// the statistics read last, so the scheduler may give it to ∂q) or through scratch.
+// the statistics read last, so the scheduler may give it to ∂q) or through scratch, and
+// ∂k and ∂v into the slices that take ∂k|∂v apart (when they are its only readers) or
+// into ∂k|∂v, or (the rows only) into the memory of operands of their shape, which the
+// scheduler hands on after the trio's nodes, their last readers, have run.
 // The cases run the tiles of a short and a long sequence and the 16-feature rows of
 // nn's attention (where the machine has them), one with a query that makes its scores
 // infinite: the rows give up there and the tiles redo the entry, reading o again, which
@@ -110,20 +113,49 @@ func TestAttentionTrioFusion(t *testing.T) {
 		// The unfused reference: each gradient node in a program of its own.
 		_, wantQ := runShared(t, []*tensor.Node{q, k, v, o, gy, stats, dq}, nil, feeds, dq)
 		_, wantKV := runShared(t, []*tensor.Node{q, k, v, o, gy, stats, dk.Input(0)}, nil, feeds, dk.Input(0))
+		// ∂k and ∂v: the first and the second half of each row of ∂k|∂v.
+		d := c.shape[3]
+		var wantK, wantV []float32
+		for r := 0; r < len(wantKV[0]); r += 2 * d {
+			wantK, wantV = append(wantK, wantKV[0][r:r+d]...), append(wantV, wantKV[0][r+d:r+2*d]...)
+		}
+		// With ∂k and ∂v in the slices' outputs, the run where nothing shares memory is
+		// the one the others must match bit for bit, NaNs too (the same kernels run).
+		_, base := runShared(t, all, nil, feeds, dq, dk, dv)
+		rows := attn16 && c.shape[3] == 16
 		for _, sh := range []struct {
-			share map[*tensor.Node]*tensor.Node
-			steps int // stats (fused), the slices, and a copy step for each gradient through scratch
+			share       map[*tensor.Node]*tensor.Node
+			outs        []*tensor.Node // ∂q, then ∂k|∂v or ∂k and ∂v
+			steps, late int            // stats (fused), the slices unless the trio writes them, and a copy step for each gradient through scratch; late: with the rows
 		}{
-			{nil, 3},
-			{map[*tensor.Node]*tensor.Node{dq: o}, 3},
-			{map[*tensor.Node]*tensor.Node{dq: q}, 4}, // q is read until the end: through scratch
+			{nil, []*tensor.Node{dq, dk.Input(0)}, 3, 3},
+			{map[*tensor.Node]*tensor.Node{dq: o}, []*tensor.Node{dq, dk.Input(0)}, 3, 3},
+			{map[*tensor.Node]*tensor.Node{dq: q}, []*tensor.Node{dq, dk.Input(0)}, 4, 4}, // q is read until the end: through scratch
+			{nil, []*tensor.Node{dq, dk, dv}, 1, 1},
+			{map[*tensor.Node]*tensor.Node{dq: o}, []*tensor.Node{dq, dk, dv}, 1, 1},
+			// The rows write ∂k and ∂v into operands of their shape (lateKV), the tiles
+			// through scratch.
+			{map[*tensor.Node]*tensor.Node{dk: k, dv: o}, []*tensor.Node{dq, dk, dv}, 3, 1},
+			{map[*tensor.Node]*tensor.Node{dq: o, dk: gy, dv: v}, []*tensor.Node{dq, dk, dv}, 3, 1},
+			{map[*tensor.Node]*tensor.Node{dk: q}, []*tensor.Node{dq, dk, dv}, 2, 1},
 		} {
-			steps, got := runShared(t, all, sh.share, feeds, dq, dk.Input(0))
-			if steps != sh.steps {
-				t.Errorf("%s sharing %v: %d steps, want %d", c.name, sh.share, steps, sh.steps)
+			want := [][]float32{wantQ[0], wantKV[0]}
+			if len(sh.outs) == 3 {
+				want = [][]float32{wantQ[0], wantK, wantV}
 			}
-			for i, want := range [][]float32{wantQ[0], wantKV[0]} {
-				if c.inf && i == 1 {
+			steps, got := runShared(t, all, sh.share, feeds, sh.outs...)
+			if rows && steps != sh.late || !rows && steps != sh.steps {
+				t.Errorf("%s sharing %v, outputs %v: %d steps, want %d (%d with the rows)", c.name, sh.share, sh.outs, steps, sh.steps, sh.late)
+			}
+			for i, want := range want {
+				if len(sh.outs) == 3 {
+					for j := range got[i] {
+						if math.Float32bits(got[i][j]) != math.Float32bits(base[i][j]) {
+							t.Fatalf("%s sharing %v: gradient %d element %d = %v, %v sharing nothing", c.name, sh.share, i, j, got[i][j], base[i][j])
+						}
+					}
+				}
+				if c.inf && i > 0 {
 					continue // where the infinities turn into NaN differs between the kernels
 				}
 				for j, w := range want {

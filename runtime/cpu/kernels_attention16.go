@@ -30,7 +30,7 @@ import "github.com/gml-dev/gml/runtime/cpu/vec"
 // rows that only the entry's task writes: results depend neither on the schedule nor on
 // the number of threads.
 //
-// In the AttentionBTHD layout one head's rows are H·d floats apart; v and k (and ∂k|∂v)
+// In the AttentionBTHD layout one head's rows are H·d floats apart; v and k (and ∂k and ∂v)
 // are copied into (out of) dense scratch rows first, since strided rows that share a few
 // L1 sets evict each other on every query row.
 //
@@ -75,13 +75,20 @@ func (a *attnOperands) small16() bool {
 // pad16 is n rounded up to a multiple of 16.
 func pad16(n int) int { return (n + 15) &^ 15 }
 
-// keys4 is the keys each of the four query rows from row i sees, where r of them are
-// there (a last group has fewer): a missing row repeats the last one's count, so n3 is
-// the most, as the kernels take it. (Four results rather than an array: the loops that
-// call the kernels stay as short as calling them with each row's count.)
+// keys4 is the keys each of the four query rows from row i sees (visibleKeys), where r
+// of them are there (a last group has fewer): a missing row repeats the last one's
+// count, so n3 is the most, as the kernels take it. It is small enough to inline and
+// returns four results rather than an array: on the H200 host's Xeon the loop around
+// the kernels matters. 8f361fc's loop (an array of counts from a call) ran the
+// 16-feature forward (BenchmarkAttention16's shape, 2 threads, one binary, alternating)
+// at 769-903 µs against 553-735 with 2b981fd's keys4 (four visibleKeys calls) and
+// 621-749 with this one, which also steps the row offset instead of dividing per group.
 func (a *attnOperands) keys4(i, r int) (n0, n1, n2, n3 int) {
-	last := i + r - 1
-	return a.visibleKeys(i, 1), a.visibleKeys(min(i+1, last), 1), a.visibleKeys(min(i+2, last), 1), a.visibleKeys(last, 1)
+	if !a.causal {
+		return a.tk, a.tk, a.tk, a.tk
+	}
+	end := i + r // past the last row; causal row x sees min(tk, x+1) keys
+	return min(a.tk, i+1), min(a.tk, i+2, end), min(a.tk, i+3, end), min(a.tk, end)
 }
 
 // transposeKeys writes the n rows of d (a multiple of 16) floats at src[at:], ld apart,
@@ -159,8 +166,8 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 	k0, ld := a.row(b, a.tk, 0, d), a.ld(d)
 	transposeKeys(kt, a.k, k0, ld, a.tk, d, np, stage)
 	v := dense(a.v, k0, ld, a.tk, d, take(&scratch, d*a.tk))
-	for i := 0; i < a.tq; i += 4 {
-		r, at := min(4, a.tq-i), a.row(b, a.tq, i, d)
+	for i, at := 0, a.row(b, a.tq, 0, d); i < a.tq; i, at = i+4, at+4*ld {
+		r := min(4, a.tq-i)
 		n0, n1, n2, n3 := a.keys4(i, r)
 		o, q, ldq := a.o[at:], a.q[at:], ld
 		if r < 4 {
@@ -190,29 +197,30 @@ func (a *attnForward) entry16(scratch []float32, b int) bool {
 // uniform, but ∂S, gy and q are zero, so they add nothing to ∂k and ∂v) and their dq
 // going to the stage's last d floats. ∂k|∂v accumulate in rows of [∂k, ∂v] chunk by chunk
 // (16 floats each), as AttnKeysGrad16 takes them: with 16 features that is the layout of
-// the node's output, so where its rows are dense they accumulate in place, else in
-// scratch copied out. scratch holds (5d+8)·pad16(tk) + 16d floats. It reports false
-// where a score was not finite, leaving everything to the tile kernels, which write over
-// it.
+// the AttentionGradKV node's output, so where the trio writes that and its rows are
+// dense they accumulate in place, else in scratch copied out to a.kv once the entry's
+// operands are read (the trio's lateKV needs that order). scratch holds (5d+8)·pad16(tk)
+// + 16d floats. It reports false where a score was not finite, leaving everything to the
+// tile kernels, which write over it.
 func (t *attnTrio) entry16(scratch []float32, b int) bool {
 	a := t.a
 	d, np := a.d, pad16(a.tk)
 	kt, vt := take(&scratch, d*np), take(&scratch, d*np)
 	p, ds, stage := take(&scratch, 4*np), take(&scratch, 4*np), take(&scratch, 16*d)
-	k0, kv0, ld := a.row(b, a.tk, 0, d), a.row(b, a.tk, 0, 2*d), a.ld(d)
+	k0, dk0, dv0, ld := a.row(b, a.tk, 0, d), a.row(b, a.tk, 0, a.kv.wk), a.row(b, a.tk, 0, a.kv.wv), a.ld(d)
 	transposeKeys(kt, a.k, k0, ld, a.tk, d, np, stage)
 	transposeKeys(vt, a.v, k0, ld, a.tk, d, np, stage)
 	k := dense(a.k, k0, ld, a.tk, d, take(&scratch, d*a.tk))
-	inPlace := d == 16 && a.ld(32) == 32
-	dkv := a.dkv[kv0:]
+	inPlace := d == 16 && a.kv.joint && a.heads == 1
+	dkv := a.kv.k[dk0:]
 	if !inPlace {
 		dkv = take(&scratch, 2*d*a.tk)
 	}
 	clear(dkv[:2*d*a.tk])
 	var quad vec.AttnQuad
 	var st [12]float32 // the rows' m, l and δ
-	for i0 := 0; i0 < a.tq; i0 += 4 {
-		r, at := min(4, a.tq-i0), a.row(b, a.tq, i0, d)
+	for i0, at := 0, a.row(b, a.tq, 0, d); i0 < a.tq; i0, at = i0+4, at+4*ld {
+		r := min(4, a.tq-i0)
 		n0, n1, n2, n3 := a.keys4(i0, r)
 		q, gy, o, ldq := a.q[at:], a.gy[at:], t.o[at:], ld
 		if r < 4 {
@@ -242,15 +250,9 @@ func (t *attnTrio) entry16(scratch []float32, b int) bool {
 			vec.AttnKeysGrad16(&quad, &p[0], &ds[0], np, &k[c], d, &dkv[2*c], 2*d, n3, a.scale)
 		}
 	}
-	switch {
-	case inPlace:
-	case d == 16:
-		copyRows(a.dkv, kv0, a.ld(32), dkv, 0, 32, a.tk, 32)
-	default:
-		for c := 0; c < d; c += 16 {
-			copyRows(a.dkv, kv0+c, a.ld(2*d), dkv, 2*c, 2*d, a.tk, 16)      // ∂k
-			copyRows(a.dkv, kv0+d+c, a.ld(2*d), dkv, 2*c+16, 2*d, a.tk, 16) // ∂v
-		}
+	for c := 0; c < d && !inPlace; c += 16 {
+		copyRows(a.kv.k, dk0+c, a.ld(a.kv.wk), dkv, 2*c, 2*d, a.tk, 16)    // ∂k
+		copyRows(a.kv.v, dv0+c, a.ld(a.kv.wv), dkv, 2*c+16, 2*d, a.tk, 16) // ∂v
 	}
 	return true
 }

@@ -43,8 +43,10 @@ func BenchmarkAttention16(b *testing.B) {
 
 // runAttention16 runs attention and its fused backward on q, k, v and gy (shaped
 // (2, T, H, d) in the AttentionBTHD layout, (2, H, T, d) in the default one) with the
-// four-row kernels on or off, and returns o, ∂q, ∂k and ∂v.
-func runAttention16(t *testing.T, rows bool, tq, tk, heads, d int, at tensor.AttentionAttr, vals map[string][]float32) [][]float32 {
+// four-row kernels on or off, and returns o, ∂q, ∂k and ∂v. With late, ∂k and ∂v take
+// the memory of k and v, as the scheduler hands it on when the backward reads them last
+// (the trio's lateKV).
+func runAttention16(t *testing.T, rows, late bool, tq, tk, heads, d int, at tensor.AttentionAttr, vals map[string][]float32) [][]float32 {
 	t.Helper()
 	defer func(old bool) { attn16 = old }(attn16)
 	attn16 = rows
@@ -60,7 +62,11 @@ func runAttention16(t *testing.T, rows bool, tq, tk, heads, d int, at tensor.Att
 	for _, n := range []*tensor.Node{q, k, v, gy} {
 		feeds[n] = vals[n.Name()]
 	}
-	_, out := runShared(t, graphOf(o, dq, dk, dv), nil, feeds, o, dq, dk, dv)
+	var share map[*tensor.Node]*tensor.Node
+	if late {
+		share = map[*tensor.Node]*tensor.Node{dk: k, dv: v}
+	}
+	_, out := runShared(t, graphOf(o, dq, dk, dv), share, feeds, o, dq, dk, dv)
 	return out
 }
 
@@ -107,14 +113,16 @@ func TestAttention16MatchesTiles(t *testing.T) {
 					}
 					vals["k"][at0] = float32(math.Inf(1))
 				}
-				name := fmt.Sprintf("q%d k%d heads %d d %d %+v inf %v", sz.tq, sz.tk, sz.heads, sz.d, at, inf)
-				got := runAttention16(t, true, sz.tq, sz.tk, sz.heads, sz.d, at, vals)
-				want := runAttention16(t, false, sz.tq, sz.tk, sz.heads, sz.d, at, vals)
-				for i, out := range []string{"o", "dq", "dk", "dv"} {
-					for j := range want[i] {
-						g, w := float64(got[i][j]), float64(want[i][j])
-						if math.IsNaN(g) != math.IsNaN(w) || math.Abs(g-w) > 2e-5*(1+math.Abs(w)) {
-							t.Fatalf("%s: %s[%d] = %v by rows, %v by tiles", name, out, j, g, w)
+				want := runAttention16(t, false, false, sz.tq, sz.tk, sz.heads, sz.d, at, vals)
+				for _, late := range []bool{false, true} {
+					name := fmt.Sprintf("q%d k%d heads %d d %d %+v inf %v late %v", sz.tq, sz.tk, sz.heads, sz.d, at, inf, late)
+					got := runAttention16(t, true, late, sz.tq, sz.tk, sz.heads, sz.d, at, vals)
+					for i, out := range []string{"o", "dq", "dk", "dv"} {
+						for j := range want[i] {
+							g, w := float64(got[i][j]), float64(want[i][j])
+							if math.IsNaN(g) != math.IsNaN(w) || math.Abs(g-w) > 2e-5*(1+math.Abs(w)) {
+								t.Fatalf("%s: %s[%d] = %v by rows, %v by tiles", name, out, j, g, w)
+							}
 						}
 					}
 				}
@@ -124,7 +132,8 @@ func TestAttention16MatchesTiles(t *testing.T) {
 }
 
 // TestAttention16ThreadCounts checks that the four-row kernels give the same bits with
-// one worker and with several (one task per (batch, head), whoever runs it).
+// one worker and with several (one task per (batch, head), whoever runs it), and
+// whether ∂k and ∂v take the memory of k and v or not.
 func TestAttention16ThreadCounts(t *testing.T) {
 	if !attn16 {
 		t.Skip("the 16-feature rows need AVX-512")
@@ -144,15 +153,17 @@ func TestAttention16ThreadCounts(t *testing.T) {
 		var first [][]float32
 		for _, procs := range []int{1, 3, 8} {
 			runtime.GOMAXPROCS(procs)
-			got := runAttention16(t, true, 37, 37, 3, d, at, vals)
-			if first == nil {
-				first = got
-				continue
-			}
-			for i := range got {
-				for j := range got[i] {
-					if math.Float32bits(got[i][j]) != math.Float32bits(first[i][j]) {
-						t.Fatalf("d %d GOMAXPROCS %d: output %d element %d = %v, %v with one worker", d, procs, i, j, got[i][j], first[i][j])
+			for _, late := range []bool{false, true} {
+				got := runAttention16(t, true, late, 37, 37, 3, d, at, vals)
+				if first == nil {
+					first = got
+					continue
+				}
+				for i := range got {
+					for j := range got[i] {
+						if math.Float32bits(got[i][j]) != math.Float32bits(first[i][j]) {
+							t.Fatalf("d %d GOMAXPROCS %d late %v: output %d element %d = %v, %v with one worker", d, procs, late, i, j, got[i][j], first[i][j])
+						}
 					}
 				}
 			}

@@ -39,8 +39,44 @@ type attnBwd struct {
 	gy        []float32
 	stats     []float32 // the statistics an ∂ pass reads
 	out       []float32 // the statistics an AttentionStats pass writes
-	dq, dkv   []float32 // the gradients the passes write
+	dq        []float32 // the ∂q an AttentionGradQ pass writes
+	kv        kvGrads   // where an AttentionGradKV pass writes ∂k and ∂v
 	accumulDQ bool      // gradKVBlock also adds each tile's ∂q share into dq (the fused trio)
+}
+
+// kvGrads is where the key gradients go: ∂k of key j of batch entry b, d floats, at
+// k[row(b, tk, j, wk):] and ∂v, dv floats, at v[row(b, tk, j, wv):]. An AttentionGradKV
+// node's output holds them side by side (jointKV); the fused trio writes them straight
+// into the two slices that take them apart (fuse.go), each a dense operand of its own.
+type kvGrads struct {
+	k, v   []float32
+	wk, wv int
+	joint  bool // v is k[d:] and wk = wv = d + dv: rows of [∂k, ∂v]
+}
+
+// jointKV is the kvGrads of out, an AttentionGradKV node's output (…, Tk, d+dv).
+func jointKV(out []float32, d, dv int) kvGrads {
+	g := kvGrads{k: out, wk: d + dv, wv: d + dv, joint: true}
+	if len(out) > 0 {
+		g.v = out[d:]
+	}
+	return g
+}
+
+// clearRows zeroes the gradients of keys [j0, j0+nj) of batch entry b.
+func (g kvGrads) clearRows(a *attnOperands, b, j0, nj int) {
+	for j := j0; j < j0+nj; j++ {
+		clear(g.k[a.row(b, a.tk, j, g.wk):][:a.d])
+		clear(g.v[a.row(b, a.tk, j, g.wv):][:a.dv])
+	}
+}
+
+// copyEntry copies the gradients of batch entry b's keys from src.
+func (g kvGrads) copyEntry(src kvGrads, a *attnOperands, b int) {
+	for j := range a.tk {
+		copy(g.k[a.row(b, a.tk, j, g.wk):][:a.d], src.k[a.row(b, a.tk, j, src.wk):])
+		copy(g.v[a.row(b, a.tk, j, g.wv):][:a.dv], src.v[a.row(b, a.tk, j, src.wv):])
+	}
 }
 
 func newAttnBwd(n *tensor.Node, in [][]byte) *attnBwd {
@@ -63,7 +99,7 @@ func attentionGradKernel(n *tensor.Node, out []byte, in [][]byte) (func() error,
 	case tensor.AttentionGradQ:
 		a.dq, pass = f32s(out), a.gradQBlock
 	case tensor.AttentionGradKV:
-		a.dkv, rows, pass = f32s(out), a.tk, a.gradKVBlock
+		a.kv, rows, pass = jointKV(f32s(out), a.d, a.dv), a.tk, a.gradKVBlock
 	}
 	blocks := (rows + attnTile - 1) / attnTile
 	tasks := a.batch * blocks
@@ -218,7 +254,7 @@ func (a *attnBwd) gradQBlock(scratch []float32, b, i0 int) error {
 }
 
 // gradKVBlock accumulates ∂k and ∂v of one key block over the query tiles that see it,
-// into the block's rows of the (…, Tk, D+Dv) output; with accumulDQ it also adds each
+// into the block's rows of a.kv; with accumulDQ it also adds each
 // tile's share of ∂q into dq, written over by key block 0's (so blocks must come in
 // order).
 func (a *attnBwd) gradKVBlock(scratch []float32, b, j0 int) error {
@@ -229,15 +265,15 @@ func (a *attnBwd) gradKVBlock(scratch []float32, b, j0 int) error {
 // the one query tile (stats with keepProbs), which are then not recomputed.
 func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 	nj := min(attnTile, a.tk-j0)
-	w := a.d + a.dv
-	blk, ldb := a.dkv[a.row(b, a.tk, j0, w):], a.ld(w)
+	kv := a.kv
+	dk, dv := kv.k[a.row(b, a.tk, j0, kv.wk):], kv.v[a.row(b, a.tk, j0, kv.wv):]
 	p, ds := scratch[:attnTile*attnTile], scratch[attnTile*attnTile:]
 	from := 0
 	if a.causal {
 		from = j0 // earlier queries see none of these keys (tiles of both align)
 	}
 	if from >= a.tq {
-		a.clearRows(a.dkv, b, a.tk, j0, nj, w) // no query tile writes it
+		kv.clearRows(&a.attnOperands, b, j0, nj) // no query tile writes it
 	}
 	// The first query tile's products write over the block, and (key block 0, which
 	// every query tile visits) over dq's rows: no clearing passes.
@@ -253,7 +289,7 @@ func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 		gy := a.gy[a.row(b, a.tq, i0, a.dv):]
 		if a.dv > 0 {
 			if err := gemm.Default().SgemmPacked(false, true, nj, a.dv, ni, 1, p, nj,
-				gemm.Dense(gy, a.ld(a.dv), false), beta, blk[a.d:], ldb); err != nil {
+				gemm.Dense(gy, a.ld(a.dv), false), beta, dv, a.ld(kv.wv)); err != nil {
 				return err
 			}
 		}
@@ -264,7 +300,7 @@ func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 			continue
 		}
 		if err := gemm.Default().SgemmPacked(false, true, nj, a.d, ni, a.scale, ds, nj,
-			gemm.Dense(a.q[a.row(b, a.tq, i0, a.d):], a.ld(a.d), false), beta, blk, ldb); err != nil {
+			gemm.Dense(a.q[a.row(b, a.tq, i0, a.d):], a.ld(a.d), false), beta, dk, a.ld(kv.wk)); err != nil {
 			return err
 		}
 		if a.accumulDQ {
@@ -279,13 +315,22 @@ func (a *attnBwd) gradKV(scratch []float32, b, j0 int, probsReady bool) error {
 
 // attnTrio is the fused backward of one attention: the AttentionStats node and the
 // AttentionGradQ and AttentionGradKV nodes that read its statistics. Its gradients go
-// straight into their nodes' buffers when Prepare finds that safe (fuse.go), else into
-// dq and dkv here, which those nodes' steps copy out.
+// straight into their nodes' buffers (∂k and ∂v into those of the slices that take the
+// AttentionGradKV node's output apart, where they are its only readers) when Prepare
+// finds that safe (fuse.go), else into scratch, which those nodes' steps copy out.
 type attnTrio struct {
 	stats, gradQ, gradKV *tensor.Node
 	a                    *attnBwd
 	o                    []float32 // the forward's output, for δ
 	oInDQ                bool      // o and dq are the same memory
+	// lateKV says that ∂k or ∂v is the memory of one of the operands, of the same shape
+	// (the scheduler hands an operand's buffer on when the trio's nodes read it last),
+	// which the four-row kernels allow: each batch entry reads its rows of the operands
+	// and writes its rows of ∂k and ∂v (the same elements' places) only after, from
+	// scratch. An entry the tiles redo has them write ∂k and ∂v into spareKV (the
+	// AttentionGradKV node's output) and copies the entry's rows out after.
+	lateKV  bool
+	spareKV kvGrads
 }
 
 // findAttnTrios returns, for each AttentionStats node of nodes whose two gradient nodes
@@ -338,12 +383,15 @@ func findAttnTrios(nodes []*tensor.Node) map[*tensor.Node]*attnTrio {
 }
 
 // prepare binds the trio to its memory: the stats node's output and inputs, the
-// gradient nodes' inputs, and where the gradients go (dq and dkv: the nodes' outputs or
-// scratch).
-func (t *attnTrio) prepare(statsOut, dq, dkv []byte, statsIn, gradIn [][]byte) {
+// gradient nodes' inputs, and where the gradients go: dq, and kv, either the
+// AttentionGradKV node's output (one buffer) or ∂k's and ∂v's (two).
+func (t *attnTrio) prepare(statsOut, dq []byte, kv [][]byte, statsIn, gradIn [][]byte) {
 	t.a = newAttnBwd(t.gradQ, gradIn)
 	t.a.out, t.a.stats = f32s(statsOut), f32s(statsOut)
-	t.a.dq, t.a.dkv = f32s(dq), f32s(dkv)
+	t.a.dq, t.a.kv = f32s(dq), jointKV(f32s(kv[0]), t.a.d, t.a.dv)
+	if len(kv) == 2 {
+		t.a.kv = kvGrads{k: f32s(kv[0]), v: f32s(kv[1]), wk: t.a.d, wv: t.a.dv}
+	}
 	t.a.accumulDQ = true
 	t.o = f32s(statsIn[2])
 }
@@ -354,10 +402,16 @@ func (t *attnTrio) prepare(statsOut, dq, dkv []byte, statsIn, gradIn [][]byte) {
 // pass of exponentials fewer per entry.
 func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 	a := t.a
+	if t.lateKV {
+		// The tiles write ∂k and ∂v into spareKV (see lateKV).
+		tiles := *a
+		tiles.kv = t.spareKV
+		a = &tiles
+	}
 	stats := *a
 	stats.v = t.o // statsBlock reads o where v is
 	work := 5 * a.tq * a.tk * (a.d + a.dv)
-	body := func(s []float32, b int) error { return t.entry(&stats, s, b) }
+	body := func(s []float32, b int) error { return entryByTiles(a, &stats, s, b) }
 	if a.tq >= 1 && a.tq <= attnTile && a.tk >= 1 && a.tk <= attnTile {
 		work = 4 * a.tileWork(a.tq, a.tk)
 		body = func(s []float32, b int) error {
@@ -380,7 +434,11 @@ func (t *attnTrio) run(scratch [][]float32, next *atomic.Int64) error {
 				return nil
 			}
 			t.keepO(kept, b, false)
-			return tiles(s, b)
+			if err := tiles(s, b); err != nil || !t.lateKV {
+				return err
+			}
+			t.a.kv.copyEntry(a.kv, &a.attnOperands, b)
+			return nil
 		}
 	}
 	return runTasks(scratch, a.batch, work, next, body)
@@ -411,10 +469,9 @@ func (t *attnTrio) keepO(kept []float32, b int, save bool) {
 	}
 }
 
-// entry computes the statistics and the gradients of batch entry b by tiles; stats is
-// t.a reading the forward's output as v.
-func (t *attnTrio) entry(stats *attnBwd, s []float32, b int) error {
-	a := t.a
+// entryByTiles computes the statistics and the gradients of batch entry b by tiles,
+// with a's operands; stats is a reading the forward's output as v.
+func entryByTiles(a, stats *attnBwd, s []float32, b int) error {
 	for i0 := 0; i0 < a.tq; i0 += attnTile {
 		if err := stats.statsBlock(s, b, i0); err != nil {
 			return err
