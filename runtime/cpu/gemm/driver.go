@@ -90,8 +90,9 @@ type plan struct {
 	b            BPacker
 	alpha        float32
 	packA, packB bool
-	parts        int       // of the sum over k (kParts)
-	bias         []float32 // added to every row of C after the whole sum (SgemmBias), or nil
+	parts        int             // of the sum over k (kParts)
+	bias         []float32       // added to every row of C after the whole sum (SgemmBias), or nil
+	then         func([]float32) // called on C's rows after the bias (SgemmBiasThen), or nil
 }
 
 func newPlan(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker) plan {
@@ -173,11 +174,12 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 // macroKernel multiplies the mb×kb A block by the kb×nb B block and writes alpha times
 // the product into the mb×nb block of c, added to it when add is set, and then adds
 // bias (the block's columns; nil for none) to each of its rows, tile by tile while the
-// tile is in L1. Pairs of B panels go through the kernel's full form, a single one (the
+// tile is in L1, and where bias is not nil calls then (nil for none) on each of the
+// block's rows, while the block is in L2. Pairs of B panels go through the kernel's full form, a single one (the
 // last of an odd count, or one before B's packed edge) through its narrow form; edge
 // tiles go through tile so the micro-kernel always writes a whole tile.
 func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
-	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32) {
+	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32, then func([]float32)) {
 	mr := kern.mr
 	for jr := 0; jr < nb; {
 		fn, width := kern.full, kern.width()
@@ -222,6 +224,11 @@ func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 		}
 		jr += width
 	}
+	if bias != nil && then != nil {
+		for i := range mb {
+			then(c[i*ldc:][:nb])
+		}
+	}
 }
 
 // axpyBias is the assembly AXPY that addBias uses where the CPU has one, else nil; tests
@@ -241,14 +248,18 @@ func addBias(row, bias []float32) {
 	}
 }
 
-// addBiasRows adds bias to each of the m rows (n wide) of c: the epilogue of a product
-// computed without the driver (one-row products, OpenBLAS, a k or alpha of 0).
-func addBiasRows(m, n int, bias, c []float32, ldc int) {
+// addBiasRows adds bias to each of the m rows (n wide) of c and calls then (nil for
+// none) on it: the epilogue of a product computed without the driver (one-row products,
+// OpenBLAS, a k or alpha of 0).
+func addBiasRows(m, n int, bias []float32, then func([]float32), c []float32, ldc int) {
 	if bias == nil {
 		return
 	}
 	for i := range m {
 		addBias(c[i*ldc:][:n], bias)
+		if then != nil {
+			then(c[i*ldc:][:n])
+		}
 	}
 }
 
