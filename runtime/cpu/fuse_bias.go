@@ -159,7 +159,7 @@ func fuseMatMulBiasAct(nodes []*tensor.Node, index map[*tensor.Node]int, mem []n
 // one F32 Sgemm or the outputs may not be written at the product's place.
 func matMulBiasActStep(mm, act *tensor.Node, im, ia, ig, biasIn int, mem []nodeMem) func() error {
 	if mm.DType() != tensor.F32 || mm.Input(0).DType() != tensor.F32 || mm.Input(1).DType() != tensor.F32 ||
-		mm.Shape().Size() == 0 {
+		!mm.Shape().Equal(act.Shape()) || mm.Shape().Size() == 0 {
 		return nil
 	}
 	g, ok := oneProduct(mm)
