@@ -172,8 +172,13 @@ func matMulBiasActStep(mm, act *tensor.Node, im, ia, ig, biasIn int, mem []nodeM
 		return nil
 	}
 	in, sum, bias, out := mem[im].in, mem[ia].out, mem[ia].in[biasIn], mem[ig].out
-	if overlap(sum, out) || !writableEarly(sum, im, ia, mem, in[0], in[1], bias) ||
-		!writableEarly(out, im, ig, mem, in[0], in[1], bias, sum) {
+	// The Add's read of the product is the step's own, from the tile: the activation may
+	// take the product's memory, which the scheduler hands on when the Add reads it last.
+	product := mem[ia].in[1-biasIn]
+	mem[ia].in[1-biasIn] = nil
+	free := writableEarly(out, im, ig, mem, in[0], in[1], bias, sum)
+	mem[ia].in[1-biasIn] = product
+	if !free || !writableEarly(sum, im, ia, mem, in[0], in[1], bias) {
 		return nil
 	}
 	a, b, c, v, y := f32s(in[0]), f32s(in[1]), f32s(sum), f32s(bias), f32s(out)

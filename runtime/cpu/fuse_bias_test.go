@@ -14,7 +14,8 @@ import (
 // same bits as the separate steps', on ragged sizes, both layouts, a batched left
 // operand, the bias on either side of the Add; and that it is not fused where it must
 // not be: the product read elsewhere, batched on both sides, the Add's buffer an input
-// of the product, an activation over rows of partial vectors.
+// of the product, an activation over rows of partial vectors. The activation may take
+// the product's buffer (the scheduler hands it on), which the fused step never writes.
 func TestMatMulBiasFusion(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	cases := []struct {
@@ -24,6 +25,7 @@ func TestMatMulBiasFusion(t *testing.T) {
 		biasLeft       bool
 		act            tensor.Op // an activation of the sum (OpInvalid: none)
 		keepSum        bool      // the sum is an output too (a backward reads it)
+		actInProduct   bool      // the activation's output in the product's buffer
 		shareX         bool      // the Add's output in the left operand's buffer
 		escape         bool      // the product is an output too
 		fused          bool
@@ -38,6 +40,7 @@ func TestMatMulBiasFusion(t *testing.T) {
 		{name: "gelu", a: []int{33, 257}, b: []int{257, 64}, bias: []int{64}, act: tensor.OpGelu, keepSum: true, fused: true},
 		{name: "gelu-tb", a: []int{2, 130, 33}, b: []int{272, 33}, bias: []int{272}, transB: true, biasLeft: true, act: tensor.OpGelu, keepSum: true, fused: true},
 		{name: "gelu-ta", a: []int{257, 1}, b: []int{257, 528}, bias: []int{528}, transA: true, act: tensor.OpGelu, keepSum: true, fused: true},
+		{name: "gelu-product-memory", a: []int{33, 7}, b: []int{7, 64}, bias: []int{64}, act: tensor.OpGelu, keepSum: true, actInProduct: true, fused: true},
 		{name: "gelu-ragged", a: []int{33, 257}, b: []int{257, 65}, bias: []int{65}, act: tensor.OpGelu, keepSum: true},
 		{name: "shared", a: []int{33, 7}, b: []int{7, 7}, bias: []int{7}, shareX: true},
 		{name: "escapes", a: []int{33, 7}, b: []int{7, 33}, bias: []int{33}, escape: true},
@@ -74,6 +77,9 @@ func TestMatMulBiasFusion(t *testing.T) {
 		var share map[*tensor.Node]*tensor.Node
 		if tc.shareX {
 			share = map[*tensor.Node]*tensor.Node{y: x}
+		}
+		if tc.actInProduct {
+			share = map[*tensor.Node]*tensor.Node{out: mm}
 		}
 		outs, ref := []*tensor.Node{out}, []*tensor.Node{out}
 		if tc.keepSum {
