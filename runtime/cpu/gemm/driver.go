@@ -174,8 +174,8 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 // macroKernel multiplies the mb×kb A block by the kb×nb B block and writes alpha times
 // the product into the mb×nb block of c, added to it when add is set, and then adds
 // bias (the block's columns; nil for none) to each of its rows, tile by tile while the
-// tile is in L1, and where bias is not nil calls then (nil for none) on each of the
-// block's rows, while the block is in L2. Pairs of B panels go through the kernel's full form, a single one (the
+// tile is in L1; with then (nil for none) it adds the bias to each of the block's rows
+// and calls then on the row, while the block is in L2. Pairs of B panels go through the kernel's full form, a single one (the
 // last of an odd count, or one before B's packed edge) through its narrow form; edge
 // tiles go through tile so the micro-kernel always writes a whole tile.
 func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
@@ -216,7 +216,7 @@ func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 					}
 				}
 			}
-			if bias != nil {
+			if bias != nil && then == nil {
 				for i := 0; i < rows; i++ {
 					addBias(c[off+i*ldc:][:cols], bias[jr:])
 				}
@@ -225,8 +225,12 @@ func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 		jr += width
 	}
 	if bias != nil && then != nil {
+		// With then, the bias too goes row by row over the block: one call each per
+		// row instead of one per row of each tile, which cost as much as a pass.
 		for i := range mb {
-			then(c[i*ldc:][:nb])
+			row := c[i*ldc:][:nb]
+			addBias(row, bias)
+			then(row)
 		}
 	}
 }
