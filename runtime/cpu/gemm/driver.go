@@ -175,9 +175,10 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 // the product into the mb×nb block of c, added to it when add is set, and then adds
 // bias (the block's columns; nil for none) to each of its rows, tile by tile while the
 // tile is in L1; with then (nil for none) it adds the bias to each of the block's rows
-// and calls then on the row, while the block is in L2. Pairs of B panels go through the kernel's full form, a single one (the
-// last of an odd count, or one before B's packed edge) through its narrow form; edge
-// tiles go through tile so the micro-kernel always writes a whole tile.
+// and calls then on the row, while the block is in L2. Pairs of B panels go through the
+// kernel's full form, a single one (the last of an odd count, or one before B's packed
+// edge) through its narrow form; edge tiles go through tile so the micro-kernel always
+// writes a whole tile.
 func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32, then func([]float32)) {
 	mr := kern.mr
