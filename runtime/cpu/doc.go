@@ -46,9 +46,13 @@
 //     per-channel bias itself, relu → 2×2 max pool pools z and rectifies the pooled
 //     values, and the pool's gradient with the ReLU's Where is one pass from z; right
 //     after such a convolution the pool runs on each image as the convolution completes
-//     it. After the elementwise groups, a MatMul whose only reader is the Add of a row
-//     vector (a dense layer's bias) that no group took runs as one gemm.SgemmBias, which
-//     adds the bias to each tile of C as its sum completes (fuse_bias.go), same bits;
+//     it. Before the elementwise groups, a MatMul whose only reader is the Add of a row
+//     vector (a dense layer's bias) followed by a unary activation, on rows of whole
+//     vectors, runs as one gemm.Impl.SgemmBiasThen, the activation applied to each block
+//     of C's rows as its sum completes (fuse_bias.go), same bits. After the elementwise
+//     groups, a MatMul whose only reader is the Add of a row vector that no group took
+//     runs as one gemm.SgemmBias, which adds the bias to each tile of C as its sum
+//     completes, same bits;
 //     and a run of optimizer updates (SGDUpdate, AdamUpdate: one per parameter, most of
 //     them biases) runs as one parallel job whose chunks cut across all their elements
 //     (fuse_update.go), each element with the same kernel and bits. A layer or RMS

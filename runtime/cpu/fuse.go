@@ -35,6 +35,7 @@ func fuse(nodes []*tensor.Node, mem []nodeMem, escapes func(*tensor.Node) bool) 
 		return steps, owners
 	}
 	fuseConvPool(nodes, index, mem, escapes, steps, owners)
+	fuseMatMulBiasAct(nodes, index, mem, escapes, steps, owners)
 	f := &ewFuser{nodes: nodes, mem: mem, index: index, users: make([][]int, len(nodes)), escapes: escapes, owners: owners}
 	for i, n := range nodes {
 		for _, x := range n.Inputs() {

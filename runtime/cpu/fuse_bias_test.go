@@ -9,11 +9,13 @@ import (
 )
 
 // TestMatMulBiasFusion checks the fused dense layer: a MatMul followed by the Add of a
-// row vector runs as one step (a program of one step fewer) whose output is the same
-// bits as the two steps', on ragged sizes, both layouts, a batched left operand, the
-// bias on either side of the Add; and that it is not fused where it must not be: the
-// product read elsewhere, batched on both sides, the Add in an elementwise group, the
-// Add's buffer an input of the product.
+// row vector, and by an activation (ReLU, GELU) of the sum, runs as one step (a program
+// of one step fewer) whose outputs (the activation, and the sum where it is kept) are the
+// same bits as the separate steps', on ragged sizes, both layouts, a batched left
+// operand, the bias on either side of the Add; and that it is not fused where it must
+// not be: the product read elsewhere, batched on both sides, the Add's buffer an input
+// of the product, an activation over rows of partial vectors. The activation may take
+// the product's buffer (the scheduler hands it on), which the fused step never writes.
 func TestMatMulBiasFusion(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	cases := []struct {
@@ -21,9 +23,11 @@ func TestMatMulBiasFusion(t *testing.T) {
 		a, b, bias     []int
 		transA, transB bool
 		biasLeft       bool
-		relu           bool // the Add goes on into a Relu: the elementwise group keeps it
-		shareX         bool // the Add's output in the left operand's buffer
-		escape         bool // the product is an output too
+		act            tensor.Op // an activation of the sum (OpInvalid: none)
+		keepSum        bool      // the sum is an output too (a backward reads it)
+		actInProduct   bool      // the activation's output in the product's buffer
+		shareX         bool      // the Add's output in the left operand's buffer
+		escape         bool      // the product is an output too
 		fused          bool
 	}{
 		{name: "2d", a: []int{33, 257}, b: []int{257, 7}, bias: []int{7}, fused: true},
@@ -32,7 +36,12 @@ func TestMatMulBiasFusion(t *testing.T) {
 		{name: "tb", a: []int{7, 33}, b: []int{257, 33}, bias: []int{1, 257}, transB: true, fused: true},
 		{name: "batched-left", a: []int{2, 7, 33}, b: []int{33, 257}, bias: []int{1, 1, 257}, biasLeft: true, fused: true},
 		{name: "batched-both", a: []int{2, 7, 33}, b: []int{2, 33, 5}, bias: []int{5}},
-		{name: "relu", a: []int{33, 7}, b: []int{7, 33}, bias: []int{33}, relu: true},
+		{name: "relu", a: []int{33, 7}, b: []int{7, 48}, bias: []int{48}, act: tensor.OpRelu, fused: true},
+		{name: "gelu", a: []int{33, 257}, b: []int{257, 64}, bias: []int{64}, act: tensor.OpGelu, keepSum: true, fused: true},
+		{name: "gelu-tb", a: []int{2, 130, 33}, b: []int{272, 33}, bias: []int{272}, transB: true, biasLeft: true, act: tensor.OpGelu, keepSum: true, fused: true},
+		{name: "gelu-ta", a: []int{257, 1}, b: []int{257, 528}, bias: []int{528}, transA: true, act: tensor.OpGelu, keepSum: true, fused: true},
+		{name: "gelu-product-memory", a: []int{33, 7}, b: []int{7, 64}, bias: []int{64}, act: tensor.OpGelu, keepSum: true, actInProduct: true, fused: true},
+		{name: "gelu-ragged", a: []int{33, 257}, b: []int{257, 65}, bias: []int{65}, act: tensor.OpGelu, keepSum: true},
 		{name: "shared", a: []int{33, 7}, b: []int{7, 7}, bias: []int{7}, shareX: true},
 		{name: "escapes", a: []int{33, 7}, b: []int{7, 33}, bias: []int{33}, escape: true},
 	}
@@ -56,26 +65,39 @@ func TestMatMulBiasFusion(t *testing.T) {
 		}
 		nodes := []*tensor.Node{x, w, bias, mm, y}
 		out := y
-		if tc.relu {
+		switch tc.act {
+		case tensor.OpRelu:
 			out = tensor.Relu(y)
+		case tensor.OpGelu:
+			out = tensor.Gelu(y, tensor.GeluErf)
+		}
+		if out != y {
 			nodes = append(nodes, out)
 		}
 		var share map[*tensor.Node]*tensor.Node
 		if tc.shareX {
 			share = map[*tensor.Node]*tensor.Node{y: x}
 		}
-		outs := []*tensor.Node{out}
+		if tc.actInProduct {
+			share = map[*tensor.Node]*tensor.Node{out: mm}
+		}
+		outs, ref := []*tensor.Node{out}, []*tensor.Node{out}
+		if tc.keepSum {
+			outs, ref = append(outs, y), append(ref, y)
+		}
 		if tc.escape {
 			outs = append(outs, mm)
 		}
 		// The unfused reference: the product an output too, so it cannot be fused.
-		unfusedSteps, want := runShared(t, nodes, share, feeds, out, mm)
+		unfusedSteps, want := runShared(t, nodes, share, feeds, append(ref, mm)...)
 		steps, got := runShared(t, nodes, share, feeds, outs...)
 		if wantSteps := unfusedSteps - btoi(tc.fused); steps != wantSteps {
 			t.Errorf("%s: %d steps, want %d (fused: %v)", tc.name, steps, wantSteps, tc.fused)
 		}
-		if !slices.Equal(got[0], want[0]) {
-			t.Errorf("%s: the fused output differs from the unfused one", tc.name)
+		for i := range ref {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("%s: fused output %d differs from the unfused one", tc.name, i)
+			}
 		}
 	}
 }
@@ -85,4 +107,15 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// BenchmarkDenseGelu times a transformer MLP's first layer, 2048 rows of 128 through
+// 128×512 weights, its bias and GELU, the sum and the activation both kept (the backward
+// reads the sum).
+func BenchmarkDenseGelu(b *testing.B) {
+	g := tensor.NewGraph()
+	x, w, bias := g.Input("x", tensor.F32, 2048, 128), g.Input("w", tensor.F32, 128, 512), g.Input("b", tensor.F32, 512)
+	a := tensor.Add(tensor.MatMul(x, w), bias)
+	y := tensor.Gelu(a, tensor.GeluErf)
+	benchProgram(b, graphOf(y), true, a, y)
 }

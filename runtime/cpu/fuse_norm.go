@@ -228,8 +228,6 @@ type normGradKernel struct {
 	dx, dgp     []float32 // dgp nil when not computed
 	dgpScratch  bool      // dgp goes to scratch: its only readers are the sums in mid
 	addend      []float32 // added to ∂x (a residual connection's gradient), or nil
-	rsqrt       func(d, x []float32)
-	meanFin     func(float64, int) float64
 	before      []*colSum // column sums of gy, folded before each block is computed
 	mid         []*colSum // column sums of gy·x̂, folded once it is, before ∂x
 	sums        []*colSum // column sums of the result, folded after each block
@@ -256,7 +254,7 @@ func (f *ewFuser) normGradStep(g *ewGroup, steps map[*tensor.Node]func() error) 
 		return nil
 	}
 	last := g.members[len(g.members)-1]
-	k := &normGradKernel{centred: r.centred, rsqrt: f32UnaryOps[tensor.OpRsqrt](nil), meanFin: f32Reducers[tensor.OpMean].fin}
+	k := &normGradKernel{centred: r.centred}
 	k.row = g.shape[len(g.shape)-g.k:].Size()
 	k.rows = g.shape.Size() / k.row
 	k.eps, _ = scalarConst(r.eps)
@@ -342,7 +340,7 @@ func (f *ewFuser) normGradStep(g *ewGroup, steps map[*tensor.Node]func() error) 
 		if k.dgpScratch {
 			blocks = 5
 		}
-		k.scratch[c] = normScratch{make([]float32, blocks*k.blockRows*k.row+5*k.blockRows), make([]float64, k.blockRows)}
+		k.scratch[c] = normScratch{make([]float32, blocks*k.blockRows*k.row+5*k.blockRows), make([]float64, 2*k.blockRows)}
 	}
 	k.chunkBodyFn = func(lo, hi int) {
 		for c := lo; c < hi; c++ {
@@ -386,7 +384,8 @@ func (k *normGradKernel) chunk(c, nb int) {
 
 // block computes rows [r0, r1) with the worker's scratch w: the nodes' operations in
 // a few passes over the block (package vec's norm passes, each operation rounded as
-// its node rounds it) and their row means from vec.SumEach, as the Mean nodes sum.
+// its node rounds it) and their row means from vec.SumEach's sums, as the Mean nodes
+// sum: the passes that write a Mean's input add its rows as they go.
 func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	n, rows := k.row, r1-r0
 	cnt := rows * n
@@ -395,25 +394,29 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	xc, xhat, g, t := s[:cnt], s[cnt:2*cnt], s[2*cnt:3*cnt], s[3*cnt:4*cnt]
 	stats := s[4*cnt:][:5*rows]
 	mean, v, rstd, m1, m2 := stats[:rows], stats[rows:2*rows], stats[2*rows:3*rows], stats[3*rows:4*rows], stats[4*rows:5*rows]
-	sums := w.sums[:rows]
-	means := func(d, x []float32) {
-		vec.SumEach(sums, x, n)
+	sums := w.sums[:2*rows]
+	// fin sets d to the means of the row sums in sums, as the Mean nodes finish them
+	// (direct calls, which the compiler inlines: a call per row through the reducer's
+	// function value cost as much as a pass).
+	fin := func(d []float32, sums []float64) {
 		for r, a := range sums {
-			d[r] = float32(k.meanFin(a, n))
+			d[r] = float32(meanOf(a, n))
 		}
 	}
 	if k.centred {
-		means(mean, x)
-		vec.NormCentre(xc, t, x, mean, n)
+		vec.SumEach(sums[:rows], x, n)
+		fin(mean, sums[:rows])
+		vec.NormCentre(xc, t, x, mean, n, sums[:rows])
 	} else {
 		xc = x
 		vec.Arith(vec.Mul, t, x, 1, x, 1)
+		vec.SumEach(sums[:rows], t, n)
 	}
-	means(v, t)
+	fin(v, sums[:rows])
 	for r := range v {
 		v[r] += k.eps
+		rstd[r] = float32(rsqrt64(float64(v[r]))) // Rsqrt's value, as fin's means
 	}
-	k.rsqrt(rstd, v)
 	if k.gam == nil {
 		g = gy
 	}
@@ -424,13 +427,14 @@ func (k *normGradKernel) block(w normScratch, r0, r1 int) {
 	case k.dgp != nil:
 		dgp = k.dgp[r0*n:][:cnt]
 	}
-	vec.NormGradMid(xhat, t, dgp, g, xc, gy, k.gam, rstd, n)
+	// The row sums of p (into m1) and of g (into m2) as the pass writes them.
+	vec.NormGradMid(xhat, t, dgp, g, xc, gy, k.gam, rstd, n, sums)
 	for _, cs := range k.mid {
 		cs.foldRows(dgp, r0, r1)
 	}
-	means(m1, t)
+	fin(m1, sums[:rows])
 	if k.centred {
-		means(m2, g)
+		fin(m2, sums[rows:])
 	} else {
 		m2 = nil
 	}

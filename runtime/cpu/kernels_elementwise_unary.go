@@ -46,7 +46,7 @@ var f32UnaryOps = map[tensor.Op]func(attr any) func(d, x []float32){
 	tensor.OpExp:    plain(vec.Exp),
 	tensor.OpLog:    mapF(math.Log),
 	tensor.OpSqrt:   mapF(math.Sqrt),
-	tensor.OpRsqrt:  mapF(func(v float64) float64 { return 1 / math.Sqrt(v) }),
+	tensor.OpRsqrt:  mapF(rsqrt64),
 	tensor.OpSquare: plain(func(d, x []float32) { vec.Arith(vec.Mul, d, x, 1, x, 1) }),
 	tensor.OpSin:    mapF(math.Sin),
 	tensor.OpCos:    mapF(math.Cos),
@@ -156,6 +156,9 @@ func mapF(f func(float64) float64) func(any) func(d, x []float32) {
 		}
 	}
 }
+
+// rsqrt64 is Rsqrt's value, in float64.
+func rsqrt64(v float64) float64 { return 1 / math.Sqrt(v) }
 
 func sign(v float64) float64 {
 	switch {

@@ -143,9 +143,12 @@ func minRun(x []float32) float64 {
 
 func identity(acc float64, _ int) float64 { return acc }
 
+// meanOf is a mean's finish: the sum acc of r values over r.
+func meanOf(acc float64, r int) float64 { return acc / float64(r) }
+
 var f32Reducers = map[tensor.Op]f32Reducer{
 	tensor.OpSum:  {vec.Sum, add, identity},
-	tensor.OpMean: {vec.Sum, add, func(acc float64, r int) float64 { return acc / float64(r) }},
+	tensor.OpMean: {vec.Sum, add, meanOf},
 	tensor.OpMax:  {maxRun, pickMax, identity},
 	tensor.OpMin:  {minRun, pickMin, identity},
 	tensor.OpProd: {func(x []float32) float64 {

@@ -48,7 +48,7 @@ func (i Impl) SgemmStrided(transA, transB bool, m, n, k int, alpha float32,
 	item := func(t int, parallelOK bool) {
 		// Arguments and availability are checked above, so sgemm cannot fail here.
 		_ = i.sgemm(parallelOK, transA, transB, m, n, k, alpha, a[t*strideA:], lda,
-			b[t*strideB:], ldb, beta, c[t*strideC:], ldc, nil)
+			b[t*strideB:], ldb, beta, c[t*strideC:], ldc, nil, nil)
 	}
 	if i != OpenBLAS && batch > 1 && m*n*k < smallItemFlops {
 		// Items to a goroutine: enough that each has parallel.MinWork multiply-adds.

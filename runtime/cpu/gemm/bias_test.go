@@ -1,10 +1,13 @@
 package gemm
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // biasCases are ragged products (sizes 1, 7, 33, 257 and tile edges) in both layouts,
@@ -42,6 +45,46 @@ func operands(r *rand.Rand, tc gemmCase) (a, b, c, bias []float32, lda, ldb, ldc
 		randSlice(r, tc.n), lda, ldb, ldc
 }
 
+// thenOf returns an epilogue for SgemmBiasThen on c (ldc apart, m×n) that doubles
+// and increments each value it is given, and a check that it was given each element of
+// C once and nothing else.
+func thenOf(t *testing.T, c []float32, m, n, ldc int) (func([]float32), func(what string)) {
+	seen := make([]atomic.Int32, len(c))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
+	then := func(row []float32) {
+		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(row)))-base) / 4
+		for j := range row {
+			seen[off+j].Add(1)
+			row[j] = row[j]*2 + 1
+		}
+	}
+	check := func(what string) {
+		t.Helper()
+		for e := range seen {
+			want := int32(0)
+			if e/ldc < m && e%ldc < n {
+				want = 1
+			}
+			if got := seen[e].Load(); got != want {
+				t.Fatalf("%s: then got element %d %d times, want %d", what, e, got, want)
+			}
+		}
+	}
+	return then, check
+}
+
+// doubledPlusOne is c with then's change, each value doubled and incremented, in its m×n
+// elements.
+func doubledPlusOne(c []float32, m, n, ldc int) []float32 {
+	out := slices.Clone(c)
+	for i := range m {
+		for j := range n {
+			out[i*ldc+j] = out[i*ldc+j]*2 + 1
+		}
+	}
+	return out
+}
+
 // plusBias is c with bias added to every row, as a separate add would compute it.
 func plusBias(c, bias []float32, m, n, ldc int) []float32 {
 	out := slices.Clone(c)
@@ -58,7 +101,8 @@ func plusBias(c, bias []float32, m, n, ldc int) []float32 {
 // and packed by each worker, sums whole and split in parts, the AXPY of the epilogue
 // in assembly and in Go. Each must give the same bits as the product without bias,
 // serially, followed by the add: the bias comes after the whole sum, and no path
-// changes the sum's bits.
+// changes the sum's bits. Each also calls then (SgemmBiasThen's epilogue) once on every
+// element, after its bias.
 func TestBiasEpilogue(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, kern := range allKernels() {
@@ -81,7 +125,7 @@ func TestBiasEpilogue(t *testing.T) {
 				} else {
 					p.parallel(1, tc.m, tc.n, tc.k, tc.beta, c, ldc)
 				}
-				want := plusBias(c, bias, tc.m, tc.n, ldc)
+				want := doubledPlusOne(plusBias(c, bias, tc.m, tc.n, ldc), tc.m, tc.n, ldc)
 				for _, goAxpy := range []bool{false, true} {
 					for _, workers := range []int{1, 2, 3, 5, 16} {
 						for _, private := range []bool{false, true} {
@@ -89,8 +133,9 @@ func TestBiasEpilogue(t *testing.T) {
 								continue
 							}
 							p := newP()
-							p.bias = bias
 							c := slices.Clone(c0)
+							then, check := thenOf(t, c, tc.m, tc.n, ldc)
+							p.bias, p.then = bias, then
 							withGoPath(goAxpy, &axpyBias, func() {
 								switch {
 								case private:
@@ -106,6 +151,7 @@ func TestBiasEpilogue(t *testing.T) {
 								t.Fatalf("%v/parts=%d/workers=%d/private=%v/goAxpy=%v/%+v: C differs from the product followed by the add",
 									kern, parts, workers, private, goAxpy, tc)
 							}
+							check(fmt.Sprintf("%v/parts=%d/workers=%d/private=%v/%+v", kern, parts, workers, private, tc))
 						}
 					}
 				}
@@ -114,9 +160,10 @@ func TestBiasEpilogue(t *testing.T) {
 	}
 }
 
-// TestSgemmBias checks the exported form with every implementation, through every
+// TestSgemmBias checks the exported forms with every implementation, through every
 // path Sgemm takes (one-row and few-row products, the driver, OpenBLAS when present):
-// the same bits as Sgemm followed by the add, and errors for a short bias.
+// the same bits as Sgemm followed by the add (and then, each element once), and errors
+// for a short bias.
 func TestSgemmBias(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	cases := append(biasCases(), gemmCase{false, false, 1, 300, 200, 1, 0, 0}, gemmCase{false, true, 4, 257, 33, 1, 1, 1},
@@ -136,6 +183,15 @@ func TestSgemmBias(t *testing.T) {
 			if !slices.Equal(c, want) {
 				t.Fatalf("%v/%+v: SgemmBias differs from Sgemm followed by the add", impl, tc)
 			}
+			c = slices.Clone(c0)
+			then, check := thenOf(t, c, tc.m, tc.n, ldc)
+			if err := impl.SgemmBiasThen(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc, bias, then); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c, doubledPlusOne(want, tc.m, tc.n, ldc)) {
+				t.Fatalf("%v/%+v: SgemmBiasThen differs from SgemmBias followed by then", impl, tc)
+			}
+			check(fmt.Sprintf("%v/%+v", impl, tc))
 		}
 	}
 	err := Native.SgemmBias(false, false, 2, 3, 4, 1, make([]float32, 8), 4, make([]float32, 12), 3, 0, make([]float32, 6), 3, make([]float32, 2))

@@ -183,7 +183,10 @@
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row
 //     after the parts of a split sum are added; so C = op(A)·op(B) + bias costs no pass
 //     over C of its own and has the bits of the product followed by the add. The CPU
-//     backend fuses a MatMul followed by such an Add into it.
+//     backend fuses a MatMul followed by such an Add into it. SgemmBiasThen also calls a
+//     function on each stretch of a row once its bias is added (per row of macroKernel's
+//     block, while the block is in L2; per row where the bias is added row by row): the
+//     CPU backend applies a dense layer's activation there.
 //   - Every entry point validates dimensions, leading dimensions and slice lengths and
 //     returns an error naming the operand; nothing reads out of bounds.
 package gemm

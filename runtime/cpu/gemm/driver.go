@@ -95,8 +95,9 @@ type plan struct {
 	b            BPacker
 	alpha        float32
 	packA, packB bool
-	parts        int       // of the sum over k (kParts)
-	bias         []float32 // added to every row of C after the whole sum (SgemmBias), or nil
+	parts        int             // of the sum over k (kParts)
+	bias         []float32       // added to every row of C after the whole sum (SgemmBias), or nil
+	then         func([]float32) // called on C's rows after the bias (SgemmBiasThen), or nil
 }
 
 func newPlan(kern *kernel, m, n, k int, alpha float32, a matrix, b BPacker) plan {
@@ -178,15 +179,17 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 // macroKernel multiplies the mb×kb A block by the kb×nb B block and writes alpha times
 // the product into the mb×nb block of c, added to it when add is set, and then adds
 // bias (the block's columns; nil for none) to each of its rows, tile by tile while the
-// tile is in L1. The block's columns are taken sweep (tuning) at a time; within them,
-// each strip of A goes over all their B panels before the next strip: with sweep the
-// kernel's width, one pair of B panels stays in L1 for all the strips (the BLIS order),
-// with a wider sweep one strip of A does, and the panels stream from L2. Pairs of B
-// panels go through the kernel's full form, a single one (the last of an odd count, or
-// one before B's packed edge) through its narrow form; edge tiles go through tile so the
-// micro-kernel always writes a whole tile.
+// tile is in L1; with then (nil for none) it adds the bias to each of the block's rows
+// and calls then on the row once the block is done, while it is in L2. The block's
+// columns are taken sweep (tuning) at a time; within them, each strip of A goes over all
+// their B panels before the next strip: with sweep the kernel's width, one pair of B
+// panels stays in L1 for all the strips (the BLIS order), with a wider sweep one strip
+// of A does, and the panels stream from L2. Pairs of B panels go through the kernel's
+// full form, a single one (the last of an odd count, or one before B's packed edge)
+// through its narrow form; edge tiles go through tile so the micro-kernel always writes
+// a whole tile.
 func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
-	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32) {
+	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32, then func([]float32)) {
 	mr := kern.mr
 	for j0 := 0; j0 < nb; j0 += kern.sweep {
 		j1 := min(j0+kern.sweep, nb)
@@ -227,13 +230,22 @@ func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 						}
 					}
 				}
-				if bias != nil {
+				if bias != nil && then == nil {
 					for i := 0; i < rows; i++ {
 						addBias(c[off+i*ldc:][:cols], bias[jr:])
 					}
 				}
 				jr += width
 			}
+		}
+	}
+	if bias != nil && then != nil {
+		// With then, the bias too goes row by row over the block: one call each per
+		// row instead of one per row of each tile, which cost as much as a pass.
+		for i := range mb {
+			row := c[i*ldc:][:nb]
+			addBias(row, bias)
+			then(row)
 		}
 	}
 }
@@ -255,14 +267,18 @@ func addBias(row, bias []float32) {
 	}
 }
 
-// addBiasRows adds bias to each of the m rows (n wide) of c: the epilogue of a product
-// computed without the driver (one-row products, OpenBLAS, a k or alpha of 0).
-func addBiasRows(m, n int, bias, c []float32, ldc int) {
+// addBiasRows adds bias to each of the m rows (n wide) of c and calls then (nil for
+// none) on it: the epilogue of a product computed without the driver (one-row products,
+// OpenBLAS, a k or alpha of 0).
+func addBiasRows(m, n int, bias []float32, then func([]float32), c []float32, ldc int) {
 	if bias == nil {
 		return
 	}
 	for i := range m {
 		addBias(c[i*ldc:][:n], bias)
+		if then != nil {
+			then(c[i*ldc:][:n])
+		}
 	}
 }
 

@@ -126,7 +126,7 @@ func (i Impl) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32
 	if err := checkArgs("Sgemm", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	return i.sgemm(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
+	return i.sgemm(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil, nil)
 }
 
 // SgemmBias computes C = alpha*op(A)*op(B) + beta*C + bias with the Default
@@ -143,20 +143,31 @@ func SgemmBias(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 // elements; with the arguments, it is checked as Sgemm checks its own.
 func (i Impl) SgemmBias(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) error {
+	return i.SgemmBiasThen(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, nil)
+}
+
+// SgemmBiasThen is SgemmBias followed by then (nil for none), called on stretches of
+// rows of C once their bias is added: each element of C passes through then once, in a
+// stretch of one row, while the native kernels still hold the block of C in cache (an
+// activation that follows a dense layer, say, costs no pass over memory of its own).
+// The calls may run concurrently, on disjoint stretches; then may change the stretch's
+// values, and may tell where it lies from its address in c.
+func (i Impl) SgemmBiasThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then func(row []float32)) error {
 	if err := checkArgs("SgemmBias", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
 	if len(bias) < n {
 		return fmt.Errorf("gemm.SgemmBias: bias has %d elements, C has %d columns", len(bias), n)
 	}
-	return i.sgemm(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias[:n:n])
+	return i.sgemm(true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias[:n:n], then)
 }
 
 // sgemm runs validated arguments through the implementation, bias (nil for none) added
 // to every row of C at the end; parallelOK lets the native kernels split the product
 // between goroutines.
 func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
-	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32) error {
+	a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, bias []float32, then func([]float32)) error {
 	if m == 0 || n == 0 {
 		return nil
 	}
@@ -168,11 +179,11 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 			return err
 		}
 		openblas.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		addBiasRows(m, n, bias, c, ldc)
+		addBiasRows(m, n, bias, then, c, ldc)
 		return nil
 	}
 	if i == Native && m == 1 && sgemvRow(parallelOK, transA, transB, n, k, alpha, a, lda, b, ldb, beta, c) {
-		addBiasRows(1, n, bias, c, ldc)
+		addBiasRows(1, n, bias, then, c, ldc)
 		return nil
 	}
 	// A few rows (a small inference batch through a layer's weights) are as many
@@ -183,7 +194,7 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 			done = sgemvRow(parallelOK, false, transB, n, k, alpha, a[r*lda:], lda, b, ldb, beta, c[r*ldc:])
 		}
 		if done {
-			addBiasRows(m, n, bias, c, ldc)
+			addBiasRows(m, n, bias, then, c, ldc)
 			return nil
 		}
 	}
@@ -192,7 +203,7 @@ func (i Impl) sgemm(parallelOK, transA, transB bool, m, n, k int, alpha float32,
 		return err
 	}
 	sgemm(kern, parallelOK, m, n, k, alpha, matrix{a, lda, transA}, matrix{b, ldb, transB},
-		beta, c, ldc, bias)
+		beta, c, ldc, bias, then)
 	return nil
 }
 

@@ -45,7 +45,7 @@ func (i Impl) SgemmPacked(parallelOK, transA bool, m, n, k int, alpha float32, a
 	if err != nil {
 		return err
 	}
-	sgemm(kern, parallelOK, m, n, k, alpha, matrix{a, lda, transA}, b, beta, c, ldc, nil)
+	sgemm(kern, parallelOK, m, n, k, alpha, matrix{a, lda, transA}, b, beta, c, ldc, nil, nil)
 	return nil
 }
 

@@ -13,9 +13,9 @@ import (
 // nil, for validated, non-empty arguments, split between workers when parallelOK is set
 // and the product is large enough.
 func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, b BPacker,
-	beta float32, c []float32, ldc int, bias []float32) {
+	beta float32, c []float32, ldc int, bias []float32, then func([]float32)) {
 	p := newPlan(kern, m, n, k, alpha, a, b)
-	p.bias = bias
+	p.bias, p.then = bias, then
 	workers := 1
 	if parallelOK {
 		workers = p.workers(m, n, k, parallel.Workers())
@@ -158,7 +158,7 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 		scale(m, n, beta, c, ldc)
 	}
 	if k == 0 || p.alpha == 0 {
-		addBiasRows(m, n, p.bias, c, ldc)
+		addBiasRows(m, n, p.bias, p.then, c, ldc)
 		return
 	}
 	ws := workspaces.Get().(*workspace)
@@ -176,7 +176,7 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				ab := p.blockA(ws, ic, mb, pc, kb)
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0, bias)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0, bias, p.then)
 			}
 		}
 	}
@@ -377,7 +377,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 						}
 						bb := bBlock{data: pb[s.bOff+j0*s.kb:], panel: nr * s.kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
 						add := !s.first || part == 0 && beta != 0
-						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, jc+j0))
+						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, jc+j0), p.then)
 					}
 				}
 				step++
@@ -393,7 +393,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 
 // addParts adds the m×n sums of parts 1 and on (partial, one after the other) to rows
 // [lo, hi) of C, in the order of the parts, so that the bits do not depend on who adds,
-// and then the bias.
+// and then the bias and then.
 func (p plan) addParts(lo, hi, m, n int, partial, c []float32, ldc int) {
 	for i := lo; i < hi; i++ {
 		row := c[i*ldc : i*ldc+n]
@@ -404,6 +404,9 @@ func (p plan) addParts(lo, hi, m, n int, partial, c []float32, ldc int) {
 		}
 		if p.bias != nil {
 			addBias(row, p.bias)
+			if p.then != nil {
+				p.then(row)
+			}
 		}
 	}
 }
@@ -502,7 +505,7 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 					bb = p.blockB(nil, ws, s.pc, s.kb, j0, nb)
 				}
 				add := !s.first || part == 0 && beta != 0
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, j0))
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, j0), p.then)
 			}
 			if done != nil {
 				done[row].Add(1)

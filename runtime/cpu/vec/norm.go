@@ -76,27 +76,43 @@ func Normalize(y, x, gamma, beta []float32, mean, inv float64) {
 // per row (len(mean), len(rstd) rows), each operation a float32 one rounded as Go
 // rounds it, so every level gives the same bits (and those of the separate nodes).
 
-// NormCentre sets xc = x - mean[r] and sq = xc·xc in each row r.
-func NormCentre(xc, sq, x, mean []float32, n int) {
+// NormCentre sets xc = x - mean[r] and sq = xc·xc in each row r and, where sums is not
+// nil, sums[r] to the row's sum of sq: SumEach's bits, added as the pass writes sq
+// where the assembly can (rows of whole groups of sixteen), so the row is not read
+// again.
+func NormCentre(xc, sq, x, mean []float32, n int, sums []float64) {
 	cnt := len(mean) * n
 	xc, sq, x = xc[:cnt], sq[:cnt], x[:cnt]
-	if active.level >= AVX2 && n%8 == 0 && n > 0 {
-		normCentreAVX2(xc, sq, x, mean, n)
-		return
+	if sums != nil {
+		sums = sums[:len(mean)]
 	}
-	for r, m := range mean {
-		for j := r * n; j < (r+1)*n; j++ {
-			c := x[j] - m
-			xc[j], sq[j] = c, c*c
+	if active.level >= AVX2 && n%8 == 0 && n > 0 {
+		if sums != nil && n%16 == 0 {
+			normCentreAVX2(xc, sq, x, mean, n, sums)
+			return
 		}
+		normCentreAVX2(xc, sq, x, mean, n, nil)
+	} else {
+		for r, m := range mean {
+			for j := r * n; j < (r+1)*n; j++ {
+				c := x[j] - m
+				xc[j], sq[j] = c, c*c
+			}
+		}
+	}
+	if sums != nil {
+		SumEach(sums, sq, n)
 	}
 }
 
 // NormGradMid sets, in each row r, g = gy·gamma where gamma (a row of n) is not nil,
 // xhat = xc·rstd[r], p = g·xhat and, where dgp is not nil, dgp = gy·xhat. Without
-// gamma g is only read: the gradient itself (gy, or a value like it).
-func NormGradMid(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int) {
-	cnt := len(rstd) * n
+// gamma g is only read: the gradient itself (gy, or a value like it). Where sums is not
+// nil, sums[r] and sums[rows+r] are set to the row sums of p and of g (rows =
+// len(rstd)), as NormCentre's.
+func NormGradMid(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int, sums []float64) {
+	rows := len(rstd)
+	cnt := rows * n
 	xhat, p, xc, g = xhat[:cnt], p[:cnt], xc[:cnt], g[:cnt]
 	if dgp != nil || gamma != nil {
 		gy = gy[:cnt]
@@ -107,21 +123,32 @@ func NormGradMid(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int) {
 	if gamma != nil {
 		gamma = gamma[:n]
 	}
-	if active.level >= AVX2 && n%8 == 0 && n > 0 {
-		normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd, n)
-		return
+	if sums != nil {
+		sums = sums[:2*rows]
 	}
-	for r, s := range rstd {
-		for j := r * n; j < (r+1)*n; j++ {
-			if gamma != nil {
-				g[j] = gy[j] * gamma[j-r*n]
-			}
-			h := xc[j] * s
-			xhat[j], p[j] = h, g[j]*h
-			if dgp != nil {
-				dgp[j] = gy[j] * h
+	if active.level >= AVX2 && n%8 == 0 && n > 0 {
+		if sums != nil && n%16 == 0 {
+			normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd, n, sums)
+			return
+		}
+		normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd, n, nil)
+	} else {
+		for r, s := range rstd {
+			for j := r * n; j < (r+1)*n; j++ {
+				if gamma != nil {
+					g[j] = gy[j] * gamma[j-r*n]
+				}
+				h := xc[j] * s
+				xhat[j], p[j] = h, g[j]*h
+				if dgp != nil {
+					dgp[j] = gy[j] * h
+				}
 			}
 		}
+	}
+	if sums != nil {
+		SumEach(sums[:rows], p, n)
+		SumEach(sums[rows:], g, n)
 	}
 }
 

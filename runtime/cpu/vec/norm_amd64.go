@@ -23,13 +23,13 @@ func normalizeAVX2(y, x, gamma, beta []float32, mean, inv float64) int
 func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int
 
 // The whole rows of NormCentre, NormGradMid and NormGradOut, n a multiple of 8; dgp,
-// gamma, m2 and add are nil when absent.
+// gamma, m2, add and sums are nil when absent, n a multiple of 16 with sums.
 
 //go:noescape
-func normCentreAVX2(xc, sq, x, mean []float32, n int)
+func normCentreAVX2(xc, sq, x, mean []float32, n int, sums []float64)
 
 //go:noescape
-func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int)
+func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int, sums []float64)
 
 //go:noescape
 func normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add []float32, n int)

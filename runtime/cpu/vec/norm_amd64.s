@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "sum_amd64.h"
 
 // Layer-norm row loops in float64 lanes (norm.go): AVX2, and the forward's statistics
 // and normalisation in AVX-512 too (8 float64 lanes a vector, the same bits).
@@ -179,17 +180,31 @@ n512done:
 	VZEROUPPER
 	RET
 
-// func normCentreAVX2(xc, sq, x, mean []float32, n int)
-// Row r: xc = x - mean[r], sq = xc·xc; n is a multiple of 8.
-TEXT ·normCentreAVX2(SB), NOSPLIT, $0-104
+// CENTRE8 does eight elements of NormCentre at offset off: xc in Y0, sq in Y2.
+#define CENTRE8(off) \
+	VMOVUPS off(SI)(AX*4), Y0; \
+	VSUBPS  Y1, Y0, Y0; \
+	VMOVUPS Y0, off(DI)(AX*4); \
+	VMULPS  Y0, Y0, Y2; \
+	VMOVUPS Y2, off(R11)(AX*4)
+
+// func normCentreAVX2(xc, sq, x, mean []float32, n int, sums []float64)
+// Row r: xc = x - mean[r], sq = xc·xc; n is a multiple of 8. Where sums is not nil (then
+// n is a multiple of 16), sums[r] = the sum of the row of sq in Sum's order: float32
+// lanes in Y8 and Y9 over each chunk of sumChunk elements, widened into float64 lanes
+// kept in the frame.
+TEXT ·normCentreAVX2(SB), NOSPLIT, $128-128
 	MOVQ xc_base+0(FP), DI
 	MOVQ sq_base+24(FP), R11
 	MOVQ x_base+48(FP), SI
 	MOVQ mean_base+72(FP), R8
 	MOVQ mean_len+80(FP), R9
 	MOVQ n+96(FP), CX
+	MOVQ sums_base+104(FP), R12
 	XORQ AX, AX
 	XORQ BX, BX
+	TESTQ R12, R12
+	JNZ  centreSumRow
 
 centreRow:
 	CMPQ BX, R9
@@ -198,25 +213,61 @@ centreRow:
 	LEAQ (AX)(CX*1), DX
 
 centreCol:
-	VMOVUPS (SI)(AX*4), Y0
-	VSUBPS  Y1, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	VMULPS  Y0, Y0, Y2
-	VMOVUPS Y2, (R11)(AX*4)
+	CENTRE8(0)
 	ADDQ    $8, AX
 	CMPQ    AX, DX
 	JLT     centreCol
 	INCQ    BX
 	JMP     centreRow
 
+centreSumRow:
+	CMPQ BX, R9
+	JGE  centreDone
+	VBROADCASTSS (R8)(BX*4), Y1
+	VXORPD  Y12, Y12, Y12
+	VMOVUPD Y12, 0(SP)
+	VMOVUPD Y12, 32(SP)
+	VMOVUPD Y12, 64(SP)
+	VMOVUPD Y12, 96(SP)
+	XORQ R10, R10 // the column
+
+centreSumChunk:
+	CMPQ R10, CX
+	JGE  centreSumMerge
+	LEAQ 256(R10), DX // sumChunk
+	CMPQ DX, CX
+	CMOVQGT CX, DX
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+centreSumCol:
+	CENTRE8(0)
+	VADDPS  Y2, Y8, Y8
+	CENTRE8(32)
+	VADDPS  Y2, Y9, Y9
+	ADDQ    $16, AX
+	ADDQ    $16, R10
+	CMPQ    R10, DX
+	JLT     centreSumCol
+	WIDENM(Y8, X8, Y9, X9, 0(SP), 32(SP), 64(SP), 96(SP))
+	JMP     centreSumChunk
+
+centreSumMerge:
+	MERGEM(0(SP), 32(SP), 64(SP), 96(SP), (R12)(BX*8))
+	INCQ BX
+	JMP  centreSumRow
+
 centreDone:
 	VZEROUPPER
 	RET
 
-// func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int)
+// func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int, sums []float64)
 // Row r: g = gy·gamma where gamma is not nil (R15 its column), xhat = xc·rstd[r],
-// p = g·xhat and, where dgp is not nil, dgp = gy·xhat.
-TEXT ·normGradMidAVX2(SB), NOSPLIT, $0-200
+// p = g·xhat and, where dgp is not nil, dgp = gy·xhat. Where sums is not nil (then n is
+// a multiple of 16), sums[r] and sums[rows+r] = the sums of the rows of p and g in Sum's
+// order, as normCentreAVX2's: float32 lanes in Y8-Y9 (p) and Y10-Y11 (g), float64 lanes
+// in the frame (p's at 0, g's at 128).
+TEXT ·normGradMidAVX2(SB), NOSPLIT, $256-224
 	MOVQ xhat_base+0(FP), DI
 	MOVQ p_base+24(FP), R10
 	MOVQ dgp_base+48(FP), R11
@@ -229,6 +280,9 @@ TEXT ·normGradMidAVX2(SB), NOSPLIT, $0-200
 	MOVQ n+192(FP), CX
 	XORQ AX, AX
 	XORQ BX, BX
+	MOVQ sums_base+200(FP), DX
+	TESTQ DX, DX
+	JNZ  midSumRow
 
 midRow:
 	CMPQ BX, R9
@@ -266,6 +320,99 @@ midNext:
 	JLT     midCol
 	INCQ    BX
 	JMP     midRow
+
+midSumRow:
+	CMPQ BX, R9
+	JGE  midDone
+	VBROADCASTSS (R8)(BX*4), Y1
+	VXORPD  Y12, Y12, Y12
+	VMOVUPD Y12, 0(SP)
+	VMOVUPD Y12, 32(SP)
+	VMOVUPD Y12, 64(SP)
+	VMOVUPD Y12, 96(SP)
+	VMOVUPD Y12, 128(SP)
+	VMOVUPD Y12, 160(SP)
+	VMOVUPD Y12, 192(SP)
+	VMOVUPD Y12, 224(SP)
+	XORQ R15, R15
+
+midSumChunk:
+	CMPQ R15, CX
+	JGE  midSumMerge
+	LEAQ 256(R15), DX // sumChunk
+	CMPQ DX, CX
+	CMOVQGT CX, DX
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+midSumCol:
+	// Lanes 0-7 of the group of sixteen.
+	VMOVUPS (SI)(AX*4), Y0
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	TESTQ   R14, R14
+	JZ      midSumNoGamma0
+	VMOVUPS (R13)(AX*4), Y5
+	VMULPS  (R14)(R15*4), Y5, Y5
+	VMOVUPS Y5, (R12)(AX*4)
+	JMP     midSumHaveG0
+
+midSumNoGamma0:
+	VMOVUPS (R12)(AX*4), Y5
+
+midSumHaveG0:
+	VADDPS  Y5, Y10, Y10
+	VMULPS  Y0, Y5, Y2
+	VMOVUPS Y2, (R10)(AX*4)
+	VADDPS  Y2, Y8, Y8
+	TESTQ   R11, R11
+	JZ      midSumNext0
+	VMULPS  (R13)(AX*4), Y0, Y3
+	VMOVUPS Y3, (R11)(AX*4)
+
+midSumNext0:
+	// Lanes 8-15.
+	VMOVUPS 32(SI)(AX*4), Y0
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(DI)(AX*4)
+	TESTQ   R14, R14
+	JZ      midSumNoGamma1
+	VMOVUPS 32(R13)(AX*4), Y5
+	VMULPS  32(R14)(R15*4), Y5, Y5
+	VMOVUPS Y5, 32(R12)(AX*4)
+	JMP     midSumHaveG1
+
+midSumNoGamma1:
+	VMOVUPS 32(R12)(AX*4), Y5
+
+midSumHaveG1:
+	VADDPS  Y5, Y11, Y11
+	VMULPS  Y0, Y5, Y2
+	VMOVUPS Y2, 32(R10)(AX*4)
+	VADDPS  Y2, Y9, Y9
+	TESTQ   R11, R11
+	JZ      midSumNext1
+	VMULPS  32(R13)(AX*4), Y0, Y3
+	VMOVUPS Y3, 32(R11)(AX*4)
+
+midSumNext1:
+	ADDQ    $16, AX
+	ADDQ    $16, R15
+	CMPQ    R15, DX
+	JLT     midSumCol
+	WIDENM(Y8, X8, Y9, X9, 0(SP), 32(SP), 64(SP), 96(SP))
+	WIDENM(Y10, X10, Y11, X11, 128(SP), 160(SP), 192(SP), 224(SP))
+	JMP     midSumChunk
+
+midSumMerge:
+	MOVQ sums_base+200(FP), DX
+	MERGEM(0(SP), 32(SP), 64(SP), 96(SP), (DX)(BX*8))
+	LEAQ (DX)(R9*8), DX // the sums of g
+	MERGEM(128(SP), 160(SP), 192(SP), 224(SP), (DX)(BX*8))
+	INCQ BX
+	JMP  midSumRow
 
 midDone:
 	VZEROUPPER

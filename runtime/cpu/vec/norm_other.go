@@ -12,8 +12,8 @@ func normalizeAVX2(y, x, gamma, beta []float32, mean, inv float64) int { return 
 
 func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int { return 0 }
 
-func normCentreAVX2(xc, sq, x, mean []float32, n int) {}
+func normCentreAVX2(xc, sq, x, mean []float32, n int, sums []float64) {}
 
-func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int) {}
+func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int, sums []float64) {}
 
 func normGradOutAVX2(dx, g, xhat, m1, m2, rstd, add []float32, n int) {}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -67,22 +68,24 @@ func TestNormAtEveryLevel(t *testing.T) {
 
 // TestNormGradPassesAtEveryLevel checks NormCentre, NormGradMid and NormGradOut against
 // one float32 operation at a time (what the separate nodes compute), bit for bit, with
-// and without dgp, gamma, m2 and the addend, at every level on ragged row lengths, row counts and
-// unaligned starts, values including zeros, infinities and NaN.
+// and without dgp, gamma, m2 and the addend, and the row sums of NormCentre and
+// NormGradMid against SumEach's of what they wrote, at every level on ragged row lengths
+// (one and several of Sum's chunks), row counts and unaligned starts, values including
+// zeros, infinities and NaN.
 func TestNormGradPassesAtEveryLevel(t *testing.T) {
 	defer func(a impl) { active = a }(active)
 	r := rand.New(rand.NewPCG(7, 8))
 	special := []float32{0, float32(math.Inf(1)), float32(math.NaN()), -0.0, 1e-40}
 	for _, im := range levels() {
 		active = im
-		for _, n := range []int{1, 7, 8, 33, 128, 257} {
+		for _, n := range []int{1, 7, 8, 16, 33, 128, 257, 528} {
 			for _, rows := range []int{1, 3, 16} {
 				cnt := rows * n
 				vals := func(k int) []float32 {
 					v := make([]float32, k+1)
 					for i := range v {
 						v[i] = float32(r.NormFloat64() * 2)
-						if r.IntN(50) == 0 {
+						if r.IntN(4*n+16) == 0 { // about one row in four: most row sums stay finite
 							v[i] = special[r.IntN(len(special))]
 						}
 					}
@@ -91,7 +94,26 @@ func TestNormGradPassesAtEveryLevel(t *testing.T) {
 				x, g, gy, mean, rstd, m1, m2 := vals(cnt), vals(cnt), vals(cnt), vals(rows), vals(rows), vals(rows), vals(rows)
 				name := fmt.Sprintf("%v/n=%d/rows=%d", im.level, n, rows)
 				xc, sq := make([]float32, cnt), make([]float32, cnt)
-				NormCentre(xc, sq, x, mean, n)
+				sums, want := make([]float64, 2*rows), make([]float64, 2*rows)
+				// sameSums checks sums against SumEach's of the rows of each of xs.
+				sameSums := func(what string, xs ...[]float32) {
+					t.Helper()
+					for i, v := range xs {
+						SumEach(want[i*rows:(i+1)*rows], v, n)
+					}
+					for r := range len(xs) * rows {
+						if math.Float64bits(sums[r]) != math.Float64bits(want[r]) && !(sums[r] != sums[r] && want[r] != want[r]) {
+							t.Fatalf("%s: %s row sum %d = %v, want %v", name, what, r, sums[r], want[r])
+						}
+					}
+				}
+				NormCentre(xc, sq, x, mean, n, nil)
+				xc0, sq0 := slices.Clone(xc), slices.Clone(sq)
+				NormCentre(xc, sq, x, mean, n, sums)
+				if !slices.Equal(f32bits(xc), f32bits(xc0)) || !slices.Equal(f32bits(sq), f32bits(sq0)) {
+					t.Fatalf("%s: NormCentre wrote other values with the sums", name)
+				}
+				sameSums("NormCentre", sq)
 				for j := range cnt {
 					c := x[j] - mean[j/n]
 					if !same(xc[j], c) || !same(sq[j], c*c) {
@@ -108,7 +130,19 @@ func TestNormGradPassesAtEveryLevel(t *testing.T) {
 					if c.gamma {
 						gg, gam = make([]float32, cnt), gamma
 					}
-					NormGradMid(xhat, p, dgp, gg, xc, gy, gam, rstd, n)
+					NormGradMid(xhat, p, dgp, gg, xc, gy, gam, rstd, n, nil)
+					outs := [][]float32{xhat, p, dgp, gg}
+					var was [][]uint32
+					for _, o := range outs {
+						was = append(was, f32bits(o))
+					}
+					NormGradMid(xhat, p, dgp, gg, xc, gy, gam, rstd, n, sums)
+					for i, o := range outs {
+						if !slices.Equal(f32bits(o), was[i]) {
+							t.Fatalf("%s dgp=%v gamma=%v: NormGradMid wrote other values with the sums", name, c.dgp, c.gamma)
+						}
+					}
+					sameSums(fmt.Sprintf("NormGradMid dgp=%v gamma=%v", c.dgp, c.gamma), p, gg)
 					for j := range cnt {
 						h, gv := xc[j]*rstd[j/n], g[j]
 						if c.gamma {
@@ -139,6 +173,15 @@ func TestNormGradPassesAtEveryLevel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// f32bits returns the bits of x's elements.
+func f32bits(x []float32) []uint32 {
+	b := make([]uint32, len(x))
+	for i, v := range x {
+		b[i] = math.Float32bits(v)
+	}
+	return b
 }
 
 // same reports whether a and b have the same bits, or are both NaN (whose payload an

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "sum_amd64.h"
 
 // Sums of float32 data (sum.go), AVX2.
 
@@ -102,32 +103,6 @@ rowsdone:
 	MOVQ AX, ret+64(FP)
 	VZEROUPPER
 	RET
-
-// WIDEN adds the float32 lanes 0-7 in f0 (xf0 its low half) and 8-15 in f1, widened,
-// to the float64 running sums of lanes 0-3, 4-7, 8-11 and 12-15 in a0-a3, with Y12-Y15
-// as scratch.
-#define WIDEN(f0, xf0, f1, xf1, a0, a1, a2, a3) \
-	VCVTPS2PD xf0, Y12; \
-	VEXTRACTF128 $1, f0, X13; \
-	VCVTPS2PD X13, Y13; \
-	VCVTPS2PD xf1, Y14; \
-	VEXTRACTF128 $1, f1, X15; \
-	VCVTPS2PD X15, Y15; \
-	VADDPD Y12, a0, a0; \
-	VADDPD Y13, a1, a1; \
-	VADDPD Y14, a2, a2; \
-	VADDPD Y15, a3, a3
-
-// MERGE merges the float64 lanes a0-a3 into the low lane of x0 (a0's low half) as
-// sumGo merges them, with x1 as scratch.
-#define MERGE(a0, a1, a2, a3, x0, x1) \
-	VADDPD a1, a0, a0; \
-	VADDPD a3, a2, a2; \
-	VADDPD a2, a0, a0; \
-	VEXTRACTF128 $1, a0, x1; \
-	VADDPD x1, x0, x0; \
-	VPERMILPD $1, x0, x1; \
-	VADDSD x1, x0, x0
 
 // func sumEachAVX2(d []float64, x []float32, row int)
 // d[r] = the sum of x[r·row:(r+1)·row] for every r < len(d), as sumGo sums a row of
