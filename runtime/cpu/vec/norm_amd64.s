@@ -224,11 +224,7 @@ centreSumRow:
 	CMPQ BX, R9
 	JGE  centreDone
 	VBROADCASTSS (R8)(BX*4), Y1
-	VXORPD  Y12, Y12, Y12
-	VMOVUPD Y12, 0(SP)
-	VMOVUPD Y12, 32(SP)
-	VMOVUPD Y12, 64(SP)
-	VMOVUPD Y12, 96(SP)
+	ZEROM(0(SP), 32(SP), 64(SP), 96(SP))
 	XORQ R10, R10 // the column
 
 centreSumChunk:
@@ -261,6 +257,29 @@ centreDone:
 	VZEROUPPER
 	RET
 
+// MID8 does eight elements of NormGradMid at offset off (R15 the column, for gamma):
+// xhat in Y0, g in Y5, p in Y2; noGamma, haveG and next are labels of its own.
+#define MID8(off, noGamma, haveG, next) \
+	VMOVUPS off(SI)(AX*4), Y0; \
+	VMULPS  Y1, Y0, Y0; \
+	VMOVUPS Y0, off(DI)(AX*4); \
+	TESTQ   R14, R14; \
+	JZ      noGamma; \
+	VMOVUPS off(R13)(AX*4), Y5; \
+	VMULPS  off(R14)(R15*4), Y5, Y5; \
+	VMOVUPS Y5, off(R12)(AX*4); \
+	JMP     haveG; \
+noGamma: \
+	VMOVUPS off(R12)(AX*4), Y5; \
+haveG: \
+	VMULPS  Y0, Y5, Y2; \
+	VMOVUPS Y2, off(R10)(AX*4); \
+	TESTQ   R11, R11; \
+	JZ      next; \
+	VMULPS  off(R13)(AX*4), Y0, Y3; \
+	VMOVUPS Y3, off(R11)(AX*4); \
+next:
+
 // func normGradMidAVX2(xhat, p, dgp, g, xc, gy, gamma, rstd []float32, n int, sums []float64)
 // Row r: g = gy·gamma where gamma is not nil (R15 its column), xhat = xc·rstd[r],
 // p = g·xhat and, where dgp is not nil, dgp = gy·xhat. Where sums is not nil (then n is
@@ -292,28 +311,7 @@ midRow:
 	XORQ R15, R15
 
 midCol:
-	VMOVUPS (SI)(AX*4), Y0
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	TESTQ   R14, R14
-	JZ      midNoGamma
-	VMOVUPS (R13)(AX*4), Y5
-	VMULPS  (R14)(R15*4), Y5, Y5
-	VMOVUPS Y5, (R12)(AX*4)
-	JMP     midHaveG
-
-midNoGamma:
-	VMOVUPS (R12)(AX*4), Y5
-
-midHaveG:
-	VMULPS  Y0, Y5, Y2
-	VMOVUPS Y2, (R10)(AX*4)
-	TESTQ   R11, R11
-	JZ      midNext
-	VMULPS  (R13)(AX*4), Y0, Y3
-	VMOVUPS Y3, (R11)(AX*4)
-
-midNext:
+	MID8(0, midNoGamma, midHaveG, midNext)
 	ADDQ    $8, AX
 	ADDQ    $8, R15
 	CMPQ    AX, DX
@@ -325,15 +323,8 @@ midSumRow:
 	CMPQ BX, R9
 	JGE  midDone
 	VBROADCASTSS (R8)(BX*4), Y1
-	VXORPD  Y12, Y12, Y12
-	VMOVUPD Y12, 0(SP)
-	VMOVUPD Y12, 32(SP)
-	VMOVUPD Y12, 64(SP)
-	VMOVUPD Y12, 96(SP)
-	VMOVUPD Y12, 128(SP)
-	VMOVUPD Y12, 160(SP)
-	VMOVUPD Y12, 192(SP)
-	VMOVUPD Y12, 224(SP)
+	ZEROM(0(SP), 32(SP), 64(SP), 96(SP))
+	ZEROM(128(SP), 160(SP), 192(SP), 224(SP))
 	XORQ R15, R15
 
 midSumChunk:
@@ -348,56 +339,12 @@ midSumChunk:
 	VXORPS Y11, Y11, Y11
 
 midSumCol:
-	// Lanes 0-7 of the group of sixteen.
-	VMOVUPS (SI)(AX*4), Y0
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	TESTQ   R14, R14
-	JZ      midSumNoGamma0
-	VMOVUPS (R13)(AX*4), Y5
-	VMULPS  (R14)(R15*4), Y5, Y5
-	VMOVUPS Y5, (R12)(AX*4)
-	JMP     midSumHaveG0
-
-midSumNoGamma0:
-	VMOVUPS (R12)(AX*4), Y5
-
-midSumHaveG0:
-	VADDPS  Y5, Y10, Y10
-	VMULPS  Y0, Y5, Y2
-	VMOVUPS Y2, (R10)(AX*4)
+	MID8(0, midSumNoGamma0, midSumHaveG0, midSumNext0)
 	VADDPS  Y2, Y8, Y8
-	TESTQ   R11, R11
-	JZ      midSumNext0
-	VMULPS  (R13)(AX*4), Y0, Y3
-	VMOVUPS Y3, (R11)(AX*4)
-
-midSumNext0:
-	// Lanes 8-15.
-	VMOVUPS 32(SI)(AX*4), Y0
-	VMULPS  Y1, Y0, Y0
-	VMOVUPS Y0, 32(DI)(AX*4)
-	TESTQ   R14, R14
-	JZ      midSumNoGamma1
-	VMOVUPS 32(R13)(AX*4), Y5
-	VMULPS  32(R14)(R15*4), Y5, Y5
-	VMOVUPS Y5, 32(R12)(AX*4)
-	JMP     midSumHaveG1
-
-midSumNoGamma1:
-	VMOVUPS 32(R12)(AX*4), Y5
-
-midSumHaveG1:
-	VADDPS  Y5, Y11, Y11
-	VMULPS  Y0, Y5, Y2
-	VMOVUPS Y2, 32(R10)(AX*4)
+	VADDPS  Y5, Y10, Y10
+	MID8(32, midSumNoGamma1, midSumHaveG1, midSumNext1)
 	VADDPS  Y2, Y9, Y9
-	TESTQ   R11, R11
-	JZ      midSumNext1
-	VMULPS  32(R13)(AX*4), Y0, Y3
-	VMOVUPS Y3, 32(R11)(AX*4)
-
-midSumNext1:
+	VADDPS  Y5, Y11, Y11
 	ADDQ    $16, AX
 	ADDQ    $16, R15
 	CMPQ    R15, DX

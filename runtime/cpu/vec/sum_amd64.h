@@ -32,6 +32,14 @@
 	VMOVUPD Y14, m2; \
 	VMOVUPD Y15, m3
 
+// ZEROM clears the float64 running sums in memory (m0-m3, 32 bytes each), with Y12.
+#define ZEROM(m0, m1, m2, m3) \
+	VXORPD Y12, Y12, Y12; \
+	VMOVUPD Y12, m0; \
+	VMOVUPD Y12, m1; \
+	VMOVUPD Y12, m2; \
+	VMOVUPD Y12, m3
+
 // MERGE merges the float64 lanes a0-a3 into the low lane of x0 (a0's low half) as
 // sumGo merges them, with x1 as scratch.
 #define MERGE(a0, a1, a2, a3, x0, x1) \
