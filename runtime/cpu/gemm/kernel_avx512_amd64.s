@@ -7,6 +7,13 @@
 // (rsA lda, csA 1) alike; B likewise packed (rsB 16, offB 16k) or as stored (rsB ldb,
 // offB 16).
 
+// ROW2 adds the A element at a (broadcast into t) times the two B rows (Z0, Z1) into
+// the accumulators c0 and c1: one row of the tile.
+#define ROW2(a, t, c0, c1) \
+	VBROADCASTSS a, t; \
+	VFMADD231PS Z0, t, c0; \
+	VFMADD231PS Z1, t, c1
+
 // STEP512 is one step of the sum in kernelAVX512: row p of the two B panels times
 // column p of the A strip into the 24 accumulators, and a prefetch into L1 of row p+16 of
 // the two panels (R15 bytes on, packed or in place). The strip of A stays in L1 across the
@@ -15,42 +22,18 @@
 #define STEP512 \
 	VMOVUPS (DI), Z0 \
 	VMOVUPS (R11), Z1 \
-	VBROADCASTSS (SI), Z2 \
-	VFMADD231PS Z0, Z2, Z8 \
-	VFMADD231PS Z1, Z2, Z9 \
-	VBROADCASTSS (SI)(R12*1), Z3 \
-	VFMADD231PS Z0, Z3, Z10 \
-	VFMADD231PS Z1, Z3, Z11 \
-	VBROADCASTSS (SI)(R12*2), Z4 \
-	VFMADD231PS Z0, Z4, Z12 \
-	VFMADD231PS Z1, Z4, Z13 \
-	VBROADCASTSS (R13), Z5 \
-	VFMADD231PS Z0, Z5, Z14 \
-	VFMADD231PS Z1, Z5, Z15 \
-	VBROADCASTSS (R13)(R12*1), Z6 \
-	VFMADD231PS Z0, Z6, Z16 \
-	VFMADD231PS Z1, Z6, Z17 \
-	VBROADCASTSS (R13)(R12*2), Z7 \
-	VFMADD231PS Z0, Z7, Z18 \
-	VFMADD231PS Z1, Z7, Z19 \
-	VBROADCASTSS (AX), Z2 \
-	VFMADD231PS Z0, Z2, Z20 \
-	VFMADD231PS Z1, Z2, Z21 \
-	VBROADCASTSS (AX)(R12*1), Z3 \
-	VFMADD231PS Z0, Z3, Z22 \
-	VFMADD231PS Z1, Z3, Z23 \
-	VBROADCASTSS (AX)(R12*2), Z4 \
-	VFMADD231PS Z0, Z4, Z24 \
-	VFMADD231PS Z1, Z4, Z25 \
-	VBROADCASTSS (BX), Z5 \
-	VFMADD231PS Z0, Z5, Z26 \
-	VFMADD231PS Z1, Z5, Z27 \
-	VBROADCASTSS (BX)(R12*1), Z6 \
-	VFMADD231PS Z0, Z6, Z28 \
-	VFMADD231PS Z1, Z6, Z29 \
-	VBROADCASTSS (BX)(R12*2), Z7 \
-	VFMADD231PS Z0, Z7, Z30 \
-	VFMADD231PS Z1, Z7, Z31 \
+	ROW2((SI), Z2, Z8, Z9) \
+	ROW2((SI)(R12*1), Z3, Z10, Z11) \
+	ROW2((SI)(R12*2), Z4, Z12, Z13) \
+	ROW2((R13), Z5, Z14, Z15) \
+	ROW2((R13)(R12*1), Z6, Z16, Z17) \
+	ROW2((R13)(R12*2), Z7, Z18, Z19) \
+	ROW2((AX), Z2, Z20, Z21) \
+	ROW2((AX)(R12*1), Z3, Z22, Z23) \
+	ROW2((AX)(R12*2), Z4, Z24, Z25) \
+	ROW2((BX), Z5, Z26, Z27) \
+	ROW2((BX)(R12*1), Z6, Z28, Z29) \
+	ROW2((BX)(R12*2), Z7, Z30, Z31) \
 	PREFETCHT0 (DI)(R15*1) \
 	PREFETCHT0 (R11)(R15*1) \
 	ADDQ R9, SI \

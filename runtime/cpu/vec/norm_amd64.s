@@ -4,6 +4,47 @@
 // Layer-norm row loops in float64 lanes (norm.go): AVX2, and the forward's statistics
 // and normalisation in AVX-512 too (8 float64 lanes a vector, the same bits).
 
+// NORMALIZE is the body of normalizeAVX2 and normalizeAVX512, in vectors of width
+// float64 lanes: V0-V2, M (mean) and I (inv) vector registers of that width, H the half
+// one that takes V0 narrowed (by CVT) to float32; loop, nogamma, nobeta and done are
+// its labels.
+#define NORMALIZE(width, V0, V1, V2, M, I, H, CVT, loop, nogamma, nobeta, done) \
+	MOVQ y_base+0(FP), DI; \
+	MOVQ x_base+24(FP), SI; \
+	MOVQ x_len+32(FP), CX; \
+	MOVQ gamma_base+48(FP), R8; \
+	MOVQ gamma_len+56(FP), R9; \
+	MOVQ beta_base+72(FP), R10; \
+	MOVQ beta_len+80(FP), R11; \
+	VBROADCASTSD mean+96(FP), M; \
+	VBROADCASTSD inv+104(FP), I; \
+	ANDQ $-width, CX; \
+	XORQ AX, AX; \
+loop: \
+	CMPQ AX, CX; \
+	JGE  done; \
+	VCVTPS2PD (SI)(AX*4), V0; \
+	VSUBPD M, V0, V0; \
+	VMULPD I, V0, V0; \
+	TESTQ R9, R9; \
+	JEQ  nogamma; \
+	VCVTPS2PD (R8)(AX*4), V1; \
+	VMULPD V1, V0, V0; \
+nogamma: \
+	TESTQ R11, R11; \
+	JEQ  nobeta; \
+	VCVTPS2PD (R10)(AX*4), V2; \
+	VADDPD V2, V0, V0; \
+nobeta: \
+	CVT V0, H; \
+	VMOVUPS H, (DI)(AX*4); \
+	ADDQ $width, AX; \
+	JMP  loop; \
+done: \
+	MOVQ CX, ret+112(FP); \
+	VZEROUPPER; \
+	RET
+
 // func sqDevAVX2(x []float32, mean float64) (int, float64)
 // Four vectors of four float64 running sums of (x-mean)² over whole groups of sixteen,
 // merged as sqDevGo merges them.
@@ -57,45 +98,7 @@ sqdone:
 // y = float32((x-mean)·inv·gamma + beta) over whole groups of four, with separate
 // roundings as the Go code; the gamma and beta steps are skipped when they are empty.
 TEXT ·normalizeAVX2(SB), NOSPLIT, $0-120
-	MOVQ y_base+0(FP), DI
-	MOVQ x_base+24(FP), SI
-	MOVQ x_len+32(FP), CX
-	MOVQ gamma_base+48(FP), R8
-	MOVQ gamma_len+56(FP), R9
-	MOVQ beta_base+72(FP), R10
-	MOVQ beta_len+80(FP), R11
-	VBROADCASTSD mean+96(FP), Y8
-	VBROADCASTSD inv+104(FP), Y9
-	ANDQ $-4, CX
-	XORQ AX, AX
-
-nloop:
-	CMPQ AX, CX
-	JGE  ndone
-	VCVTPS2PD (SI)(AX*4), Y0
-	VSUBPD Y8, Y0, Y0
-	VMULPD Y9, Y0, Y0
-	TESTQ R9, R9
-	JEQ  nogamma
-	VCVTPS2PD (R8)(AX*4), Y1
-	VMULPD Y1, Y0, Y0
-
-nogamma:
-	TESTQ R11, R11
-	JEQ  nobeta
-	VCVTPS2PD (R10)(AX*4), Y2
-	VADDPD Y2, Y0, Y0
-
-nobeta:
-	VCVTPD2PSY Y0, X0
-	VMOVUPS X0, (DI)(AX*4)
-	ADDQ $4, AX
-	JMP  nloop
-
-ndone:
-	MOVQ CX, ret+112(FP)
-	VZEROUPPER
-	RET
+	NORMALIZE(4, Y0, Y1, Y2, Y8, Y9, X0, VCVTPD2PSY, nloop, nogamma, nobeta, ndone)
 
 // func sqDevAVX512(x []float32, mean float64) (int, float64)
 // The running sums of lanes 0-7 in Z0 and 8-15 in Z1, merged as sqDevGo merges them.
@@ -140,45 +143,7 @@ sq512done:
 // func normalizeAVX512(y, x, gamma, beta []float32, mean, inv float64) int
 // normalizeAVX2 over whole groups of eight.
 TEXT ·normalizeAVX512(SB), NOSPLIT, $0-120
-	MOVQ y_base+0(FP), DI
-	MOVQ x_base+24(FP), SI
-	MOVQ x_len+32(FP), CX
-	MOVQ gamma_base+48(FP), R8
-	MOVQ gamma_len+56(FP), R9
-	MOVQ beta_base+72(FP), R10
-	MOVQ beta_len+80(FP), R11
-	VBROADCASTSD mean+96(FP), Z8
-	VBROADCASTSD inv+104(FP), Z9
-	ANDQ $-8, CX
-	XORQ AX, AX
-
-n512loop:
-	CMPQ AX, CX
-	JGE  n512done
-	VCVTPS2PD (SI)(AX*4), Z0
-	VSUBPD Z8, Z0, Z0
-	VMULPD Z9, Z0, Z0
-	TESTQ R9, R9
-	JEQ  n512nogamma
-	VCVTPS2PD (R8)(AX*4), Z1
-	VMULPD Z1, Z0, Z0
-
-n512nogamma:
-	TESTQ R11, R11
-	JEQ  n512nobeta
-	VCVTPS2PD (R10)(AX*4), Z2
-	VADDPD Z2, Z0, Z0
-
-n512nobeta:
-	VCVTPD2PS Z0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	ADDQ $8, AX
-	JMP  n512loop
-
-n512done:
-	MOVQ CX, ret+112(FP)
-	VZEROUPPER
-	RET
+	NORMALIZE(8, Z0, Z1, Z2, Z8, Z9, Y0, VCVTPD2PS, n512loop, n512nogamma, n512nobeta, n512done)
 
 // CENTRE8 does eight elements of NormCentre at offset off: xc in Y0, sq in Y2.
 #define CENTRE8(off) \
