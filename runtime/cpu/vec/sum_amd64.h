@@ -45,7 +45,12 @@
 #define MERGE(a0, a1, a2, a3, x0, x1) \
 	VADDPD a1, a0, a0; \
 	VADDPD a3, a2, a2; \
-	VADDPD a2, a0, a0; \
+	MERGE2(a0, a2, x0, x1)
+
+// MERGE2 merges the float64 lanes a0-a1 (lanes 0-3 and 4-7 of a sum, or the halves
+// already added pairwise) into the low lane of x0 (a0's low half), with x1 as scratch.
+#define MERGE2(a0, a1, x0, x1) \
+	VADDPD a1, a0, a0; \
 	VEXTRACTF128 $1, a0, x1; \
 	VADDPD x1, x0, x0; \
 	VPERMILPD $1, x0, x1; \
