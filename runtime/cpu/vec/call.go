@@ -1,0 +1,135 @@
+package vec
+
+// The driver of the slice functions whose assembly runs whole vectors (Exp, ExpShiftSum,
+// Erf, Gelu, GeluGrad, AdamStep, SGDStep). The assembly takes whole vectors from where
+// a call starts and stops before one holding a lane it leaves to the Go code (a NaN, an
+// exponent argument out of its range). The Go code rounds differently (the assembly
+// fuses multiply-adds), so the rest is not left to it: the tail and each vector the
+// assembly stopped before go through the assembly again, in a vector of their own padded
+// on the stack, and where it still refuses, one element a vector. Every element so gets
+// the assembly's bits unless the assembly refuses that element itself, whatever the
+// slice's length and wherever the element falls in it: a result depends on where a
+// caller cuts a row (a thread's share, a block of a fused loop) no more than on its
+// neighbours. Only the elements refused alone get the Go code's bits, always.
+
+// kernel names a slice function of call.
+type kernel uint8
+
+const (
+	opExp kernel = iota
+	opExpShiftSum
+	opErf
+	opGelu
+	opGeluGrad
+	opAdam
+	opSGD
+)
+
+// maxWidth is the widest vector, in lanes.
+const maxWidth = 16
+
+// call is one call of a slice function.
+type call struct {
+	op kernel
+	// s holds the slices in the assembly's order, len(s[0]) elements each (nil where the
+	// function has fewer); out has bit k set where s[k] is written.
+	s   [4][]float32
+	out uint8
+	// pad fills a padded vector's lanes past the elements, in every slice: a value the
+	// assembly takes (it refuses the vector otherwise), whose results are dropped.
+	pad      float32
+	shift    float32 // ExpShiftSum's
+	sum      float64 // ExpShiftSum's sum, added up as the elements are done
+	gelu     *GeluGradConsts
+	adam     *AdamConsts
+	sgd      *SGDConsts
+	nesterov bool
+}
+
+// run computes the elements of c's slices: at Go's level the Go code; else the assembly
+// from the start, and the vectors it stops before and the tail through padded.
+func (c *call) run() {
+	n := len(c.s[0])
+	if active.level == Go {
+		c.goCode(0, n)
+		return
+	}
+	for i := c.asm(&c.s); i < n; {
+		end := min(i+active.width, n)
+		c.padded(i, end)
+		if i = end; i < n {
+			var t [4][]float32
+			for k, x := range c.s {
+				if x != nil {
+					t[k] = x[i:]
+				}
+			}
+			i += c.asm(&t)
+		}
+	}
+}
+
+// padded computes the elements [i, end), at most a vector's, through the assembly in one
+// vector padded with c.pad; where the assembly refuses that vector, each element in a
+// vector of its own, and the Go code those it refuses alone.
+func (c *call) padded(i, end int) {
+	var buf [4][maxWidth]float32
+	t := c.load(&buf, i, end)
+	if c.asm(&t) == active.width {
+		c.store(&buf, i, end)
+		return
+	}
+	for j := i; j < end; j++ {
+		if t = c.load(&buf, j, j+1); c.asm(&t) == active.width {
+			c.store(&buf, j, j+1)
+		} else {
+			c.goCode(j, j+1)
+		}
+	}
+}
+
+// load copies the elements [i, end) of each of c's slices into the start of a vector in
+// buf, pads the rest of the vector with c.pad, and returns the vectors.
+func (c *call) load(buf *[4][maxWidth]float32, i, end int) (t [4][]float32) {
+	for k := range c.s {
+		x := c.s[k]
+		if x == nil {
+			continue
+		}
+		t[k] = buf[k][:active.width]
+		for l := copy(t[k], x[i:end]); l < len(t[k]); l++ {
+			t[k][l] = c.pad
+		}
+	}
+	return t
+}
+
+// store copies the results of the elements [i, end) from buf into c's written slices.
+func (c *call) store(buf *[4][maxWidth]float32, i, end int) {
+	for k, x := range c.s {
+		if c.out&(1<<k) != 0 {
+			copy(x[i:end], buf[k][:])
+		}
+	}
+}
+
+// goCode computes the elements [i, end) of c's slices with the Go code.
+func (c *call) goCode(i, end int) {
+	s := c.s
+	switch c.op {
+	case opExp:
+		expGo(s[0][i:end], s[1][i:end])
+	case opExpShiftSum:
+		c.sum += expShiftSumGo(s[0][i:end], s[1][i:end], c.shift)
+	case opErf:
+		erfGo(s[0][i:end], s[1][i:end])
+	case opGelu:
+		geluGo(s[0][i:end], s[1][i:end])
+	case opGeluGrad:
+		geluGradGo(c.gelu, s[0][i:end], s[1][i:end], s[2][i:end])
+	case opAdam:
+		adamGo(c.adam, s[0][i:end], s[1][i:end], s[2][i:end], s[3][i:end])
+	case opSGD:
+		sgdGo(c.sgd, c.nesterov, s[0][i:end], s[1][i:end], s[2][i:end])
+	}
+}
