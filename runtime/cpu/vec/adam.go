@@ -24,7 +24,8 @@ type AdamConsts [10]float32
 // architectures, whose cores handle subnormals at full speed, and GML_SIMD=go) does the
 // same operations without flushing, so it gives the same bits unless a subnormal occurs.
 func AdamStep(c *AdamConsts, p, g, m, v []float32) {
-	k := call{op: opAdam, s: [4][]float32{p, g[:len(p)], m[:len(p)], v[:len(p)]}, out: 1<<0 | 1<<2 | 1<<3, adam: c}
+	var k call
+	k.op, k.s[0], k.s[1], k.s[2], k.s[3], k.out, k.adam = opAdam, p, g[:len(p)], m[:len(p)], v[:len(p)], 1<<0|1<<2|1<<3, c
 	k.run()
 }
 

@@ -12,7 +12,8 @@ type SGDConsts [3]float32
 // As in AdamStep, the assembly (which takes the tail too, padded) treats subnormal
 // numbers as zero, and the Go code gives the same bits unless a subnormal occurs.
 func SGDStep(c *SGDConsts, nesterov bool, p, g, vel []float32) {
-	k := call{op: opSGD, s: [4][]float32{p, g[:len(p)], vel[:len(p)]}, out: 1<<0 | 1<<2, sgd: c, nesterov: nesterov}
+	var k call
+	k.op, k.s[0], k.s[1], k.s[2], k.out, k.sgd, k.nesterov = opSGD, p, g[:len(p)], vel[:len(p)], 1<<0|1<<2, c, nesterov
 	k.run()
 }
 
