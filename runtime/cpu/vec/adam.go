@@ -25,7 +25,7 @@ type AdamConsts [10]float32
 // same operations without flushing, so it gives the same bits unless a subnormal occurs.
 func AdamStep(c *AdamConsts, p, g, m, v []float32) {
 	var k call
-	k.op, k.s[0], k.s[1], k.s[2], k.s[3], k.out, k.adam = opAdam, p, g[:len(p)], m[:len(p)], v[:len(p)], 1<<0|1<<2|1<<3, c
+	k.op, k.s[0], k.s[1], k.s[2], k.s[3], k.in, k.out, k.adam = opAdam, p, g[:len(p)], m[:len(p)], v[:len(p)], 0xf, 1<<0|1<<2|1<<3, c
 	k.run()
 }
 

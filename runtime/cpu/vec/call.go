@@ -35,11 +35,11 @@ const maxWidth = 16
 type call struct {
 	op kernel
 	// s holds the slices in the assembly's order, len(s[0]) elements each (nil where the
-	// function has fewer); out has bit k set where s[k] is written.
-	s   [4][]float32
-	out uint8
-	// pad fills a padded vector's lanes past the elements, in every slice: a value the
-	// assembly takes (it refuses the vector otherwise), whose results are dropped.
+	// function has fewer); in has bit k set where s[k] is read, out where it is written.
+	s       [4][]float32
+	in, out uint8
+	// pad fills a padded vector's lanes past the elements, in every slice read: a value
+	// the assembly takes (it refuses the vector otherwise), whose results are dropped.
 	pad      float32
 	shift    float32 // ExpShiftSum's
 	sum      float64 // ExpShiftSum's sum, added up as the elements are done
@@ -83,6 +83,7 @@ func (c *call) padded(i, end int) {
 		return
 	}
 	for j := i; j < end; j++ {
+		buf = [4][maxWidth]float32{}
 		if t = c.load(&buf, j, j+1); c.asm(&t) == active.width {
 			c.store(&buf, j, j+1)
 		} else {
@@ -91,17 +92,23 @@ func (c *call) padded(i, end int) {
 	}
 }
 
-// load copies the elements [i, end) of each of c's slices into the start of a vector in
-// buf, pads the rest of the vector with c.pad, and returns the vectors.
+// load copies the elements [i, end) of each of c's slices read into the start of a
+// vector in buf, whose vectors are zeros, pads the rest of the vector with c.pad, and
+// returns the vectors, those of the slices only written too.
 func (c *call) load(buf *[4][maxWidth]float32, i, end int) (t [4][]float32) {
-	for k := range c.s {
-		x := c.s[k]
+	for k, x := range c.s {
 		if x == nil {
 			continue
 		}
 		t[k] = buf[k][:active.width]
-		for l := copy(t[k], x[i:end]); l < len(t[k]); l++ {
-			t[k][l] = c.pad
+		if c.in&(1<<k) == 0 {
+			continue
+		}
+		copy(t[k], x[i:end])
+		if c.pad != 0 {
+			for l := end - i; l < len(t[k]); l++ {
+				t[k][l] = c.pad
+			}
 		}
 	}
 	return t

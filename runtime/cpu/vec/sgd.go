@@ -13,7 +13,7 @@ type SGDConsts [3]float32
 // numbers as zero, and the Go code gives the same bits unless a subnormal occurs.
 func SGDStep(c *SGDConsts, nesterov bool, p, g, vel []float32) {
 	var k call
-	k.op, k.s[0], k.s[1], k.s[2], k.out, k.sgd, k.nesterov = opSGD, p, g[:len(p)], vel[:len(p)], 1<<0|1<<2, c, nesterov
+	k.op, k.s[0], k.s[1], k.s[2], k.in, k.out, k.sgd, k.nesterov = opSGD, p, g[:len(p)], vel[:len(p)], 0x7, 1<<0|1<<2, c, nesterov
 	k.run()
 }
 

@@ -72,7 +72,7 @@ func Active() Level { return active.level }
 // Exp sets d[i] = eˣ⁽ⁱ⁾ for every i < len(x); d must be at least as long as x.
 func Exp(d, x []float32) {
 	var c call
-	c.op, c.s[0], c.s[1], c.out = opExp, d[:len(x)], x, 1
+	c.op, c.s[0], c.s[1], c.in, c.out = opExp, d[:len(x)], x, 1<<1, 1
 	c.run()
 }
 
@@ -81,7 +81,7 @@ func Exp(d, x []float32) {
 func ExpShiftSum(d, x []float32, shift float32) float64 {
 	// Padded lanes of -Inf add e^-Inf = 0 to the sum: nothing.
 	var c call
-	c.op, c.s[0], c.s[1], c.out, c.pad, c.shift = opExpShiftSum, d[:len(x)], x, 1, float32(math.Inf(-1)), shift
+	c.op, c.s[0], c.s[1], c.in, c.out, c.pad, c.shift = opExpShiftSum, d[:len(x)], x, 1<<1, 1, float32(math.Inf(-1)), shift
 	c.run()
 	return c.sum
 }
@@ -89,7 +89,7 @@ func ExpShiftSum(d, x []float32, shift float32) float64 {
 // Erf sets d[i] = erf(x[i]) for every i < len(x); d must be at least as long as x.
 func Erf(d, x []float32) {
 	var c call
-	c.op, c.s[0], c.s[1], c.out = opErf, d[:len(x)], x, 1
+	c.op, c.s[0], c.s[1], c.in, c.out = opErf, d[:len(x)], x, 1<<1, 1
 	c.run()
 }
 
@@ -98,7 +98,7 @@ func Erf(d, x []float32) {
 // Arith run step by step, bit for bit, in one pass; d must be at least as long as x.
 func Gelu(d, x []float32) {
 	var c call
-	c.op, c.s[0], c.s[1], c.out = opGelu, d[:len(x)], x, 1
+	c.op, c.s[0], c.s[1], c.in, c.out = opGelu, d[:len(x)], x, 1<<1, 1
 	c.run()
 }
 
@@ -114,7 +114,7 @@ type GeluGradConsts struct{ C1, Scale, Bias, C2, C3 float32 }
 // range); dx, x and gy have the same length.
 func GeluGrad(k *GeluGradConsts, dx, x, gy []float32) {
 	var c call
-	c.op, c.s[0], c.s[1], c.s[2], c.out, c.gelu = opGeluGrad, dx[:len(x)], x, gy[:len(x)], 1, k
+	c.op, c.s[0], c.s[1], c.s[2], c.in, c.out, c.gelu = opGeluGrad, dx[:len(x)], x, gy[:len(x)], 1<<1|1<<2, 1, k
 	c.run()
 }
 
