@@ -21,7 +21,7 @@ func BenchmarkSlices(b *testing.B) {
 		{"gelu", func(d, x, _ []float32) { Gelu(d, x) }},
 		{"gelugrad", func(d, x, gy []float32) { GeluGrad(c, d, x, gy) }},
 	} {
-		for _, n := range []int{10, 16, 1000, 4096, 4099} {
+		for _, n := range []int{10, 16, 992, 1000, 4096, 4099} {
 			x, gy, d := make([]float32, n), make([]float32, n), make([]float32, n)
 			for i := range x {
 				x[i], gy[i] = float32(r.Float64()*8-4), float32(r.Float64()*2-1)

@@ -62,7 +62,7 @@ func (c *call) run() {
 		c.padded(i, end)
 		if i = end; i < n {
 			var t [4][]float32
-			for k, x := range c.s {
+			for k, x := range &c.s {
 				if x != nil {
 					t[k] = x[i:]
 				}
@@ -77,14 +77,19 @@ func (c *call) run() {
 // vector of its own, and the Go code those it refuses alone.
 func (c *call) padded(i, end int) {
 	var buf [4][maxWidth]float32
-	t := c.load(&buf, i, end)
-	if c.asm(&t) == active.width {
+	var t [4][]float32 // buf's vectors, for the slices of c
+	for k, x := range &c.s {
+		if x != nil {
+			t[k] = buf[k][:active.width]
+		}
+	}
+	if c.load(&buf, i, end); c.asm(&t) == active.width {
 		c.store(&buf, i, end)
 		return
 	}
 	for j := i; j < end; j++ {
 		buf = [4][maxWidth]float32{}
-		if t = c.load(&buf, j, j+1); c.asm(&t) == active.width {
+		if c.load(&buf, j, j+1); c.asm(&t) == active.width {
 			c.store(&buf, j, j+1)
 		} else {
 			c.goCode(j, j+1)
@@ -93,30 +98,24 @@ func (c *call) padded(i, end int) {
 }
 
 // load copies the elements [i, end) of each of c's slices read into the start of a
-// vector in buf, whose vectors are zeros, pads the rest of the vector with c.pad, and
-// returns the vectors, those of the slices only written too.
-func (c *call) load(buf *[4][maxWidth]float32, i, end int) (t [4][]float32) {
-	for k, x := range c.s {
-		if x == nil {
-			continue
-		}
-		t[k] = buf[k][:active.width]
+// vector of buf, whose vectors are zeros, and pads the rest of the vector with c.pad.
+func (c *call) load(buf *[4][maxWidth]float32, i, end int) {
+	for k, x := range &c.s {
 		if c.in&(1<<k) == 0 {
 			continue
 		}
-		copy(t[k], x[i:end])
+		copy(buf[k][:], x[i:end])
 		if c.pad != 0 {
-			for l := end - i; l < len(t[k]); l++ {
-				t[k][l] = c.pad
+			for l := end - i; l < active.width; l++ {
+				buf[k][l] = c.pad
 			}
 		}
 	}
-	return t
 }
 
 // store copies the results of the elements [i, end) from buf into c's written slices.
 func (c *call) store(buf *[4][maxWidth]float32, i, end int) {
-	for k, x := range c.s {
+	for k, x := range &c.s {
 		if c.out&(1<<k) != 0 {
 			copy(x[i:end], buf[k][:])
 		}
