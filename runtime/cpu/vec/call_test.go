@@ -39,9 +39,9 @@ func cutInputs(r *rand.Rand, n int) []float32 {
 }
 
 // TestCutAnywhere checks that an element's result depends on its arguments alone: at
-// every level, each element of slices of ragged lengths at every offset has the bits it
-// gets inside whole vectors, in calls over a long span from each of the sixteen
-// alignments.
+// every level, each element of slices of ragged lengths at every offset, written apart
+// from the arguments and in their place, has the bits it gets inside whole vectors, in
+// calls over a long span from each of the sixteen alignments.
 func TestCutAnywhere(t *testing.T) {
 	defer func(a impl) { active = a }(active)
 	const span = 20 * maxWidth
@@ -57,14 +57,20 @@ func TestCutAnywhere(t *testing.T) {
 			}
 			for _, n := range []int{1, 7, 15, 16, 17, 33, 257} {
 				d := make([]float32, n)
-				for off := range maxWidth {
-					k.f(d, x[off:off+n], y[off:off+n])
+				for run := range 2 * maxWidth {
+					off := run / 2
+					if run%2 == 0 {
+						k.f(d, x[off:off+n], y[off:off+n])
+					} else {
+						copy(d, x[off:])
+						k.f(d, d, y[off:off+n])
+					}
 					for i, v := range d {
 						p := off + i
 						for s, w := range whole {
 							if p >= s && p-s < span && math.Float32bits(v) != math.Float32bits(w[p-s]) {
-								t.Fatalf("%v %s: x[%d] = %v (y %v) in a slice of %d at %d gives %v (%#x), from %d in whole vectors %v (%#x)",
-									im.level, k.name, p, x[p], y[p], n, off, v, math.Float32bits(v), s, w[p-s], math.Float32bits(w[p-s]))
+								t.Fatalf("%v %s: x[%d] = %v (y %v) in a slice of %d at %d gives %v (%#x) (in place: %v), from %d in whole vectors %v (%#x)",
+									im.level, k.name, p, x[p], y[p], n, off, run%2 == 1, v, math.Float32bits(v), s, w[p-s], math.Float32bits(w[p-s]))
 							}
 						}
 					}

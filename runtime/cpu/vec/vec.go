@@ -73,15 +73,15 @@ func Active() Level { return active.level }
 func Exp(d, x []float32) {
 	var c call
 	c.op, c.s[0], c.s[1], c.in, c.out = opExp, d[:len(x)], x, 1<<1, 1
+	c.redo = !overlap(c.s[0], x)
 	c.run()
 }
 
 // ExpShiftSum sets d[i] = e^(x[i]-shift) for every i < len(x) and returns the sum of
 // the d[i], accumulated in float64; d must be at least as long as x and may be x.
 func ExpShiftSum(d, x []float32, shift float32) float64 {
-	// Padded lanes of -Inf add e^-Inf = 0 to the sum: nothing.
 	var c call
-	c.op, c.s[0], c.s[1], c.in, c.out, c.pad, c.shift = opExpShiftSum, d[:len(x)], x, 1<<1, 1, float32(math.Inf(-1)), shift
+	c.op, c.s[0], c.s[1], c.in, c.out, c.pad, c.shift = opExpShiftSum, d[:len(x)], x, 1<<1, 1, &negInfs, shift
 	c.run()
 	return c.sum
 }
@@ -90,6 +90,7 @@ func ExpShiftSum(d, x []float32, shift float32) float64 {
 func Erf(d, x []float32) {
 	var c call
 	c.op, c.s[0], c.s[1], c.in, c.out = opErf, d[:len(x)], x, 1<<1, 1
+	c.redo = !overlap(c.s[0], x)
 	c.run()
 }
 
@@ -99,6 +100,7 @@ func Erf(d, x []float32) {
 func Gelu(d, x []float32) {
 	var c call
 	c.op, c.s[0], c.s[1], c.in, c.out = opGelu, d[:len(x)], x, 1<<1, 1
+	c.redo = !overlap(c.s[0], x)
 	c.run()
 }
 
@@ -115,6 +117,7 @@ type GeluGradConsts struct{ C1, Scale, Bias, C2, C3 float32 }
 func GeluGrad(k *GeluGradConsts, dx, x, gy []float32) {
 	var c call
 	c.op, c.s[0], c.s[1], c.s[2], c.in, c.out, c.gelu = opGeluGrad, dx[:len(x)], x, gy[:len(x)], 1<<1|1<<2, 1, k
+	c.redo = !overlap(c.s[0], x) && !overlap(c.s[0], gy)
 	c.run()
 }
 
