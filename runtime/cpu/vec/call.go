@@ -11,11 +11,13 @@ import (
 // exponent argument out of its range). The Go code rounds differently (the assembly
 // fuses multiply-adds), so the rest is not left to it: the tail and each vector the
 // assembly stopped before go through the assembly again, in a vector of their own padded
-// on the stack, and where it still refuses, one element a vector. Every element so gets
-// the assembly's bits unless the assembly refuses that element itself, whatever the
-// slice's length and wherever the element falls in it: a result depends on where a
-// caller cuts a row (a thread's share, a block of a fused loop) no more than on its
-// neighbours. Only the elements refused alone get the Go code's bits, always.
+// on the stack, and where it still refuses, one element a vector (where nothing written
+// is read, the tail of a slice of a vector or more goes as the slice's last whole
+// vector instead, without copies). Every element so gets the assembly's bits unless the
+// assembly refuses that element itself, whatever the slice's length and wherever the
+// element falls in it: a result depends on where a caller cuts a row (a thread's share,
+// a block of a fused loop) no more than on its neighbours. Only the elements refused
+// alone get the Go code's bits, always.
 
 // kernel names a slice function of call.
 type kernel uint8
@@ -62,7 +64,8 @@ type call struct {
 // run computes the elements of c's slices: at Go's level the Go code; else the assembly
 // from the start, and the vectors it stops before and the tail through padded, or the
 // tail as the last whole vector of the slices where c.redo allows it, which costs less
-// than padded's copies (three elements of Exp: 5 against 25 ns).
+// than padded's copies (Exp on 1000 elements, 8 in the tail: 182 against 210 ns on the
+// dev machine's Zen 4; 200 with the Go code's tail).
 func (c *call) run() {
 	n := len(c.s[0])
 	if active.level == Go {

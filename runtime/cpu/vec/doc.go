@@ -25,7 +25,8 @@
 //     it does not handle (NaN, or an exponent argument above the range where eˣ is a
 //     normal float32). That vector and the tail go through the assembly again, padded
 //     into a vector of their own on the stack (call.go), and where it still refuses, one
-//     element a vector: only the elements it refuses alone get the Go code's answers. So
+//     element a vector (or, where nothing written is read, the tail goes as the slice's
+//     last whole vector): only the elements it refuses alone get the Go code's answers. So
 //     the edge cases have exactly the Go code's answers, the fast path has no branches
 //     per lane, and an element's result depends on its arguments alone, not on where a
 //     call cuts the slice (a thread's share, a block of a fused loop, a row's tail), at
