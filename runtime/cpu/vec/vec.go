@@ -26,9 +26,9 @@ func (l Level) String() string {
 	return fmt.Sprintf("Level(%d)", uint8(l))
 }
 
-// impl is one level's assembly, but for the functions call.asm dispatches: each function
-// handles whole vectors of width lanes from the start of x and returns how many elements
-// it did, stopping early before a vector with a lane it leaves to the Go code.
+// impl is one level's assembly (but for the kernels call.asm calls directly): each
+// function handles whole vectors of width lanes from the start of x and returns how many
+// elements it did, stopping early before a vector with a lane it leaves to the Go code.
 type impl struct {
 	level Level
 	width int
@@ -114,11 +114,11 @@ type GeluGradConsts struct{ C1, Scale, Bias, C2, C3 float32 }
 // those of Erf, Exp and Arith run step by step, bit for bit, in one pass. C1 must be
 // finite and nonzero and C2 negative (so no lane's exponential leaves the vector
 // range); dx, x and gy have the same length.
-func GeluGrad(k *GeluGradConsts, dx, x, gy []float32) {
-	var c call
-	c.op, c.s[0], c.s[1], c.s[2], c.in, c.out, c.gelu = opGeluGrad, dx[:len(x)], x, gy[:len(x)], 1<<1|1<<2, 1, k
-	c.redo = !overlap(c.s[0], x) && !overlap(c.s[0], gy)
-	c.run()
+func GeluGrad(c *GeluGradConsts, dx, x, gy []float32) {
+	var k call
+	k.op, k.s[0], k.s[1], k.s[2], k.in, k.out, k.gelu = opGeluGrad, dx[:len(x)], x, gy[:len(x)], 1<<1|1<<2, 1, c
+	k.redo = !overlap(k.s[0], x) && !overlap(k.s[0], gy)
+	k.run()
 }
 
 // Max returns the largest element of x: -Inf when x is empty, NaN when x holds a NaN.
