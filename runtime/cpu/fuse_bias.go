@@ -97,9 +97,9 @@ func matMulBiasStep(mm, add *tensor.Node, im, ia, biasIn int, mem []nodeMem) fun
 // same loops on the same values, so the same bits, without the pass. The loops cut the
 // rows elsewhere than the separate step does (at the GEMM's stretches of columns, rows
 // of any length), which no unary loop's bits depend on: the vector functions of package
-// vec give an element the same bits wherever it falls in a call (Exp, Erf, Gelu through
-// their padded tails; Relu and Arith are Go's bits), and the other loops are Go's, one
-// element at a time (TestUnaryLoopsCutAnywhere).
+// vec give an element the same bits wherever it falls in a call (Exp, Erf and Gelu run
+// their tails through the assembly too; Relu and Arith give Go's bits), and the other
+// loops are Go's, one element at a time (TestUnaryLoopsCutAnywhere).
 
 // fuseMatMulBiasAct replaces the steps of each such trio not taken yet (steps) by the
 // product's (owners), before the elementwise fusion would group the Add and the

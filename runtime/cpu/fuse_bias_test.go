@@ -112,8 +112,8 @@ func TestMatMulBiasFusion(t *testing.T) {
 
 // TestUnaryLoopsCutAnywhere checks what the fused dense layer relies on to fuse any
 // F32 unary op over rows of any length: each loop gives an element the same bits
-// wherever the calls cut the slice, at the level this run takes (GML_SIMD picks the
-// others), special values included.
+// wherever the calls cut the slice, written apart from the argument or in its place,
+// at the level this run takes (GML_SIMD picks the others), special values included.
 func TestUnaryLoopsCutAnywhere(t *testing.T) {
 	attrs := map[tensor.Op][]any{
 		tensor.OpLeakyRelu:   {tensor.AlphaAttr{Alpha: 0.1}},
@@ -141,14 +141,23 @@ func TestUnaryLoopsCutAnywhere(t *testing.T) {
 			loop := mk(attr)
 			loop(whole, x)
 			for _, n := range []int{1, 7, 10, 15, 17, 33, 130} {
-				for off := range 16 {
+				for run := range 32 {
+					off, inPlace := run/2, run%2 == 1
+					if inPlace {
+						copy(cut, x)
+					}
 					for lo := off; lo < len(x); lo += n {
 						hi := min(lo+n, len(x))
-						loop(cut[lo:hi], x[lo:hi])
+						if inPlace {
+							loop(cut[lo:hi], cut[lo:hi])
+						} else {
+							loop(cut[lo:hi], x[lo:hi])
+						}
 					}
 					for i := off; i < len(x); i++ {
 						if math.Float32bits(cut[i]) != math.Float32bits(whole[i]) {
-							t.Fatalf("%v %v: x[%d] = %v gives %v in pieces of %d from %d, %v in one call", op, attr, i, x[i], cut[i], n, off, whole[i])
+							t.Fatalf("%v %v: x[%d] = %v gives %v in pieces of %d from %d (in place: %v), %v in one call",
+								op, attr, i, x[i], cut[i], n, off, inPlace, whole[i])
 						}
 					}
 				}
