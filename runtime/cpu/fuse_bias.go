@@ -94,7 +94,12 @@ func matMulBiasStep(mm, add *tensor.Node, im, ia, biasIn int, mem []nodeMem) fun
 // pass that reads the product back from memory, adds the bias and writes the sum and
 // the activation. Fused into the GEMM (gemm.Impl.SgemmBiasThen), the activation runs
 // on each block of rows of C as its sum completes, while the block is in cache: the
-// same loops on the same values, so the same bits, without the pass.
+// same loops on the same values, so the same bits, without the pass. The loops cut the
+// rows elsewhere than the separate step does (at the GEMM's stretches of columns, rows
+// of any length), which no unary loop's bits depend on: the vector functions of package
+// vec give an element the same bits wherever it falls in a call (Exp, Erf and Gelu run
+// their tails through the assembly too; Relu and Arith give Go's bits), and the other
+// loops are Go's, one element at a time (TestUnaryLoopsCutAnywhere).
 
 // fuseMatMulBiasAct replaces the steps of each such trio not taken yet (steps) by the
 // product's (owners), before the elementwise fusion would group the Add and the
@@ -163,12 +168,7 @@ func matMulBiasActStep(mm, act *tensor.Node, im, ia, ig, biasIn int, mem []nodeM
 		return nil
 	}
 	g, ok := oneProduct(mm)
-	// Rows of whole vectors of 16: the activations' assembly takes whole vectors from
-	// where a call starts and leaves the rest to Go code whose roundings may differ (the
-	// polynomials of Erf fuse multiply-adds in assembly), and the GEMM's stretches start
-	// at multiples of 16 columns, so the fused and the separate loops then cut the same
-	// vectors.
-	if !ok || g.k == 0 || g.n%16 != 0 {
+	if !ok || g.k == 0 {
 		return nil
 	}
 	in, sum, bias, out := mem[im].in, mem[ia].out, mem[ia].in[biasIn], mem[ig].out

@@ -24,16 +24,9 @@ type AdamConsts [10]float32
 // architectures, whose cores handle subnormals at full speed, and GML_SIMD=go) does the
 // same operations without flushing, so it gives the same bits unless a subnormal occurs.
 func AdamStep(c *AdamConsts, p, g, m, v []float32) {
-	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
-	if active.adam == nil {
-		adamGo(c, p, g, m, v)
-		return
-	}
-	i := active.adam(c, p, g, m, v)
-	if i == len(p) {
-		return
-	}
-	padTail(i, [][]float32{p, g, m, v}, func(t [][]float32) { active.adam(c, t[0], t[1], t[2], t[3]) })
+	var k call
+	k.op, k.s[0], k.s[1], k.s[2], k.s[3], k.in, k.out, k.adam = opAdam, p, g[:len(p)], m[:len(p)], v[:len(p)], 0xf, 1<<0|1<<2|1<<3, c
+	k.run()
 }
 
 func adamGo(c *AdamConsts, p, g, m, v []float32) {

@@ -23,9 +23,15 @@
 //     has, and Go, against float64 references.
 //   - The assembly computes whole vectors only and stops before a vector holding a lane
 //     it does not handle (NaN, or an exponent argument above the range where eˣ is a
-//     normal float32); the Go code does that vector and the tail, then the assembly
-//     resumes. So the edge cases have exactly the Go code's answers, and the fast path
-//     has no branches per lane. Arguments below that range flush to zero in both.
+//     normal float32). That vector and the tail go through the assembly again, padded
+//     into a vector of their own on the stack (call.go), and where it still refuses, one
+//     element a vector (or, where nothing written is read, the tail goes as the slice's
+//     last whole vector): only the elements it refuses alone get the Go code's answers. So
+//     the edge cases have exactly the Go code's answers, the fast path has no branches
+//     per lane, and an element's result depends on its arguments alone, not on where a
+//     call cuts the slice (a thread's share, a block of a fused loop, a row's tail), at
+//     the cost of a copy of at most a vector per call. Arguments below that range flush
+//     to zero in both.
 //   - The exponential is Cephes's: x = n·ln2 + r with ln2 split in two so n·ln2 is
 //     exact, a degree-6 polynomial for eʳ, and 2ⁿ put into the exponent field; about 1
 //     ulp. The error function is the rational minimax approximation Eigen uses for
@@ -35,14 +41,14 @@
 //     erfc-based erf (1.6e-7) because it vectorises: 4096 values in 5 µs at AVX-512
 //     against 330-460 µs, and 115-160 µs for its own Go code. The assembly uses
 //     fused multiply-adds where the Go code rounds twice, so the levels may differ in the
-//     last bit; each is deterministic.
+//     last bit; each is deterministic, element by element.
 //   - Sums (ExpShiftSum) accumulate in float64 lanes, so a long softmax row loses no
 //     digits to the order of addition.
 //   - The optimizer assembly treats subnormals as zero (MXCSR DAZ and FTZ around its
-//     loop) and takes a slice's tail padded to a whole vector, so no element's result
-//     depends on where a thread's share ends: moments decaying through the subnormal
-//     range cost a microcode assist per operation on Intel cores, an Adam step 10-30
-//     times slower. The Go code does not flush (ARM cores handle subnormals at full
+//     loop) and, through the same padding, takes a slice's tail too, so no element's
+//     result depends on where a thread's share ends: moments decaying through the
+//     subnormal range cost a microcode assist per operation on Intel cores, an Adam step
+//     10-30 times slower. The Go code does not flush (ARM cores handle subnormals at full
 //     speed), so it matches the assembly unless a subnormal occurs; the tests check the
 //     assembly against an exact Go model of DAZ and FTZ (ftz_test.go).
 package vec

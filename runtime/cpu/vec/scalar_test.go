@@ -155,7 +155,7 @@ func TestSlicesAtEveryLevel(t *testing.T) {
 // TestChoose checks that GML_SIMD lowers the level and never raises it.
 func TestChoose(t *testing.T) {
 	best := choose("")
-	if got := choose("go"); got.level != Go || got.exp != nil {
+	if got := choose("go"); got.level != Go || got.max != nil {
 		t.Errorf("GML_SIMD=go chose %v", got.level)
 	}
 	if got := choose("avx512"); got.level != best.level {

@@ -12,37 +12,9 @@ type SGDConsts [3]float32
 // As in AdamStep, the assembly (which takes the tail too, padded) treats subnormal
 // numbers as zero, and the Go code gives the same bits unless a subnormal occurs.
 func SGDStep(c *SGDConsts, nesterov bool, p, g, vel []float32) {
-	g, vel = g[:len(p)], vel[:len(p)]
-	if active.level == Go || !sgdAsmBuilt {
-		sgdGo(c, nesterov, p, g, vel)
-		return
-	}
-	i := sgdAsm(active.level, c, nesterov, p, g, vel)
-	if i == len(p) {
-		return
-	}
-	padTail(i, [][]float32{p, g, vel}, func(t [][]float32) { sgdAsm(active.level, c, nesterov, t[0], t[1], t[2]) })
-}
-
-// padTail runs step on the elements of the slices s from i on (fewer than a vector, the
-// same number in each), copied into vectors padded with zeros, so the assembly treats
-// them as any other vector and an element's result does not depend on where the slices
-// end (a thread's share). It copies the results back into every slice but s[1], the
-// gradient, which an optimizer step only reads.
-func padTail(i int, s [][]float32, step func(t [][]float32)) {
-	var buf [4][16]float32
-	t := make([][]float32, len(s))
-	n := 0
-	for k, x := range s {
-		n = copy(buf[k][:], x[i:])
-		t[k] = buf[k][:]
-	}
-	step(t)
-	for k, x := range s {
-		if k != 1 {
-			copy(x[i:], buf[k][:n])
-		}
-	}
+	var k call
+	k.op, k.s[0], k.s[1], k.s[2], k.in, k.out, k.sgd, k.nesterov = opSGD, p, g[:len(p)], vel[:len(p)], 0x7, 1<<0|1<<2, c, nesterov
+	k.run()
 }
 
 func sgdGo(c *SGDConsts, nesterov bool, p, g, vel []float32) {

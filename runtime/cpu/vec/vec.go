@@ -26,18 +26,13 @@ func (l Level) String() string {
 	return fmt.Sprintf("Level(%d)", uint8(l))
 }
 
-// impl is one level's assembly: each function handles whole vectors of width lanes from
-// the start of x and returns how many elements it did, stopping early before a vector
-// with a lane it leaves to the Go code.
+// impl is one level's assembly (but for the kernels call.asm calls directly): each
+// function handles whole vectors of width lanes from the start of x and returns how many
+// elements it did, stopping early before a vector with a lane it leaves to the Go code.
 type impl struct {
-	level       Level
-	width       int
-	exp         func(d, x []float32) int
-	expShiftSum func(d, x []float32, shift float32) (int, float64)
-	erf         func(d, x []float32) int
-	gelu        func(d, x []float32) int
-	geluGrad    func(c *GeluGradConsts, dx, x, gy []float32) int
-	max         func(x []float32) (n int, m float32, nan bool)
+	level Level
+	width int
+	max   func(x []float32) (n int, m float32, nan bool)
 	// Elementwise loops, AVX2 at both assembly levels (they are bound by memory).
 	arith     func(op int, d, a, b []float32, sa, sb int) int
 	arithRows func(op int, d, a, r []float32, rows int, rfirst bool)
@@ -45,7 +40,6 @@ type impl struct {
 	where32   func(d []uint32, c []byte, a, b []uint32, sa, sb int) int
 	spread    func(d, v []uint32, row int)
 	relu      func(d, x []float32) int
-	adam      func(c *AdamConsts, p, g, m, v []float32) int
 	// Sums (sum.go), AVX2 at both levels.
 	sum     func(x []float32) (int, float64)
 	sumInto func(a []float64, x []float32) int
@@ -77,67 +71,37 @@ func Active() Level { return active.level }
 
 // Exp sets d[i] = eˣ⁽ⁱ⁾ for every i < len(x); d must be at least as long as x.
 func Exp(d, x []float32) {
-	d = d[:len(x)]
-	if active.exp == nil {
-		expGo(d, x)
-		return
-	}
-	for i := 0; i < len(x); {
-		i += active.exp(d[i:], x[i:])
-		end := min(i+active.width, len(x))
-		expGo(d[i:end], x[i:end])
-		i = end
-	}
+	var c call
+	c.op, c.s[0], c.s[1], c.in, c.out = opExp, d[:len(x)], x, 1<<1, 1
+	c.redo = !overlap(c.s[0], x)
+	c.run()
 }
 
 // ExpShiftSum sets d[i] = e^(x[i]-shift) for every i < len(x) and returns the sum of
 // the d[i], accumulated in float64; d must be at least as long as x and may be x.
 func ExpShiftSum(d, x []float32, shift float32) float64 {
-	d = d[:len(x)]
-	if active.expShiftSum == nil {
-		return expShiftSumGo(d, x, shift)
-	}
-	var sum float64
-	for i := 0; i < len(x); {
-		n, s := active.expShiftSum(d[i:], x[i:], shift)
-		i += n
-		end := min(i+active.width, len(x))
-		sum += s + expShiftSumGo(d[i:end], x[i:end], shift)
-		i = end
-	}
-	return sum
+	var c call
+	c.op, c.s[0], c.s[1], c.in, c.out, c.pad, c.shift = opExpShiftSum, d[:len(x)], x, 1<<1, 1, &negInfs, shift
+	c.run()
+	return c.sum
 }
 
 // Erf sets d[i] = erf(x[i]) for every i < len(x); d must be at least as long as x.
 func Erf(d, x []float32) {
-	d = d[:len(x)]
-	if active.erf == nil {
-		erfGo(d, x)
-		return
-	}
-	for i := 0; i < len(x); {
-		i += active.erf(d[i:], x[i:])
-		end := min(i+active.width, len(x))
-		erfGo(d[i:end], x[i:end])
-		i = end
-	}
+	var c call
+	c.op, c.s[0], c.s[1], c.in, c.out = opErf, d[:len(x)], x, 1<<1, 1
+	c.redo = !overlap(c.s[0], x)
+	c.run()
 }
 
 // Gelu sets d[i] = GELU(x[i]) in its erf form, (0.5·x)·(1 + erf(x·(1/√2))), every
 // operation rounded to float32 in that order, so the results are those of Erf and
 // Arith run step by step, bit for bit, in one pass; d must be at least as long as x.
 func Gelu(d, x []float32) {
-	d = d[:len(x)]
-	if active.gelu == nil {
-		geluGo(d, x)
-		return
-	}
-	for i := 0; i < len(x); {
-		i += active.gelu(d[i:], x[i:])
-		end := min(i+active.width, len(x))
-		geluGo(d[i:end], x[i:end])
-		i = end
-	}
+	var c call
+	c.op, c.s[0], c.s[1], c.in, c.out = opGelu, d[:len(x)], x, 1<<1, 1
+	c.redo = !overlap(c.s[0], x)
+	c.run()
 }
 
 // GeluGradConsts are the constants of GeluGrad: for GELU's erf form C1 = 1/√2,
@@ -151,17 +115,10 @@ type GeluGradConsts struct{ C1, Scale, Bias, C2, C3 float32 }
 // finite and nonzero and C2 negative (so no lane's exponential leaves the vector
 // range); dx, x and gy have the same length.
 func GeluGrad(c *GeluGradConsts, dx, x, gy []float32) {
-	dx, gy = dx[:len(x)], gy[:len(x)]
-	if active.geluGrad == nil {
-		geluGradGo(c, dx, x, gy)
-		return
-	}
-	for i := 0; i < len(x); {
-		i += active.geluGrad(c, dx[i:], x[i:], gy[i:])
-		end := min(i+active.width, len(x))
-		geluGradGo(c, dx[i:end], x[i:end], gy[i:end])
-		i = end
-	}
+	var k call
+	k.op, k.s[0], k.s[1], k.s[2], k.in, k.out, k.gelu = opGeluGrad, dx[:len(x)], x, gy[:len(x)], 1<<1|1<<2, 1, c
+	k.redo = !overlap(k.s[0], x) && !overlap(k.s[0], gy)
+	k.run()
 }
 
 // Max returns the largest element of x: -Inf when x is empty, NaN when x holds a NaN.

@@ -82,14 +82,62 @@ func sumEachAVX2(d []float64, x []float32, row int)
 //go:noescape
 func addRowsAVX2(p, x []float32, rows, stride int) int
 
+//go:noescape
+func sgdAVX2(c *SGDConsts, nesterov bool, p, g, vel []float32) int
+
+// asm runs c's assembly at the active level on the slices t and returns how many
+// elements it did: whole vectors from the start, up to one holding a lane it leaves to
+// the Go code. The calls are direct, so the vectors call.padded keeps on the stack stay
+// there (a call through a function value would move them to the heap).
+func (c *call) asm(t *[4][]float32) int {
+	wide := active.level == AVX512
+	switch c.op {
+	case opExp:
+		if wide {
+			return expAVX512(t[0], t[1])
+		}
+		return expAVX2(t[0], t[1])
+	case opExpShiftSum:
+		var n int
+		var s float64
+		if wide {
+			n, s = expShiftSumAVX512(t[0], t[1], c.shift)
+		} else {
+			n, s = expShiftSumAVX2(t[0], t[1], c.shift)
+		}
+		c.sum += s
+		return n
+	case opErf:
+		if wide {
+			return erfAVX512(t[0], t[1])
+		}
+		return erfAVX2(t[0], t[1])
+	case opGelu:
+		if wide {
+			return geluAVX512(t[0], t[1])
+		}
+		return geluAVX2(t[0], t[1])
+	case opGeluGrad:
+		if wide {
+			return geluGradAVX512(c.gelu, t[0], t[1], t[2])
+		}
+		return geluGradAVX2(c.gelu, t[0], t[1], t[2])
+	case opAdam:
+		return adamAVX2(c.adam, t[0], t[1], t[2], t[3]) // AVX2 at both levels: bound by memory
+	case opSGD:
+		return sgdAVX2(c.sgd, c.nesterov, t[0], t[1], t[2])
+	}
+	return 0
+}
+
 // asmImpl returns the assembly of level l when the CPU (and the operating system, which
 // must save the wider registers) runs it.
 func asmImpl(l Level) (impl, bool) {
 	switch {
 	case l == AVX512 && cpu.X86.HasAVX512F:
-		return impl{AVX512, 16, expAVX512, expShiftSumAVX512, erfAVX512, geluAVX512, geluGradAVX512, maxAVX512, binaryAVX2, arithRowsAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2, addRowsAVX2, sumEachAVX2}, true
+		return impl{AVX512, 16, maxAVX512, binaryAVX2, arithRowsAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, sumAVX2, sumIntoAVX2, addRowsAVX2, sumEachAVX2}, true
 	case l == AVX2 && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		return impl{AVX2, 8, expAVX2, expShiftSumAVX2, erfAVX2, geluAVX2, geluGradAVX2, maxAVX2, binaryAVX2, arithRowsAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, adamAVX2, sumAVX2, sumIntoAVX2, addRowsAVX2, sumEachAVX2}, true
+		return impl{AVX2, 8, maxAVX2, binaryAVX2, arithRowsAVX2, compareAVX2, where32AVX2, spreadAVX2, reluAVX2, sumAVX2, sumIntoAVX2, addRowsAVX2, sumEachAVX2}, true
 	}
 	return impl{}, false
 }
