@@ -428,3 +428,642 @@ overwrite:
 	VZEROUPPER
 	RET
 
+
+// ---- experimental 14-row variants (kern) ----
+
+// STEP14 is one step of kernelAVX512x14: rows of A from four bases, SI (rows 0, 1, 2, 4,
+// 8), R13 = SI+3·rsA (rows 3, 5, 7, 11), AX = SI+5·rsA (rows 6, 9, 13) and BX = SI+10·rsA
+// (rows 10, 12), indexed by rsA scaled by 1, 2, 4 or 8.
+#define STEP14 \
+	VMOVUPS (DI), Z0 \
+	VMOVUPS (R11), Z1 \
+	ROW2((SI), Z2, Z4, Z5) \
+	ROW2((SI)(R12*1), Z3, Z6, Z7) \
+	ROW2((SI)(R12*2), Z2, Z8, Z9) \
+	ROW2((R13), Z3, Z10, Z11) \
+	ROW2((SI)(R12*4), Z2, Z12, Z13) \
+	ROW2((R13)(R12*2), Z3, Z14, Z15) \
+	ROW2((AX)(R12*1), Z2, Z16, Z17) \
+	ROW2((R13)(R12*4), Z3, Z18, Z19) \
+	ROW2((SI)(R12*8), Z2, Z20, Z21) \
+	ROW2((AX)(R12*4), Z3, Z22, Z23) \
+	ROW2((BX), Z2, Z24, Z25) \
+	ROW2((R13)(R12*8), Z3, Z26, Z27) \
+	ROW2((BX)(R12*2), Z2, Z28, Z29) \
+	ROW2((AX)(R12*8), Z3, Z30, Z31) \
+	PREFETCHT0 (DI)(R15*1) \
+	PREFETCHT0 (R11)(R15*1) \
+	ADDQ R9, SI \
+	ADDQ R9, R13 \
+	ADDQ R9, AX \
+	ADDQ R9, BX \
+	ADDQ R10, DI \
+	ADDQ R10, R11
+
+// STEP14P is one step of kernelAVX512x14P: A packed (row i at 4i bytes, 56 bytes a step),
+// B packed (rows 64 bytes apart, the second panel R11 bytes after the first).
+#define STEP14P \
+	VMOVUPS (DI), Z0 \
+	VMOVUPS (DI)(R11*1), Z1 \
+	ROW2(0(SI), Z2, Z4, Z5) \
+	ROW2(4(SI), Z3, Z6, Z7) \
+	ROW2(8(SI), Z2, Z8, Z9) \
+	ROW2(12(SI), Z3, Z10, Z11) \
+	ROW2(16(SI), Z2, Z12, Z13) \
+	ROW2(20(SI), Z3, Z14, Z15) \
+	ROW2(24(SI), Z2, Z16, Z17) \
+	ROW2(28(SI), Z3, Z18, Z19) \
+	ROW2(32(SI), Z2, Z20, Z21) \
+	ROW2(36(SI), Z3, Z22, Z23) \
+	ROW2(40(SI), Z2, Z24, Z25) \
+	ROW2(44(SI), Z3, Z26, Z27) \
+	ROW2(48(SI), Z2, Z28, Z29) \
+	ROW2(52(SI), Z3, Z30, Z31) \
+	PREFETCHT0 1024(DI) \
+	PREFETCHT0 1024(DI)(R11*1) \
+	ADDQ $56, SI \
+	ADDQ $64, DI
+
+// STEP14P32 is STEP14P prefetching 32 rows ahead: A packed (row i at 4i bytes, 56 bytes a step),
+// B packed (rows 64 bytes apart, the second panel R11 bytes after the first).
+#define STEP14P32 \
+	VMOVUPS (DI), Z0 \
+	VMOVUPS (DI)(R11*1), Z1 \
+	ROW2(0(SI), Z2, Z4, Z5) \
+	ROW2(4(SI), Z3, Z6, Z7) \
+	ROW2(8(SI), Z2, Z8, Z9) \
+	ROW2(12(SI), Z3, Z10, Z11) \
+	ROW2(16(SI), Z2, Z12, Z13) \
+	ROW2(20(SI), Z3, Z14, Z15) \
+	ROW2(24(SI), Z2, Z16, Z17) \
+	ROW2(28(SI), Z3, Z18, Z19) \
+	ROW2(32(SI), Z2, Z20, Z21) \
+	ROW2(36(SI), Z3, Z22, Z23) \
+	ROW2(40(SI), Z2, Z24, Z25) \
+	ROW2(44(SI), Z3, Z26, Z27) \
+	ROW2(48(SI), Z2, Z28, Z29) \
+	ROW2(52(SI), Z3, Z30, Z31) \
+	PREFETCHT0 2048(DI) \
+	PREFETCHT0 2048(DI)(R11*1) \
+	ADDQ $56, SI \
+	ADDQ $64, DI
+
+#define ZERO14 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z27, Z27, Z27 \
+	VPXORD Z28, Z28, Z28 \
+	VPXORD Z29, Z29, Z29 \
+	VPXORD Z30, Z30, Z30 \
+	VPXORD Z31, Z31, Z31
+
+// ADD2 and SET2 write alpha (Z0) times the accumulators c0 and c1 into the row of C at
+// DX, added to it or over it, and move DX to the next row.
+#define ADD2(c0, c1) \
+	VFMADD213PS 0(DX), Z0, c0 \
+	VMOVUPS c0, 0(DX) \
+	VFMADD213PS 64(DX), Z0, c1 \
+	VMOVUPS c1, 64(DX) \
+	ADDQ R8, DX
+
+#define SET2(c0, c1) \
+	VMULPS Z0, c0, c0 \
+	VMOVUPS c0, 0(DX) \
+	VMULPS Z0, c1, c1 \
+	VMOVUPS c1, 64(DX) \
+	ADDQ R8, DX
+
+// STORE14 writes the 14×32 tile into C: alpha times it, added when add is set.
+#define ADD1(c0) \
+	VFMADD213PS 0(DX), Z0, c0 \
+	VMOVUPS c0, 0(DX) \
+	ADDQ R8, DX
+
+#define SET1(c0) \
+	VMULPS Z0, c0, c0 \
+	VMOVUPS c0, 0(DX) \
+	ADDQ R8, DX
+
+#define STORE14 \
+	VBROADCASTSS alpha+120(FP), Z0 \
+	MOVQ c_base+88(FP), DX \
+	CMPB add+124(FP), $0 \
+	JEQ overwrite \
+	ADD2(Z4, Z5) \
+	ADD2(Z6, Z7) \
+	ADD2(Z8, Z9) \
+	ADD2(Z10, Z11) \
+	ADD2(Z12, Z13) \
+	ADD2(Z14, Z15) \
+	ADD2(Z16, Z17) \
+	ADD2(Z18, Z19) \
+	ADD2(Z20, Z21) \
+	ADD2(Z22, Z23) \
+	ADD2(Z24, Z25) \
+	ADD2(Z26, Z27) \
+	ADD2(Z28, Z29) \
+	ADD2(Z30, Z31) \
+	VZEROUPPER \
+	RET \
+overwrite: \
+	SET2(Z4, Z5) \
+	SET2(Z6, Z7) \
+	SET2(Z8, Z9) \
+	SET2(Z10, Z11) \
+	SET2(Z12, Z13) \
+	SET2(Z14, Z15) \
+	SET2(Z16, Z17) \
+	SET2(Z18, Z19) \
+	SET2(Z20, Z21) \
+	SET2(Z22, Z23) \
+	SET2(Z24, Z25) \
+	SET2(Z26, Z27) \
+	SET2(Z28, Z29) \
+	SET2(Z30, Z31) \
+	VZEROUPPER \
+	RET
+
+// func kernelAVX512x14(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
+TEXT ·kernelAVX512x14(SB), NOSPLIT, $0-125
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ rsA+32(FP), R12
+	SHLQ $2, R12
+	MOVQ csA+40(FP), R9
+	SHLQ $2, R9
+	MOVQ b_base+48(FP), DI
+	MOVQ rsB+72(FP), R10
+	SHLQ $2, R10
+	MOVQ offB+80(FP), R11
+	MOVQ R10, R15
+	SHLQ $4, R15
+	LEAQ (DI)(R11*4), R11
+	MOVQ c_base+88(FP), DX
+	MOVQ ldc+112(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R12*2), R13
+	ADDQ R12, R13
+	LEAQ (R13)(R12*2), AX
+	LEAQ (AX)(R12*4), BX
+	ADDQ R12, BX
+	ZERO14
+	MOVQ $48, R14
+	CMPQ CX, R14
+	CMOVQLT CX, R14
+	SUBQ R14, CX
+	JZ tail
+	PCALIGN $64
+loop:
+	STEP14
+	DECQ CX
+	JNZ loop
+tail:
+	MOVQ R14, CX
+	MOVQ $14, R14
+	CMPQ CX, R14
+	CMOVQLT CX, R14
+	SUBQ R14, CX
+	TESTQ R14, R14
+	JZ rest
+prefetchC:
+	STEP14
+	PREFETCHT0 (DX)
+	PREFETCHT0 124(DX)
+	ADDQ R8, DX
+	DECQ R14
+	JNZ prefetchC
+rest:
+	TESTQ CX, CX
+	JZ store
+restLoop:
+	STEP14
+	DECQ CX
+	JNZ restLoop
+store:
+	STORE14
+
+// func kernelAVX512x14P(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
+TEXT ·kernelAVX512x14P(SB), NOSPLIT, $0-125
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ b_base+48(FP), DI
+	MOVQ offB+80(FP), R11
+	SHLQ $2, R11
+	MOVQ c_base+88(FP), DX
+	MOVQ ldc+112(FP), R8
+	SHLQ $2, R8
+	ZERO14
+	MOVQ $48, R14
+	CMPQ CX, R14
+	CMOVQLT CX, R14
+	SUBQ R14, CX
+	JZ tail
+	PCALIGN $64
+loop:
+	STEP14P
+	DECQ CX
+	JNZ loop
+tail:
+	MOVQ R14, CX
+	MOVQ $14, R14
+	CMPQ CX, R14
+	CMOVQLT CX, R14
+	SUBQ R14, CX
+	TESTQ R14, R14
+	JZ rest
+prefetchC:
+	STEP14P
+	PREFETCHT0 (DX)
+	PREFETCHT0 124(DX)
+	ADDQ R8, DX
+	DECQ R14
+	JNZ prefetchC
+rest:
+	TESTQ CX, CX
+	JZ store
+restLoop:
+	STEP14P
+	DECQ CX
+	JNZ restLoop
+store:
+	STORE14
+
+// func kernelAVX512x14Narrow(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
+TEXT ·kernelAVX512x14Narrow(SB), NOSPLIT, $0-125
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ rsA+32(FP), R12
+	SHLQ $2, R12
+	MOVQ csA+40(FP), R9
+	SHLQ $2, R9
+	MOVQ b_base+48(FP), DI
+	MOVQ rsB+72(FP), R10
+	SHLQ $2, R10
+	MOVQ c_base+88(FP), DX
+	MOVQ ldc+112(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R12*2), R13
+	ADDQ R12, R13
+	LEAQ (R13)(R12*2), AX
+	LEAQ (AX)(R12*4), BX
+	ADDQ R12, BX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z6, Z6, Z6
+	VPXORD Z8, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPXORD Z12, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z18, Z18, Z18
+	VPXORD Z20, Z20, Z20
+	VPXORD Z22, Z22, Z22
+	VPXORD Z24, Z24, Z24
+	VPXORD Z26, Z26, Z26
+	VPXORD Z28, Z28, Z28
+	VPXORD Z30, Z30, Z30
+	TESTQ CX, CX
+	JZ store
+loop:
+	VMOVUPS (DI), Z0
+	VFMADD231PS.BCST (SI), Z0, Z4
+	VFMADD231PS.BCST (SI)(R12*1), Z0, Z6
+	VFMADD231PS.BCST (SI)(R12*2), Z0, Z8
+	VFMADD231PS.BCST (R13), Z0, Z10
+	VFMADD231PS.BCST (SI)(R12*4), Z0, Z12
+	VFMADD231PS.BCST (R13)(R12*2), Z0, Z14
+	VFMADD231PS.BCST (AX)(R12*1), Z0, Z16
+	VFMADD231PS.BCST (R13)(R12*4), Z0, Z18
+	VFMADD231PS.BCST (SI)(R12*8), Z0, Z20
+	VFMADD231PS.BCST (AX)(R12*4), Z0, Z22
+	VFMADD231PS.BCST (BX), Z0, Z24
+	VFMADD231PS.BCST (R13)(R12*8), Z0, Z26
+	VFMADD231PS.BCST (BX)(R12*2), Z0, Z28
+	VFMADD231PS.BCST (AX)(R12*8), Z0, Z30
+	ADDQ R9, SI
+	ADDQ R9, R13
+	ADDQ R9, AX
+	ADDQ R9, BX
+	ADDQ R10, DI
+	DECQ CX
+	JNZ loop
+store:
+	VBROADCASTSS alpha+120(FP), Z0
+	MOVQ c_base+88(FP), DX
+	CMPB add+124(FP), $0
+	JEQ overwrite
+	ADD1(Z4)
+	ADD1(Z6)
+	ADD1(Z8)
+	ADD1(Z10)
+	ADD1(Z12)
+	ADD1(Z14)
+	ADD1(Z16)
+	ADD1(Z18)
+	ADD1(Z20)
+	ADD1(Z22)
+	ADD1(Z24)
+	ADD1(Z26)
+	ADD1(Z28)
+	ADD1(Z30)
+	VZEROUPPER
+	RET
+overwrite:
+	SET1(Z4)
+	SET1(Z6)
+	SET1(Z8)
+	SET1(Z10)
+	SET1(Z12)
+	SET1(Z14)
+	SET1(Z16)
+	SET1(Z18)
+	SET1(Z20)
+	SET1(Z22)
+	SET1(Z24)
+	SET1(Z26)
+	SET1(Z28)
+	SET1(Z30)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512A(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int)
+TEXT ·kernelAVX512A(SB), NOSPLIT, $0-125
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ rsA+32(FP), R12
+	SHLQ $2, R12
+	MOVQ csA+40(FP), R9
+	SHLQ $2, R9
+	MOVQ b_base+48(FP), DI
+	MOVQ rsB+72(FP), R10
+	SHLQ $2, R10
+	MOVQ offB+80(FP), R11
+	MOVQ R10, R15
+	SHLQ $4, R15 // 16 rows of B, in bytes
+	LEAQ (DI)(R11*4), R11
+	MOVQ c_base+88(FP), DX
+	MOVQ ldc+112(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R12*2), R13
+	ADDQ R12, R13
+	LEAQ (R13)(R12*2), AX
+	ADDQ R12, AX
+	LEAQ (AX)(R12*2), BX
+	ADDQ R12, BX
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	// C is prefetched while the last tailSteps steps run, not at the start: its rows lie
+	// ldc apart, often a multiple of 4 KiB (the 12 rows in one set of L1), where the A
+	// and B lines of a long sum evict what a prefetch at the start brought in.
+	MOVQ $48, R14 // tailSteps
+	CMPQ CX, R14
+	CMOVQLT CX, R14
+	SUBQ R14, CX
+	JZ tail
+	PCALIGN $64
+loop:
+	STEP512
+	DECQ CX
+	JNZ loop
+tail:
+	// R14 steps remain: prefetch a row of C in each of the first (up to) 12.
+	MOVQ R14, CX
+	MOVQ $12, R14
+	CMPQ CX, R14
+	CMOVQLT CX, R14
+	SUBQ R14, CX
+	TESTQ R14, R14
+	JZ rest
+prefetchC:
+	STEP512
+	PREFETCHT0 (DX)
+	PREFETCHT0 124(DX)
+	ADDQ R8, DX
+	DECQ R14
+	JNZ prefetchC
+rest:
+	TESTQ CX, CX
+	JZ store
+restLoop:
+	STEP512
+	DECQ CX
+	JNZ restLoop
+store:
+	// C = alpha·acc, added to C when add is set, else written over it.
+	VBROADCASTSS alpha+120(FP), Z0
+	MOVQ c_base+88(FP), DX
+	CMPB add+124(FP), $0
+	JEQ overwrite
+	VFMADD213PS 0(DX), Z0, Z8
+	VMOVUPS Z8, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z9
+	VMOVUPS Z9, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z10
+	VMOVUPS Z10, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z11
+	VMOVUPS Z11, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z12
+	VMOVUPS Z12, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z13
+	VMOVUPS Z13, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z14
+	VMOVUPS Z14, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z15
+	VMOVUPS Z15, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z16
+	VMOVUPS Z16, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z17
+	VMOVUPS Z17, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z18
+	VMOVUPS Z18, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z19
+	VMOVUPS Z19, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z20
+	VMOVUPS Z20, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z21
+	VMOVUPS Z21, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z22
+	VMOVUPS Z22, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z23
+	VMOVUPS Z23, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z24
+	VMOVUPS Z24, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z25
+	VMOVUPS Z25, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z26
+	VMOVUPS Z26, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z27
+	VMOVUPS Z27, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z28
+	VMOVUPS Z28, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z29
+	VMOVUPS Z29, 64(DX)
+	ADDQ R8, DX
+	VFMADD213PS 0(DX), Z0, Z30
+	VMOVUPS Z30, 0(DX)
+	VFMADD213PS 64(DX), Z0, Z31
+	VMOVUPS Z31, 64(DX)
+	VZEROUPPER
+	RET
+overwrite:
+	VMULPS Z0, Z8, Z8
+	VMOVUPS Z8, 0(DX)
+	VMULPS Z0, Z9, Z9
+	VMOVUPS Z9, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z10, Z10
+	VMOVUPS Z10, 0(DX)
+	VMULPS Z0, Z11, Z11
+	VMOVUPS Z11, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z12, Z12
+	VMOVUPS Z12, 0(DX)
+	VMULPS Z0, Z13, Z13
+	VMOVUPS Z13, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z14, Z14
+	VMOVUPS Z14, 0(DX)
+	VMULPS Z0, Z15, Z15
+	VMOVUPS Z15, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z16, Z16
+	VMOVUPS Z16, 0(DX)
+	VMULPS Z0, Z17, Z17
+	VMOVUPS Z17, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z18, Z18
+	VMOVUPS Z18, 0(DX)
+	VMULPS Z0, Z19, Z19
+	VMOVUPS Z19, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z20, Z20
+	VMOVUPS Z20, 0(DX)
+	VMULPS Z0, Z21, Z21
+	VMOVUPS Z21, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z22, Z22
+	VMOVUPS Z22, 0(DX)
+	VMULPS Z0, Z23, Z23
+	VMOVUPS Z23, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z24, Z24
+	VMOVUPS Z24, 0(DX)
+	VMULPS Z0, Z25, Z25
+	VMOVUPS Z25, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z26, Z26
+	VMOVUPS Z26, 0(DX)
+	VMULPS Z0, Z27, Z27
+	VMOVUPS Z27, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z28, Z28
+	VMOVUPS Z28, 0(DX)
+	VMULPS Z0, Z29, Z29
+	VMOVUPS Z29, 64(DX)
+	ADDQ R8, DX
+	VMULPS Z0, Z30, Z30
+	VMOVUPS Z30, 0(DX)
+	VMULPS Z0, Z31, Z31
+	VMOVUPS Z31, 64(DX)
+	VZEROUPPER
+	RET
+
+
+// func kernelAVX512x14P32(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
+TEXT ·kernelAVX512x14P32(SB), NOSPLIT, $0-125
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ b_base+48(FP), DI
+	MOVQ offB+80(FP), R11
+	SHLQ $2, R11
+	MOVQ c_base+88(FP), DX
+	MOVQ ldc+112(FP), R8
+	SHLQ $2, R8
+	ZERO14
+	MOVQ $48, R14
+	CMPQ CX, R14
+	CMOVQLT CX, R14
+	SUBQ R14, CX
+	JZ tail
+	PCALIGN $64
+loop:
+	STEP14P32
+	DECQ CX
+	JNZ loop
+tail:
+	MOVQ R14, CX
+	MOVQ $14, R14
+	CMPQ CX, R14
+	CMOVQLT CX, R14
+	SUBQ R14, CX
+	TESTQ R14, R14
+	JZ rest
+prefetchC:
+	STEP14P32
+	PREFETCHT0 (DX)
+	PREFETCHT0 124(DX)
+	ADDQ R8, DX
+	DECQ R14
+	JNZ prefetchC
+rest:
+	TESTQ CX, CX
+	JZ store
+restLoop:
+	STEP14P32
+	DECQ CX
+	JNZ restLoop
+store:
+	STORE14
+
