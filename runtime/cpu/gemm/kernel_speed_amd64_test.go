@@ -5,11 +5,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gml-dev/gml/runtime/cpu/internal/hugepage"
 	"github.com/gml-dev/gml/runtime/cpu/parallel"
@@ -85,13 +89,39 @@ func speedVariants(t *testing.T) []speedVariant {
 	if want == "" {
 		return all
 	}
+	// A variant is a kernel's name, optionally followed by tuning changes:
+	// "k14p:kc=192,sweep=256".
 	var vs []speedVariant
-	for _, name := range strings.Split(want, ",") {
-		for _, v := range all {
-			if v.name == name {
-				vs = append(vs, v)
+	for _, spec := range strings.Split(want, ";") {
+		name, changes, _ := strings.Cut(spec, ":")
+		i := slices.IndexFunc(all, func(v speedVariant) bool { return v.name == name })
+		if i < 0 {
+			t.Fatalf("unknown variant %q", name)
+		}
+		k := *all[i].kern
+		for _, kv := range strings.Split(changes, ",") {
+			if kv == "" {
+				continue
+			}
+			key, val, _ := strings.Cut(kv, "=")
+			x, err := strconv.Atoi(val)
+			if err != nil {
+				t.Fatalf("variant %q: %v", spec, err)
+			}
+			switch key {
+			case "mc":
+				k.mc = x
+			case "kc":
+				k.kc = x
+			case "nc":
+				k.nc = x
+			case "sweep":
+				k.sweep = x
+			default:
+				t.Fatalf("variant %q: unknown key %q", spec, key)
 			}
 		}
+		vs = append(vs, speedVariant{spec, &k})
 	}
 	return vs
 }
@@ -275,6 +305,111 @@ func TestKernelVariantsSameBits(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestKernelPair (GML_GEMM_SPEED=1, Linux) runs main's avx512 kernel on goroutines
+// pinned to CPUs 0 and 1 (their threads' affinity), alone on each and on both at once,
+// without the driver: the kernel alone in L1 (k = 128) and the macro-kernel over one
+// block (A in L1, B streamed from L2). If the two CPUs share a core (SMT siblings: one L1,
+// one L2, two FMA units), each runs at about half its speed alone when both run.
+func TestKernelPair(t *testing.T) {
+	if os.Getenv("GML_GEMM_SPEED") == "" {
+		t.Skip("GML_GEMM_SPEED not set")
+	}
+	kern := asmKernel(shapeAVX512)
+	if kern == nil {
+		t.Skip("no avx512 assembly on this CPU")
+	}
+	rounds, _ := strconv.Atoi(os.Getenv("GML_GEMM_SPEED_ROUNDS"))
+	if rounds <= 0 {
+		rounds = 3
+	}
+	type work struct {
+		name  string
+		flops float64
+		run   func()
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	newWork := func() []work {
+		const kb = 128
+		a, b := randFloats(r, 12*kb), randFloats(r, 2*nr*kb)
+		c := make([]float32, 12*32)
+		const reps = 40000
+		const mb, kc, nb, ldc = 384, 256, 3072, 4096
+		ma, mbuf := randFloats(r, mb*kc), randFloats(r, nb*kc)
+		mc := make([]float32, mb*ldc)
+		ab := aBlock{data: ma, strip: 12 * kc, rs: 1, cs: 12}
+		bb := bBlock{data: mbuf, panel: nr * kc, rs: nr, inPlace: nb}
+		var ws workspace
+		return []work{
+			{"L1 k=128", 2 * 12 * 32 * kb * reps, func() {
+				for range reps {
+					kern.full(kb, a, 1, 12, b, nr, nr*kb, c, 32, 1, true)
+				}
+			}},
+			{"macro 384x3072x256", 4 * 2 * mb * nb * kc, func() {
+				for range 4 {
+					macroKernel(kern, ab, bb, &ws.tile, mb, nb, kc, mc, ldc, 1, true, nil, nil)
+				}
+			}},
+		}
+	}
+	works := [2][]work{newWork(), newWork()}
+	// run runs case ci on the given CPUs at once and returns GFLOP/s and FMAs a cycle
+	// (at the clock measured alone on that CPU) per CPU.
+	run := func(ci int, cpus []int) (gf, fpc [2]float64) {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for _, cpu := range cpus {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				var set unix.CPUSet
+				set.Set(cpu)
+				if err := unix.SchedSetaffinity(0, &set); err != nil {
+					t.Error(err)
+					return
+				}
+				ghz := clockGHz()
+				w := works[cpu][ci]
+				w.run() // warm
+				<-start
+				t0 := time.Now()
+				w.run()
+				gf[cpu] = w.flops / time.Since(t0).Seconds() / 1e9
+				fpc[cpu] = gf[cpu] / 32 / ghz
+			}()
+		}
+		time.Sleep(20 * time.Millisecond)
+		close(start)
+		wg.Wait()
+		return gf, fpc
+	}
+	fmt.Printf("pinned pair, %d rounds (cpu0 alone, cpu1 alone, both; reversed on odd rounds): GFLOP/s and FMA/cycle per CPU\n", rounds)
+	for ci := range works[0] {
+		phases := [][]int{{0}, {1}, {0, 1}}
+		for round := range rounds {
+			var line strings.Builder
+			fmt.Fprintf(&line, "%-20s r%d", works[0][ci].name, round)
+			res := make([]string, len(phases))
+			for o := range phases {
+				pi := o
+				if round%2 == 1 {
+					pi = len(phases) - 1 - o
+				}
+				gf, fpc := run(ci, phases[pi])
+				var s strings.Builder
+				for _, cpu := range phases[pi] {
+					fmt.Fprintf(&s, " cpu%d %.0f %.2f/c", cpu, gf[cpu], fpc[cpu])
+				}
+				res[pi] = s.String()
+			}
+			fmt.Fprintf(&line, " | alone:%s |%s | both:%s", res[0], res[1], res[2])
+			fmt.Println(line.String())
 		}
 	}
 }
