@@ -10,8 +10,8 @@ import (
 // and its number of panels per call depend on its shape (kernel.go).
 const nr = 16
 
-// maxTile is the most floats of a micro-kernel's tile (avx512's 14×32).
-const maxTile = 14 * 32
+// maxTile is the most floats of a micro-kernel's tile (avx512's 12×32).
+const maxTile = 12 * 32
 
 // tuning is what a kernel shape sets for the CPUs that run it: the cache blocking (the
 // packed mc×kc A block in L2, the kc×nc B panel in L3; mc is a multiple of the shape's

@@ -96,18 +96,3 @@ func asmKernel(name string) *kernel {
 	k.mr, k.strips, k.tuning = shapeOf(name)
 	return k
 }
-
-//go:noescape
-func kernelAVX512x14(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
-
-//go:noescape
-func kernelAVX512x14P(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
-
-//go:noescape
-func kernelAVX512x14Narrow(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
-
-//go:noescape
-func kernelAVX512A(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
-
-//go:noescape
-func kernelAVX512x14P32(k int, a []float32, rsA, csA int, b []float32, rsB, offB int, c []float32, ldc int, alpha float32, add bool)
