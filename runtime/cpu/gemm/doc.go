@@ -178,6 +178,29 @@
 //     every variant). Dropped in the same runs: kc = 384 with a sweep of 256 or 512 (with
 //     a sweep of 256 0.97-1.14 of kc = 256's sweep of 512 per form, and with the prefetch
 //     0.91-1.01 of it), a sweep of 1024 (as 512), and the prefetch 8 rows ahead (as 16).
+//   - Micro-kernel speed (kernel_speed_linux_test.go, run with GML_GEMM_SPEED=1: the
+//     kernel alone in L1, the macro-kernel over one block, the mlp4096 step's three
+//     products through the driver, kernels and tunings interleaved, with the core clock
+//     from a chain of dependent adds and 512-bit FMAs per cycle; and the kernel pinned to
+//     CPU 0, CPU 1 and both at once). On the H200 host's Xeon, on one thread, the avx512
+//     kernel ran the step's three products at 148-151 GFLOP/s in one process, 1.68-1.76
+//     FMAs a cycle at 2.57 GHz (88% of the peak of 2, as fast as MKL's 127-157 in the
+//     day's other runs), and at 88-137 in a later one, where torch.mm ran at 132-146 in
+//     the same round (tb and plain 0.67 of it, ta 1.04); the macro-kernel alone at
+//     1.6-1.9 a cycle. Pinned to CPUs 0 and 1 at once, each ran as fast as alone (the 16
+//     vCPUs are cores of their own, not SMT siblings), but CPU 1 at 1.3-1.5 a cycle
+//     against CPU 0's 1.6-1.9, alone or not, in all five rounds. At 2 threads the
+//     products ran at 193-220 GFLOP/s (1.2-1.4 a cycle per worker) against torch.mm's
+//     215-291 in the same rounds (tb 0.73-0.83 of it, plain 0.89-0.92, ta 0.88-0.95): the
+//     gap there lies beside the kernel's own speed. Tried on the kernel there and dropped (medians of per-round ratios to the 12×32 kernel, 2 threads, 8 rounds then
+//     two processes of 2): PCALIGN $64 on the loop (0.99-1.03); a 14×32 tile (28
+//     accumulators, one broadcast register, 14% less B traffic per FMA, mc = 378; the
+//     same sums, so the same bits) with general strides (tb 0.97-1.04, plain 1.00-1.04,
+//     ta 0.95-1.14; one thread 0.99-1.02), with a loop for packed operands addressed by
+//     displacements (tb 0.97, plain 1.01, ta 1.12; one thread 0.93-1.03) and that loop
+//     prefetching B 32 rows ahead (tb 0.98-1.06, plain 1.00-1.03, ta 1.02-1.20; one
+//     thread 1.02-1.06 in six single pairs), where the mlp4096 step took 1812 ms against
+//     main's 1727 (one pair at 2 threads).
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row
