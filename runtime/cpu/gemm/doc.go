@@ -178,7 +178,8 @@
 //     every variant). Dropped in the same runs: kc = 384 with a sweep of 256 or 512 (with
 //     a sweep of 256 0.97-1.14 of kc = 256's sweep of 512 per form, and with the prefetch
 //     0.91-1.01 of it), a sweep of 1024 (as 512), and the prefetch 8 rows ahead (as 16).
-//   - Micro-kernel speed (kernel_speed_linux_test.go, run with GML_GEMM_SPEED=1: the
+//   - Micro-kernel speed (measured with a timing harness that asserts nothing, so not
+//     kept: kernel_speed_linux_test.go of commit d8ecc1a, run with GML_GEMM_SPEED=1: the
 //     kernel alone in L1, the macro-kernel over one block, the mlp4096 step's three
 //     products through the driver, kernels and tunings interleaved, with the core clock
 //     from a chain of dependent adds and 512-bit FMAs per cycle; and the kernel pinned to
@@ -192,7 +193,8 @@
 //     against CPU 0's 1.6-1.9, alone or not, in all five rounds. At 2 threads the
 //     products ran at 193-220 GFLOP/s (1.2-1.4 a cycle per worker) against torch.mm's
 //     215-291 in the same rounds (tb 0.73-0.83 of it, plain 0.89-0.92, ta 0.88-0.95): the
-//     gap there lies beside the kernel's own speed. Tried on the kernel there and dropped (medians of per-round ratios to the 12×32 kernel, 2 threads, 8 rounds then
+//     gap there lies beside the kernel's own speed. Tried on the kernel there and
+//     dropped (medians of per-round ratios to the 12×32 kernel, 2 threads, 8 rounds then
 //     two processes of 2): PCALIGN $64 on the loop (0.99-1.03); a 14×32 tile (28
 //     accumulators, one broadcast register, 14% less B traffic per FMA, mc = 378; the
 //     same sums, so the same bits) with general strides (tb 0.97-1.04, plain 1.00-1.04,
