@@ -433,9 +433,8 @@ func (f *ewFuser) build(g *ewGroup, steps map[*tensor.Node]func() error) func() 
 }
 
 // blockRows is the number of rows of a block: about fuseBlock elements, in whole
-// vectors of 16 where rows allow, so the vector functions of package vec (which leave
-// a tail to Go code that may round differently) see the same vectors whatever the
-// number of threads.
+// vectors of 16 where rows allow, so that package vec's functions run whole vectors
+// and pad a tail only at the end of the tensor (the bits are the same either way).
 func blockRows(row int) int {
 	unit := vecUnit / gcd(row, vecUnit)
 	if r := fuseBlock / row; r > unit {

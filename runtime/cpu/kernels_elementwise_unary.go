@@ -174,9 +174,9 @@ func sign(v float64) float64 {
 func softplus(v float64) float64 { return max(v, 0) + math.Log1p(math.Exp(-math.Abs(v))) }
 
 // unaryFactory prepares an F32 unary op, split across goroutines when large. The split
-// falls on whole vectors of 16 (vecUnit), so the vector functions of package vec, whose
-// Go tails may round differently, see the same vectors at every thread count and in
-// fused groups (fuse_elementwise.go): the results do not depend on the threads.
+// falls on whole vectors of 16 (vecUnit), so only the last share has a tail for package
+// vec's functions to pad. The results do not depend on where it falls: those functions
+// give an element the same bits wherever a call cuts the slice.
 func unaryFactory(n *tensor.Node, out []byte, in [][]byte) (func() error, error) {
 	loop := f32UnaryOps[n.Op()](n.Attr())
 	d, x := f32s(out), f32s(in[0])
