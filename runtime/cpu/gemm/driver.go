@@ -304,7 +304,17 @@ func scale(m, n int, beta float32, c []float32, ldc int) {
 // as strips of mr rows; within a strip the mr values of one column are adjacent. Rows
 // past mb in the last strip are zero.
 func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int) {
-	for s := 0; s < mb; s += mr {
+	done := 0
+	if a.trans && copyStrips != nil && mr >= 4 && mr <= 16 && kb > 0 {
+		for full := mb / mr * mr; done < full; {
+			end := min(done+packAChunk*mr, full)
+			// The assembly trusts its bounds: check the last element it reads and writes.
+			_, _ = a.data[(p0+kb-1)*a.ld+i0+end-1], dst[end*kb-1]
+			copyStrips(dst[done*kb:], kb, a.data[p0*a.ld+i0+done:], a.ld, kb, mr, (end-done)/mr)
+			done = end
+		}
+	}
+	for s := done; s < mb; s += mr {
 		rows := min(mr, mb-s)
 		d := dst[s*kb : (s+mr)*kb]
 		if a.trans {
@@ -380,6 +390,16 @@ const packBChunk = 8 * nr
 // rows it will copy next: each lies on a page of its own, where the hardware prefetchers
 // do not reach. nil where the CPU has none; tests set it to nil to cover the Go loop.
 var copyPanels = nativeCopyPanels()
+
+// copyStrips is the assembly copy of rows of a transposed A into its strips, which
+// prefetches as copyPanels does (copyPanels is its width of 16): dst[t·width·kb +
+// p·width + i] = src[p·ld + t·width + i] for p < rows, t < strips, i < width, 4 <= width
+// <= 16. nil where the CPU has none; tests set it to nil to cover the Go loop.
+var copyStrips = nativeCopyStrips()
+
+// packAChunk is how many strips of a transposed A packA copies at a time, row after row
+// of the block.
+var packAChunk = 4
 
 // PackB packs rows [p0, p0+kb) and columns [j0, j0+nb) of op(b) as BPacker describes.
 func (b matrix) PackB(dst []float32, p0, kb, j0, nb int) {

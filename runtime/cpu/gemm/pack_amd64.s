@@ -50,39 +50,91 @@ done:
 
 // func copyPanelsAVX2(dst []float32, kb int, src []float32, ld, rows, panels int)
 // dst[t·16·kb + p·16 + j] = src[p·ld + t·16 + j] for p < rows, t < panels and j < 16:
-// rows of a B as stored into `panels` adjacent packed panels (packBChunk), prefetching the
-// same columns copyAhead rows on (past the last row too: a prefetch never faults, so one
-// loop serves every row). Consecutive rows lie ld floats apart (16 KiB for a 4096-wide
-// B, on another page each), so the hardware prefetchers, which stay within a page, do
-// not fetch them ahead.
+// rows of a B as stored into `panels` adjacent packed panels (packBChunk). It is
+// copyStripsAVX2 with width 16.
 TEXT ·copyPanelsAVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), DI
 	MOVQ kb+24(FP), R8
-	SHLQ $6, R8 // panel stride in bytes: 16·4·kb
 	MOVQ src_base+32(FP), SI
 	MOVQ ld+56(FP), R9
-	SHLQ $2, R9
 	MOVQ rows+64(FP), CX
 	MOVQ panels+72(FP), R10
+	MOVQ $16, R11
+	JMP  copyStrips<>(SB)
+
+// func copyStripsAVX2(dst []float32, kb int, src []float32, ld, rows, width, strips int)
+// dst[t·width·kb + p·width + j] = src[p·ld + t·width + j] for p < rows, t < strips and
+// j < width, 4 <= width <= 16: the packing of a transposed A (strips of mr) and of a B
+// as stored (panels of 16).
+TEXT ·copyStripsAVX2(SB), NOSPLIT, $0-88
+	MOVQ dst_base+0(FP), DI
+	MOVQ kb+24(FP), R8
+	MOVQ src_base+32(FP), SI
+	MOVQ ld+56(FP), R9
+	MOVQ rows+64(FP), CX
+	MOVQ width+72(FP), R11
+	MOVQ strips+80(FP), R10
+	JMP  copyStrips<>(SB)
+
+// copyStrips is the body of copyStripsAVX2, its arguments in registers: DI dst, R8 kb,
+// SI src, R9 ld, CX rows (at least 1), R11 width, R10 strips (at least 1). Row by row, it
+// copies the row's piece of every strip with two overlapping loads and stores (8 floats
+// at each end of the piece, 4 below a width of 8) and prefetches the same columns
+// copyAhead rows on (past the last row too: a prefetch never faults, so one loop serves
+// every row): each piece's first byte and the row's last, which with pieces of at most
+// 64 bytes touches every line of the row. Consecutive rows lie ld floats apart (16 KiB
+// for a 4096-wide operand, on another page each), so the hardware prefetchers, which
+// stay within a page, do not fetch them ahead.
+TEXT copyStrips<>(SB), NOSPLIT, $0
+	SHLQ $2, R11 // piece width in bytes
+	IMULQ R11, R8 // strip stride in bytes: width·4·kb
+	SHLQ $2, R9
 	MOVQ R9, AX
 	SHLQ $5, AX // copyAhead (32) rows, in bytes
-row:
+	MOVQ R11, DX
+	IMULQ R10, DX
+	ADDQ AX, DX
+	DECQ DX // the row's last byte, copyAhead rows on
+	CMPQ R11, $32
+	JLT  narrow
+wide:
 	MOVQ DI, R12
 	MOVQ SI, R13
 	MOVQ R10, BX
-panel:
+wpiece:
 	PREFETCHT0 (R13)(AX*1)
 	VMOVUPS (R13), Y0
-	VMOVUPS 32(R13), Y1
+	VMOVUPS -32(R13)(R11*1), Y1
 	VMOVUPS Y0, (R12)
-	VMOVUPS Y1, 32(R12)
-	ADDQ $64, R13
+	VMOVUPS Y1, -32(R12)(R11*1)
+	ADDQ R11, R13
 	ADDQ R8, R12
 	DECQ BX
-	JNZ panel
+	JNZ  wpiece
+	PREFETCHT0 (SI)(DX*1)
 	ADDQ R9, SI
-	ADDQ $64, DI
+	ADDQ R11, DI
 	DECQ CX
-	JNZ row
+	JNZ  wide
 	VZEROUPPER
+	RET
+narrow:
+	MOVQ DI, R12
+	MOVQ SI, R13
+	MOVQ R10, BX
+npiece:
+	PREFETCHT0 (R13)(AX*1)
+	VMOVUPS (R13), X0
+	VMOVUPS -16(R13)(R11*1), X1
+	VMOVUPS X0, (R12)
+	VMOVUPS X1, -16(R12)(R11*1)
+	ADDQ R11, R13
+	ADDQ R8, R12
+	DECQ BX
+	JNZ  npiece
+	PREFETCHT0 (SI)(DX*1)
+	ADDQ R9, SI
+	ADDQ R11, DI
+	DECQ CX
+	JNZ  narrow
 	RET
