@@ -338,15 +338,28 @@ func packA(dst []float32, mr int, a matrix, i0, mb, p0, kb int) {
 // cover the Go code.
 var transpose4 = nativeTranspose4()
 
+// transpose16 is the AVX-512 transpose of up to sixteen rows (dst[p·ldd + i] = src[i·ld
+// + p] for i < rows and p < k, k a multiple of 16), nil where the CPU has none; where it
+// is, transposeRows takes it rather than transpose4. Tests set it to nil to cover the
+// others.
+var transpose16 = nativeTranspose16()
+
 // transposeRows writes dst[p·ldd + i] = src[i·ld + p] for i < rows and p < kb: the
 // packing of a row-major A strip or of a transposed B panel. Copying element by element
 // costs about a nanosecond each, as much as the product when the other dimension is
-// small (32×784×128 with B transposed), so groups of four rows go through transpose4
-// eight columns at a time (a last group of fewer than four overlaps the one before it,
-// writing some values twice); what remains is copied one element at a time.
+// small (32×784×128 with B transposed), so all the rows go through transpose16 sixteen
+// columns at a time where the CPU has AVX-512, else groups of four rows through
+// transpose4 eight columns at a time (a last group of fewer than four overlaps the one
+// before it, writing some values twice); what remains is copied one element at a time.
 func transposeRows(dst []float32, ldd int, src []float32, ld, rows, kb int) {
 	k8 := 0
-	if transpose4 != nil && rows >= 4 && kb >= 8 {
+	switch {
+	case transpose16 != nil && rows <= 16 && kb >= 16:
+		k8 = kb &^ 15
+		// The assembly trusts its bounds: check the last element it reads and writes.
+		_, _ = src[(rows-1)*ld+k8-1], dst[(k8-1)*ldd+rows-1]
+		transpose16(dst, ldd, src, ld, rows, k8)
+	case transpose4 != nil && rows >= 4 && kb >= 8:
 		k8 = kb &^ 7
 		for g := 0; g < rows; g += 4 {
 			g = min(g, rows-4)

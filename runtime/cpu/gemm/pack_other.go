@@ -6,3 +6,6 @@ package gemm
 func nativeCopyStrips() func(dst []float32, kb int, src []float32, ld, rows, width, strips int) {
 	return nil
 }
+
+// nativeTranspose16 reports that there is no sixteen-row transpose for this architecture.
+func nativeTranspose16() func(dst []float32, ldd int, src []float32, ld, rows, k int) { return nil }
