@@ -279,12 +279,15 @@ func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 // parallel has the loop order of serial, with the work of each step shared out. One
 // goroutine per worker lives through the whole product (waking a sleeping goroutine at
 // every step would cost tens of microseconds). A step is one k-slice, of every part
-// when the sum is split (kParts, steps). Per step the workers pack their share of the B
-// panel (shared by all, so packed once) and, with few workers, of A, meet at a barrier,
-// and take (part, row block, column range) items from that step's counter, packing A
-// block by block when it is not shared. Panels alternate between two buffers, so the
-// next step's packing overwrites only panels that every worker has finished with before
-// it passed this step's barrier. Taking items dynamically keeps the cores busy when
+// when the sum is split (kParts, steps), over one nc-wide panel of C. Per step the
+// workers pack their share of the B panel (shared by all, so packed once) and, with few
+// workers, of A (in the slice's first panel only: it serves all of them), meet at a
+// barrier, and take (part, row block, column range) items from that step's counter,
+// packing A block by block when it is not shared. Packed B alternates between two
+// buffers from step to step, and a shared A from slice to slice, so the next step's
+// packing overwrites only data that every worker has finished with before it passed
+// this step's barrier (the A of the slice before last was last read in the steps before
+// the last slice's first barrier). Taking items dynamically keeps the cores busy when
 // another process slows one of them down. A split sum ends with the parts added to C
 // in order, each worker adding its share of the rows. A B that the workers need not
 // share (privateB, or read in place) goes to parallelPrivate instead, and a k or alpha
