@@ -34,13 +34,15 @@
 //     Xeons' 12-way L1 holds twelve rows 2 KiB apart, so the 2048×128×512 products of
 //     a transformer step read A in place instead of spending a third of their time
 //     packing it). Packing that transposes (a row-major A strip, a transposed B
-//     panel) moves four rows by eight columns at a time with AVX2 shuffles wherever the
-//     CPU has AVX2 (NEON on arm64), whatever the implementation (PureGo included), and
-//     element by element otherwise; the tests run both. B as stored is copied eight
-//     panels at a time (packBChunk): its panels lie 16 KiB apart at kc = 256, so copying
-//     whole rows sent each row's stores to every panel of the block, all in one L1 set,
-//     which made the plain 1024×4096×4096 product 10-20% slower than its B-transposed
-//     form at 2 threads on the H200 host.
+//     panel) moves all of a strip's rows by sixteen columns at a time with AVX-512
+//     shuffles where the CPU has AVX-512F, else four rows by eight columns with AVX2
+//     shuffles where it has AVX2 (NEON on arm64), whatever the implementation (PureGo
+//     included), and element by element otherwise; the tests run all three. B as stored
+//     is copied eight panels at a time (packBChunk): its panels lie 16 KiB apart at kc =
+//     256, so copying whole rows sent each row's stores to every panel of the block, all
+//     in one L1 set, which made the plain 1024×4096×4096 product 10-20% slower than its
+//     B-transposed form at 2 threads on the H200 host. A transposed A is copied the same
+//     way, four strips at a time (copyStrips, packAChunk; see "Packing", below).
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).

@@ -295,9 +295,6 @@ func TestTransposeRows(t *testing.T) {
 	}
 }
 
-// TestShapeTuning checks what the driver assumes of every shape's blocking: row
-// blocks of whole strips (mc a multiple of mr, which rowChunk halves from), k-slices
-// that halve (kParts' least part is kc/2 deep), and a positive panel width and alias.
 // TestPackB checks B's packing against its definition (panel t, row p, column j at
 // dst[t·16·kb + p·16 + j], zeros past nb), as stored and transposed, on widths around
 // the chunks of packBChunk columns and with a partial last panel, on depths below and
@@ -335,6 +332,9 @@ func TestPackB(t *testing.T) {
 	}
 }
 
+// TestShapeTuning checks what the driver assumes of every shape's blocking: row
+// blocks of whole strips (mc a multiple of mr, which rowChunk halves from), k-slices
+// that halve (kParts' least part is kc/2 deep), and a positive panel width and alias.
 func TestShapeTuning(t *testing.T) {
 	for _, s := range shapes {
 		if b := s.tuning; b.mc <= 0 || b.mc%s.mr != 0 || b.kc < 2 || b.nc <= 0 || b.alias <= 0 ||
