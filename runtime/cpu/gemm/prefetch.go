@@ -31,8 +31,10 @@ const lineFloats = 16
 // is none (the prefetcher is then not used); tests set it to nil.
 var prefetch = nativePrefetch()
 
-// reset empties f for a new step.
+// reset empties f for a new step, or for the pool of workspaces once a product is done
+// (dropping its references to the operands).
 func (f *prefetcher) reset() {
+	clear(f.regions)
 	f.regions = f.regions[:0]
 	f.r, f.row, f.line, f.lines = 0, 0, 0, 0
 }

@@ -351,7 +351,8 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		var pf *prefetcher
 		bm, isMatrix := p.b.(matrix)
 		if prefetch != nil && isMatrix {
-			pf = new(prefetcher)
+			pf = &ws.pf
+			defer pf.reset()
 		}
 		step := 0
 		for si, slices := range steps {
