@@ -59,7 +59,6 @@ type workspace struct {
 	edgeA, edgeB     []float32
 	partial          []float32 // the C of the parts of a split sum but the first
 	tile             [maxTile]float32
-	pf               prefetcher // of a parallel worker's next packing
 }
 
 var workspaces = sync.Pool{New: func() any { return new(workspace) }}

@@ -31,10 +31,8 @@ const lineFloats = 16
 // is none (the prefetcher is then not used); tests set it to nil.
 var prefetch = nativePrefetch()
 
-// reset empties f for a new step, or for the pool of workspaces once a product is done
-// (dropping its references to the operands).
+// reset empties f for a new step.
 func (f *prefetcher) reset() {
-	clear(f.regions)
 	f.regions = f.regions[:0]
 	f.r, f.row, f.line, f.lines = 0, 0, 0, 0
 }

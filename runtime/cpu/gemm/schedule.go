@@ -351,8 +351,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		var pf *prefetcher
 		bm, isMatrix := p.b.(matrix)
 		if prefetch != nil && isMatrix {
-			pf = &ws.pf
-			defer pf.reset()
+			pf = new(prefetcher)
 		}
 		step := 0
 		for si, slices := range steps {
