@@ -187,9 +187,9 @@ func (p plan) blockB(dst []float32, ws *workspace, pc, kb, jc, nb int) bBlock {
 // of A does, and the panels stream from L2. Pairs of B panels go through the kernel's
 // full form, a single one (the last of an odd count, or one before B's packed edge)
 // through its narrow form; edge tiles go through tile so the micro-kernel always writes
-// a whole tile. After each call it has pf (nil for none) prefetch its next lines.
+// a whole tile.
 func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
-	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32, then func([]float32), pf *prefetcher) {
+	mb, nb, kb int, c []float32, ldc int, alpha float32, add bool, bias []float32, then func([]float32)) {
 	mr := kern.mr
 	for j0 := 0; j0 < nb; j0 += kern.sweep {
 		j1 := min(j0+kern.sweep, nb)
@@ -229,9 +229,6 @@ func macroKernel(kern *kernel, ab aBlock, bb bBlock, tile *[maxTile]float32,
 							dst[j] += t[i*width+j]
 						}
 					}
-				}
-				if pf != nil {
-					pf.next()
 				}
 				if bias != nil && then == nil {
 					for i := 0; i < rows; i++ {

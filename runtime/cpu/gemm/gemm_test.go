@@ -252,14 +252,11 @@ func withGoPath[F any](goPath bool, asm *F, f func()) {
 }
 
 // withGoPack runs f with the packing's Go loops instead of its assembly (transpose16,
-// transpose4, copyPanels, copyStrips), and without the prefetch of the next step's
-// packing, when goPack is set.
+// transpose4, copyPanels, copyStrips) when goPack is set.
 func withGoPack(goPack bool, f func()) {
 	withGoPath(goPack, &transpose16, func() {
 		withGoPath(goPack, &transpose4, func() {
-			withGoPath(goPack, &copyPanels, func() {
-				withGoPath(goPack, &copyStrips, func() { withGoPath(goPack, &prefetch, f) })
-			})
+			withGoPath(goPack, &copyPanels, func() { withGoPath(goPack, &copyStrips, f) })
 		})
 	})
 }

@@ -30,12 +30,3 @@ func nativeTranspose16() func(dst []float32, ldd int, src []float32, ld, rows, k
 	}
 	return transpose16AVX512
 }
-
-// prefetchLines prefetches into L2 the lines cache lines from &p[0] on (pack_amd64.s);
-// p must not be empty.
-//
-//go:noescape
-func prefetchLines(p []float32, lines int)
-
-// nativePrefetch returns the assembly prefetch (every x86-64 CPU has PREFETCHT1).
-func nativePrefetch() func(p []float32, lines int) { return prefetchLines }

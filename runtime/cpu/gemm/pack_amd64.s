@@ -307,18 +307,3 @@ tloaded:
 tdone:
 	VZEROUPPER
 	RET
-
-// func prefetchLines(p []float32, lines int)
-// Prefetches into L2 the `lines` cache lines from &p[0] on (prefetcher).
-TEXT ·prefetchLines(SB), NOSPLIT, $0-32
-	MOVQ p_base+0(FP), SI
-	MOVQ lines+24(FP), CX
-	TESTQ CX, CX
-	JLE  pdone
-ploop:
-	PREFETCHT1 (SI)
-	ADDQ $64, SI
-	DECQ CX
-	JNZ  ploop
-pdone:
-	RET

@@ -9,6 +9,3 @@ func nativeCopyStrips() func(dst []float32, kb int, src []float32, ld, rows, wid
 
 // nativeTranspose16 reports that there is no sixteen-row transpose for this architecture.
 func nativeTranspose16() func(dst []float32, ldd int, src []float32, ld, rows, k int) { return nil }
-
-// nativePrefetch reports that there is no prefetch for this architecture.
-func nativePrefetch() func(p []float32, lines int) { return nil }

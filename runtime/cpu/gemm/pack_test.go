@@ -2,7 +2,6 @@ package gemm
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -135,48 +134,5 @@ func TestPackA(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// TestPrefetcher checks that the prefetcher, spread over a number of calls, asks for
-// the first line of every cache line's worth of each queued block (as stored: op(x)
-// transposed or not), each once, and all within those calls.
-func TestPrefetcher(t *testing.T) {
-	const ld = 100
-	x := make([]float32, ld*ld)
-	for i := range x {
-		x[i] = float32(i)
-	}
-	got := map[int]int{}
-	saved := prefetch
-	defer func() { prefetch = saved }()
-	prefetch = func(p []float32, lines int) {
-		for l := range lines {
-			got[int(p[0])+l*lineFloats]++
-		}
-	}
-	var f prefetcher
-	f.reset()
-	f.add(matrix{x, ld, false}, 3, 5, 7, 40)
-	f.add(matrix{x, ld, true}, 2, 33, 9, 4)
-	f.add(matrix{x, ld, false}, 1, 0, 1, 5) // empty
-	const calls = 7
-	f.spread(calls)
-	for range calls {
-		f.next()
-	}
-	want := map[int]int{}
-	for i := range 5 {
-		for c := 0; c < 40; c += lineFloats {
-			want[(3+i)*ld+7+c]++
-		}
-	}
-	for p := range 4 {
-		for c := 0; c < 33; c += lineFloats {
-			want[(9+p)*ld+2+c]++
-		}
-	}
-	if !maps.Equal(got, want) {
-		t.Errorf("prefetched lines %v, want %v", got, want)
 	}
 }

@@ -191,7 +191,7 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 				} else {
 					ab = p.blockA(ws, ic, mb, pc, kb)
 				}
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0, bias, p.then, nil)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0, bias, p.then)
 			}
 		}
 	}
@@ -347,12 +347,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		}
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
-		// The prefetcher of the next step's packing, where B is a matrix (prefetch.go).
-		var pf *prefetcher
-		bm, isMatrix := p.b.(matrix)
-		if prefetch != nil && isMatrix {
-			pf = new(prefetcher)
-		}
 		step := 0
 		for si, slices := range steps {
 			var pa []float32
@@ -365,34 +359,17 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 				colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
 				items := p.parts * rowBlocks * colParts
 				pb := shared.packedB[step%2*sizeB:][:sizeB]
-				bLo, bHi, aLo, aHi := p.packShare(w, workers, m, nb, sharedA && jc == 0)
 				for _, s := range slices {
-					if bLo < bHi {
-						p.b.PackB(pb[s.bOff+bLo*nr*s.kb:], s.pc, s.kb, jc+bLo*nr, min(bHi*nr, nb)-bLo*nr)
+					if lo, hi := share(strips, w, workers); lo < hi {
+						p.b.PackB(pb[s.bOff+lo*nr*s.kb:], s.pc, s.kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
 					}
-					if aLo < aHi {
-						packA(pa[s.aOff+aLo*mr*s.kb:], mr, p.a, aLo*mr, min(aHi*mr, m)-aLo*mr, s.pc, s.kb)
+					if aStrips := (m + mr - 1) / mr; sharedA && jc == 0 {
+						if lo, hi := share(aStrips, w, workers); lo < hi {
+							packA(pa[s.aOff+lo*mr*s.kb:], mr, p.a, lo*mr, min(hi*mr, m)-lo*mr, s.pc, s.kb)
+						}
 					}
 				}
 				bar.wait()
-				if pf != nil {
-					// Queue the next step's share: the next panel of the slice, else the
-					// first of the next slice.
-					pf.reset()
-					nsi, njc := si, jc+nc
-					if njc >= n {
-						nsi, njc = si+1, 0
-					}
-					if nsi < len(steps) {
-						nnb := min(nc, n-njc)
-						bLo, bHi, aLo, aHi := p.packShare(w, workers, m, nnb, sharedA && njc == 0)
-						for _, s := range steps[nsi] {
-							pf.add(bm, s.pc, s.kb, njc+bLo*nr, min(bHi*nr, nnb)-bLo*nr)
-							pf.add(p.a, aLo*mr, min(aHi*mr, m)-aLo*mr, s.pc, s.kb)
-						}
-					}
-					pf.spread((m + mr - 1) / mr * ((nb + p.kern.width() - 1) / p.kern.width()) * len(slices) / workers)
-				}
 				lastRow := -1
 				var ab aBlock
 				for {
@@ -425,7 +402,7 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 						}
 						bb := bBlock{data: pb[s.bOff+j0*s.kb:], panel: nr * s.kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
 						add := !s.first || part == 0 && beta != 0
-						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, jc+j0), p.then, pf)
+						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, jc+j0), p.then)
 					}
 				}
 				step++
@@ -437,17 +414,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 			p.addParts(lo, hi, m, n, partial, c, ldc)
 		}
 	})
-}
-
-// packShare returns worker w's share of the packing of a parallel step whose panel is
-// nb wide: B panels [bLo, bHi) and, when withA (A shared and packed in this step), A
-// strips [aLo, aHi) of the m rows (an empty range otherwise).
-func (p plan) packShare(w, workers, m, nb int, withA bool) (bLo, bHi, aLo, aHi int) {
-	bLo, bHi = share((nb+nr-1)/nr, w, workers)
-	if withA {
-		aLo, aHi = share((m+p.kern.mr-1)/p.kern.mr, w, workers)
-	}
-	return bLo, bHi, aLo, aHi
 }
 
 // addParts adds the m×n sums of parts 1 and on (partial, one after the other) to rows
@@ -564,7 +530,7 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 					bb = p.blockB(nil, ws, s.pc, s.kb, j0, nb)
 				}
 				add := !s.first || part == 0 && beta != 0
-				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, j0), p.then, nil)
+				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, j0), p.then)
 			}
 			if done != nil {
 				done[row].Add(1)
