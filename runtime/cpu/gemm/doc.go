@@ -180,6 +180,27 @@
 //     every variant). Dropped in the same runs: kc = 384 with a sweep of 256 or 512 (with
 //     a sweep of 256 0.97-1.14 of kc = 256's sweep of 512 per form, and with the prefetch
 //     0.91-1.01 of it), a sweep of 1024 (as 512), and the prefetch 8 rows ahead (as 16).
+//   - Packing, for the mlp4096 step at 2 threads, where a profile on the H200 host gave
+//     packing 9% of the samples (memmove under packA 2.7%, transpose4AVX2 2.9%,
+//     copyPanels 2.5%). A transposed A (dW = Xᵀ·dY) was copied one memmove call per
+//     mr floats, strip by strip over rows 16 KiB apart; copyStrips (copyPanels' assembly
+//     for widths 4 to 16) copies four strips at a time row after row, prefetching 32
+//     rows ahead: 0.32 against 0.81 ns an element on Zen 4 (BenchmarkPack), and
+//     4096×4096×1024ta at 1.10 (1.05-1.11) of before on the host at 2 threads and 1.10
+//     (1.06-1.14) at 1 (call by call in one process, medians of per-round ratios, 6 and
+//     4 rounds). transpose16 (AVX-512) packs a row-major A strip or a transposed B panel
+//     in one pass over its rows with a masked store per column: 0.25 against 0.33 ns an
+//     element for A and 0.24 against 0.31 for B on Zen 4; on the host the plain and
+//     B-transposed forms ran at 1.016 and 1.030 of before, 0.985 and 1.019 with
+//     transpose4 in its place (within the noise). The k-slices are the outer loop of
+//     serial and parallel, so that A, shared or kept (keepA), is packed once instead of
+//     once per nc panel (twice at n = 4096); the bits are the same, and it was in every
+//     variant above. Dropped there: each worker prefetching into L2, a few lines after
+//     each kernel call, the sources of its share of the next step's packing (without it
+//     1.011, 1.032 and 1.122 on the three forms, with it 1.016, 1.030 and 1.103), and A
+//     shared at 2 workers for 4096×4096×1024ta (sharedAMax of 1.5M floats: 1.055).
+//     Process against process (main, pack; two ABCD-DCBA rounds) the forms were within
+//     the host's ±15%, as was one mlp4096 step pair.
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row
