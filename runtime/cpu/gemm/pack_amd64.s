@@ -143,7 +143,7 @@ npiece:
 // dst[p·ldd + i] = src[i·ld + p] for i < rows and p < k, 1 <= rows <= 16, k a multiple of
 // 16: up to sixteen rows of src become k rows of `rows` values, sixteen columns at a
 // time. The rows are loaded into Z0-Z15 (those past `rows` are not, and their lanes are
-// not stored) and transposed in three rounds of shuffles: unpacks pair the rows,
+// not stored) and transposed in four rounds of shuffles: unpacks pair the rows,
 // VSHUFPS makes the columns of four rows within each 128-bit lane, and two rounds of
 // VSHUFF32X4 gather each column's four lanes; each column is stored with the mask of
 // `rows` lanes. So a B panel (16 rows) is written a full cache line at a time and an A
