@@ -34,13 +34,15 @@
 //     Xeons' 12-way L1 holds twelve rows 2 KiB apart, so the 2048×128×512 products of
 //     a transformer step read A in place instead of spending a third of their time
 //     packing it). Packing that transposes (a row-major A strip, a transposed B
-//     panel) moves four rows by eight columns at a time with AVX2 shuffles wherever the
-//     CPU has AVX2 (NEON on arm64), whatever the implementation (PureGo included), and
-//     element by element otherwise; the tests run both. B as stored is copied eight
-//     panels at a time (packBChunk): its panels lie 16 KiB apart at kc = 256, so copying
-//     whole rows sent each row's stores to every panel of the block, all in one L1 set,
-//     which made the plain 1024×4096×4096 product 10-20% slower than its B-transposed
-//     form at 2 threads on the H200 host.
+//     panel) moves all of a strip's rows by sixteen columns at a time with AVX-512
+//     shuffles where the CPU has AVX-512F, else four rows by eight columns with AVX2
+//     shuffles where it has AVX2 (NEON on arm64), whatever the implementation (PureGo
+//     included), and element by element otherwise; the tests run all three. B as stored
+//     is copied eight panels at a time (packBChunk): its panels lie 16 KiB apart at kc =
+//     256, so copying whole rows sent each row's stores to every panel of the block, all
+//     in one L1 set, which made the plain 1024×4096×4096 product 10-20% slower than its
+//     B-transposed form at 2 threads on the H200 host. A transposed A is copied the same
+//     way, four strips at a time (copyStrips, packAChunk; see "Packing", below).
 //   - GML_GEMM_KERNEL=avx2 or avx512 forces a shape; where the CPU cannot run its
 //     assembly, the shape's Go code runs, so a machine without AVX-512 still tests the
 //     avx512 packing and edge handling (the tests run every shape either way).
@@ -203,6 +205,27 @@
 //     prefetching B 32 rows ahead (tb 0.98-1.06, plain 1.00-1.03, ta 1.02-1.20; one
 //     thread 1.02-1.06 in six single pairs), where the mlp4096 step took 1812 ms against
 //     main's 1727 (one pair at 2 threads).
+//   - Packing, for the mlp4096 step at 2 threads, where a profile on the H200 host gave
+//     packing 9% of the samples (memmove under packA 2.7%, transpose4AVX2 2.9%,
+//     copyPanels 2.5%). A transposed A (dW = Xᵀ·dY) was copied one memmove call per
+//     mr floats, strip by strip over rows 16 KiB apart; copyStrips (copyPanels' assembly
+//     for widths 4 to 16) copies four strips at a time row after row, prefetching 32
+//     rows ahead: 0.32 against 0.81 ns an element on Zen 4 (BenchmarkPack), and
+//     4096×4096×1024ta at 1.10 (1.05-1.11) of before on the host at 2 threads and 1.10
+//     (1.06-1.14) at 1 (call by call in one process, medians of per-round ratios, 6 and
+//     4 rounds). transpose16 (AVX-512) packs a row-major A strip or a transposed B panel
+//     in one pass over its rows with a masked store per column: 0.25 against 0.33 ns an
+//     element for A and 0.24 against 0.31 for B on Zen 4; on the host the plain and
+//     B-transposed forms ran at 1.016 and 1.030 of before, 0.985 and 1.019 with
+//     transpose4 in its place (within the noise). The k-slices are the outer loop of
+//     serial and parallel, so that A, shared or kept (keepA), is packed once instead of
+//     once per nc panel (twice at n = 4096); the bits are the same, and it was in every
+//     variant above. Dropped there: each worker prefetching into L2, a few lines after
+//     each kernel call, the sources of its share of the next step's packing (without it
+//     1.011, 1.032 and 1.122 on the three forms, with it 1.016, 1.030 and 1.103), and A
+//     shared at 2 workers for 4096×4096×1024ta (sharedAMax of 1.5M floats: 1.055).
+//     Process against process (main, pack; two ABCD-DCBA rounds) the forms were within
+//     the host's ±15%, as was one mlp4096 step pair.
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row

@@ -179,14 +179,18 @@ func allKernels() []*kernel {
 // reading the operands (packed, or in place where the plan allows it), on one goroutine
 // and split between 2, 3 or 16 workers (more than this machine's cores: the split must be
 // right whatever the host), B packed once for all workers and by each for itself. Each
-// kernel runs with its shape's tuning and with a sweep (macroKernel) of two calls' width,
-// so that the test's blocks, narrower than the tunings' sweeps, also cross sweeps.
+// kernel runs with its shape's tuning and with small blocks: a sweep (macroKernel) of two
+// calls' width, so that the test's blocks, narrower than the tunings' sweeps, also cross
+// sweeps, and mc, kc and nc of a few strips, slices and calls, so that products of
+// several row blocks, k-slices and column panels keep their A across the panels
+// (keepA, parallel's shared A).
 func TestKernelsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var kernels []*kernel
 	for _, kern := range allKernels() {
 		swept := *kern
 		swept.sweep = 2 * kern.width()
+		swept.mc, swept.kc, swept.nc = 2*kern.mr, 64, 3*kern.width()
 		kernels = append(kernels, kern, &swept)
 	}
 	for _, kern := range kernels {
@@ -247,20 +251,25 @@ func withGoPath[F any](goPath bool, asm *F, f func()) {
 	f()
 }
 
-// withGoPack runs f with the packing's Go loops instead of its assembly (transpose4,
-// copyPanels) when goPack is set.
+// withGoPack runs f with the packing's Go loops instead of its assembly (transpose16,
+// transpose4, copyPanels, copyStrips) when goPack is set.
 func withGoPack(goPack bool, f func()) {
-	withGoPath(goPack, &transpose4, func() { withGoPath(goPack, &copyPanels, f) })
+	withGoPath(goPack, &transpose16, func() {
+		withGoPath(goPack, &transpose4, func() {
+			withGoPath(goPack, &copyPanels, func() { withGoPath(goPack, &copyStrips, f) })
+		})
+	})
 }
 
-// TestTransposeRows checks the packing transpose, assembly and Go, on ragged row counts
-// (fewer than four rows, a last group overlapping the one before) and column counts
-// (the columns past a multiple of eight).
+// TestTransposeRows checks the packing transpose, each assembly (transpose16 where the
+// CPU has it, transpose4) and Go, on ragged row counts (fewer than four rows, a last
+// group overlapping the one before, up to sixteen) and column counts (the columns past a
+// multiple of eight or sixteen).
 func TestTransposeRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, goPack := range []bool{false, true} {
-		for _, rows := range []int{1, 3, 4, 5, 6, 7, 12, 16} {
-			for _, kb := range []int{1, 7, 8, 9, 16, 33, 257} {
+	for _, path := range []string{"transpose16", "transpose4", "go"} {
+		for _, rows := range []int{1, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16} {
+			for _, kb := range []int{1, 7, 8, 9, 15, 16, 17, 33, 48, 257} {
 				ld, ldd := kb+3, rows+2
 				src := randSlice(r, (rows-1)*ld+kb)
 				dst := make([]float32, (kb-1)*ldd+rows+2)
@@ -270,10 +279,12 @@ func TestTransposeRows(t *testing.T) {
 						want[p*ldd+i] = src[i*ld+p]
 					}
 				}
-				withGoPath(goPack, &transpose4, func() { transposeRows(dst, ldd, src, ld, rows, kb) })
+				withGoPath(path != "transpose16", &transpose16, func() {
+					withGoPath(path == "go", &transpose4, func() { transposeRows(dst, ldd, src, ld, rows, kb) })
+				})
 				for e := range dst {
 					if dst[e] != want[e] {
-						t.Fatalf("goPack=%v rows=%d kb=%d: dst[%d] = %g, want %g", goPack, rows, kb, e, dst[e], want[e])
+						t.Fatalf("%s rows=%d kb=%d: dst[%d] = %g, want %g", path, rows, kb, e, dst[e], want[e])
 					}
 				}
 			}
@@ -281,9 +292,6 @@ func TestTransposeRows(t *testing.T) {
 	}
 }
 
-// TestShapeTuning checks what the driver assumes of every shape's blocking: row
-// blocks of whole strips (mc a multiple of mr, which rowChunk halves from), k-slices
-// that halve (kParts' least part is kc/2 deep), and a positive panel width and alias.
 // TestPackB checks B's packing against its definition (panel t, row p, column j at
 // dst[t·16·kb + p·16 + j], zeros past nb), as stored and transposed, on widths around
 // the chunks of packBChunk columns and with a partial last panel, on depths below and
@@ -321,6 +329,9 @@ func TestPackB(t *testing.T) {
 	}
 }
 
+// TestShapeTuning checks what the driver assumes of every shape's blocking: row
+// blocks of whole strips (mc a multiple of mr, which rowChunk halves from), k-slices
+// that halve (kParts' least part is kc/2 deep), and a positive panel width and alias.
 func TestShapeTuning(t *testing.T) {
 	for _, s := range shapes {
 		if b := s.tuning; b.mc <= 0 || b.mc%s.mr != 0 || b.kc < 2 || b.nc <= 0 || b.alias <= 0 ||

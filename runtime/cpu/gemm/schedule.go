@@ -150,9 +150,12 @@ func (p plan) balance(rows, m, n, workers, target int) int {
 	return best
 }
 
-// serial is the single-goroutine blocked product (the BLIS loop order): for each
-// nc-wide panel of C and kc-deep slice of the sum it packs B once, then packs A
-// mc rows at a time and sweeps the micro-kernel over the tiles.
+// serial is the single-goroutine blocked product: for each kc-deep slice of the sum and
+// nc-wide panel of C it packs B once, then packs A mc rows at a time and sweeps the
+// micro-kernel over the tiles. The slices are the outer loop (BLIS has the panels
+// there), so that where C has several panels each A block is packed once, in the first,
+// and kept for the others (keepA); every element of C still sums its slices in order, so
+// the bits are those of either order.
 func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 	if p.prescale(k, beta) {
 		scale(m, n, beta, c, ldc)
@@ -163,23 +166,42 @@ func (p plan) serial(m, n, k int, beta float32, c []float32, ldc int) {
 	}
 	ws := workspaces.Get().(*workspace)
 	defer workspaces.Put(ws)
-	mc, kc, nc := p.kern.mc, p.kern.kc, p.kern.nc
+	mr, mc, kc, nc := p.kern.mr, p.kern.mc, p.kern.kc, p.kern.nc
 	if p.packB {
 		ws.packedB = grow(ws.packedB, roundUp(min(n, nc), nr)*min(k, kc))
 	}
-	for jc := 0; jc < n; jc += nc {
-		nb := min(nc, n-jc)
-		for pc := 0; pc < k; pc += kc {
-			kb := min(kc, k-pc)
+	keepA := p.keepA(m, n, k)
+	if keepA {
+		ws.packedA = grow(ws.packedA, roundUp(m, mr)*min(k, kc))
+	}
+	for pc := 0; pc < k; pc += kc {
+		kb := min(kc, k-pc)
+		for jc := 0; jc < n; jc += nc {
+			nb := min(nc, n-jc)
 			bb := p.blockB(ws.packedB, ws, pc, kb, jc, nb)
 			bias := p.biasOf(pc+kb, k, jc)
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
-				ab := p.blockA(ws, ic, mb, pc, kb)
+				var ab aBlock
+				if keepA {
+					if jc == 0 {
+						packA(ws.packedA[ic*kb:], mr, p.a, ic, mb, pc, kb)
+					}
+					ab = aBlock{data: ws.packedA[ic*kb:], strip: mr * kb, rs: 1, cs: mr}
+				} else {
+					ab = p.blockA(ws, ic, mb, pc, kb)
+				}
 				macroKernel(p.kern, ab, bb, &ws.tile, mb, nb, kb, c[ic*ldc+jc:], ldc, p.alpha, beta != 0 || pc > 0, bias, p.then)
 			}
 		}
 	}
+}
+
+// keepA reports whether serial packs each k-slice of A whole, once, for all the panels
+// of C: when A is packed, C has more than one panel (n > nc: the 4096-wide products of
+// a training step, whose A was packed twice) and the slice is at most sharedAMax floats.
+func (p plan) keepA(m, n, k int) bool {
+	return p.packA && n > p.kern.nc && roundUp(m, p.kern.mr)*min(k, p.kern.kc) <= sharedAMax
 }
 
 // biasOf is the bias that a k-slice ending at row end of the sum adds to C's columns
@@ -257,12 +279,15 @@ func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 // parallel has the loop order of serial, with the work of each step shared out. One
 // goroutine per worker lives through the whole product (waking a sleeping goroutine at
 // every step would cost tens of microseconds). A step is one k-slice, of every part
-// when the sum is split (kParts, steps). Per step the workers pack their share of the B
-// panel (shared by all, so packed once) and, with few workers, of A, meet at a barrier,
-// and take (part, row block, column range) items from that step's counter, packing A
-// block by block when it is not shared. Panels alternate between two buffers, so the
-// next step's packing overwrites only panels that every worker has finished with before
-// it passed this step's barrier. Taking items dynamically keeps the cores busy when
+// when the sum is split (kParts, steps), over one nc-wide panel of C. Per step the
+// workers pack their share of the B panel (shared by all, so packed once) and, with few
+// workers, of A (in the slice's first panel only: it serves all of them), meet at a
+// barrier, and take (part, row block, column range) items from that step's counter,
+// packing A block by block when it is not shared. Packed B alternates between two
+// buffers from step to step, and a shared A from slice to slice, so the next step's
+// packing overwrites only data that every worker has finished with before it passed
+// this step's barrier (the A of the slice before last was last read in the steps before
+// the last slice's first barrier). Taking items dynamically keeps the cores busy when
 // another process slows one of them down. A split sum ends with the parts added to C
 // in order, each worker adding its share of the rows. A B that the workers need not
 // share (privateB, or read in place) goes to parallelPrivate instead, and a k or alpha
@@ -323,22 +348,22 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
 		step := 0
-		for jc := 0; jc < n; jc += nc {
-			nb := min(nc, n-jc)
-			strips := (nb + nr - 1) / nr
-			colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
-			items := p.parts * rowBlocks * colParts
-			for _, slices := range steps {
+		for si, slices := range steps {
+			var pa []float32
+			if sharedA {
+				pa = shared.packedA[si%2*sizeA:][:sizeA]
+			}
+			for jc := 0; jc < n; jc += nc {
+				nb := min(nc, n-jc)
+				strips := (nb + nr - 1) / nr
+				colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
+				items := p.parts * rowBlocks * colParts
 				pb := shared.packedB[step%2*sizeB:][:sizeB]
-				var pa []float32
-				if sharedA {
-					pa = shared.packedA[step%2*sizeA:][:sizeA]
-				}
 				for _, s := range slices {
 					if lo, hi := share(strips, w, workers); lo < hi {
 						p.b.PackB(pb[s.bOff+lo*nr*s.kb:], s.pc, s.kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
 					}
-					if aStrips := (m + mr - 1) / mr; sharedA {
+					if aStrips := (m + mr - 1) / mr; sharedA && jc == 0 {
 						if lo, hi := share(aStrips, w, workers); lo < hi {
 							packA(pa[s.aOff+lo*mr*s.kb:], mr, p.a, lo*mr, min(hi*mr, m)-lo*mr, s.pc, s.kb)
 						}
