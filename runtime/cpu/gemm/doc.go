@@ -252,8 +252,10 @@
 //     (0.98-1.36), and 1.08 (0.95-1.50) on 1024³. The same packing tasks with each step's
 //     items waiting for all of the step before (the barrier's tail kept) ran as the
 //     barrier loop (1.00, 1.02, 1.03, 1.01 at 2 threads): the gain is the tail, not the
-//     balance of the packing. What remains at 2 threads is CPU 1's slower kernel on the
-//     1024-row forms.
+//     balance of the packing. Tasks were of eight panels or strips in those runs; they
+//     are now fewer where a step has fewer such tasks than workers (packTask), which at
+//     16 workers halves those of 1024-wide panels (unmeasured). What remains at 2
+//     threads is CPU 1's slower kernel on the 1024-row forms.
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row
