@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -202,31 +204,65 @@ func TestSgemmBias(t *testing.T) {
 
 // TestSameBitsAnyWorkers requires the product of every kernel to be the same bits on
 // one goroutine and split between any number of workers (A shared by the workers up to
-// sharedAWorkers, packed per item beyond), as its items take whole tiles.
+// sharedAWorkers, packed per item beyond), as its items take whole tiles, and whatever
+// the timing: with small blocks (many steps and panels of C, so that workers run ahead
+// into the next step) and with a B that sleeps at random as it packs (jitterPacker),
+// which reorders the workers' tasks and items from run to run.
 func TestSameBitsAnyWorkers(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	cases := []gemmCase{
 		{false, false, 257, 257, 300, 1, 0, 0}, {true, true, 300, 257, 513, 0.5, 1, 1},
 		{false, true, 1024, 96, 64, 1, 0, 0}, {true, false, 33, 1000, 257, 1, 0, 0},
+		{false, false, 100, 300, 700, 1, 0.5, 0},
 	}
+	var kernels []*kernel
 	for _, kern := range allKernels() {
+		small := *kern
+		small.mc, small.kc, small.nc = 2*kern.mr, 64, 3*kern.width()
+		kernels = append(kernels, kern, &small)
+	}
+	for _, kern := range kernels {
 		for _, tc := range cases {
 			a, b, c0, _, lda, ldb, ldc := operands(r, tc)
 			var first []float32
 			for _, workers := range []int{1, 2, 3, 5, 16} {
-				p := newPlan(kern, tc.m, tc.n, tc.k, tc.alpha, matrix{a, lda, tc.transA}, matrix{b, ldb, tc.transB})
-				c := slices.Clone(c0)
-				if workers == 1 && p.parts == 1 {
-					p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
-				} else {
-					p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
-				}
-				if first == nil {
-					first = c
-				} else if !slices.Equal(first, c) {
-					t.Fatalf("%v/workers=%d/%+v: result differs from the one on one worker", kern, workers, tc)
+				for _, jitter := range []bool{false, true} {
+					var bp BPacker = matrix{b, ldb, tc.transB}
+					if jitter {
+						if workers == 1 {
+							continue
+						}
+						bp = jitterPacker{bp.(matrix), rand.New(rand.NewPCG(uint64(workers), 1)), new(sync.Mutex)}
+					}
+					p := newPlan(kern, tc.m, tc.n, tc.k, tc.alpha, matrix{a, lda, tc.transA}, bp)
+					c := slices.Clone(c0)
+					if workers == 1 && p.parts == 1 {
+						p.serial(tc.m, tc.n, tc.k, tc.beta, c, ldc)
+					} else {
+						p.parallel(workers, tc.m, tc.n, tc.k, tc.beta, c, ldc)
+					}
+					if first == nil {
+						first = c
+					} else if !slices.Equal(first, c) {
+						t.Fatalf("%v/mc=%d/workers=%d/jitter=%v/%+v: result differs from the one on one worker", kern, kern.mc, workers, jitter, tc)
+					}
 				}
 			}
 		}
 	}
+}
+
+// jitterPacker packs as its matrix does, after sleeping for up to 100µs at random.
+type jitterPacker struct {
+	matrix
+	r  *rand.Rand
+	mu *sync.Mutex
+}
+
+func (j jitterPacker) PackB(dst []float32, p0, kb, j0, nb int) {
+	j.mu.Lock()
+	d := time.Duration(j.r.IntN(100)) * time.Microsecond
+	j.mu.Unlock()
+	time.Sleep(d)
+	j.matrix.PackB(dst, p0, kb, j0, nb)
 }

@@ -78,11 +78,12 @@
 //     enough for each worker to pack the columns it uses (a transformer's weights times
 //     2048 tokens), nothing is shared and there is no barrier (parallelPrivate): a worker
 //     starts on items as soon as its goroutine runs, and a late one finds less to do.
-//     Otherwise, per k-slice the workers pack their share
-//     of the B panel (B is packed once, shared by all) and, when they are at most four,
-//     of A; meet at a barrier; and take (row block, column range) items from an atomic
-//     counter, packing their own A block where A is not shared. Panels alternate between
-//     two buffers, so one barrier a slice suffices. Row blocks shrink below mc (to
+//     Otherwise, per step (a k-slice over an nc panel of C) the workers take tasks of
+//     packing the B panel (B is packed once, shared by all) and, when they are at most
+//     four, A, eight panels or strips a task, and then (row block, column range) items,
+//     both from atomic counters, packing their own A block where A is not shared.
+//     Panels alternate between two buffers. There is no barrier: a worker waits only
+//     for what it reads or overwrites (see "Waiting", below). Row blocks shrink below mc (to
 //     four kernel strips, then to one) before the columns are split, since every column
 //     part of a row block packs that A block again. Items span whole kernel widths, so
 //     workers share cache lines of C at most at their edges and the result does not
@@ -90,7 +91,7 @@
 //     in fixed parts keeps the cores busy when another process slows one of them, the
 //     usual case on shared machines. The row chunk is then evened out so that the items
 //     end in whole rounds (with avx2's mc of 144, m = 2048 on two workers in 16 chunks
-//     of 132 rows, not 14 of 144 and one of 32). The barrier polls with PAUSE for up
+//     of 132 rows, not 14 of 144 and one of 32). A waiting worker polls with PAUSE for up
 //     to 100µs (parallel.SpinUntil, which does not poll on a machine found
 //     oversubscribed) and then sleeps: waking a sleeping goroutine at every step cost
 //     about a third of the speed at n=512 on a quiet machine, while polling for long
@@ -226,6 +227,35 @@
 //     shared at 2 workers for 4096×4096×1024ta (sharedAMax of 1.5M floats: 1.055).
 //     Process against process (main, pack; two ABCD-DCBA rounds) the forms were within
 //     the host's ±15%, as was one mlp4096 step pair.
+//   - Waiting (plan.parallel), for the mlp4096 step at 2 threads. Timed per worker and
+//     per CPU on the H200 host (pinned to CPUs 0 and 1; timers not kept), the loop this
+//     replaced, where per step each worker packed a fixed half of the step's panels and
+//     all met at a barrier before taking items, spent on 1024×4096×4096 89% of each
+//     worker's time in the macro-kernel, 5% packing B and 6% at the barrier (11 ms of a
+//     191 ms call); on its B-transposed form 3-6% at the barrier, on 4096×4096×1024ta
+//     3% (2% packing A per item, 1.3% B) and on 2048³ 2-6%. The wait was the step's
+//     tail: eight items a step (132 rows by 3072 or 1024 columns) on two cores of
+//     unequal speed. In the kernel CPU 1 ran at 84-89 GFLOP/s against CPU 0's 117-132
+//     on the two 1024-row forms (A shared), doing 41% of the multiply-adds, while on
+//     4096×4096×1024ta and 2048³ the two ran alike (121-148). So a step's packing is
+//     now cut in tasks that the workers take, and there is no barrier: a step's packing
+//     waits for the items of the steps up to two before (its buffers' last readers), its
+//     items for its packing, and an item for the same block of C in the step before with
+//     that panel, so each element of C still sums its slices in serial's order (the same
+//     bits whatever the number of workers and the timing; TestSameBitsAnyWorkers reorders
+//     them with a B that sleeps at random as it packs). A worker out of items packs the
+//     next step and starts on it while the other finishes; the waits fell to 0.1% of
+//     the time. Call by call in one process against the barrier loop (8 rounds, medians
+//     of the per-round ratios and their ranges): at 2 threads 1.05 (0.88-1.30) on the
+//     plain form, 1.03 (0.80-1.13) on tb, 1.01 (0.98-1.10) on ta and 1.04 (0.92-1.11) on
+//     2048³; at 16 threads 1.02 (0.86-1.34), 1.11 (0.96-1.24), 1.14 (0.91-1.25), 1.15
+//     (0.98-1.36), and 1.08 (0.95-1.50) on 1024³. The same packing tasks with each step's
+//     items waiting for all of the step before (the barrier's tail kept) ran as the
+//     barrier loop (1.00, 1.02, 1.03, 1.01 at 2 threads): the gain is the tail, not the
+//     balance of the packing. Tasks were of eight panels or strips in those runs; they
+//     are now fewer where a step has fewer such tasks than workers (packTask), which at
+//     16 workers halves those of 1024-wide panels (unmeasured). What remains at 2
+//     threads is CPU 1's slower kernel on the 1024-row forms.
 //   - Bias epilogue (SgemmBias): a dense layer's bias, bias[j] added to column j of C,
 //     is added tile by tile by macroKernel after the last k-slice, while the tile is in
 //     L1 (one AXPY by 1 per row of the tile, which is exactly the add), or row by row

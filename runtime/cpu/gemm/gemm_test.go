@@ -587,7 +587,7 @@ func (p onceFailingPacker) PackB(dst []float32, p0, kb, j0, nb int) {
 }
 
 // TestSgemmPackedPanicReturns checks that a panic in one worker reaches the caller
-// instead of leaving the other workers waiting: at the barrier of a shared B, or for a
+// instead of leaving the other workers waiting: for the packing of a shared B, or for a
 // row block of a split sum when each worker packs its own B.
 func TestSgemmPackedPanicReturns(t *testing.T) {
 	const m, n, k = 300, 300, 600

@@ -2,7 +2,6 @@ package gemm
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,7 +29,7 @@ func sgemm(kern *kernel, parallelOK bool, m, n, k int, alpha float32, a matrix, 
 // workers is how many of the available goroutines share an m×n×k product: one per
 // parallel.MinWork multiply-adds (a product of 1M runs on two cores, one of 8M on
 // sixteen), and no more than the product has tiles in all its k parts (a worker with no
-// tile would only wait at the barriers).
+// tile would only wait for the others).
 func (p plan) workers(m, n, k, available int) int {
 	return max(1, min(available, m*n*k/parallel.MinWork, p.tiles(m, n)*p.parts))
 }
@@ -279,19 +278,25 @@ func (p plan) steps(m, nb, k int) (steps [][]slice, stepK int) {
 // parallel has the loop order of serial, with the work of each step shared out. One
 // goroutine per worker lives through the whole product (waking a sleeping goroutine at
 // every step would cost tens of microseconds). A step is one k-slice, of every part
-// when the sum is split (kParts, steps), over one nc-wide panel of C. Per step the
-// workers pack their share of the B panel (shared by all, so packed once) and, with few
-// workers, of A (in the slice's first panel only: it serves all of them), meet at a
-// barrier, and take (part, row block, column range) items from that step's counter,
-// packing A block by block when it is not shared. Packed B alternates between two
-// buffers from step to step, and a shared A from slice to slice, so the next step's
-// packing overwrites only data that every worker has finished with before it passed
-// this step's barrier (the A of the slice before last was last read in the steps before
-// the last slice's first barrier). Taking items dynamically keeps the cores busy when
-// another process slows one of them down. A split sum ends with the parts added to C
-// in order, each worker adding its share of the rows. A B that the workers need not
-// share (privateB, or read in place) goes to parallelPrivate instead, and a k or alpha
-// of 0, which leaves only C scaled by beta, to serial.
+// when the sum is split (kParts, steps), over one nc-wide panel of C. Its packing, of
+// the B panel (shared by all, so packed once) and, with few workers, of A (in the
+// slice's first panel only: it serves all of them), is cut in tasks of some panels
+// or strips (packTask; C scaled by beta is tasks of the first step), and its items
+// are (part, row block, column range) blocks of C, packing A block by block when it
+// is not shared; the workers take both from the step's counters, packing first. There
+// is no barrier: a worker waits only for what it reads or overwrites (flowStep). Packed
+// B alternates between two buffers from step to step, and a shared A from slice to
+// slice, so a step's packing waits for the items of the steps up to two before it (the
+// last readers of its buffers); a step's items wait for all of its packing; and an item
+// waits for the item over the same block of C in the step before with that panel (the
+// slice before it in the sum), so that every element of C sums its slices in the order
+// of serial whoever computes them. So a worker that runs out of items packs the next
+// step, and starts its items, while the others finish theirs; a worker slowed by
+// another process, or on a slower core, takes fewer tasks and items. A split sum ends
+// with the parts added to C in order, each worker adding its share of the rows once
+// all items are done. A B that the workers need not share (privateB, or read in
+// place) goes to parallelPrivate instead, and a k or alpha of 0, which leaves only C
+// scaled by beta, to serial.
 func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int) {
 	if k == 0 || p.alpha == 0 {
 		p.serial(m, n, k, beta, c, ldc) // C scaled by beta, and no product
@@ -308,10 +313,9 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		p.parallelPrivate(workers, m, n, k, beta, c, ldc)
 		return
 	}
-	mr := p.kern.mr
-	nc := p.kern.nc
+	mr, nc := p.kern.mr, p.kern.nc
 	nb0 := min(n, nc)
-	steps, stepK := p.steps(m, nb0, k)
+	slicesOf, stepK := p.steps(m, nb0, k)
 	sharedA := p.packA && workers <= sharedAWorkers && roundUp(m, mr)*stepK <= sharedAMax
 	rows, rowBlocks, colParts, stripsPerPart := p.itemGrid(m, n, nb0, workers)
 	if !sharedA && colParts > 1 && p.aInPlace(stripsPerPart*nr) {
@@ -319,8 +323,6 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 	}
 	shared := workspaces.Get().(*workspace)
 	defer workspaces.Put(shared)
-	// Two buffers of each, used by alternate steps, so that the workers may pack the
-	// next step while others still compute the current one: one barrier a step.
 	sizeB, sizeA := roundUp(nb0, nr)*stepK, roundUp(m, mr)*stepK
 	shared.packedB = grow(shared.packedB, 2*sizeB)
 	var partial []float32
@@ -331,90 +333,175 @@ func (p plan) parallel(workers, m, n, k int, beta float32, c []float32, ldc int)
 		shared.partial = grow(shared.partial, (p.parts-1)*m*n)
 		partial = shared.partial
 	}
-	counters := make([]atomic.Int64, (n+nc-1)/nc*len(steps))
-	bar := newBarrier(workers)
+	panels := (n + nc - 1) / nc
+	steps := make([]flowStep, len(slicesOf)*panels)
+	for t := range steps {
+		st := &steps[t]
+		st.slices, st.jc = slicesOf[t/panels], t%panels*nc
+		st.nb = min(nc, n-st.jc)
+		st.colParts, st.stripsPerPart = p.columnParts((st.nb+nr-1)/nr, rowBlocks*p.parts, workers)
+		st.items = p.parts * rowBlocks * st.colParts
+		st.done = make([]atomic.Bool, st.items)
+		st.bStrips, st.bTasks = packTask((st.nb+nr-1)/nr, workers)
+		if sharedA && st.jc == 0 {
+			st.aStrips, st.aTasks = packTask((m+mr-1)/mr, workers)
+		}
+		st.tasks = len(st.slices) * (st.bTasks + st.aTasks)
+		if t == 0 && p.prescale(k, beta) {
+			st.tasks += workers
+		}
+	}
+	var aborted atomic.Bool
+	// await returns once ready holds, or false once another worker has panicked. It
+	// polls first, as the wait is usually short (the end of a packing task), and then
+	// sleeps a little between polls, so as not to hold the core of a descheduled peer.
+	await := func(ready func() bool) bool {
+		if ready() {
+			return true
+		}
+		stop := func() bool { return ready() || aborted.Load() }
+		for !parallel.SpinUntil(stop, flowSpin) {
+			time.Sleep(flowSpin / 4)
+		}
+		return !aborted.Load()
+	}
 	parallel.Run(workers, func(w int) {
-		// A panic (from a caller's BPacker) must not leave the others at a barrier.
+		// A panic (from a caller's BPacker) must not leave the others waiting for it.
 		defer func() {
 			if r := recover(); r != nil {
-				bar.abort(r)
+				aborted.Store(true)
 				panic(r)
 			}
 		}()
-		if p.prescale(k, beta) {
-			lo, hi := share(m, w, workers)
-			scale(hi-lo, n, beta, c[lo*ldc:], ldc)
-		}
 		ws := workspaces.Get().(*workspace)
 		defer workspaces.Put(ws)
-		step := 0
-		for si, slices := range steps {
+		finished := 0 // the steps before it have all their items done
+		doneBefore := func(t int) bool {
+			for ; finished < t; finished++ {
+				if steps[finished].finished.Load() < int32(steps[finished].items) {
+					return false
+				}
+			}
+			return true
+		}
+		for t := range steps {
+			st := &steps[t]
+			pb := shared.packedB[t%2*sizeB:][:sizeB]
 			var pa []float32
 			if sharedA {
-				pa = shared.packedA[si%2*sizeA:][:sizeA]
+				pa = shared.packedA[t/panels%2*sizeA:][:sizeA]
 			}
-			for jc := 0; jc < n; jc += nc {
-				nb := min(nc, n-jc)
-				strips := (nb + nr - 1) / nr
-				colParts, stripsPerPart := p.columnParts(strips, rowBlocks*p.parts, workers)
-				items := p.parts * rowBlocks * colParts
-				pb := shared.packedB[step%2*sizeB:][:sizeB]
-				for _, s := range slices {
-					if lo, hi := share(strips, w, workers); lo < hi {
-						p.b.PackB(pb[s.bOff+lo*nr*s.kb:], s.pc, s.kb, jc+lo*nr, min(hi*nr, nb)-lo*nr)
-					}
-					if aStrips := (m + mr - 1) / mr; sharedA && jc == 0 {
-						if lo, hi := share(aStrips, w, workers); lo < hi {
-							packA(pa[s.aOff+lo*mr*s.kb:], mr, p.a, lo*mr, min(hi*mr, m)-lo*mr, s.pc, s.kb)
-						}
-					}
+			perSlice := st.bTasks + st.aTasks
+			for task := int(st.took.Add(1)) - 1; task < st.tasks; task = int(st.took.Add(1)) - 1 {
+				if !await(func() bool { return doneBefore(t - 1) }) {
+					return
 				}
-				bar.wait()
-				lastRow := -1
-				var ab aBlock
-				for {
-					item := int(counters[step].Add(1)) - 1
-					if item >= items {
-						break
-					}
-					// Consecutive items take consecutive row blocks, so that with as
-					// many row blocks as workers each worker keeps its A block.
-					row, rest := item%rowBlocks, item/rowBlocks
-					col, part := rest%colParts, rest/colParts
-					ic := row * rows
-					mb := min(rows, m-ic)
-					j0 := col * stripsPerPart * nr
-					j1 := min(j0+stripsPerPart*nr, nb)
-					out, ldo := c[ic*ldc+jc+j0:], ldc
-					if part > 0 {
-						out, ldo = partial[(part-1)*m*n+ic*n+jc+j0:], n
-					}
-					for _, s := range slices {
-						if s.part != part {
-							continue
-						}
-						switch {
-						case sharedA:
-							ab = aBlock{data: pa[s.aOff+ic*s.kb:], strip: mr * s.kb, rs: 1, cs: mr}
-						case row != lastRow || len(slices) > 1:
-							ab = p.blockA(ws, ic, mb, s.pc, s.kb)
-							lastRow = row
-						}
-						bb := bBlock{data: pb[s.bOff+j0*s.kb:], panel: nr * s.kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
-						add := !s.first || part == 0 && beta != 0
-						macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, jc+j0), p.then)
-					}
+				s, i := task/perSlice, task%perSlice
+				switch {
+				case s >= len(st.slices): // C scaled by beta, before the first step's items
+					lo, hi := share(m, task-len(st.slices)*perSlice, workers)
+					scale(hi-lo, n, beta, c[lo*ldc:], ldc)
+				case i < st.bTasks:
+					sl := st.slices[s]
+					lo := i * st.bStrips * nr
+					hi := min(lo+st.bStrips*nr, st.nb)
+					p.b.PackB(pb[sl.bOff+lo*sl.kb:], sl.pc, sl.kb, st.jc+lo, hi-lo)
+				default:
+					sl := st.slices[s]
+					lo := (i - st.bTasks) * st.aStrips * mr
+					hi := min(lo+st.aStrips*mr, m)
+					packA(pa[sl.aOff+lo*sl.kb:], mr, p.a, lo, hi-lo, sl.pc, sl.kb)
 				}
-				step++
+				st.packed.Add(1)
+			}
+			if !await(func() bool { return st.packed.Load() == int32(st.tasks) }) {
+				return
+			}
+			lastRow := -1
+			var ab aBlock
+			for item := int(st.next.Add(1)) - 1; item < st.items; item = int(st.next.Add(1)) - 1 {
+				if t >= panels && !await(steps[t-panels].done[item].Load) {
+					return
+				}
+				// Consecutive items take consecutive row blocks, so that with as many
+				// row blocks as workers each worker keeps its A block.
+				row, rest := item%rowBlocks, item/rowBlocks
+				col, part := rest%st.colParts, rest/st.colParts
+				ic := row * rows
+				mb := min(rows, m-ic)
+				j0 := col * st.stripsPerPart * nr
+				j1 := min(j0+st.stripsPerPart*nr, st.nb)
+				out, ldo := c[ic*ldc+st.jc+j0:], ldc
+				if part > 0 {
+					out, ldo = partial[(part-1)*m*n+ic*n+st.jc+j0:], n
+				}
+				for _, s := range st.slices {
+					if s.part != part {
+						continue
+					}
+					switch {
+					case sharedA:
+						ab = aBlock{data: pa[s.aOff+ic*s.kb:], strip: mr * s.kb, rs: 1, cs: mr}
+					case row != lastRow || len(st.slices) > 1:
+						ab = p.blockA(ws, ic, mb, s.pc, s.kb)
+						lastRow = row
+					}
+					bb := bBlock{data: pb[s.bOff+j0*s.kb:], panel: nr * s.kb, rs: nr, inPlace: roundUp(j1-j0, nr)}
+					add := !s.first || part == 0 && beta != 0
+					macroKernel(p.kern, ab, bb, &ws.tile, mb, j1-j0, s.kb, out, ldo, p.alpha, add, p.biasOf(s.pc+s.kb, k, st.jc+j0), p.then)
+				}
+				st.done[item].Store(true)
+				st.finished.Add(1)
 			}
 		}
 		if p.parts > 1 {
-			bar.wait()
+			if !await(func() bool { return doneBefore(len(steps)) }) {
+				return
+			}
 			lo, hi := share(m, w, workers)
 			p.addParts(lo, hi, m, n, partial, c, ldc)
 		}
 	})
 }
+
+// flowStep is one step of parallel and what its workers have done of it: its slices,
+// its panel of C (columns jc to jc+nb) cut in items, and its packing cut in tasks (for
+// each slice bTasks of bStrips B panels, then aTasks of aStrips strips of a shared A;
+// then C's share of each worker scaled by beta, in the first step only when C is
+// scaled first). took and next count the tasks and items taken, packed and finished
+// those done, and done[i] says that item i is.
+type flowStep struct {
+	slices                         []slice
+	jc, nb                         int
+	colParts, stripsPerPart, items int
+	bStrips, bTasks                int
+	aStrips, aTasks                int
+	tasks                          int
+	took, packed, next, finished   atomic.Int32
+	done                           []atomic.Bool
+}
+
+// packTask cuts the packing of strips B panels (or A strips) of a parallel step in
+// tasks: of packTaskStrips each, or fewer so that every worker has one where the
+// strips are few (every worker waits for the first step's packing; the next ones are
+// mostly done while others finish their items). It returns the strips of a task and
+// the number of tasks.
+func packTask(strips, workers int) (per, tasks int) {
+	per = max(1, min(packTaskStrips, strips/workers))
+	return per, (strips + per - 1) / per
+}
+
+// packTaskStrips is the most B panels or A strips that one packing task of a parallel
+// step packs: 128 columns of B (packBChunk), 96 rows of A for avx512. On two workers a
+// step of the 4096-wide products of a training step has 24 tasks of B and 11 of A, some
+// tens of microseconds each, so the workers finish their packing within one task of
+// each other.
+const packTaskStrips = 8
+
+// flowSpin is how long a waiting worker of parallel polls before it sleeps: longer than
+// a packing task or the end of an item takes on a quiet machine, short enough that on a
+// busy one a poller soon hands its core to the worker it waits for.
+const flowSpin = 100 * time.Microsecond
 
 // addParts adds the m×n sums of parts 1 and on (partial, one after the other) to rows
 // [lo, hi) of C, in the order of the parts, so that the bits do not depend on who adds,
@@ -556,16 +643,17 @@ func (p plan) parallelPrivate(workers, m, n, k int, beta float32, c []float32, l
 }
 
 // A matrix B that must be packed is packed by each worker for itself (parallelPrivate)
-// rather than once for all behind a barrier when the columns of one item, over all of k,
+// rather than once for all (parallel) when the columns of one item, over all of k,
 // are at most privateMaxFloats (they stay in the worker's L2), and the packing done
 // again by several workers is small beside the product: at most one worker per
 // privateRows rows of C packs the same columns. The 2048-token products of a small
-// transformer qualify (a 128×512 weight is 256 KiB); a barrier there made every worker
-// wait for the last one to start, some microseconds on a sixteen-core host for products
-// of 100-300 µs. On the H200 host at 16 threads, packing B once behind a barrier instead
-// made those products 20-30% slower, and cnn28's 64×1600×128 input gradient (two row
-// blocks packing the same columns) 1.4 times as slow. A BPacker other than a matrix
-// (convolution's receptive fields) costs more to pack and is always packed once.
+// transformer qualify (a 128×512 weight is 256 KiB); the barrier that parallel then
+// had there made every worker wait for the last one to start, some microseconds on a
+// sixteen-core host for products of 100-300 µs. On the H200 host at 16 threads,
+// packing B once behind a barrier instead made those products 20-30% slower, and
+// cnn28's 64×1600×128 input gradient (two row blocks packing the same columns) 1.4
+// times as slow. A BPacker other than a matrix (convolution's receptive fields) costs
+// more to pack and is always packed once.
 const (
 	privateMaxFloats = 64 << 10
 	privateRows      = 32
@@ -585,69 +673,4 @@ func (p plan) privateB(m, n, k, workers int) bool {
 // share returns worker w's contiguous part [lo, hi) of n items split between workers.
 func share(n, w, workers int) (lo, hi int) {
 	return n * w / workers, n * (w + 1) / workers
-}
-
-// barrier is a reusable meeting point for a fixed number of goroutines. A waiter first
-// polls (parallel.SpinUntil, with PAUSE), since on a quiet machine the wait is at most
-// one work item long, far shorter than putting a goroutine to sleep and waking it: a
-// sleeping waiter is woken through the Go scheduler, one after another, which on the
-// 16-core host costs tens of microseconds a step. If the wait goes on (another process
-// holds the core the last party needs), it sleeps so as not to hold its own core.
-type barrier struct {
-	parties int32
-	arrived atomic.Int32
-	_       [60]byte // phase, which every waiter polls, on a cache line of its own
-	phase   atomic.Int32
-	_       [60]byte
-	cause   atomic.Pointer[any]
-	mu      sync.Mutex
-	cond    sync.Cond
-}
-
-// barrierSpin is how long a waiter polls the barrier before it sleeps: longer than the
-// workers of a step differ by on a quiet machine (tens of microseconds), short enough
-// that on a busy one a poller soon hands its core to the party it waits for.
-const barrierSpin = 100 * time.Microsecond
-
-func newBarrier(parties int) *barrier {
-	b := &barrier{parties: int32(parties)}
-	b.cond.L = &b.mu
-	return b
-}
-
-// abort makes every waiter, now and later, panic with the value of the first abort.
-func (b *barrier) abort(cause any) {
-	b.cause.CompareAndSwap(nil, &cause)
-	b.mu.Lock()
-	b.cond.Broadcast()
-	b.mu.Unlock()
-}
-
-// wait returns once all parties have called it for the current phase.
-func (b *barrier) wait() {
-	phase := b.phase.Load()
-	if b.arrived.Add(1) == b.parties {
-		b.arrived.Store(0)
-		b.mu.Lock()
-		b.phase.Add(1)
-		b.cond.Broadcast()
-		b.mu.Unlock()
-		return
-	}
-	if parallel.SpinUntil(func() bool { return b.phase.Load() != phase || b.cause.Load() != nil }, barrierSpin) &&
-		b.cause.Load() == nil {
-		return
-	}
-	b.mu.Lock()
-	for b.phase.Load() == phase && b.cause.Load() == nil {
-		b.cond.Wait()
-	}
-	b.mu.Unlock()
-	b.checkAbort()
-}
-
-func (b *barrier) checkAbort() {
-	if cause := b.cause.Load(); cause != nil {
-		panic(*cause)
-	}
 }
