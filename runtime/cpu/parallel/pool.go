@@ -325,9 +325,8 @@ func (p *pool) wait(spin time.Duration) {
 // SpinUntil polls ready, with the processor's spin-wait hint between polls, until it
 // holds (true) or spin has passed (false). The pool's workers and callers wait with it,
 // and so may the calls of one Run that wait for each other (the GEMM workers waiting for
-// a packing task or an item of another): a wait of
-// microseconds should not go through the Go scheduler, a long one should not hold the
-// core. It checks ready once and returns while the machine is found oversubscribed
+// a packing task or an item of another): a wait of microseconds should not go through
+// the Go scheduler, a long one should not hold the core. It checks ready once and returns while the machine is found oversubscribed
 // (see preemptedGap): polling there takes the core the awaited goroutine needs.
 func SpinUntil(ready func() bool, spin time.Duration) bool {
 	if spin <= 0 {
