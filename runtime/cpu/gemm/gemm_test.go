@@ -306,23 +306,13 @@ func TestPackB(t *testing.T) {
 					b := matrix{data: randSlice(r, ld*ld), ld: ld, trans: trans}
 					dst := randSlice(r, roundUp(nb, nr)*kb)
 					withGoPack(goPack, func() { b.PackB(dst, p0, kb, j0, nb) })
-					for tp := range roundUp(nb, nr) / nr {
-						for p := range kb {
-							for j := range nr {
-								want := float32(0)
-								if col := tp*nr + j; col < nb {
-									want = b.data[(p0+p)*ld+j0+col]
-									if trans {
-										want = b.data[(j0+col)*ld+p0+p]
-									}
-								}
-								if got := dst[tp*nr*kb+p*nr+j]; got != want {
-									t.Fatalf("goPack=%v trans=%v kb=%d nb=%d: panel %d row %d column %d = %v, want %v",
-										goPack, trans, kb, nb, tp, p, j, got, want)
-								}
-							}
+					what := fmt.Sprintf("goPack=%v trans=%v kb=%d nb=%d", goPack, trans, kb, nb)
+					checkStrips(t, what, dst, nr, nb, kb, func(col, p int) float32 {
+						if trans {
+							return b.data[(j0+col)*ld+p0+p]
 						}
-					}
+						return b.data[(p0+p)*ld+j0+col]
+					})
 				}
 			}
 		}

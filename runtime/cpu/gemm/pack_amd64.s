@@ -76,6 +76,30 @@ TEXT ·copyStripsAVX2(SB), NOSPLIT, $0-88
 	MOVQ strips+80(FP), R10
 	JMP  copyStrips<>(SB)
 
+// STRIPROW copies one row's piece of every strip (R10 of them, R11 bytes each, R8 bytes
+// apart in dst) with two overlapping moves of the registers r0 and r1 (back bytes, the
+// registers' size negated, from the piece's end), prefetching each piece copyAhead rows
+// on and the row's last byte, and steps to the next row with CX counted down: copyStrips'
+// loop at the width of YMM (pieces of 8 floats or more) or XMM registers (fewer).
+#define STRIPROW(r0, r1, back, piece) \
+	MOVQ DI, R12 \
+	MOVQ SI, R13 \
+	MOVQ R10, BX \
+piece: \
+	PREFETCHT0 (R13)(AX*1) \
+	VMOVUPS (R13), r0 \
+	VMOVUPS back(R13)(R11*1), r1 \
+	VMOVUPS r0, (R12) \
+	VMOVUPS r1, back(R12)(R11*1) \
+	ADDQ R11, R13 \
+	ADDQ R8, R12 \
+	DECQ BX \
+	JNZ  piece \
+	PREFETCHT0 (SI)(DX*1) \
+	ADDQ R9, SI \
+	ADDQ R11, DI \
+	DECQ CX
+
 // copyStrips is the body of copyStripsAVX2, its arguments in registers: DI dst, R8 kb,
 // SI src, R9 ld, CX rows (at least 1), R11 width, R10 strips (at least 1). Row by row, it
 // copies the row's piece of every strip with two overlapping loads and stores (8 floats
@@ -98,44 +122,12 @@ TEXT copyStrips<>(SB), NOSPLIT, $0
 	CMPQ R11, $32
 	JLT  narrow
 wide:
-	MOVQ DI, R12
-	MOVQ SI, R13
-	MOVQ R10, BX
-wpiece:
-	PREFETCHT0 (R13)(AX*1)
-	VMOVUPS (R13), Y0
-	VMOVUPS -32(R13)(R11*1), Y1
-	VMOVUPS Y0, (R12)
-	VMOVUPS Y1, -32(R12)(R11*1)
-	ADDQ R11, R13
-	ADDQ R8, R12
-	DECQ BX
-	JNZ  wpiece
-	PREFETCHT0 (SI)(DX*1)
-	ADDQ R9, SI
-	ADDQ R11, DI
-	DECQ CX
+	STRIPROW(Y0, Y1, -32, wpiece)
 	JNZ  wide
 	VZEROUPPER
 	RET
 narrow:
-	MOVQ DI, R12
-	MOVQ SI, R13
-	MOVQ R10, BX
-npiece:
-	PREFETCHT0 (R13)(AX*1)
-	VMOVUPS (R13), X0
-	VMOVUPS -16(R13)(R11*1), X1
-	VMOVUPS X0, (R12)
-	VMOVUPS X1, -16(R12)(R11*1)
-	ADDQ R11, R13
-	ADDQ R8, R12
-	DECQ BX
-	JNZ  npiece
-	PREFETCHT0 (SI)(DX*1)
-	ADDQ R9, SI
-	ADDQ R11, DI
-	DECQ CX
+	STRIPROW(X0, X1, -16, npiece)
 	JNZ  narrow
 	RET
 

@@ -113,24 +113,34 @@ func TestPackA(t *testing.T) {
 						a := matrix{data: randSlice(r, ld*ld), ld: ld, trans: trans}
 						dst := randSlice(r, roundUp(mb, mr)*kb)
 						withGoPack(goPack, func() { packA(dst, mr, a, i0, mb, p0, kb) })
-						for s := range roundUp(mb, mr) / mr {
-							for p := range kb {
-								for i := range mr {
-									want := float32(0)
-									if row := s*mr + i; row < mb {
-										want = a.data[(i0+row)*ld+p0+p]
-										if trans {
-											want = a.data[(p0+p)*ld+i0+row]
-										}
-									}
-									if got := dst[s*mr*kb+p*mr+i]; got != want {
-										t.Fatalf("goPack=%v trans=%v mr=%d mb=%d kb=%d: strip %d column %d row %d = %v, want %v",
-											goPack, trans, mr, mb, kb, s, p, i, got, want)
-									}
-								}
+						what := fmt.Sprintf("goPack=%v trans=%v mr=%d mb=%d kb=%d", goPack, trans, mr, mb, kb)
+						checkStrips(t, what, dst, mr, mb, kb, func(row, p int) float32 {
+							if trans {
+								return a.data[(p0+p)*ld+i0+row]
 							}
-						}
+							return a.data[(i0+row)*ld+p0+p]
+						})
 					}
+				}
+			}
+		}
+	}
+}
+
+// checkStrips checks a packing of n rows of A (or columns of B) over kb steps of the sum
+// into strips of width: lane i of strip s at step p is dst[s·width·kb + p·width + i],
+// want(s·width+i, p) below n and zero past it.
+func checkStrips(t *testing.T, what string, dst []float32, width, n, kb int, want func(idx, p int) float32) {
+	t.Helper()
+	for s := range roundUp(n, width) / width {
+		for p := range kb {
+			for i := range width {
+				w := float32(0)
+				if idx := s*width + i; idx < n {
+					w = want(idx, p)
+				}
+				if got := dst[s*width*kb+p*width+i]; got != w {
+					t.Fatalf("%s: strip %d, step %d, lane %d = %v, want %v", what, s, p, i, got, w)
 				}
 			}
 		}
