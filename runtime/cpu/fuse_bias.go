@@ -71,12 +71,8 @@ func isBiasOf(x, add *tensor.Node) bool {
 // whose input biasIn is the bias, or nil when the product is not one F32 Sgemm or the
 // Add's output may not be written at the product's place.
 func matMulBiasStep(mm, add *tensor.Node, im, ia, biasIn int, mem []nodeMem) func() error {
-	if mm.DType() != tensor.F32 || mm.Input(0).DType() != tensor.F32 || mm.Input(1).DType() != tensor.F32 ||
-		!mm.Shape().Equal(add.Shape()) || mm.Shape().Size() == 0 {
-		return nil
-	}
-	g, ok := oneProduct(mm)
-	if !ok || g.k == 0 {
+	g, ok := f32Product(mm, add)
+	if !ok {
 		return nil
 	}
 	in, out, bias := mem[im].in, mem[ia].out, mem[ia].in[biasIn]
@@ -163,12 +159,8 @@ func fuseMatMulBiasAct(nodes []*tensor.Node, index map[*tensor.Node]int, mem []n
 // (input biasIn the bias) and the activation act at ig, or nil when the product is not
 // one F32 Sgemm or the outputs may not be written at the product's place.
 func matMulBiasActStep(mm, act *tensor.Node, im, ia, ig, biasIn int, mem []nodeMem) func() error {
-	if mm.DType() != tensor.F32 || mm.Input(0).DType() != tensor.F32 || mm.Input(1).DType() != tensor.F32 ||
-		!mm.Shape().Equal(act.Shape()) || mm.Shape().Size() == 0 {
-		return nil
-	}
-	g, ok := oneProduct(mm)
-	if !ok || g.k == 0 {
+	g, ok := f32Product(mm, act)
+	if !ok {
 		return nil
 	}
 	in, sum, bias, out := mem[im].in, mem[ia].out, mem[ia].in[biasIn], mem[ig].out
@@ -192,4 +184,15 @@ func matMulBiasActStep(mm, act *tensor.Node, im, ia, ig, biasIn int, mem []nodeM
 	return func() error {
 		return gemm.Default().SgemmBiasThen(g.transA, g.transB, g.m, g.n, g.k, 1, a, g.lda, b, g.ldb, 0, c, g.n, v, then)
 	}
+}
+
+// f32Product is the one F32 product of mm that a fused step may run, with a sum to do
+// (k > 0) and the shape of the node out that takes its result on, non-empty.
+func f32Product(mm, out *tensor.Node) (product, bool) {
+	if mm.DType() != tensor.F32 || mm.Input(0).DType() != tensor.F32 || mm.Input(1).DType() != tensor.F32 ||
+		!mm.Shape().Equal(out.Shape()) || mm.Shape().Size() == 0 {
+		return product{}, false
+	}
+	g, ok := oneProduct(mm)
+	return g, ok && g.k > 0
 }
